@@ -1,0 +1,35 @@
+# The two commands of the README's quick start: `make run` and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+OUT    ?= out
+
+.PHONY: run test lint unit venv bench clean
+
+$(BIN)/hivedlab: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(BIN)/hivedlab
+
+venv: $(BIN)/hivedlab
+
+## run: set up, then run all five experiments on the simulated cluster and write $(OUT)/report.md and report.html
+run: venv
+	$(BIN)/hivedlab run all --cluster sim --out $(OUT)
+
+## test: set up, then lint, check the import layers and run the tests
+test: lint unit
+
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/lint-imports
+
+unit: venv
+	$(BIN)/python -m pytest
+
+bench: venv
+	$(BIN)/python benchmarks/run_all.py
+
+clean:
+	rm -rf $(VENV) $(OUT) build *.egg-info

@@ -1,0 +1,1 @@
+"""Evidence, watching, timelines, verdicts, reports, grading and validation. Never imports a backend."""

@@ -1,0 +1,3 @@
+from hivedlab.cli import main
+
+raise SystemExit(main())

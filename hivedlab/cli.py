@@ -1,0 +1,87 @@
+"""The `hivedlab` entry point: one command, many subcommands, each imported only when it runs.
+
+Every subcommand lives in `hivedlab/commands/<module>.py` and defines
+
+    build_parser(prog: str) -> argparse.ArgumentParser
+    run(args: argparse.Namespace) -> int
+
+The table below is the only place that lists them, so `hivedlab --help` costs no imports
+(the kubernetes client alone takes a quarter of a second to import).
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import sys
+from collections.abc import Sequence
+
+from hivedlab import __version__
+from hivedlab.errors import EXIT_INTERRUPTED, EXIT_USAGE, HivedlabError
+
+# name -> (module under hivedlab.commands, one-line summary)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "validate": ("validate", "validate job protocols, HiveD configs and group inventories (CI)"),
+    "run": ("run", "run lab experiments on the simulated (default) or a real cluster"),
+    "check": ("check", "judge an experiment's evidence log against HiveD's behaviour"),
+    "report": ("report", "fill in the lab report (Markdown + HTML) from a run directory"),
+    "grade": ("grade", "grade groups' run directories from their evidence (TAs)"),
+    "watch": ("watch", "record pods, events and Frameworks of a real cluster into an evidence log"),
+    "env": ("env", "check this machine for the lab and write its environment record"),
+    "deploy-inputs": ("deploy_inputs", "write OpenPAI quick-start inputs from the group inventory"),
+    "scheduler-config": ("scheduler_config", "render a HiveD config for the group and put it in services-configuration.yaml"),
+    "sim": ("sim", "drive the simulated HiveD scheduler directly (sim replay CONFIG OPS.json)"),
+}
+
+USAGE = "usage: hivedlab [-h] [--version] COMMAND [ARGS...]"
+
+
+def _top_level_help() -> str:
+    width = max(len(name) for name in COMMANDS)
+    lines = [
+        USAGE,
+        "",
+        "The OpenPAI + HiveD scheduling lab toolkit. / OpenPAI + HiveD 调度实验工具。",
+        "",
+        "commands:",
+    ]
+    lines += [f"  {name:<{width}}  {summary}" for name, (_, summary) in COMMANDS.items()]
+    lines += [
+        "",
+        "examples:",
+        "  hivedlab run all                      # the whole lab on the simulated cluster, report in out/",
+        "  hivedlab validate jobs configs        # what course CI runs",
+        "  hivedlab check out/experiments/gang/evidence.jsonl",
+        "",
+        "Run 'hivedlab COMMAND --help' for a command's options and examples.",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help", "help"):
+        print(_top_level_help())
+        return 0 if args else EXIT_USAGE
+    if args[0] == "--version":
+        print(f"hivedlab {__version__}")
+        return 0
+    name, rest = args[0], args[1:]
+    if name not in COMMANDS:
+        close = difflib.get_close_matches(name, COMMANDS, n=1)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        print(f"hivedlab: error: unknown command '{name}'{hint}\n{USAGE}", file=sys.stderr)
+        return EXIT_USAGE
+    module = importlib.import_module(f"hivedlab.commands.{COMMANDS[name][0]}")
+    parser = module.build_parser(f"hivedlab {name}")
+    parsed = parser.parse_args(rest)
+    try:
+        return int(module.run(parsed))
+    except HivedlabError as exc:
+        print(f"hivedlab {name}: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print(f"hivedlab {name}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return 0

@@ -1,0 +1,1 @@
+"""The lab's experiments: plans (labs/experiments/*.yaml), the runner, and the numbered scripts."""
