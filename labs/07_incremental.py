@@ -1,0 +1,12 @@
+#!/usr/bin/env python3
+"""Lab step: the 'incremental' experiment. Runs on the simulated cluster; add `--cluster pai` on a real one.
+
+Usage: python labs/07_incremental.py [--cluster sim|pai] [--out DIR] [--seed N] [--inventory FILE]
+"""
+
+import sys
+
+from labs.front import run_experiment_step
+
+if __name__ == "__main__":
+    sys.exit(run_experiment_step("incremental", sys.argv[1:]))
