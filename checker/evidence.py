@@ -1,0 +1,420 @@
+"""The evidence log: JSON Lines, one record per observed change or runner action, chained by SHA-256.
+
+Record (field list is in `configs/schemas/evidence-record.schema.json`):
+
+    {"seq": 0, "time": "2026-01-01T00:00:00.000000Z", "source": "sim"|"k8s", "kind": "object"|"action",
+     "watch": {"type": ADDED|MODIFIED|DELETED|BOOKMARK|LISTED, "resource": pods|events|frameworks,
+               "object": {raw object}, "synthetic"?: true},
+     "action": {"type": "plan"|"config-switch"|"submit"|"stop"|"step"|"end"|"watch", ...},
+     "prev": "<hash of seq-1, 64 zeros for seq 0>", "hash": "<sha256 hex>"}
+
+`hash` is SHA-256 over the canonical JSON of the record without `hash` (sorted keys, no spaces, UTF-8).
+The writer writes that canonical text with `,"hash":"…"` spliced in before the closing brace, so a reader can
+check a record by hashing its own bytes; a line re-serialised by another tool is still checked the slow way.
+
+Settled details:
+- A list response is recorded as one `LISTED` record per object (the list's own resourceVersion is in the watcher's
+  `watch` action that follows the list).
+- An object that disappeared while the watch was away (seen in the log, missing from a re-list) is recorded as a
+  `DELETED` record carrying the last known object and `"synthetic": true`.
+- Reading never raises on bad content: bad lines, broken links and gaps become warnings and `chain_ok=False`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from hivedlab.errors import HivedlabError
+
+ZERO_HASH = "0" * 64
+SOURCES = ("sim", "k8s")
+KINDS = ("object", "action")
+WATCH_TYPES = ("ADDED", "MODIFIED", "DELETED", "BOOKMARK", "LISTED")
+RESOURCES = ("pods", "events", "frameworks")
+ACTION_TYPES = ("plan", "config-switch", "submit", "stop", "step", "end", "watch")
+_HASH_KEY = ',"hash":"'
+_TAIL_LEN = len(_HASH_KEY) + 64 + 2  # ,"hash":"<64 hex>"}
+
+
+class EvidenceError(HivedlabError):
+    """The log cannot be written (wrong source on resume, unreadable file)."""
+
+
+def format_time(dt: datetime) -> str:
+    """RFC 3339 UTC with microseconds and a `Z`, e.g. 2026-01-01T00:00:00.000000Z. Naive times are taken as UTC."""
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_time(text: str | None) -> datetime | None:
+    """Parse an RFC 3339 time (Kubernetes' `2026-01-01T00:00:00Z` or ours with microseconds); None if unparsable."""
+    if not text or not isinstance(text, str):
+        return None
+    value = text.strip()
+    if value.endswith(("Z", "z")):
+        value = value[:-1] + "+00:00"
+    # Python 3.10's fromisoformat accepts only 0, 3 or 6 fraction digits: normalise to 6.
+    if "." in value:
+        head, rest = value.split(".", 1)
+        digits = len(rest) - len(rest.lstrip("0123456789"))
+        frac, tz = rest[:digits], rest[digits:]
+        value = f"{head}.{(frac + '000000')[:6]}{tz}"
+    try:
+        dt = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.astimezone(timezone.utc)
+
+
+def canonical_json(record: dict[str, Any]) -> str:
+    """The text hashed: the record without `hash`, sorted keys, no whitespace, non-ASCII kept."""
+    body = {key: value for key, value in record.items() if key != "hash"}
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def record_hash(record: dict[str, Any]) -> str:
+    return hashlib.sha256(canonical_json(record).encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Record:
+    """One evidence record as read back. `object`/`action` hold the raw dicts (treat as read-only)."""
+
+    seq: int
+    time: str
+    source: str
+    kind: str
+    prev: str
+    hash: str
+    line: int  # 1-based line number in the file
+    watch_type: str | None = None
+    resource: str | None = None
+    object: dict[str, Any] | None = None
+    synthetic: bool = False
+    action: dict[str, Any] | None = None
+
+    @property
+    def action_type(self) -> str | None:
+        return None if self.action is None else self.action.get("type")
+
+
+@dataclass(frozen=True)
+class EvidenceLog:
+    """A whole log read back: its records, what was wrong with it, and whether the chain holds."""
+
+    path: str
+    records: tuple[Record, ...]
+    warnings: tuple[str, ...]
+    chain_ok: bool
+    first_broken_seq: int | None  # first record whose seq/prev/hash does not follow; None when intact
+    sources: tuple[str, ...] = field(default=())
+    unreadable: str | None = None  # set when the file itself could not be opened
+
+
+@dataclass
+class _Verifier:
+    """Walks records in file order, checking seq, prev and hash; collects warnings."""
+
+    warnings: list[str] = field(default_factory=list)
+    chain_ok: bool = True
+    first_broken_seq: int | None = None
+    expected_seq: int = 0
+    last_hash: str = ZERO_HASH
+    sources: list[str] = field(default_factory=list)
+    pending_bad: list[str] = field(default_factory=list)
+    count: int = 0
+
+    def _break(self, seq: int | None, why: str) -> None:
+        self.warnings.append(why)
+        if self.chain_ok:
+            self.chain_ok = False
+            self.first_broken_seq = seq
+
+    def bad_line(self, lineno: int, why: str) -> None:
+        # Held back: a bad last line is a crash cut; a bad line in the middle is flagged once the next record comes.
+        self.pending_bad.append(f"line {lineno}: {why}")
+
+    def accept(self, raw: str, data: Any, lineno: int) -> Record | None:
+        for text in self.pending_bad:
+            self.warnings.append(f"{text} (skipped; the chain decides whether a record is missing)")
+        self.pending_bad.clear()
+        record = _to_record(data, lineno)
+        if record is None:
+            self._break(None, f"line {lineno}: not an evidence record (missing or mistyped fields)")
+            return None
+        if record.seq != self.expected_seq:
+            self._break(record.seq, f"line {lineno}: seq {record.seq} where {self.expected_seq} was expected")
+        if record.prev != self.last_hash:
+            self._break(record.seq, f"line {lineno}: seq {record.seq} does not chain to the record before it")
+        if not _hash_ok(raw, data, record.hash):
+            self._break(record.seq, f"line {lineno}: seq {record.seq} was altered (hash mismatch)")
+        if record.source not in self.sources:
+            self.sources.append(record.source)
+            if len(self.sources) == 2:
+                self.warnings.append(f"line {lineno}: the log mixes sources {self.sources[0]} and {record.source}")
+        self.expected_seq = record.seq + 1
+        self.last_hash = record.hash
+        self.count += 1
+        return record
+
+    def finish(self) -> None:
+        for text in self.pending_bad:
+            self.warnings.append(f"{text} (the log ends in a cut record, e.g. after a crash; read up to the last whole record)")
+        self.pending_bad.clear()
+
+
+def _hash_ok(raw: str, data: dict[str, Any], claimed: str) -> bool:
+    if raw.endswith('"}') and raw[-_TAIL_LEN:].startswith(_HASH_KEY):
+        fast = hashlib.sha256((raw[:-_TAIL_LEN] + "}").encode("utf-8")).hexdigest()
+        if fast == claimed:
+            return True
+    return record_hash(data) == claimed
+
+
+def _to_record(data: Any, lineno: int) -> Record | None:
+    if not isinstance(data, dict):
+        return None
+    seq, time, source, kind = data.get("seq"), data.get("time"), data.get("source"), data.get("kind")
+    prev, digest = data.get("prev"), data.get("hash")
+    if not (isinstance(seq, int) and not isinstance(seq, bool) and isinstance(time, str) and isinstance(source, str)):
+        return None
+    if kind not in KINDS or not isinstance(prev, str) or not isinstance(digest, str):
+        return None
+    common = {"seq": seq, "time": time, "source": source, "kind": kind, "prev": prev, "hash": digest, "line": lineno}
+    if kind == "object":
+        watch = data.get("watch")
+        if not isinstance(watch, dict) or not isinstance(watch.get("object"), dict):
+            return None
+        return Record(
+            **common,
+            watch_type=str(watch.get("type")),
+            resource=str(watch.get("resource")),
+            object=watch["object"],
+            synthetic=bool(watch.get("synthetic", False)),
+        )
+    action = data.get("action")
+    if not isinstance(action, dict) or not isinstance(action.get("type"), str):
+        return None
+    return Record(**common, action=action)
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    with path.open("rb") as handle:
+        for lineno, raw in enumerate(handle, start=1):
+            yield lineno, raw.decode("utf-8", errors="replace").rstrip("\r\n")
+
+
+def _walk(path: Path, verifier: _Verifier) -> Iterator[Record]:
+    for lineno, raw in _lines(path):
+        if not raw.strip():
+            continue
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            verifier.bad_line(lineno, "not a JSON record")
+            continue
+        record = verifier.accept(raw, data, lineno)
+        if record is not None:
+            yield record
+    verifier.finish()
+
+
+class EvidenceStream:
+    """Streams records of a big log; `warnings`, `chain_ok`, `first_broken_seq` are final once iteration ends."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._verifier = _Verifier()
+        self.unreadable: str | None = None
+
+    def __iter__(self) -> Iterator[Record]:
+        try:
+            yield from _walk(self.path, self._verifier)
+        except OSError as exc:
+            self.unreadable = f"cannot read {self.path}: {exc.strerror or exc}"
+            self._verifier.chain_ok = False
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        return tuple(self._verifier.warnings)
+
+    @property
+    def chain_ok(self) -> bool:
+        return self._verifier.chain_ok
+
+    @property
+    def first_broken_seq(self) -> int | None:
+        return self._verifier.first_broken_seq
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        return tuple(self._verifier.sources)
+
+    @property
+    def count(self) -> int:
+        return self._verifier.count
+
+
+def iter_evidence(path: str | Path) -> EvidenceStream:
+    """Stream a log record by record (constant memory); check `.chain_ok`/`.warnings` after iterating."""
+    return EvidenceStream(path)
+
+
+def read_evidence(path: str | Path) -> EvidenceLog:
+    """Read a whole log; never raises on bad content (see `EvidenceLog.warnings`, `.unreadable`)."""
+    stream = iter_evidence(path)
+    records = tuple(stream)
+    warnings = stream.warnings
+    if stream.unreadable:
+        warnings = (*warnings, stream.unreadable)
+    elif not records and not warnings:
+        warnings = ("the log holds no records",)
+    return EvidenceLog(
+        path=str(path),
+        records=records,
+        warnings=warnings,
+        chain_ok=stream.chain_ok,
+        first_broken_seq=stream.first_broken_seq,
+        sources=stream.sources,
+        unreadable=stream.unreadable,
+    )
+
+
+def _last_whole_record(path: Path) -> tuple[dict[str, Any] | None, bool]:
+    """The last parseable record of a file (read backwards), and whether the file ends without a newline."""
+    size = path.stat().st_size
+    if size == 0:
+        return None, False
+    with path.open("rb") as handle:
+        handle.seek(size - 1)
+        cut = handle.read(1) != b"\n"
+        block, pos, tail = 1 << 16, size, b""
+        while pos > 0:
+            step = min(block, pos)
+            pos -= step
+            handle.seek(pos)
+            tail = handle.read(step) + tail
+            lines = tail.split(b"\n")
+            # lines[0] may be partial unless we reached the start of the file
+            candidates = lines if pos == 0 else lines[1:]
+            for raw in reversed(candidates):
+                if not raw.strip():
+                    continue
+                try:
+                    data = json.loads(raw.decode("utf-8"))
+                except ValueError:
+                    continue
+                if isinstance(data, dict) and isinstance(data.get("seq"), int) and isinstance(data.get("hash"), str):
+                    return data, cut
+            tail = lines[0] if pos > 0 else b""
+    return None, cut
+
+
+class EvidenceWriter:
+    """Appends records to a log, one flushed line at a time; continues seq and chain of an existing log (resume).
+
+    Thread-safe: the watcher's threads and the runner write through one writer.
+    """
+
+    def __init__(self, path: str | Path, source: str) -> None:
+        if source not in SOURCES:
+            raise EvidenceError(f"evidence source must be one of {', '.join(SOURCES)}, not {source!r}")
+        self.path = Path(path)
+        self.source = source
+        self._lock = threading.Lock()
+        self._seq = 0
+        self._prev = ZERO_HASH
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        cut = False
+        if self.path.exists():
+            try:
+                last, cut = _last_whole_record(self.path)
+            except OSError as exc:
+                raise EvidenceError(f"cannot read {self.path}: {exc.strerror or exc}") from exc
+            if last is not None:
+                if last.get("source") != source:
+                    raise EvidenceError(
+                        f"{self.path} holds {last.get('source')!r} evidence; it cannot be continued as {source!r}"
+                    )
+                self._seq = int(last["seq"]) + 1
+                self._prev = str(last["hash"])
+        try:
+            self._handle = self.path.open("a", encoding="utf-8", newline="\n")
+        except OSError as exc:
+            raise EvidenceError(f"cannot write {self.path}: {exc.strerror or exc}") from exc
+        if cut:  # end the partial line a crash left, so the next record starts on its own line
+            self._handle.write("\n")
+            self._handle.flush()
+
+    @property
+    def next_seq(self) -> int:
+        return self._seq
+
+    def __enter__(self) -> EvidenceWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _write(self, kind: str, key: str, body: dict[str, Any], time: str | None) -> dict[str, Any]:
+        with self._lock:
+            if self._handle.closed:
+                raise EvidenceError(f"{self.path} is closed")
+            record: dict[str, Any] = {
+                "seq": self._seq,
+                "time": time or format_time(datetime.now(timezone.utc)),
+                "source": self.source,
+                "kind": kind,
+                key: body,
+                "prev": self._prev,
+            }
+            text = canonical_json(record)
+            digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+            self._handle.write(f'{text[:-1]}{_HASH_KEY}{digest}"}}\n')
+            self._handle.flush()
+            record["hash"] = digest
+            self._seq += 1
+            self._prev = digest
+            return record
+
+    def write_object(
+        self, watch_type: str, resource: str, obj: dict[str, Any], time: str | None = None, synthetic: bool = False
+    ) -> dict[str, Any]:
+        """Record a watched/listed object exactly as the API served it; returns the record written."""
+        if watch_type not in WATCH_TYPES:
+            raise EvidenceError(f"watch type must be one of {', '.join(WATCH_TYPES)}, not {watch_type!r}")
+        if resource not in RESOURCES:
+            raise EvidenceError(f"resource must be one of {', '.join(RESOURCES)}, not {resource!r}")
+        watch: dict[str, Any] = {"type": watch_type, "resource": resource, "object": obj}
+        if synthetic:
+            watch["synthetic"] = True
+        return self._write("object", "watch", watch, time)
+
+    def write_action(self, action_type: str, payload: dict[str, Any], time: str | None = None) -> dict[str, Any]:
+        """Record a runner/watcher action (`payload` must not carry its own `type`)."""
+        if action_type not in ACTION_TYPES:
+            raise EvidenceError(f"action type must be one of {', '.join(ACTION_TYPES)}, not {action_type!r}")
+        return self._write("action", "action", {**payload, "type": action_type}, time)
+
+    def sync(self) -> None:
+        """fsync the log (the runner calls it at step boundaries; per-record flush is already done)."""
+        with self._lock:
+            if not self._handle.closed:
+                self._handle.flush()
+                os.fsync(self._handle.fileno())
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._handle.closed:
+                self._handle.close()

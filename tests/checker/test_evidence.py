@@ -1,0 +1,174 @@
+"""The evidence log: what is written is read back, and any edit, reorder, cut or gap is detected."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from checker.evidence import (
+    ZERO_HASH,
+    EvidenceError,
+    EvidenceWriter,
+    canonical_json,
+    format_time,
+    iter_evidence,
+    parse_time,
+    read_evidence,
+    record_hash,
+)
+
+POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "uid": "u1", "resourceVersion": "7"}}
+
+
+def _write(path: Path, n: int = 5) -> list[dict]:
+    out = []
+    with EvidenceWriter(path, "k8s") as writer:
+        out.append(writer.write_action("plan", {"experiment": "gang"}, time="2026-01-01T00:00:00.000000Z"))
+        for i in range(1, n):
+            pod = json.loads(json.dumps(POD))
+            pod["metadata"]["resourceVersion"] = str(i)
+            pod["metadata"]["annotations"] = {"note": "作业 ü"}
+            out.append(writer.write_object("MODIFIED", "pods", pod))
+    return out
+
+
+def test_round_trip_and_chain(tmp_path: Path) -> None:
+    path = tmp_path / "e.jsonl"
+    written = _write(path)
+    log = read_evidence(path)
+    assert log.chain_ok and log.first_broken_seq is None and log.warnings == ()
+    assert [r.seq for r in log.records] == [0, 1, 2, 3, 4]
+    assert log.records[0].prev == ZERO_HASH and log.records[0].action_type == "plan"
+    assert log.records[1].prev == written[0]["hash"]
+    assert log.records[2].object["metadata"]["annotations"]["note"] == "作业 ü"
+    assert all(r.hash == record_hash(w) for r, w in zip(log.records, written, strict=True))
+    assert log.sources == ("k8s",)
+
+
+def test_hash_is_over_canonical_json(tmp_path: Path) -> None:
+    path = tmp_path / "e.jsonl"
+    _write(path, 2)
+    first = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
+    body = {k: v for k, v in first.items() if k != "hash"}
+    import hashlib
+
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert hashlib.sha256(text.encode()).hexdigest() == first["hash"] == record_hash(first)
+    assert canonical_json(first) == text
+
+
+def test_reserialised_log_still_verifies(tmp_path: Path) -> None:
+    path = tmp_path / "e.jsonl"
+    _write(path)
+    lines = [json.dumps(json.loads(x), indent=None) for x in path.read_text(encoding="utf-8").splitlines()]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert read_evidence(path).chain_ok
+
+
+def _edit(path: Path, index: int, fn) -> None:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines = fn(lines, index)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_edited_record_detected(tmp_path: Path) -> None:
+    path = tmp_path / "e.jsonl"
+    _write(path)
+
+    def change(lines, i):
+        lines[i] = lines[i].replace('"resourceVersion":"2"', '"resourceVersion":"9"')
+        return lines
+
+    _edit(path, 2, change)
+    log = read_evidence(path)
+    assert not log.chain_ok and log.first_broken_seq == 2
+    assert any("altered" in w for w in log.warnings)
+
+
+def test_reordered_records_detected(tmp_path: Path) -> None:
+    path = tmp_path / "e.jsonl"
+    _write(path)
+    _edit(path, 2, lambda lines, i: lines[:i] + [lines[i + 1], lines[i]] + lines[i + 2 :])
+    log = read_evidence(path)
+    assert not log.chain_ok and log.first_broken_seq == 3
+
+
+def test_deleted_record_detected(tmp_path: Path) -> None:
+    path = tmp_path / "e.jsonl"
+    _write(path)
+    _edit(path, 2, lambda lines, i: lines[:i] + lines[i + 1 :])
+    log = read_evidence(path)
+    assert not log.chain_ok and log.first_broken_seq == 3
+
+
+def test_truncated_log_reads_to_last_whole_record(tmp_path: Path) -> None:
+    path = tmp_path / "e.jsonl"
+    _write(path)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) - 40])
+    log = read_evidence(path)
+    assert [r.seq for r in log.records] == [0, 1, 2, 3]
+    assert log.chain_ok
+    assert len(log.warnings) == 1 and "cut record" in log.warnings[0]
+
+
+def test_resume_after_crash_continues_chain(tmp_path: Path) -> None:
+    path = tmp_path / "e.jsonl"
+    _write(path)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) - 40])
+    with EvidenceWriter(path, "k8s") as writer:
+        assert writer.next_seq == 4
+        writer.write_action("end", {"status": "finished"})
+    log = read_evidence(path)
+    assert [r.seq for r in log.records] == [0, 1, 2, 3, 4]
+    assert log.chain_ok and log.records[-1].action_type == "end"
+    assert any("skipped" in w for w in log.warnings)
+
+
+def test_resume_with_other_source_refused(tmp_path: Path) -> None:
+    path = tmp_path / "e.jsonl"
+    _write(path, 2)
+    with pytest.raises(EvidenceError, match="cannot be continued"):
+        EvidenceWriter(path, "sim")
+
+
+def test_not_json_lines_never_raises(tmp_path: Path) -> None:
+    path = tmp_path / "e.jsonl"
+    path.write_bytes(b"\x89PNG\r\n\x1a\nhello\n[1,2]\n")
+    log = read_evidence(path)
+    assert log.records == () and not log.chain_ok and log.warnings
+
+
+def test_missing_file_is_unreadable_not_raised(tmp_path: Path) -> None:
+    log = read_evidence(tmp_path / "none.jsonl")
+    assert log.unreadable and "cannot read" in log.unreadable and not log.chain_ok
+
+
+def test_iter_evidence_streams(tmp_path: Path) -> None:
+    path = tmp_path / "e.jsonl"
+    _write(path)
+    stream = iter_evidence(path)
+    seqs = [r.seq for r in stream]
+    assert seqs == [0, 1, 2, 3, 4] and stream.chain_ok and stream.count == 5
+
+
+def test_bad_arguments_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(EvidenceError):
+        EvidenceWriter(tmp_path / "e.jsonl", "kube")
+    with EvidenceWriter(tmp_path / "e.jsonl", "sim") as writer:
+        with pytest.raises(EvidenceError):
+            writer.write_object("CHANGED", "pods", {})
+        with pytest.raises(EvidenceError):
+            writer.write_action("launch", {})
+
+
+def test_time_format_and_parse() -> None:
+    dt = datetime(2026, 1, 2, 3, 4, 5, 678, tzinfo=timezone(timedelta(hours=8)))
+    assert format_time(dt) == "2026-01-01T19:04:05.000678Z"
+    assert parse_time("2026-01-01T19:04:05Z") == datetime(2026, 1, 1, 19, 4, 5, tzinfo=timezone.utc)
+    assert parse_time("2026-01-01T19:04:05.1Z").microsecond == 100000
+    assert parse_time("yesterday") is None and parse_time(None) is None
