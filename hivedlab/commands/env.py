@@ -1,0 +1,45 @@
+"""`hivedlab env`: the machine check of the manual's step 1, and the environment record.
+
+The implementation is `labs/00_check_env.py` (standard library only, Python 3.6 compatible, so that it runs alone on
+a member's machine); this command runs that same module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from types import ModuleType
+
+from hivedlab.cliutil import new_parser
+from hivedlab.errors import HivedlabError
+
+EXAMPLES = """\
+  hivedlab env --member Carol --role worker                 # check, write env/Carol.json
+  sudo hivedlab env --member Carol --role worker --gpu-container   # also run nvidia-smi in a CUDA container
+  hivedlab env --format json --out out/env/Carol.json       # the record the report reads
+  python3 labs/00_check_env.py --member Carol               # the same check, with the system Python alone
+"""
+
+
+def envcheck() -> ModuleType:
+    """The stdlib-only check module (its file name starts with a digit, so it is imported by name)."""
+    return importlib.import_module("labs.00_check_env")
+
+
+def build_parser(prog: str) -> argparse.ArgumentParser:
+    parser = new_parser(
+        prog,
+        "Check this machine for the lab (Docker, the nvidia default runtime, GPUs, driver and CUDA, OS) and write "
+        "its environment record. Each failed check says what to run. / 检查本机环境并写出环境记录。",
+        EXAMPLES,
+    )
+    envcheck().add_arguments(parser)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    module = envcheck()
+    try:
+        return int(module.execute(args))
+    except module.EnvCheckError as exc:
+        raise HivedlabError(str(exc)) from None

@@ -1,0 +1,307 @@
+"""`hivedlab env` / labs/00_check_env.py against recorded nvidia-smi and docker outputs and a local Docker API."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from .conftest import DOCKER, GPU_MACHINE, json_reply, nvidia_smi_script, write_program
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+SCRIPT = ROOT / "labs" / "00_check_env.py"
+SCHEMA = json.loads((ROOT / "configs" / "schemas" / "environment-record.schema.json").read_text(encoding="utf-8"))
+envcheck = importlib.import_module("labs.00_check_env")
+
+
+def validate(record: dict) -> None:
+    jsonschema.Draft202012Validator(SCHEMA).validate(record)
+
+
+def checks_by_id(record: dict) -> dict:
+    return {c["id"]: c for c in record["checks"]}
+
+
+# ------------------------------------------------------------ Python 3.6 compatibility
+
+
+def test_script_parses_as_python_3_6():
+    ast.parse(SCRIPT.read_text(encoding="utf-8"), feature_version=(3, 6))
+
+
+def test_script_avoids_apis_newer_than_python_3_6():
+    tree = ast.parse(SCRIPT.read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module in ("__future__", "dataclasses"):
+            found.append(f"from {node.module} import")
+        if isinstance(node, ast.Import) and any(a.name == "dataclasses" for a in node.names):
+            found.append("import dataclasses")
+        if isinstance(node, ast.Call):
+            found += [f"{kw.arg}=" for kw in node.keywords if kw.arg in ("capture_output", "text")]
+        if isinstance(node, ast.Attribute) and node.attr in ("fromisoformat", "removeprefix", "removesuffix"):
+            found.append(node.attr)
+        if isinstance(node, ast.JoinedStr):
+            found.append("f-string")  # legal in 3.6, but '=' specifiers are not: keep .format() throughout
+    assert found == []
+
+
+def test_script_imports_only_the_standard_library():
+    tree = ast.parse(SCRIPT.read_text(encoding="utf-8"))
+    top = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            top |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            top.add(node.module.split(".")[0])
+    # docker is imported inside a try: ImportError falls back to the CLI
+    assert top - {"docker"} <= set(sys.stdlib_module_names)
+
+
+def _python36() -> str | None:
+    exe = shutil.which("python3.6")
+    if not exe:
+        return None
+    try:
+        done = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return exe if done.returncode == 0 else None
+
+
+PYTHON36 = _python36()
+
+
+@pytest.mark.skipif(PYTHON36 is None, reason="no working python3.6 on PATH")
+def test_script_runs_under_python_3_6(fake_bin, tmp_path):
+    write_program(fake_bin, "nvidia-smi", nvidia_smi_script(tmp_path))
+    write_program(fake_bin, "docker", f'cat "{DOCKER / "docker-info-nvidia-default.json"}"\n')
+    out = tmp_path / "rec.json"
+    env = dict(os.environ, PYTHONNOUSERSITE="1")
+    done = subprocess.run([PYTHON36, "-S", str(SCRIPT), "--member", "Carol", "--no-sdk", "--linux-user", "",
+                           "--out", str(out), "--lang", "en"], capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    validate(json.loads(out.read_text(encoding="utf-8")))
+
+
+# ------------------------------------------------------------ parsing
+
+
+def test_query_gpu_csv_with_units_in_the_header():
+    rows = envcheck.parse_query_gpu_csv((GPU_MACHINE / "query-gpu.csv").read_text(encoding="utf-8"))
+    assert rows == [{"index": "0", "name": "NVIDIA H200", "uuid": "GPU-00000000-0000-0000-0000-000000000000",
+                     "driver_version": "580.159.04", "memory.total": "143771 MiB", "pci.bus_id": "00000000:00:06.0",
+                     "compute_cap": "9.0"}]
+    assert envcheck.parse_mib(rows[0]["memory.total"]) == 143771
+    assert envcheck.parse_mib("[N/A]") is None
+
+
+def test_query_gpu_csv_without_header_uses_the_query_fields():
+    rows = envcheck.parse_query_gpu_csv("0, Tesla K80, GPU-1, 418.67, 11441 MiB, 00000000:00:04.0\n"
+                                        "1, Tesla K80, GPU-2, 418.67, 11441 MiB, 00000000:00:05.0\n")
+    assert [r["name"] for r in rows] == ["Tesla K80", "Tesla K80"]
+
+
+def test_nvidia_smi_xml_gives_driver_cuda_and_gpus():
+    parsed = envcheck.parse_nvidia_smi_xml((GPU_MACHINE / "nvidia-smi-q.xml").read_text(encoding="utf-8"))
+    assert parsed == {"driver_version": "580.159.04", "cuda_version": "13.0",
+                      "gpus": [{"name": "NVIDIA H200", "memory_mib": 143771, "bus_id": "00000000:00:06.0"}]}
+
+
+def test_bad_xml_is_a_value_error():
+    with pytest.raises(ValueError, match="valid XML"):
+        envcheck.parse_nvidia_smi_xml("<nvidia_smi_log>")
+
+
+def test_nvcc_version():
+    text = ("nvcc: NVIDIA (R) Cuda compiler driver\nCopyright (c) 2005-2025 NVIDIA Corporation\n"
+            "Cuda compilation tools, release 13.0, V13.0.88\nBuild cuda_13.0.r13.0/compiler.36424714_0\n")
+    assert envcheck.parse_nvcc_version(text) == "13.0.88"
+    assert envcheck.parse_nvcc_version("Cuda compilation tools, release 10.0\n") == "10.0"
+    assert envcheck.parse_nvcc_version("") is None
+
+
+def test_os_release_and_meminfo():
+    fields = envcheck.parse_os_release('NAME="Ubuntu"\nVERSION_ID="18.04"\nID=ubuntu\nPRETTY_NAME="Ubuntu 18.04.5 LTS"\n')
+    assert fields["PRETTY_NAME"] == "Ubuntu 18.04.5 LTS" and fields["ID"] == "ubuntu"
+    assert envcheck.parse_meminfo_available_mb("MemTotal: 32000000 kB\nMemAvailable:   20000000 kB\n") == 20480
+
+
+# ------------------------------------------------------------ whole runs with fake programs
+
+
+@pytest.fixture
+def ubuntu(tmp_path):
+    path = tmp_path / "os-release"
+    path.write_text('ID=ubuntu\nVERSION_ID="18.04"\nPRETTY_NAME="Ubuntu 18.04.5 LTS"\n', encoding="utf-8")
+    return path
+
+
+def _run_cli(cli, tmp_path, *extra):
+    out = tmp_path / "env" / "Carol.json"
+    result = cli("env", "--member", "Carol", "--linux-user", "", "--out", str(out), "--lang", "en", *extra)
+    record = json.loads(out.read_text(encoding="utf-8")) if out.exists() else None
+    return result, record
+
+
+def test_ready_worker_via_docker_cli(cli, fake_bin, tmp_path, ubuntu):
+    write_program(fake_bin, "nvidia-smi", nvidia_smi_script(tmp_path))
+    write_program(fake_bin, "docker", f'cat "{DOCKER / "docker-info-nvidia-default.json"}"\n')
+    result, record = _run_cli(cli, tmp_path, "--no-sdk", "--os-release", str(ubuntu), "--ip", "10.0.1.3")
+    assert result.code == 0, result.out
+    validate(record)
+    assert record["gpus"] == {"model": "NVIDIA H200", "count": 1, "memory_mib": 143771}
+    assert (record["driver_version"], record["cuda_version"]) == ("580.159.04", "13.0")
+    assert (record["docker_version"], record["docker_default_runtime"]) == ("19.03.15", "nvidia")
+    assert record["ip"] == "10.0.1.3" and record["os"] == "Ubuntu 18.04.5 LTS"
+    checks = checks_by_id(record)
+    assert all(checks[i]["ok"] for i in ("docker", "nvidia-runtime", "default-runtime", "nvidia-smi", "gpu", "os"))
+    assert checks["gpu-container"]["ok"] is None
+    assert "[OK  ] default-runtime" in result.out
+
+
+def test_runc_default_fails_with_the_daemon_json_fix(cli, fake_bin, tmp_path, ubuntu):
+    write_program(fake_bin, "nvidia-smi", nvidia_smi_script(tmp_path))
+    write_program(fake_bin, "docker", f'cat "{DOCKER / "docker-info-runc-default.json"}"\n')
+    result, record = _run_cli(cli, tmp_path, "--no-sdk", "--os-release", str(ubuntu))
+    assert result.code == 1
+    check = checks_by_id(record)["default-runtime"]
+    assert check["ok"] is False and "runc" in check["message"]["en"]
+    assert "sudo systemctl restart docker" in check["fix"]["en"] and '"default-runtime": "nvidia"' in check["fix"]["zh"]
+
+
+def test_missing_nvidia_runtime(cli, fake_bin, tmp_path, ubuntu):
+    write_program(fake_bin, "nvidia-smi", nvidia_smi_script(tmp_path))
+    write_program(fake_bin, "docker", f'cat "{DOCKER / "docker-info-no-nvidia-runtime.json"}"\n')
+    result, record = _run_cli(cli, tmp_path, "--no-sdk", "--os-release", str(ubuntu))
+    assert result.code == 1
+    assert "nvidia-container-runtime" in checks_by_id(record)["nvidia-runtime"]["fix"]["en"]
+
+
+def test_no_docker_no_gpu_like_the_recorded_machine_without_docker(cli, fake_bin, tmp_path):
+    result, record = _run_cli(cli, tmp_path, "--no-sdk")
+    assert result.code == 1
+    validate(record)
+    checks = checks_by_id(record)
+    assert checks["docker"]["ok"] is False and "command not found" in checks["docker"]["message"]["en"]
+    assert "docs.docker.com" in checks["docker"]["fix"]["en"]
+    assert checks["nvidia-smi"]["ok"] is False and "ubuntu-drivers" in checks["nvidia-smi"]["fix"]["en"]
+    assert record["gpus"]["count"] == 0 and record["docker_version"] is None
+    assert "Traceback" not in result.out + result.err
+
+
+def test_recorded_gpu_machine_without_docker(cli, fake_bin, tmp_path):
+    """The H200 machine of tests/fixtures/gpu-machine: GPUs fine, docker: command not found."""
+    write_program(fake_bin, "nvidia-smi", nvidia_smi_script(tmp_path))
+    result, record = _run_cli(cli, tmp_path, "--no-sdk")
+    checks = checks_by_id(record)
+    assert checks["nvidia-smi"]["ok"] and checks["gpu"]["ok"] and checks["docker"]["ok"] is False
+    assert result.code == 1
+
+
+def test_daemon_down_reported_from_cli_server_errors(cli, fake_bin, tmp_path):
+    write_program(fake_bin, "docker", f'cat "{DOCKER / "docker-info-daemon-down.json"}"\n')
+    _, record = _run_cli(cli, tmp_path, "--no-sdk")
+    assert "Is the docker daemon running?" in checks_by_id(record)["docker"]["message"]["en"]
+
+
+def test_gpu_container_check_via_cli(cli, fake_bin, tmp_path, ubuntu):
+    write_program(fake_bin, "nvidia-smi", nvidia_smi_script(tmp_path))
+    write_program(fake_bin, "docker", (
+        f'if [ "$1" = info ]; then cat "{DOCKER / "docker-info-nvidia-default.json"}"; exit 0; fi\n'
+        'echo "$@" > "$(dirname "$0")/run-args"\n'
+        'echo "GPU 0: NVIDIA H200 (UUID: GPU-0)"\n'))
+    result, record = _run_cli(cli, tmp_path, "--no-sdk", "--gpu-container", "--cuda-image", "nvidia/cuda:12.0.0-base-ubuntu22.04",
+                              "--os-release", str(ubuntu))
+    assert result.code == 0
+    assert checks_by_id(record)["gpu-container"]["ok"] is True
+    assert (fake_bin / "run-args").read_text().split() == ["run", "--rm", "nvidia/cuda:12.0.0-base-ubuntu22.04",
+                                                           "nvidia-smi", "-L"]
+
+
+def test_gpu_container_failure_names_the_image(cli, fake_bin, tmp_path):
+    write_program(fake_bin, "docker", (
+        f'if [ "$1" = info ]; then cat "{DOCKER / "docker-info-runc-default.json"}"; exit 0; fi\n'
+        'echo "docker: Error response from daemon: OCI runtime create failed" >&2; exit 125\n'))
+    _, record = _run_cli(cli, tmp_path, "--no-sdk", "--gpu-container")
+    check = checks_by_id(record)["gpu-container"]
+    assert check["ok"] is False and "OCI runtime" in check["message"]["en"]
+    assert "nvidia/cuda:10.0-base" in check["fix"]["en"]
+
+
+def test_role_master_memory_and_gpu_warning(cli, fake_bin, tmp_path, monkeypatch):
+    monkeypatch.setattr(envcheck, "parse_meminfo_available_mb", lambda text: 30000)
+    result, record = _run_cli(cli, tmp_path, "--no-sdk", "--role", "master")
+    checks = checks_by_id(record)
+    assert checks["memory"]["ok"] is False and "40000" in checks["memory"]["message"]["en"]
+    assert checks["gpu"]["severity"] == "warning"
+
+
+def test_json_format_prints_the_record(cli, fake_bin, tmp_path):
+    result = cli("env", "--member", "Dan", "--no-sdk", "--linux-user", "", "--format", "json", "--out", "-")
+    record = json.loads(result.out)
+    validate(record)
+    assert record["member"] == "Dan"
+
+
+def test_unwritable_out_is_one_line(cli, fake_bin, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    result = cli("env", "--no-sdk", "--linux-user", "", "--out", str(blocker / "sub" / "x.json"))
+    assert result.code == 2 and result.err.startswith("hivedlab env: error: cannot write")
+    assert len(result.err.strip().splitlines()) == 1
+
+
+def test_help_has_examples(cli):
+    result = cli("env", "--help")
+    assert result.code == 0 and "examples:" in result.out and "--gpu-container" in result.out
+
+
+def test_bad_option_is_a_usage_error(cli):
+    assert cli("env", "--role", "boss").code == 2
+
+
+# ------------------------------------------------------------ the docker SDK against a local Docker API
+
+
+def _docker_api(info: dict):
+    def handle(_h, method, path, _body):
+        if path.endswith("/_ping"):
+            return 200, {"Content-Type": "text/plain", "Api-Version": "1.40"}, b"OK"
+        if path.endswith("/version"):
+            return json_reply(200, {"Version": "19.03.15", "ApiVersion": "1.40", "MinAPIVersion": "1.12",
+                                    "Os": "linux", "Arch": "amd64"})
+        if path.endswith("/info"):
+            return json_reply(200, info)
+        return json_reply(404, {"message": f"page not found: {method} {path}"})
+
+    return handle
+
+
+def test_docker_sdk_over_tcp(cli, fake_bin, tmp_path, monkeypatch, serve, ubuntu):
+    pytest.importorskip("docker")
+    info = json.loads((DOCKER / "docker-info-nvidia-default.json").read_text(encoding="utf-8"))
+    server = serve(_docker_api(info))
+    monkeypatch.setenv("DOCKER_HOST", server.url.replace("http://", "tcp://"))
+    write_program(fake_bin, "nvidia-smi", nvidia_smi_script(tmp_path))
+    result, record = _run_cli(cli, tmp_path, "--os-release", str(ubuntu))
+    assert result.code == 0, result.out
+    assert record["docker_version"] == "19.03.15" and record["docker_default_runtime"] == "nvidia"
+    assert any(r["path"].endswith("/info") for r in server.requests)
+
+
+def test_docker_sdk_unreachable_daemon(cli, fake_bin, tmp_path, monkeypatch, serve):
+    pytest.importorskip("docker")
+    server = serve(lambda *_: None)  # accepts, then drops every connection
+    monkeypatch.setenv("DOCKER_HOST", server.url.replace("http://", "tcp://"))
+    _, record = _run_cli(cli, tmp_path)
+    check = checks_by_id(record)["docker"]
+    assert check["ok"] is False and check["fix"] is not None
