@@ -1,0 +1,197 @@
+"""Experiment plans (`labs/experiments/<id>.yaml`): load, check against the plan schema, and normalise.
+
+A TA adds an experiment by adding a file; `load_plans()` picks it up. Errors are one-line `HivedlabError`s.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+from jsonschema.exceptions import best_match
+
+from hivedlab.errors import HivedlabError
+from hivedlab.paths import EXPERIMENTS, JOBS, SCHEMAS
+
+PLAN_SCHEMA = SCHEMAS / "experiment-plan.schema.json"
+# Rule parameters that name plan job keys (checked against `jobs`).
+_JOB_PARAMS_ONE = ("job", "while", "preemptor", "victim", "after")
+_JOB_PARAMS_MANY = ("jobs",)
+
+
+@dataclass(frozen=True)
+class SubmitStep:
+    job: str
+    as_: str = "first-member"  # each-member | first-member
+    expect: str = "accepted"  # accepted | rejected
+    reply_status: int | None = None  # for expect: rejected
+    reply_message: str | None = None
+
+
+@dataclass(frozen=True)
+class WaitStep:
+    jobs: tuple[str, ...]
+    until: str  # submitted | waiting | running | finished
+    timeout: float = 3600.0
+    on_timeout: str = "fail"  # fail | continue
+
+
+@dataclass(frozen=True)
+class StopStep:
+    jobs: tuple[str, ...]
+
+
+Step = SubmitStep | WaitStep | StopStep
+
+
+@dataclass(frozen=True)
+class PlanJob:
+    key: str
+    file: str  # relative to jobs/
+    role: dict[str, str] | None = None
+
+    @property
+    def path(self) -> Path:
+        return JOBS / self.file
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A loaded plan. `raw` is the YAML as a dict (for the `plan` evidence record); `rules` stay data."""
+
+    id: str
+    order: int
+    title: dict[str, str]
+    hived_config: str
+    jobs: dict[str, PlanJob]
+    steps: tuple[Step, ...]
+    questions: dict[str, tuple[str, ...]]
+    rules: tuple[dict[str, Any], ...]
+    sim: dict[str, Any]
+    path: Path
+    manual_step: str | None = None
+    raw: dict[str, Any] | None = None
+
+
+@lru_cache(maxsize=1)
+def _validator() -> jsonschema.Draft202012Validator:
+    schema = json.loads(PLAN_SCHEMA.read_text(encoding="utf-8"))
+    return jsonschema.Draft202012Validator(schema)
+
+
+def _where(error: jsonschema.ValidationError) -> str:
+    return "/".join(str(part) for part in error.absolute_path) or "(top level)"
+
+
+def _parse_step(raw: dict[str, Any]) -> Step:
+    if "submit" in raw:
+        body = raw["submit"]
+        if isinstance(body, str):
+            return SubmitStep(job=body)
+        reply = body.get("reply") or {}
+        return SubmitStep(
+            job=body["job"],
+            as_=body.get("as", "first-member"),
+            expect=body.get("expect", "accepted"),
+            reply_status=reply.get("status"),
+            reply_message=reply.get("message"),
+        )
+    if "wait" in raw:
+        body = raw["wait"]
+        jobs = (body["job"],) if isinstance(body["job"], str) else tuple(body["job"])
+        return WaitStep(jobs, body["until"], float(body.get("timeout", 3600)), body.get("on_timeout", "fail"))
+    stop = raw["stop"]
+    return StopStep((stop,) if isinstance(stop, str) else tuple(stop))
+
+
+def _step_jobs(step: Step) -> tuple[str, ...]:
+    return (step.job,) if isinstance(step, SubmitStep) else step.jobs
+
+
+def _rule_jobs(rule: dict[str, Any]) -> list[str]:
+    keys = [rule[name] for name in _JOB_PARAMS_ONE if name in rule]
+    for name in _JOB_PARAMS_MANY:
+        keys += list(rule.get(name, []))
+    return keys
+
+
+def plan_from_dict(data: Any, path: Path) -> Plan:
+    """Check a parsed plan against the schema and the cross-references; raise a one-line HivedlabError."""
+    name = path.name
+    errors = list(_validator().iter_errors(data))
+    if errors:
+        first = best_match(errors)
+        message = first.message if len(first.message) <= 160 else first.message[:157] + "..."
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise HivedlabError(f"{name}: {_where(first)}: {message}{more}")
+    if data["id"] != path.stem:
+        raise HivedlabError(f"{name}: id {data['id']!r} must equal the file name {path.stem!r}")
+    jobs = {key: PlanJob(key, body["file"], body.get("role")) for key, body in data["jobs"].items()}
+    steps = tuple(_parse_step(raw) for raw in data["steps"])
+    for index, step in enumerate(steps):
+        for key in _step_jobs(step):
+            if key not in jobs:
+                raise HivedlabError(f"{name}: steps/{index}: unknown job {key!r} (jobs: {', '.join(jobs)})")
+    questions = {lang: tuple(data["questions"][lang]) for lang in ("zh", "en")}
+    if len(questions["zh"]) != len(questions["en"]):
+        raise HivedlabError(f"{name}: questions: zh and en must list the same number of questions")
+    for index, rule in enumerate(data["rules"]):
+        for key in _rule_jobs(rule):
+            if key not in jobs:
+                raise HivedlabError(f"{name}: rules/{index}: unknown job {key!r} (jobs: {', '.join(jobs)})")
+        if rule["question"] >= len(questions["en"]):
+            raise HivedlabError(f"{name}: rules/{index}: question {rule['question']} does not exist")
+    return Plan(
+        id=data["id"],
+        order=data["order"],
+        title=dict(data["title"]),
+        hived_config=data["hived_config"],
+        jobs=jobs,
+        steps=steps,
+        questions=questions,
+        rules=tuple(dict(rule) for rule in data["rules"]),
+        sim=dict(data.get("sim") or {}),
+        path=path,
+        manual_step=data.get("manual_step"),
+        raw=data,
+    )
+
+
+def _resolve(path_or_id: str | Path, folder: Path) -> Path:
+    text = str(path_or_id)
+    candidate = Path(text)
+    if candidate.suffix in (".yaml", ".yml") or candidate.exists():
+        return candidate
+    return folder / f"{text}.yaml"
+
+
+def load_plan(path_or_id: str | Path, folder: Path = EXPERIMENTS) -> Plan:
+    """Load a plan by id (`gang`) or by path; unknown ids get a 'did you mean' hint."""
+    path = _resolve(path_or_id, folder)
+    if not path.is_file():
+        import difflib
+
+        known = sorted(p.stem for p in folder.glob("*.yaml"))
+        close = difflib.get_close_matches(str(path_or_id), known, n=1)
+        hint = f" (did you mean '{close[0]}'?)" if close else f" (known: {', '.join(known)})"
+        raise HivedlabError(f"no experiment plan {str(path_or_id)!r}{hint}")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise HivedlabError(f"cannot read {path.name}: {exc}") from exc
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark else ""
+        raise HivedlabError(f"{path.name}:{where} not valid YAML: {getattr(exc, 'problem', None) or exc}") from exc
+    return plan_from_dict(data, path)
+
+
+def load_plans(folder: Path = EXPERIMENTS) -> list[Plan]:
+    """Every plan in the folder, sorted by `order` (then id)."""
+    plans = [load_plan(path, folder) for path in sorted(folder.glob("*.yaml"))]
+    return sorted(plans, key=lambda plan: (plan.order, plan.id))
