@@ -172,3 +172,30 @@ def test_time_format_and_parse() -> None:
     assert parse_time("2026-01-01T19:04:05Z") == datetime(2026, 1, 1, 19, 4, 5, tzinfo=timezone.utc)
     assert parse_time("2026-01-01T19:04:05.1Z").microsecond == 100000
     assert parse_time("yesterday") is None and parse_time(None) is None
+
+
+def test_written_records_match_the_schema(tmp_path: Path) -> None:
+    import jsonschema
+
+    from hivedlab.paths import SCHEMAS
+
+    schema = json.loads((SCHEMAS / "evidence-record.schema.json").read_text(encoding="utf-8"))
+    path = tmp_path / "e.jsonl"
+    with EvidenceWriter(path, "sim") as writer:
+        writer.write_action("plan", {"experiment": "gang", "plan": "labs/experiments/gang.yaml", "cluster": "sim"})
+        writer.write_action("config-switch", {"name": "one-vc", "text": "physicalCluster: {}\n"})
+        writer.write_action(
+            "submit",
+            {"user": "alice", "job": "gang", "job_name": "job-config-6-alice-1", "framework_name": "0" * 32,
+             "protocol": "name: x\n", "reply": {"status": 202, "body": {"message": "ok"}}},
+        )
+        writer.write_object("ADDED", "pods", POD)
+        writer.write_object("DELETED", "pods", POD, synthetic=True)
+        writer.write_action("watch", {"event": "listed", "resource": "pods", "resource_version": "12"})
+        writer.write_action("end", {"status": "finished"})
+    validator = jsonschema.Draft202012Validator(schema)
+    for line in path.read_text(encoding="utf-8").splitlines():
+        assert not list(validator.iter_errors(json.loads(line))), line
+    bad = json.loads(path.read_text(encoding="utf-8").splitlines()[2])
+    del bad["action"]["reply"]
+    assert list(validator.iter_errors(bad))
