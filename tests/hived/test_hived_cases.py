@@ -1,0 +1,207 @@
+"""HiveD's own test flows and recorded scenarios (`hived-cases.yaml`) replayed against the HiveD model.
+
+One test per flow, named after the case: `unitTestCases` are HiveD v0.3.4's Go unit-test flows (held to both
+the test's assertions and the replay's observations), `observedCases` are scenarios recorded by replaying
+HiveD's algorithm (lab configs, validation, feature demos). The harness lives in `hived_cases_data.py`
+(loader), `hived_cases_views.py` (inspect-JSON shapes) and `hived_cases_runner.py` (one op per step).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from types import MappingProxyType, ModuleType
+from typing import Any
+
+import pytest
+
+from tests.hived.hived_cases_data import CaseFileError, Suggested, load_cases, parse_cases
+from tests.hived.hived_cases_runner import FlowMismatch, FlowRunner, SpecParser
+from tests.hived.hived_cases_views import (
+    cell_users,
+    group_summary,
+    groups_by_name,
+    normalized_bind_info,
+    physical_leaves,
+)
+
+DATA = load_cases()
+UNIT = DATA.unit_cases
+OBSERVED = DATA.observed_cases
+
+
+@pytest.fixture(scope="module")
+def hived() -> ModuleType:
+    from cluster import hived as api
+
+    return api
+
+
+@pytest.fixture(scope="module")
+def parse_spec() -> SpecParser:
+    from cluster import hived_codec
+
+    return hived_codec.parse_pod_scheduling_spec
+
+
+# -- the flows -------------------------------------------------------------------------------------------------
+
+
+def test_unit_flows_loaded() -> None:
+    assert UNIT
+    assert len(UNIT) == 7
+    assert sum(len(case.steps) for case in UNIT) == 143  # every step of HiveD's hived_algorithm_test.go flows
+
+
+def test_observed_flows_loaded() -> None:
+    assert OBSERVED
+    assert len(OBSERVED) == 28
+    assert sum(len(case.steps) for case in OBSERVED) == 178
+
+
+@pytest.mark.parametrize("case", UNIT, ids=[case.id for case in UNIT])
+def test_hived_unit_flow(case: Any, hived: ModuleType, parse_spec: SpecParser) -> None:
+    FlowRunner(DATA, case, hived, parse_spec).run()
+
+
+@pytest.mark.parametrize("case", OBSERVED, ids=[case.id for case in OBSERVED])
+def test_hived_observed_flow(case: Any, hived: ModuleType, parse_spec: SpecParser) -> None:
+    FlowRunner(DATA, case, hived, parse_spec).run()
+
+
+def test_harness_reports_a_wrong_bind(hived: ModuleType, parse_spec: SpecParser) -> None:
+    """The harness fails a flow whose recorded bind differs from the model's, naming case, step and both sides."""
+    case = next(c for c in OBSERVED if c.id == "lab1/vc-safety")
+    first = case.steps[0]
+    assert first.observed["node"] == "hostname-carol"
+    observed = {**first.observed, "node": "hostname-dan"}
+    broken = dataclasses.replace(case, steps=(dataclasses.replace(first, observed=MappingProxyType(observed)),))
+    with pytest.raises(FlowMismatch, match=r"lab1/vc-safety step 0 \(schedule safety-a-train-0\): bind node: "
+                                           r"HiveD 'hostname-dan', model 'hostname-carol'"):
+        FlowRunner(DATA, broken, hived, parse_spec).run()
+
+
+def test_harness_reports_a_wrong_wait_reason(hived: ModuleType, parse_spec: SpecParser) -> None:
+    case = next(c for c in OBSERVED if c.id == "lab2/equal-priority-no-preemption")
+    last = case.steps[-1]
+    observed = {**last.observed, "reason": "something else"}
+    broken = dataclasses.replace(case, steps=case.steps[:-1] + (dataclasses.replace(last, observed=observed),))
+    with pytest.raises(FlowMismatch, match="wait reason: HiveD 'something else', model 'insufficient capacity"):
+        FlowRunner(DATA, broken, hived, parse_spec).run()
+
+
+# -- the loader ------------------------------------------------------------------------------------------------
+
+
+def test_random_outcomes_are_the_marked_ones() -> None:
+    """conventions.nondeterministicSpots: one whole case and the `reportedVictimsOneRandomNode` steps."""
+    assert [case.id for case in DATA.all_cases if case.nondeterministic] == ["demo/sku-type-unspecified"]
+    random_steps = [(case.id, step.index) for case in DATA.all_cases for step in case.steps if step.random_outcome]
+    assert random_steps == [
+        ("unit/suggested-nodes", 6),
+        ("lab1/opportunistic-then-preempted", 2),
+        ("lab2/priority-preemption", 2),
+    ]
+
+
+def test_unit_steps_resolve_pods_and_groups() -> None:
+    first = UNIT[0].steps[0]
+    assert (first.pod, first.namespace, first.phase, first.bind_on_success) == ("pod1", "test", "Preempting", True)
+    assert first.spec is not None and first.spec["affinityGroup"]["name"] == "group1"
+    absent = next(s for s in UNIT[0].steps if s.op == "assert")
+    assert absent.groups[:3] == ("group1", "group2", "group3")  # groupsOfPods -> their groups, deduplicated
+    assert len(absent.groups) == len(set(absent.groups))
+
+
+def test_observed_steps_default_to_preempting_on_all_nodes() -> None:
+    step = OBSERVED[0].steps[0]
+    assert (step.phase, step.suggested, step.bind_on_success) == ("Preempting", Suggested("all"), True)
+
+
+def test_suggested_nodes_forms() -> None:
+    nodes = ["a", "b", "c"]
+    assert Suggested("all").resolve(nodes) == nodes
+    assert Suggested("list", ("c",)).resolve(nodes) == ["c"]
+    assert Suggested("allExcept", ("b",)).resolve(nodes) == ["a", "c"]
+    assert Suggested("allExcept", ()).resolve(nodes) == nodes
+
+
+def _minimal(step: dict[str, Any], kind: str = "observedCases") -> dict[str, Any]:
+    data: dict[str, Any] = {"configs": {"c": {"config": {}}}, "pods": {}, "unitTestCases": [], "observedCases": []}
+    data[kind] = [{"id": "x/y", "config": "c", "steps": [step]}]
+    return data
+
+
+@pytest.mark.parametrize(
+    ("step", "message"),
+    [
+        ({"op": "explode", "observed": {}}, "x/y step 0: unknown op 'explode'"),
+        ({"op": "schedule", "pod": "p", "observed": {"result": "bind"}}, "schedule step without 'spec'"),
+        ({"op": "schedule", "pod": "p", "spec": {}, "phase": "Later", "observed": {"result": "bind"}}, "phase"),
+        ({"op": "schedule", "pod": "p", "spec": {}, "suggestedNodes": 3, "observed": {"result": "bind"}},
+         "bad suggestedNodes 3"),
+        ({"op": "schedule", "pod": "p", "spec": {}, "observed": {"result": "maybe"}}, "unknown observed result"),
+        ({"op": "restart", "config": "nope", "observed": {}}, "unknown config 'nope'"),
+        ({"op": "inspect", "what": "everything", "observed": {}}, "unknown inspect"),
+        ({"op": "schedule", "pod": "p", "spec": {}}, "'observed' missing"),
+    ],
+)
+def test_loader_rejects_malformed_steps(step: dict[str, Any], message: str) -> None:
+    with pytest.raises(CaseFileError, match=message.replace("(", r"\(")):
+        parse_cases(_minimal(step))
+
+
+def test_loader_rejects_unknown_unit_pod_and_check() -> None:
+    with pytest.raises(CaseFileError, match="pod 'ghost' is not in 'pods'"):
+        parse_cases(_minimal({"op": "delete_allocated", "pod": "ghost", "observed": {}}, "unitTestCases"))
+    with pytest.raises(CaseFileError, match="unknown check 'vibes'"):
+        parse_cases(_minimal({"op": "assert", "check": "vibes", "observed": {}}, "unitTestCases"))
+
+
+def test_loader_rejects_duplicate_ids_and_unknown_configs() -> None:
+    data = _minimal({"op": "inspect", "what": "groups", "observed": {}})
+    data["observedCases"].append(dict(data["observedCases"][0]))
+    with pytest.raises(CaseFileError, match=r"duplicate case ids \['x/y'\]"):
+        parse_cases(data)
+    data = _minimal({"op": "inspect", "what": "groups", "observed": {}})
+    data["observedCases"][0]["config"] = "missing"
+    with pytest.raises(CaseFileError, match="x/y: unknown config 'missing'"):
+        parse_cases(data)
+
+
+# -- the views -------------------------------------------------------------------------------------------------
+
+
+def test_bind_info_members_sorted_by_leaf_number() -> None:
+    big = {"podPlacements": [{"physicalNode": "n", "physicalLeafCellIndices": [0, 1], "preassignedCellTypes": ["T", "T"]}]}
+    small = {"podPlacements": [{"physicalNode": "n", "physicalLeafCellIndices": [2], "preassignedCellTypes": ["T"]}]}
+    info = {"node": "n", "leafCellIsolation": [2], "cellChain": "C", "affinityGroupBindInfo": [big, small]}
+    assert normalized_bind_info(info)["affinityGroupBindInfo"] == [small, big]
+
+
+def test_groups_by_name_and_summary() -> None:
+    assert groups_by_name({"items": None}) == {}
+    item = {"metadata": {"name": "g"}, "status": {
+        "vc": "a", "priority": 10, "state": "Allocated", "physicalPlacement": {"n1": [1, 0]},
+        "virtualPlacement": {"a/0": ["a/0/0"]}, "allocatedPods": ["p2", "p1"],
+        "lazyPreemptionStatus": {"preemptor": "h", "preemptionTime": "t"}}}
+    assert group_summary(groups_by_name({"items": [item]})["g"]) == {
+        "state": "Allocated", "priority": 10, "vc": "a", "lazyPreempted": True, "hasVirtualPlacement": True,
+        "physicalPlacement": {"n1": [0, 1]}, "allocatedPods": ["p1", "p2"], "lazyPreemptor": "h"}
+    with pytest.raises(AssertionError, match="is not"):
+        groups_by_name([item])
+
+
+def test_physical_leaves_by_node_and_index() -> None:
+    leaf = {"cellAddress": "rack/n1/3", "cellState": "Used", "cellPriority": 5}
+    node = {"cellAddress": "rack/n1", "isNodeLevel": True, "cellChildren": [leaf]}
+    rack = {"cellAddress": "rack", "leafCellType": "T", "cellChildren": [node]}
+    assert physical_leaves([rack]) == {("n1", 3): [leaf]}
+
+
+def test_cell_users_from_placements() -> None:
+    groups = {
+        "victim": {"status": {"state": "BeingPreempted", "physicalPlacement": {"n": [0]}}},
+        "preemptor": {"status": {"state": "Preempting", "physicalPlacement": {"n": [0, 1]}}},
+    }
+    assert cell_users(groups) == {("n", 0): {"using": "victim", "reserving": "preemptor"},
+                                  ("n", 1): {"reserving": "preemptor"}}
