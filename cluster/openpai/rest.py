@@ -1,0 +1,427 @@
+"""A small client for OpenPAI v1.2.0's rest-server (spec/openpai.md §4), on `requests`.
+
+Login, submit (`text/yaml`), job detail, stop, list jobs and VCs. Tokens come from `HIVEDLAB_PAI_TOKEN` or a 0600
+file and are never printed, logged or recorded: the client's repr, its call log and its errors leave them out.
+429s and transient failures (connection errors, 502/503/504) are retried with backoff; a submission whose reply was
+lost is looked up before it is sent again, so nothing is submitted twice. Every error reply becomes a `PaiError`
+whose one-line message (en / zh) says what to do.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import stat
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+import requests
+
+from hivedlab.errors import HivedlabError
+
+TOKEN_ENV = "HIVEDLAB_PAI_TOKEN"
+TOKEN_FILE_ENV = "HIVEDLAB_PAI_TOKEN_FILE"
+DIRECT_PORT = 9186  # rest-server's hostPort; through pylon the prefix is /rest-server (§4.1)
+TRANSIENT_STATUSES = (502, 503, 504)
+JOB_NAME = re.compile(r"^[a-zA-Z0-9_-]+$")  # §1.1
+MAX_JOB_NAME = 255
+
+
+class PaiError(HivedlabError):
+    """A rest-server failure the user must act on; the message is one line in English and Chinese."""
+
+    def __init__(self, en: str, zh: str, status: int | None = None, code: str | None = None) -> None:
+        super().__init__(f"{en} / {zh}")
+        self.en, self.zh, self.status, self.code = en, zh, status, code
+
+
+@dataclass(frozen=True)
+class RestReply:
+    """A rest-server reply: HTTP status, decoded body (JSON value or text), and the error `code` if any."""
+
+    status: int
+    body: Any
+
+    @property
+    def ok(self) -> bool:
+        return 200 <= self.status < 300
+
+    @property
+    def code(self) -> str | None:
+        return self.body.get("code") if isinstance(self.body, dict) else None
+
+    @property
+    def message(self) -> str:
+        if isinstance(self.body, dict):
+            return str(self.body.get("message", ""))
+        return "" if self.body is None else str(self.body)
+
+
+@dataclass(frozen=True)
+class RestCall:
+    """One request and its reply as the call log keeps it (no headers, so no token)."""
+
+    method: str
+    path: str
+    status: int | None
+    body: Any
+    attempt: int
+    elapsed_s: float
+    error: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"method": self.method, "path": self.path, "status": self.status, "body": self.body,
+                "attempt": self.attempt, "elapsed_s": round(self.elapsed_s, 3), "error": self.error}
+
+
+# ------------------------------------------------------------------ tokens and names
+
+
+def load_token(token_file: str | Path | None = None, environ: Mapping[str, str] | None = None) -> str:
+    """The token from `HIVEDLAB_PAI_TOKEN`, else from a file readable by its owner only (`chmod 600`)."""
+    env = os.environ if environ is None else environ
+    if env.get(TOKEN_ENV, "").strip():
+        return env[TOKEN_ENV].strip()
+    path = token_file or env.get(TOKEN_FILE_ENV)
+    if not path:
+        raise PaiError(
+            f"no OpenPAI token: set {TOKEN_ENV} or pass a token file (log in with the web portal or "
+            "POST /api/v2/authn/basic/login)",
+            f"没有 OpenPAI token：设置环境变量 {TOKEN_ENV} 或指定 token 文件",
+        )
+    return read_token_file(Path(path))
+
+
+def read_token_file(path: Path) -> str:
+    try:
+        info = path.stat()
+    except OSError as exc:
+        raise PaiError(f"cannot read token file {path}: {exc.strerror}", f"无法读取 token 文件 {path}") from None
+    if info.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+        mode = stat.S_IMODE(info.st_mode)
+        raise PaiError(
+            f"token file {path} is readable by group or others (mode {mode:04o}); run `chmod 600 {path}`",
+            f"token 文件 {path} 对组或其他用户可读（权限 {mode:04o}），请执行 `chmod 600 {path}`",
+        )
+    try:
+        token = path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        raise PaiError(f"cannot read token file {path}", f"无法读取 token 文件 {path}") from None
+    if not token:
+        raise PaiError(f"token file {path} is empty", f"token 文件 {path} 是空的")
+    return token
+
+
+def token_user(token: str) -> str | None:
+    """The `username` claim of a rest-server JWT (read, not verified), or None."""
+    parts = token.split(".")
+    if len(parts) != 3:
+        return None
+    try:
+        payload = json.loads(base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4)))
+    except (ValueError, TypeError):
+        return None
+    user = payload.get("username") if isinstance(payload, dict) else None
+    return user if isinstance(user, str) else None
+
+
+def unique_job_name(base: str, user: str, run_id: str) -> str:
+    """`<base>-<user>-<run>`: unique per member and run, as job names can never be reused (§4.2: no delete API)."""
+    cleaned = re.sub(r"[^a-zA-Z0-9_-]", "-", f"{base}-{user}-{run_id}")
+    cleaned = re.sub(r"-{2,}", "-", cleaned).strip("-")
+    return cleaned[:MAX_JOB_NAME]
+
+
+def normalize_base_url(url: str) -> str:
+    """`http://master` -> `http://master/rest-server` (pylon); `http://master:9186` and explicit paths stay."""
+    text = url.strip().rstrip("/")
+    parts = urlsplit(text if "://" in text else f"http://{text}")
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise PaiError(f"not an OpenPAI URL: {url!r} (expected http://<master>)",
+                       f"不是 OpenPAI 地址：{url!r}（应为 http://<master 的 IP>）")
+    base = f"{parts.scheme}://{parts.netloc}{parts.path}"
+    if not parts.path and parts.port != DIRECT_PORT:
+        base += "/rest-server"
+    return base
+
+
+# ------------------------------------------------------------------ error sentences
+
+
+def explain(reply: RestReply, what: str) -> PaiError:
+    """Turn an error reply into one sentence that says what to do (§4.1, §4.3, §2.8)."""
+    code, message, status = reply.code, reply.message, reply.status
+    short = message.splitlines()[0][:300] if message else ""
+    table: dict[str | None, tuple[str, str]] = {
+        "IncorrectPasswordError": ("wrong password: check it (the quick-start admin's default is admin-password)",
+                                   "密码错误：请检查密码（quick-start 的 admin 默认密码是 admin-password）"),
+        "NoUserError": (f"{short} Ask the admin to create the user (manual step 3.1: Administration -> User Management)",
+                        f"{short} 请管理员在 Administration -> User Management 中创建该用户（手册 3.1）"),
+        "UnauthorizedUserError": (
+            "the token is missing, invalid or expired (tokens last 7 days): log in again and set "
+            f"{TOKEN_ENV}",
+            f"token 缺失、无效或已过期（有效期 7 天）：请重新登录并设置 {TOKEN_ENV}"),
+        "ForbiddenUserError": (
+            f"{short}: the VC does not exist in the deployed HiveD config or the user is not granted it; check "
+            "`hivedlab scheduler-config` was applied and grant the VC in User Management",
+            f"{short}：该 VC 不在已部署的 HiveD 配置中或用户无权使用；请确认已应用 `hivedlab scheduler-config`，并在"
+            "用户管理中授权该 VC"),
+        "ConflictJobError": (
+            f"{short} Job names can never be reused on OpenPAI: run again (hivedlab makes new unique names) or "
+            "resume the run that submitted it",
+            f"{short} OpenPAI 上任务名不能重复使用：请重新运行（hivedlab 会生成新的唯一名字）或继续之前的运行"),
+        "NoJobError": (f"{short} Check the job name and user", f"{short} 请检查任务名和用户名"),
+        "NoApiError": (
+            f"{short} This URL is not an OpenPAI v1.2.0 rest-server: use http://<master>/rest-server or "
+            f"http://<master>:{DIRECT_PORT}",
+            f"{short} 该地址不是 OpenPAI v1.2.0 的 rest-server：请使用 http://<master>/rest-server 或 "
+            f"http://<master>:{DIRECT_PORT}"),
+        "InvalidProtocolError": (f"the job protocol was rejected: {short}", f"任务配置被拒绝：{short}"),
+        "InvalidParametersError": (f"invalid parameters: {short}", f"参数无效：{short}"),
+    }
+    if status == 429:
+        en, zh = ("the rest-server's rate limit was hit (60 submissions per hour per user, 60 job lists per "
+                  "minute): wait a few minutes and resume the run",
+                  "触发了 rest-server 的限流（每用户每小时 60 次提交、每分钟 60 次列表）：请等几分钟后继续运行")
+    elif code in table:
+        en, zh = table[code]
+    elif status == 500 and ("property 'gpu'" in message or "reading 'gpu'" in message):
+        # §2.8: an unknown skuType crashes the rest-server instead of its friendly message
+        en, zh = ("the job's skuType is not in the deployed HiveD config (rest-server 500 \"Cannot read property "
+                  "'gpu'\"): switch the scheduler config with `hivedlab scheduler-config` or fix the job's skuType",
+                  "任务的 skuType 不在已部署的 HiveD 配置中（rest-server 500）：请用 `hivedlab scheduler-config` "
+                  "切换调度配置或修改任务的 skuType")
+    elif status == 500 and "unacceptable kind of an object to dump" in message:
+        # §2.8: a gang job without `instances` under HiveD
+        en, zh = ("the job omits `instances` in a task role, which the rest-server cannot handle for gang jobs under "
+                  "HiveD (500): add `instances: 1`",
+                  "任务的某个 taskRole 省略了 `instances`，HiveD 下的 gang 任务会导致 rest-server 500：请加上 "
+                  "`instances: 1`")
+    elif status >= 500:
+        en, zh = (f"the rest-server failed ({status} {short or 'no message'}): check that rest-server and "
+                  "hivedscheduler run (`kubectl get pods` in the dev-box) and try again",
+                  f"rest-server 出错（{status}）：请在 dev-box 中用 `kubectl get pods` 确认 rest-server 和 "
+                  "hivedscheduler 正在运行后重试")
+    else:
+        en, zh = (f"unexpected reply {status} {code or ''} {short}".strip(), f"意外的回复 {status} {short}".strip())
+    return PaiError(f"{what}: {en}", f"{what}：{zh}", status, code)
+
+
+def unreachable(base_url: str, exc: Exception) -> PaiError:
+    kind = "timed out" if isinstance(exc, requests.Timeout) else "refused or dropped the connection"
+    return PaiError(
+        f"the OpenPAI master at {base_url} {kind}: check the address and that the cluster runs "
+        f"(`curl {base_url}/api/v2/info`)",
+        f"无法连接 OpenPAI master {base_url}：请检查地址以及集群是否在运行（`curl {base_url}/api/v2/info`）",
+    )
+
+
+# ------------------------------------------------------------------ the client
+
+
+class PaiClient:
+    """One user's session with the rest-server. `on_call` receives every `RestCall` (the backend logs them)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str | None = None,
+        *,
+        timeout_s: float = 30.0,
+        retries: int = 4,
+        backoff_s: float = 2.0,
+        sleep: Callable[[float], None] = time.sleep,
+        on_call: Callable[[RestCall], None] | None = None,
+        session: requests.Session | None = None,
+    ) -> None:
+        self.base_url = normalize_base_url(base_url)
+        self.__token = token
+        self.user = token_user(token) if token else None
+        self.timeout_s, self.retries, self.backoff_s = timeout_s, retries, backoff_s
+        self._sleep, self._on_call = sleep, on_call
+        self._session = session or requests.Session()
+        self._session.trust_env = False  # no proxies from the environment for a lab cluster
+
+    def __repr__(self) -> str:
+        return f"PaiClient({self.base_url!r}, user={self.user!r}, token={'<set>' if self.__token else None})"
+
+    def close(self) -> None:
+        self._session.close()
+
+    # -- plumbing
+
+    def _headers(self, content_type: str | None) -> dict[str, str]:
+        headers = {"Accept": "application/json"}
+        if content_type:
+            headers["Content-Type"] = content_type
+        if self.__token:
+            headers["Authorization"] = f"Bearer {self.__token}"
+        return headers
+
+    def _once(self, method: str, path: str, body: bytes | None, content_type: str | None, attempt: int) -> RestReply:
+        started = time.monotonic()
+        try:
+            response = self._session.request(method, self.base_url + path, data=body, timeout=self.timeout_s,
+                                             headers=self._headers(content_type), allow_redirects=False)
+        except requests.RequestException as exc:
+            self._log(RestCall(method, path, None, None, attempt, time.monotonic() - started, type(exc).__name__))
+            raise
+        reply = RestReply(response.status_code, _decode(response))
+        self._log(RestCall(method, path, reply.status, redact(reply.body), attempt, time.monotonic() - started))
+        return reply
+
+    def _log(self, call: RestCall) -> None:
+        if self._on_call:
+            self._on_call(call)
+
+    def _pause(self, attempt: int, reply: RestReply | None) -> None:
+        self._sleep(self.backoff_s * (2 ** (attempt - 1)))  # 2, 4, 8, 16 s by default
+
+    def request(self, method: str, path: str, body: bytes | None = None, content_type: str | None = None,
+                *, lost_reply_check: Callable[[], RestReply | None] | None = None) -> RestReply:
+        """Send with retries on 429, 502/503/504 and connection errors; returns the last reply.
+
+        `lost_reply_check` is asked after a failed attempt of a non-idempotent call; a reply it returns ends the
+        retries (the earlier attempt did reach the server).
+        """
+        for attempt in range(1, self.retries + 2):
+            try:
+                reply = self._once(method, path, body, content_type, attempt)
+            except requests.RequestException as exc:
+                if attempt > self.retries:
+                    raise unreachable(self.base_url, exc) from None
+                self._pause(attempt, None)
+                if lost_reply_check and (found := lost_reply_check()) is not None:
+                    return found
+                continue
+            if (reply.status == 429 or reply.status in TRANSIENT_STATUSES) and attempt <= self.retries:
+                self._pause(attempt, reply)
+                if reply.status != 429 and lost_reply_check and (found := lost_reply_check()) is not None:
+                    return found
+                continue
+            return reply
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _json(self, method: str, path: str, what: str, payload: Any = None, ok: tuple[int, ...] = (200,)) -> Any:
+        body = json.dumps(payload).encode() if payload is not None else None
+        reply = self.request(method, path, body, "application/json" if body is not None else None)
+        if reply.status not in ok:
+            raise explain(reply, what)
+        return reply.body
+
+    # -- endpoints (§4.2)
+
+    def info(self) -> dict[str, Any]:
+        """`GET /api/v2/info` (no auth): `{name, version, launcherType, authnMethod}`."""
+        body = self._json("GET", "/api/v2/info", "cluster info")
+        if not isinstance(body, dict) or "version" not in body:
+            raise PaiError(f"{self.base_url} did not answer like an OpenPAI rest-server",
+                           f"{self.base_url} 不像 OpenPAI 的 rest-server")
+        return body
+
+    def login(self, username: str, password: str) -> str:
+        """Basic-mode login; keeps and returns the JWT (7 days)."""
+        reply = self.request("POST", "/api/v2/authn/basic/login",
+                             json.dumps({"username": username, "password": password}).encode(), "application/json")
+        if reply.status != 200:
+            raise explain(reply, f"login as {username}")
+        token = reply.body.get("token") if isinstance(reply.body, dict) else None
+        if not isinstance(token, str) or not token:
+            raise PaiError("the login reply has no token", "登录回复中没有 token")
+        self.__token, self.user = token, str(reply.body.get("user") or username)
+        return token
+
+    def submit(self, protocol_yaml: str, job_name: str) -> RestReply:
+        """`POST /api/v2/jobs` with the YAML text (`text/yaml`). Returns the reply (202 accepted, 4xx/5xx rejected);
+        raises `PaiError` for auth failures, rate limits after retries and an unreachable master."""
+        user = self.user
+
+        def already_there() -> RestReply | None:
+            if not user:
+                return None
+            found = self.request("GET", f"/api/v2/jobs/{_job_path(user, job_name)}")
+            if found.status == 200:
+                return RestReply(202, {"status": 202, "message": f"job {job_name} found after a lost reply",
+                                       "recovered": True})
+            return None
+
+        reply = self.request("POST", "/api/v2/jobs", protocol_yaml.encode("utf-8"), "text/yaml",
+                             lost_reply_check=already_there)
+        if reply.status in (401, 429):
+            raise explain(reply, f"submit {job_name}")
+        return reply
+
+    def job(self, user: str, job_name: str) -> dict[str, Any] | None:
+        """The job detail (§3.6), or None when the cluster does not know the job."""
+        reply = self.request("GET", f"/api/v2/jobs/{_job_path(user, job_name)}")
+        if reply.status == 404 and reply.code in ("NoJobError", None):
+            return None
+        if reply.status != 200 or not isinstance(reply.body, dict):
+            raise explain(reply, f"status of {user}~{job_name}")
+        return reply.body
+
+    def stop(self, user: str, job_name: str) -> RestReply:
+        """`PUT .../executionType {"value": "STOP"}` (202)."""
+        reply = self.request("PUT", f"/api/v2/jobs/{_job_path(user, job_name)}/executionType",
+                             json.dumps({"value": "STOP"}).encode(), "application/json")
+        if reply.status != 202:
+            raise explain(reply, f"stop {user}~{job_name}")
+        return reply
+
+    def list_jobs(self, *, usernames: tuple[str, ...] = (), vc: str | None = None,
+                  states: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+        """`GET /api/v2/jobs` filtered (rate limit 60/min/user: poll job detail instead)."""
+        query = []
+        if usernames:
+            query.append("username=" + quote(",".join(usernames)))
+        if vc:
+            query.append("vc=" + quote(vc))
+        if states:
+            query.append("state=" + quote(",".join(states)))
+        path = "/api/v2/jobs" + ("?" + "&".join(query) if query else "")
+        body = self._json("GET", path, "list jobs")
+        if isinstance(body, dict) and isinstance(body.get("data"), list):
+            body = body["data"]
+        return [item for item in body if isinstance(item, dict)] if isinstance(body, list) else []
+
+    def virtual_clusters(self) -> dict[str, Any]:
+        """`GET /api/v2/virtual-clusters`: `{vc: {capacity, resourcesTotal, ...}}` (always has `default`)."""
+        body = self._json("GET", "/api/v2/virtual-clusters", "list virtual clusters")
+        return body if isinstance(body, dict) else {}
+
+    def user_info(self, username: str) -> dict[str, Any]:
+        """`GET /api/v2/users/<u>` (its `virtualCluster` lists the VCs the user may use)."""
+        body = self._json("GET", f"/api/v2/users/{quote(username, safe='')}", f"user {username}")
+        return body if isinstance(body, dict) else {}
+
+
+SECRET_KEYS = ("token", "password", "secret", "secrets")
+
+
+def redact(value: Any) -> Any:
+    """A copy of a decoded body with token, password and secret values replaced (login replies carry the JWT)."""
+    if isinstance(value, dict):
+        return {k: "<redacted>" if str(k).lower() in SECRET_KEYS else redact(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact(v) for v in value]
+    return value
+
+
+def _job_path(user: str, job_name: str) -> str:
+    return quote(f"{user}~{job_name}", safe="~")
+
+
+def _decode(response: requests.Response) -> Any:
+    text = response.content.decode("utf-8", "replace")
+    if not text:
+        return None
+    try:
+        return json.loads(text)  # §4.2: /config is JSON even when labelled text/yaml
+    except ValueError:
+        return text

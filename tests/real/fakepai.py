@@ -1,0 +1,139 @@
+"""A fake OpenPAI v1.2.0 rest-server (spec/openpai.md §4) served over real HTTP on 127.0.0.1.
+
+Stateful enough for the client and the real backend: users with passwords and VCs, JWT-shaped tokens, job
+submission (text/yaml, 202 / 400 / 403 / 409), job detail, stop, list, virtual clusters. Faults are scripted:
+`fail_next(method, path_prefix, reply)` answers the next matching request with `reply` (None drops the connection).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+from typing import Any
+
+import yaml
+
+from .conftest import LocalServer, json_reply
+
+
+def make_jwt(user: str) -> str:
+    def part(data: dict[str, Any]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
+
+    return f"{part({'alg': 'HS256', 'typ': 'JWT'})}.{part({'username': user, 'admin': user == 'admin'})}.c2lnbmF0dXJl"
+
+
+class FakePai:
+    def __init__(self, serve, vcs=("default", "vc1")) -> None:
+        self.lock = threading.Lock()
+        self.users = {"admin": "admin-password", "alice": "alice-pass", "bob": "bob-pass1"}
+        self.grants = {u: set(vcs) for u in self.users}
+        self.vcs = list(vcs)
+        self.tokens = {make_jwt(u): u for u in self.users}
+        self.jobs: dict[str, dict[str, Any]] = {}
+        self.faults: list[tuple[str, str, Any, bool]] = []
+        self.server: LocalServer = serve(self.handle)
+        self.url = self.server.url + "/rest-server"
+
+    def token(self, user: str) -> str:
+        return make_jwt(user)
+
+    def fail_next(self, method: str, prefix: str, reply: Any, *, after: bool = False) -> None:
+        """Answer the next `method` request under `prefix` with `reply`; `after`: process it first (lost reply)."""
+        self.faults.append((method, prefix, reply, after))
+
+    def set_state(self, job_id: str, state: str, **extra: Any) -> None:
+        with self.lock:
+            self.jobs[job_id]["jobStatus"].update(state=state, **extra)
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        return self.server.requests
+
+    # ------------------------------------------------------------------ HTTP
+
+    def handle(self, handler, method: str, path: str, body: bytes):
+        for index, (m, prefix, reply, after) in enumerate(self.faults):
+            if m == method and path.startswith("/rest-server" + prefix):
+                del self.faults[index]
+                if after:
+                    self._route(handler, method, path, body)
+                return reply
+        return self._route(handler, method, path, body)
+
+    def _user(self, handler) -> str | None:
+        auth = handler.headers.get("Authorization") or ""
+        return self.tokens.get(auth[len("Bearer "):]) if auth.startswith("Bearer ") else None
+
+    def _route(self, handler, method: str, path: str, body: bytes):
+        if not path.startswith("/rest-server/api/"):
+            return json_reply(404, {"code": "NoApiError", "message": f"API {path} is not found."})
+        route = path[len("/rest-server"):]
+        if route == "/api/v2/info" and method == "GET":
+            return json_reply(200, {"name": "PAI RESTful API", "version": "v1.2.0", "launcherType": "k8s",
+                                    "authnMethod": "basic"})
+        if route == "/api/v2/authn/basic/login" and method == "POST":
+            data = json.loads(body or b"{}")
+            user, password = data.get("username"), data.get("password")
+            if user not in self.users:
+                return json_reply(400, {"code": "NoUserError", "message": f"User {user} is not found."})
+            if self.users[user] != password:
+                return json_reply(400, {"code": "IncorrectPasswordError", "message": "Password is incorrect."})
+            return json_reply(200, {"user": user, "token": make_jwt(user), "admin": user == "admin"})
+        user = self._user(handler)
+        if user is None:
+            message = "Your token is invalid." if handler.headers.get("Authorization") else \
+                "Guest is not allowed to do this operation."
+            return json_reply(401, {"code": "UnauthorizedUserError", "message": message})
+        if route == "/api/v2/jobs" and method == "POST":
+            return self._submit(user, handler.headers.get("Content-Type") or "", body)
+        if route.startswith("/api/v2/jobs?") or (route == "/api/v2/jobs" and method == "GET"):
+            with self.lock:
+                return json_reply(200, [dict(name=j["name"], username=j["jobStatus"]["username"],
+                                             state=j["jobStatus"]["state"],
+                                             virtualCluster=j["jobStatus"]["virtualCluster"])
+                                        for j in self.jobs.values()])
+        if route.startswith("/api/v2/jobs/"):
+            rest = route[len("/api/v2/jobs/"):]
+            job_id, _, tail = rest.partition("/")
+            job_id = job_id.replace("%7E", "~")
+            with self.lock:
+                job = self.jobs.get(job_id)
+            if job is None:
+                return json_reply(404, {"code": "NoJobError", "message": f"Job {job_id} is not found."})
+            if not tail and method == "GET":
+                return json_reply(200, job)
+            if tail == "executionType" and method == "PUT":
+                if job["jobStatus"]["username"] != user and user != "admin":
+                    return json_reply(403, {"code": "ForbiddenUserError",
+                                            "message": f"User {user} is not allowed to do operation."})
+                self.set_state(job_id, "STOPPED", executionType="STOP")
+                return json_reply(202, {"status": 202, "message": f"Execute job {job_id} successfully."})
+        if route == "/api/v2/virtual-clusters":
+            return json_reply(200, {vc: {"capacity": 50, "resourcesTotal": {"gpu": 1}} for vc in self.vcs})
+        return json_reply(404, {"code": "NoApiError", "message": f"API {route} is not found."})
+
+    def _submit(self, user: str, content_type: str, body: bytes):
+        if not content_type.startswith("text/"):
+            return json_reply(400, {"code": "InvalidProtocolError", "message": '[{"message":"should be object"}]'})
+        protocol = yaml.safe_load(body.decode())
+        name = protocol["name"]
+        vc = (protocol.get("defaults") or {}).get("virtualCluster", "default")
+        if vc not in self.grants.get(user, set()) or vc not in self.vcs:
+            return json_reply(403, {"code": "ForbiddenUserError",
+                                    "message": f"User {user} is not allowed to do operation in {vc}"})
+        job_id = f"{user}~{name}"
+        with self.lock:
+            if job_id in self.jobs:
+                return json_reply(409, {"code": "ConflictJobError", "message": f"Job {job_id} already exists."})
+            instances = sum(int(t.get("instances", 1)) for t in protocol["taskRoles"].values())
+            if instances > 2:
+                return json_reply(400, {"code": "InvalidProtocolError",
+                                        "message": f"Job requests {instances} SKUs, exceeds maximum 2 SKUs in VC {vc}."})
+            self.jobs[job_id] = {
+                "debugId": "0" * 32, "name": name, "taskRoles": {},
+                "jobStatus": {"username": user, "state": "WAITING", "subState": "AttemptCreationPending",
+                              "executionType": "START", "retries": 0, "virtualCluster": vc},
+            }
+        return json_reply(202, {"status": 202, "message": f"Update job {name} for user {user} successfully."})
