@@ -1,0 +1,155 @@
+"""`hivedlab report`: a run directory -> report.md (+ PNG charts), a self-contained report.html, claims.json.
+
+The pipeline, declared once: read the run (`report_inputs.load_run`) -> chart data and drawings per experiment
+(`charts`) -> the report's content (`report_context`) -> Markdown from the templates -> the students' free text put
+back (`report_freetext`) -> HTML with the charts inline as SVG -> files written whole (`write_atomic`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+import jinja2
+import markdown
+
+from checker import charts as chart_module
+from checker.report_context import build_claims, build_context, experiment_name
+from checker.report_freetext import block, extract, merge
+from checker.report_inputs import ExperimentInputs, RunInputs, load_run
+from hivedlab.cliutil import write_atomic
+from hivedlab.errors import HivedlabError
+from hivedlab.paths import REPORT_TEMPLATES
+
+LANGS = ("zh", "en")
+_DEFAULT_FREE_TEXT = {
+    "zh": "（在此填写。）",
+    "en": "(Write here.)",
+}
+_ORPHANS = {
+    "zh": "## 保留的自由文本（这些位置已不在报告中）",
+    "en": "## Kept free text (these places are no longer in the report)",
+}
+
+
+@dataclass(frozen=True)
+class ReportResult:
+    markdown_path: Path
+    html_path: Path
+    claims_path: Path
+    charts: tuple[Path, ...]
+    inconclusive: tuple[str, ...]
+    problems: tuple[str, ...]
+
+
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(REPORT_TEMPLATES)),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=jinja2.select_autoescape(enabled_extensions=("html",), default_for_string=False),
+    )
+
+
+def _href(out_dir: Path, run_dir: Path, rel: str) -> str:
+    """A link from the report's folder to a file of the run directory, URL-quoted."""
+    target = os.path.relpath(run_dir / rel, out_dir).replace(os.sep, "/")
+    return quote(target, safe="/._-~")
+
+
+def _chart(exp: ExperimentInputs, out_dir: Path) -> tuple[Path, Path] | None:
+    """Draw an experiment's timeline as experiments/<id>/timeline.png and .svg under the report's folder."""
+    if not exp.timeline.attempts and not exp.nodes:
+        return None
+    data = chart_module.chart_data(
+        experiment_name(exp, "en"), exp.timeline.attempts, exp.nodes, exp.vc_nodes, exp.timeline.end or None
+    )
+    png, svg = chart_module.draw(data, salt=exp.id)
+    folder = out_dir / "experiments" / exp.id
+    png_path, svg_path = folder / "timeline.png", folder / "timeline.svg"
+    write_atomic(png_path, png)
+    write_atomic(svg_path, svg)
+    return png_path, svg_path
+
+
+def render_markdown(inputs: RunInputs, lang: str, out_dir: Path, charts: dict[str, str], previous: str | None) -> str:
+    """report.md's text; `previous` is the existing report.md (its free text is kept)."""
+    context = build_context(inputs, lang, lambda rel: _href(out_dir, inputs.run_dir, rel), charts)
+    template = _environment().get_template(f"report.{lang}.md.j2")
+    text = template.render(**context, free_text=lambda block_id: block(block_id, _DEFAULT_FREE_TEXT[lang]))
+    text = re.sub(r"\n{3,}", "\n\n", text)
+    if previous is not None:
+        text = merge(text, extract(previous), _ORPHANS[lang])
+    return text
+
+
+_IMG = re.compile(r'<img alt="[^"]*" src="(?P<src>experiments/[^"]+/timeline\.png)"\s*/?>')
+
+
+def _inline_svg(svg: str) -> str:
+    """An SVG file's text, made fit to sit inside HTML (no XML prolog or DOCTYPE)."""
+    svg = re.sub(r"^\s*<\?xml[^>]*\?>\s*", "", svg)
+    svg = re.sub(r"<!DOCTYPE[^>]*>\s*", "", svg, flags=re.IGNORECASE)
+    return f'<figure class="chart">{svg.strip()}</figure>'
+
+
+def render_html(md_text: str, lang: str, out_dir: Path, title: str) -> str:
+    """report.md as one self-contained HTML page, the timeline charts inline as SVG."""
+    body = markdown.markdown(md_text, extensions=["tables", "sane_lists"], output_format="html")
+
+    def inline(match: re.Match[str]) -> str:
+        svg_path = out_dir / match.group("src")[: -len(".png")]
+        svg_path = svg_path.with_suffix(".svg")
+        try:
+            return _inline_svg(svg_path.read_text(encoding="utf-8"))
+        except OSError:
+            return match.group(0)
+
+    body = _IMG.sub(inline, body)
+    template = _environment().get_template("report.html.j2")
+    return template.render(lang=lang, title=title, body=jinja2.utils.markupsafe.Markup(body))
+
+
+def build_report(run_dir: Path, lang: str = "zh", out_dir: Path | None = None) -> ReportResult:
+    """Write report.md, report.html, claims.json and the charts for a run directory."""
+    if lang not in LANGS:
+        raise HivedlabError(f"unknown language '{lang}' (choose zh or en)")
+    out_dir = out_dir or run_dir
+    inputs = load_run(run_dir)
+    md_path = out_dir / "report.md"
+    previous = None
+    if md_path.is_file():
+        try:
+            previous = md_path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise HivedlabError(f"{md_path}: cannot read the existing report to keep its free text ({exc})") from None
+        extract(previous, str(md_path))  # refuse before writing anything if its markers are broken
+    chart_files: list[Path] = []
+    chart_links: dict[str, str] = {}
+    claim_files: dict[str, dict[str, object]] = {}
+    for exp in inputs.experiments:
+        files: dict[str, object] = {"jobs": list(exp.job_files), "evidence": exp.evidence}
+        drawn = _chart(exp, out_dir)
+        if drawn:
+            chart_files += drawn
+            rel = f"experiments/{exp.id}/timeline.png"
+            chart_links[exp.id] = quote(rel, safe="/._-~")
+            files.update(chart_png=rel, chart_svg=f"experiments/{exp.id}/timeline.svg")
+        claim_files[exp.id] = files
+    md_text = render_markdown(inputs, lang, out_dir, chart_links, previous)
+    title = "Lab 6 实验报告" if lang == "zh" else "Lab 6 report"
+    html_text = render_html(md_text, lang, out_dir, title)
+    claims = build_claims(inputs, lang, claim_files)
+    claims_path, html_path = out_dir / "claims.json", out_dir / "report.html"
+    write_atomic(claims_path, json.dumps(claims, ensure_ascii=False, indent=2) + "\n")
+    write_atomic(html_path, html_text)
+    write_atomic(md_path, md_text)
+    inconclusive = tuple(e["id"] for e in claims["experiments"] if e["verdict"] == "inconclusive")
+    problems = tuple(inputs.problems) + tuple(p for e in inputs.experiments for p in e.problems)
+    return ReportResult(md_path, html_path, claims_path, tuple(chart_files), inconclusive, problems)

@@ -1,0 +1,331 @@
+"""The report's content as plain data: a pure function of the run's inputs, the language and where files are.
+
+Every string a template prints comes out of here already escaped for Markdown (`report_text.md` / `cell`);
+the templates hold only the manual's fixed wording and layout. `build_claims` gives the same facts unescaped,
+for claims.json.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from checker.charts import TaskAttempt
+from checker.report_inputs import EnvRecord, ExperimentInputs, MemberInfo, RunInputs
+from checker.report_text import ENV_GROUP_EN, ENV_ROWS, ROW_NAMES, ROW_QUESTIONS, VERDICT_LABELS, cell, clock, md, pick
+
+Link = Callable[[str], str]  # run-dir-relative path -> href relative to the report
+
+_SIM = {"zh": "模拟集群，无此记录", "en": "simulated cluster, not recorded"}
+_NO_RECORD = {"zh": "缺少环境记录", "en": "no environment record"}
+_MISSING = {"zh": "缺失", "en": "missing"}
+
+
+def _t(lang: str, zh: str, en: str) -> str:
+    return zh if lang == "zh" else en
+
+
+# ---------------------------------------------------------------- environment table
+
+
+def _columns(inputs: RunInputs) -> list[tuple[str, MemberInfo | None, EnvRecord | None]]:
+    """One column per member (inventory order), then environment records of machines the inventory lacks."""
+    columns: list[tuple[str, MemberInfo | None, EnvRecord | None]] = []
+    used: set[str] = set()
+    by_host = {r.hostname: r for r in inputs.env.values() if r.hostname}
+    for member in inputs.members:
+        record = inputs.env.get(member.name) or inputs.env.get(member.name.lower())
+        if record is None and member.hostname:
+            record = by_host.get(member.hostname)
+        if record is not None:
+            used.add(record.member)
+        columns.append((member.name, member, record))
+    columns += [(r.member, None, r) for key, r in sorted(inputs.env.items()) if r.member not in used]
+    return columns
+
+
+def _env_value(key: str, member: MemberInfo | None, record: EnvRecord | None, inputs: RunInputs, lang: str) -> str:
+    inventory_value = {"hostname": member.hostname if member else "", "ip": member.ip if member else ""}
+    if key == "openpai":
+        if inputs.openpai_version:
+            return inputs.openpai_version
+        if record and record.openpai_version:
+            return record.openpai_version
+        if inputs.cluster == "sim":
+            return _t(lang, "模拟集群（OpenPAI v1.2.0 + HiveD v0.3.4 的模型）",
+                      "simulated (a model of OpenPAI v1.2.0 + HiveD v0.3.4)")
+        return _MISSING[lang]
+    if record is None:
+        if key in inventory_value and inventory_value[key]:
+            return inventory_value[key] + _t(lang, "（组员清单）", " (group inventory)")
+        return _SIM[lang] if inputs.cluster == "sim" else _NO_RECORD[lang]
+    if key == "gpu":
+        if record.gpu_count in ("0",):
+            return _t(lang, "无 GPU", "no GPU")
+        if not record.gpu_model and not record.gpu_count:
+            return _MISSING[lang]
+        return f"{record.gpu_model or _MISSING[lang]}, {record.gpu_count or '?'}"
+    if key == "docker":
+        value = record.docker_version
+        if value and record.docker_default_runtime:
+            value += f" (default runtime: {record.docker_default_runtime})"
+        return value or _MISSING[lang]
+    if key == "cuda":
+        value = record.cuda_version
+        if value and record.driver_version:
+            value += f" (driver {record.driver_version})"
+        return value or _MISSING[lang]
+    value = {"vcpus": record.vcpus, "ip": record.ip, "hostname": record.hostname, "os": record.os}[key]
+    return value or inventory_value.get(key) or _MISSING[lang]
+
+
+def environment(inputs: RunInputs, lang: str) -> dict[str, Any]:
+    columns = _columns(inputs)
+    rows = []
+    for key, group, label_zh, label_en in ENV_ROWS:
+        rows.append({
+            "group": _t(lang, group, ENV_GROUP_EN.get(group, "")),
+            "label": _t(lang, label_zh, label_en),
+            "cells": [cell(_env_value(key, member, record, inputs, lang)) for _, member, record in columns],
+        })
+    notes = []
+    if inputs.cluster == "sim" and not inputs.env:
+        notes.append(_t(
+            lang,
+            "本次实验运行在 hivedlab 的模拟集群上，没有真实机器：表中不填写硬件和软件环境。"
+            "在真实集群上做实验时，每位组员在自己的机器上运行 `hivedlab env --format json --out env/<姓名>.json`。",
+            "The experiments ran on hivedlab's simulated cluster, so there are no real machines: the table leaves "
+            "hardware and software empty. On a real cluster every member runs "
+            "`hivedlab env --format json --out env/<name>.json` on their own machine.",
+        ))
+    for name, member, record in columns:
+        if record is None and inputs.cluster != "sim":
+            notes.append(_t(lang, f"缺少 {md(name)} 的环境记录（env/{md(name)}.json）：请在其机器上运行 `hivedlab env`。",
+                            f"No environment record for {md(name)} (env/{md(name)}.json): run `hivedlab env` on "
+                            "that machine."))
+        if member is not None and not member.hostname and not (record and record.hostname):
+            notes.append(_t(lang, f"{md(name)} 没有主机名（组员清单和环境记录中都没有）。",
+                            f"{md(name)} has no hostname (neither in the group inventory nor in an environment "
+                            "record)."))
+        if member is None:
+            notes.append(_t(lang, f"环境记录 {md(record.source if record else name)} 的组员 {md(name)} 不在组员清单中。",
+                            f"The environment record {md(record.source if record else name)} names {md(name)}, who is "
+                            "not in the group inventory."))
+    if not columns:
+        notes.append(_t(lang, "没有组员清单（inventory.yaml），也没有环境记录：无法填写本表。",
+                        "Neither a group inventory (inventory.yaml) nor environment records: the table cannot be "
+                        "filled."))
+    return {"members": [cell(name) for name, _, _ in columns], "rows": rows, "notes": notes}
+
+
+# ---------------------------------------------------------------- experiments
+
+
+def experiment_name(exp: ExperimentInputs, lang: str) -> str:
+    if exp.id in ROW_NAMES:
+        zh, en = ROW_NAMES[exp.id]
+        return zh if lang == "zh" else en
+    title = exp.plan.title_zh if lang == "zh" else exp.plan.title_en
+    return title or exp.plan.title_en or exp.plan.title_zh or exp.id
+
+
+def verdict_of(exp: ExperimentInputs) -> str:
+    value = exp.verdict.get("verdict") if exp.verdict else None
+    return value if value in VERDICT_LABELS else "inconclusive"
+
+
+def inconclusive_reasons(exp: ExperimentInputs, lang: str) -> list[str]:
+    """Why an experiment could not be judged: the verdict's `missing` list, else the inputs' problems."""
+    reasons = []
+    if exp.verdict:
+        for item in exp.verdict.get("missing") or []:
+            reasons.append(pick(item, lang) if not isinstance(item, dict) or "zh" in item or "en" in item
+                           else ", ".join(f"{k}: {v}" for k, v in item.items()))
+    if not reasons:
+        reasons = list(exp.problems)
+    if not reasons:
+        reasons = [_t(lang, "判定结果未说明原因", "the verdict gives no reason")]
+    return reasons
+
+
+def _question_text(question: object, exp: ExperimentInputs, lang: str) -> str:
+    questions = exp.plan.questions_zh if lang == "zh" else exp.plan.questions_en
+    if isinstance(question, int) and not isinstance(question, bool) and 0 <= question < len(questions):
+        return questions[question]
+    return pick(question, lang)
+
+
+def answers(exp: ExperimentInputs, lang: str) -> list[dict[str, Any]]:
+    result = []
+    for raw in (exp.verdict or {}).get("answers") or []:
+        if not isinstance(raw, dict):
+            continue
+        evidence = [e for e in raw.get("evidence") or [] if isinstance(e, int) and not isinstance(e, bool)]
+        verdict = raw.get("verdict") if raw.get("verdict") in VERDICT_LABELS else "inconclusive"
+        result.append({
+            "question": _question_text(raw.get("question"), exp, lang),
+            "answer": pick(raw.get("answer"), lang),
+            "verdict": verdict,
+            "expected": pick(raw.get("expected"), lang) if raw.get("expected") else "",
+            "evidence": evidence,
+        })
+    return result
+
+
+def _node_text(a: TaskAttempt, lang: str) -> str:
+    gpus = ",".join(str(g) for g in a.gpus)
+    return f"{a.node}" + (f" (GPU {gpus})" if gpus else "")
+
+
+def attempt_sentence(a: TaskAttempt, lang: str) -> str:
+    """One full sentence about a task attempt, with its times and node."""
+    who = _t(lang, f"{a.job} 的 {a.task}（第 {a.attempt + 1} 次尝试）", f"{a.job} {a.task} (attempt {a.attempt + 1})")
+    parts = []
+    for start, end in a.waiting:
+        if end is None:
+            parts.append(_t(lang, f"从 {clock(start)} 起等待调度，到日志结束仍在等待", f"waited from {clock(start)} "
+                            "until the log ended"))
+        else:
+            parts.append(_t(lang, f"从 {clock(start)} 等待调度到 {clock(end)}", f"waited from {clock(start)} to "
+                            f"{clock(end)}"))
+    if a.start is not None and a.node:
+        parts.append(_t(lang, f"于 {clock(a.start)} 在 {_node_text(a, lang)} 上开始运行",
+                        f"started on {_node_text(a, lang)} at {clock(a.start)}"))
+        parts.append(_ended(a, lang))
+    elif not a.waiting:
+        parts.append(_t(lang, "没有运行", "never ran"))
+    sep = "，" if lang == "zh" else ", "
+    return who + (" " if lang == "en" else "") + sep.join(parts) + ("。" if lang == "zh" else ".")
+
+
+def _ended(a: TaskAttempt, lang: str) -> str:
+    if a.end is None:
+        return _t(lang, "日志结束时仍在运行", "was still running when the log ended")
+    how = {
+        "preempted": ("被抢占", "was preempted"),
+        "succeeded": ("成功结束", "succeeded"),
+        "failed": ("失败", "failed"),
+        "deleted": ("被删除", "was deleted"),
+        "stopped": ("被停止", "was stopped"),
+    }.get("preempted" if a.preempted else a.outcome, ("结束", "ended"))
+    return _t(lang, f"{clock(a.end)} {how[0]}", f"{how[1]} at {clock(a.end)}")
+
+
+_OUTCOMES = {"preempted": "被抢占", "succeeded": "成功", "failed": "失败", "deleted": "被删除", "stopped": "被停止",
+             "running": "运行中", "waiting": "等待中"}
+
+
+def _outcome(a: TaskAttempt, lang: str) -> str:
+    outcome = "preempted" if a.preempted else a.outcome
+    return _OUTCOMES.get(outcome, outcome) if lang == "zh" else outcome
+
+
+def _attempt_rows(exp: ExperimentInputs, lang: str) -> list[list[str]]:
+    rows = []
+    for a in exp.timeline.attempts:
+        waited = "; ".join(f"{clock(s)}–{clock(e) if e is not None else '…'}" for s, e in a.waiting)
+        rows.append([cell(a.job), cell(a.task), str(a.attempt + 1), cell(_node_text(a, lang) if a.node else "—"),
+                     clock(a.start) or "—", clock(a.end) or ("…" if a.start is not None else "—"), cell(waited or "—"),
+                     cell(_outcome(a, lang))])
+    return rows
+
+
+def experiment(exp: ExperimentInputs, number: int, lang: str, link: Link, chart: str | None) -> dict[str, Any]:
+    verdict = verdict_of(exp)
+    label = VERDICT_LABELS[verdict][0 if lang == "zh" else 1]
+    items = answers(exp, lang)
+    sentences = [f"**{md(label)}**"]
+    sentences += [md(item["answer"]) for item in items if item["answer"]]
+    if verdict == "inconclusive":
+        sentences.append(md(_t(lang, "原因：", "Why: ") + "; ".join(inconclusive_reasons(exp, lang))))
+    facts = [md(attempt_sentence(a, lang)) for a in exp.timeline.attempts]
+    if facts:
+        sentences.append(md(_t(lang, "时间线（T+ 为实验开始后的时间）：", "Timeline (T+ = time since the experiment began):"))
+                         + " " + " ".join(facts))
+    if exp.timeline.source == "sim":
+        sentences.append(md(_t(lang, "（证据来自模拟集群）", "(evidence from the simulated cluster)")))
+    files = [f"[{md(path.rsplit('/', 1)[-1])}]({link(path)})" for path in exp.job_files]
+    if exp.evidence:
+        files.append(f"[evidence.jsonl]({link(exp.evidence)})")
+    if chart:
+        files.append(f"[timeline.png]({chart})")
+    return {
+        "id": exp.id,
+        "anchor": f"exp-{number}",
+        "number": number,
+        "name": cell(experiment_name(exp, lang)),
+        "heading": md(experiment_name(exp, lang)),
+        # the manual's own questions are trusted Markdown (they quote `default`); a plan's are escaped
+        "question": _t(lang, *ROW_QUESTIONS[exp.id]) if exp.id in ROW_QUESTIONS else md(" ".join(
+            exp.plan.questions_zh if lang == "zh" else exp.plan.questions_en)),
+        "verdict": verdict,
+        "verdict_label": md(label),
+        "phenomenon": "<br/>".join(sentences),
+        "files": "<br/>".join(files) or md(_t(lang, "（无）", "(none)")),
+        "answers": [{**item, "question": md(item["question"]), "answer": md(item["answer"]),
+                     "expected": md(item["expected"]), "verdict_label": md(VERDICT_LABELS[item["verdict"]][
+                         0 if lang == "zh" else 1])} for item in items],
+        "reasons": [md(r) for r in inconclusive_reasons(exp, lang)] if verdict == "inconclusive" else [],
+        "chart": chart,
+        "attempts": _attempt_rows(exp, lang),
+        "started": md(exp.timeline.started),
+        "simulated": exp.timeline.source == "sim",
+        "problems": [md(p) for p in exp.problems],
+    }
+
+
+def build_context(inputs: RunInputs, lang: str, link: Link, charts: dict[str, str]) -> dict[str, Any]:
+    """Everything the report template prints. `charts` maps experiment id -> PNG href (when drawn)."""
+    experiments = [experiment(e, i + 1, lang, link, charts.get(e.id)) for i, e in enumerate(inputs.experiments)]
+    group = md(str(inputs.run.get("group") or ""))
+    return {
+        "lang": lang,
+        "group": group,
+        "version": md(str(inputs.run.get("hivedlab_version") or inputs.run.get("version") or "")),
+        "cluster": inputs.cluster,
+        "seed": md(str(inputs.run.get("seed", ""))),
+        "started": md(str(inputs.run.get("started") or "")),
+        "finished": md(str(inputs.run.get("finished") or "")),
+        "openpai_version": md(inputs.openpai_version),
+        "env": environment(inputs, lang),
+        "experiments": experiments,
+        "inconclusive": [e for e in experiments if e["verdict"] == "inconclusive"],
+        "problems": [md(p) for p in inputs.problems],
+    }
+
+
+# ---------------------------------------------------------------- claims.json
+
+
+def build_claims(inputs: RunInputs, lang: str, files: dict[str, dict[str, object]]) -> dict[str, Any]:
+    """The report's claims, machine-readable (claims.json): per experiment the verdict and the key facts claimed."""
+    experiments = []
+    for exp in inputs.experiments:
+        verdict = verdict_of(exp)
+        experiments.append({
+            "id": exp.id,
+            "title": experiment_name(exp, lang),
+            "verdict": verdict,
+            "inconclusive_reasons": inconclusive_reasons(exp, lang) if verdict == "inconclusive" else [],
+            "answers": answers(exp, lang),
+            "facts": [
+                {
+                    "job": a.job, "task": a.task, "attempt": a.attempt, "node": a.node, "gpus": list(a.gpus),
+                    "start_s": a.start, "end_s": a.end, "outcome": a.outcome, "preempted": a.preempted,
+                    "recreated": a.recreated, "waiting_s": [[s, e] for s, e in a.waiting],
+                }
+                for a in exp.timeline.attempts
+            ],
+            "evidence_source": exp.timeline.source or None,
+            "started": exp.timeline.started or None,
+            "files": files.get(exp.id, {}),
+        })
+    return {
+        "format": "hivedlab-claims/1",
+        "lang": lang,
+        "cluster": inputs.cluster,
+        "simulated": inputs.cluster == "sim",
+        "openpai_version": inputs.openpai_version or None,
+        "run": {k: inputs.run.get(k) for k in ("hivedlab_version", "seed", "started", "finished") if k in inputs.run},
+        "experiments": experiments,
+    }

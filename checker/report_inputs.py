@@ -1,0 +1,296 @@
+"""Read a run directory into plain data for the report: run.json, inventory, environment records, experiments.
+
+Reading never fails on a missing or broken part: each problem becomes a line in `problems` and the report says
+what is missing. Only an unusable RUN_DIR itself raises `HivedlabError`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from checker.charts import TaskAttempt, vc_nodes_from_config
+from checker.report_timeline import ExperimentTimeline, timeline_for_chart
+from hivedlab.errors import HivedlabError
+from hivedlab.inventory import inventory_from_mapping
+from hivedlab.paths import EXPERIMENTS
+
+UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class MemberInfo:
+    name: str
+    hostname: str = ""
+    ip: str = ""
+    roles: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class EnvRecord:
+    """The fields of an environment record the report prints (schema: environment-record.schema.json)."""
+
+    member: str
+    source: str  # file name under env/
+    hostname: str = ""
+    ip: str = ""
+    os: str = ""
+    vcpus: str = ""
+    gpu_model: str = ""
+    gpu_count: str = ""
+    driver_version: str = ""
+    cuda_version: str = ""
+    docker_version: str = ""
+    docker_default_runtime: str = ""
+    openpai_version: str = ""
+
+
+@dataclass(frozen=True)
+class PlanInfo:
+    """What the report uses of an experiment plan (labs/experiments/<id>.yaml)."""
+
+    id: str
+    order: int = 99
+    title_zh: str = ""
+    title_en: str = ""
+    hived_config: str = ""
+    questions_zh: tuple[str, ...] = ()
+    questions_en: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ExperimentInputs:
+    id: str
+    plan: PlanInfo
+    verdict: dict[str, Any] | None  # verdict result (verdict.schema.json), None when missing or unreadable
+    job_files: tuple[str, ...]  # run-dir-relative paths of the job protocols as submitted
+    evidence: str | None  # run-dir-relative path of evidence.jsonl when it exists
+    timeline: ExperimentTimeline
+    nodes: tuple[str, ...] = ()
+    vc_nodes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    problems: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RunInputs:
+    run_dir: Path
+    cluster: str  # sim | pai | unknown
+    run: dict[str, Any]
+    members: tuple[MemberInfo, ...]
+    env: dict[str, EnvRecord]
+    openpai_version: str
+    experiments: tuple[ExperimentInputs, ...]
+    problems: tuple[str, ...] = ()
+
+
+def _read_json(path: Path) -> tuple[Any, str | None]:
+    try:
+        return json.loads(path.read_text(encoding="utf-8")), None
+    except OSError as exc:
+        return None, f"{path.name}: cannot read ({exc.strerror or exc})"
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        return None, f"{path.name}: not valid JSON ({exc})"
+
+
+def _read_yaml(path: Path) -> tuple[Any, str | None]:
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8")), None
+    except OSError as exc:
+        return None, f"{path.name}: cannot read ({exc.strerror or exc})"
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        return None, f"{path.name}: not valid YAML ({str(exc).splitlines()[0]})"
+
+
+def _text(value: Any) -> str:
+    if value is None or isinstance(value, (dict, list)):
+        return ""
+    return str(value).strip()
+
+
+def load_members(run_dir: Path) -> tuple[tuple[MemberInfo, ...], list[str]]:
+    path = run_dir / "inventory.yaml"
+    if not path.is_file():
+        return (), ["inventory.yaml is missing: member names come from the environment records"]
+    data, problem = _read_yaml(path)
+    if problem:
+        return (), [problem]
+    try:
+        inventory = inventory_from_mapping(data, "inventory.yaml")
+    except HivedlabError as exc:
+        return (), [str(exc)]
+    members = tuple(MemberInfo(m.name, m.hostname, m.ip, m.roles) for m in inventory.members)
+    return members, []
+
+
+def env_record_from_mapping(data: Any, source: str) -> EnvRecord | None:
+    """An environment record's printable fields; None when `data` is not a record at all."""
+    if not isinstance(data, dict):
+        return None
+    gpus = data.get("gpus") if isinstance(data.get("gpus"), dict) else {}
+    return EnvRecord(
+        member=_text(data.get("member")) or Path(source).stem,
+        source=source,
+        hostname=_text(data.get("hostname")),
+        ip=_text(data.get("ip")),
+        os=_text(data.get("os")),
+        vcpus=_text(data.get("vcpus")),
+        gpu_model=_text(gpus.get("model")),
+        gpu_count=_text(gpus.get("count")),
+        driver_version=_text(data.get("driver_version")),
+        cuda_version=_text(data.get("cuda_version")),
+        docker_version=_text(data.get("docker_version")),
+        docker_default_runtime=_text(data.get("docker_default_runtime")),
+        openpai_version=_text(data.get("openpai_version")),
+    )
+
+
+def load_env(run_dir: Path) -> tuple[dict[str, EnvRecord], list[str]]:
+    folder = run_dir / "env"
+    records: dict[str, EnvRecord] = {}
+    problems: list[str] = []
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        data, problem = _read_json(path)
+        record = None if problem else env_record_from_mapping(data, path.name)
+        if record is None:
+            problems.append(problem or f"env/{path.name}: not an environment record")
+            continue
+        records[record.member] = record
+    return records, problems
+
+
+def openpai_version_of(run: dict[str, Any]) -> str:
+    """The cluster's OpenPAI version as the real backend recorded it in run.json (`GET /api/v2/info`)."""
+    for key in ("openpai_version", "openpaiVersion"):
+        if _text(run.get(key)):
+            return _text(run[key])
+    for key in ("openpai", "cluster_info", "info", "api_info"):
+        value = run.get(key)
+        if isinstance(value, dict) and _text(value.get("version")):
+            return _text(value["version"])
+    return ""
+
+
+def load_plan(experiment: str) -> PlanInfo:
+    """The shipped plan's title, order and questions; a bare PlanInfo when there is none."""
+    path = EXPERIMENTS / f"{experiment}.yaml"
+    data, problem = _read_yaml(path) if path.is_file() else (None, "missing")
+    if problem or not isinstance(data, dict):
+        return PlanInfo(experiment)
+    title = data.get("title") if isinstance(data.get("title"), dict) else {}
+    questions = data.get("questions") if isinstance(data.get("questions"), dict) else {}
+    order = data.get("order")
+
+    def texts(lang: str) -> tuple[str, ...]:
+        value = questions.get(lang)
+        return tuple(_text(q) for q in value) if isinstance(value, list) else ()
+
+    return PlanInfo(
+        id=experiment,
+        order=order if isinstance(order, int) and not isinstance(order, bool) else 99,
+        title_zh=_text(title.get("zh")),
+        title_en=_text(title.get("en")),
+        hived_config=_text(data.get("hived_config")),
+        questions_zh=texts("zh"),
+        questions_en=texts("en"),
+    )
+
+
+def _hived_config(run_dir: Path, plan: PlanInfo, switched: str) -> tuple[Any, str | None]:
+    """The HiveD config the experiment ran under: the log's config-switch text, else hived/<name>.yaml."""
+    if switched:
+        try:
+            return yaml.safe_load(switched), None
+        except yaml.YAMLError:
+            pass
+    candidates = [run_dir / "hived" / f"{plan.hived_config}.yaml"] if plan.hived_config else []
+    for path in candidates:
+        if path.is_file():
+            return _read_yaml(path)
+    return None, "the HiveD config used is unknown: the chart shows no VC boundaries"
+
+
+def load_experiment(run_dir: Path, experiment: str) -> ExperimentInputs:
+    folder = run_dir / "experiments" / experiment
+    plan = load_plan(experiment)
+    problems: list[str] = []
+    verdict: dict[str, Any] | None = None
+    verdict_path = folder / "verdicts.json"
+    if verdict_path.is_file():
+        data, problem = _read_json(verdict_path)
+        if problem or not isinstance(data, dict):
+            problems.append(f"experiments/{experiment}/{problem or 'verdicts.json: not a verdict result'}")
+        else:
+            verdict = data
+    else:
+        problems.append(f"experiments/{experiment}/verdicts.json is missing")
+    evidence_path = folder / "evidence.jsonl"
+    evidence = f"experiments/{experiment}/evidence.jsonl" if evidence_path.is_file() else None
+    if evidence is None:
+        problems.append(f"experiments/{experiment}/evidence.jsonl is missing")
+    timeline = timeline_for_chart(evidence_path) if evidence else ExperimentTimeline()
+    problems.extend(timeline.problems)
+    config, problem = _hived_config(run_dir, plan, timeline.hived_config_text)
+    if problem:
+        problems.append(problem)
+    vc_nodes = vc_nodes_from_config(config)
+    nodes = tuple(dict.fromkeys(n for members in vc_nodes.values() for n in members))
+    jobs_folder = run_dir / "jobs" / experiment
+    listed = sorted(jobs_folder.iterdir()) if jobs_folder.is_dir() else []
+    job_files = tuple(f"jobs/{experiment}/{p.name}" for p in listed if p.is_file() and not p.name.startswith("."))
+    return ExperimentInputs(experiment, plan, verdict, job_files, evidence, timeline, nodes, vc_nodes, tuple(problems))
+
+
+def load_run(run_dir: Path) -> RunInputs:
+    """Everything the report prints, read from a run directory (see docs/architecture.md, "Run directory")."""
+    if not run_dir.is_dir():
+        raise HivedlabError(f"{run_dir}: not a run directory (no such folder)")
+    problems: list[str] = []
+    run: dict[str, Any] = {}
+    if (run_dir / "run.json").is_file():
+        data, problem = _read_json(run_dir / "run.json")
+        if problem or not isinstance(data, dict):
+            problems.append(problem or "run.json: not a JSON object")
+        else:
+            run = data
+    else:
+        problems.append("run.json is missing: the cluster the experiments ran on is unknown")
+    experiments_dir = run_dir / "experiments"
+    ids = sorted(p.name for p in experiments_dir.iterdir() if p.is_dir()) if experiments_dir.is_dir() else []
+    if not ids and not run:
+        raise HivedlabError(f"{run_dir}: not a run directory (no run.json and no experiments/)")
+    cluster = _text(run.get("cluster")) or UNKNOWN
+    if cluster not in ("sim", "pai"):
+        sources = {s for e in ids for s in (timeline_source(experiments_dir / e),) if s}
+        cluster = "sim" if sources == {"sim"} else "pai" if sources == {"k8s"} else UNKNOWN
+    members, member_problems = load_members(run_dir)
+    env, env_problems = load_env(run_dir)
+    experiments = tuple(sorted((load_experiment(run_dir, e) for e in ids), key=lambda x: (x.plan.order, x.id)))
+    return RunInputs(
+        run_dir=run_dir,
+        cluster=cluster,
+        run=run,
+        members=members,
+        env=env,
+        openpai_version=openpai_version_of(run),
+        experiments=experiments,
+        problems=tuple(problems + member_problems + env_problems),
+    )
+
+
+def timeline_source(folder: Path) -> str:
+    """The `source` of an experiment's evidence log's first record ("" when unknown)."""
+    path = folder / "evidence.jsonl"
+    try:
+        with path.open(encoding="utf-8") as handle:
+            first = handle.readline()
+        data = json.loads(first)
+    except (OSError, ValueError, UnicodeDecodeError):
+        return ""
+    return _text(data.get("source")) if isinstance(data, dict) else ""
+
+
+__all__ = ["EnvRecord", "ExperimentInputs", "MemberInfo", "PlanInfo", "RunInputs", "TaskAttempt", "load_run"]

@@ -1,0 +1,100 @@
+"""Fixed wording of the report (the lab manual's, zh; our English) and escaping of what the report prints.
+
+Everything a user, a plan or a cluster supplies goes through `md` (or `cell` inside a table) before it reaches a
+Markdown template, so names like `<script>`, `a|b` or `*x*` print as themselves in report.md and report.html.
+"""
+
+from __future__ import annotations
+
+import re
+
+# The manual's rows of 实验结果 → 使用不同调度策略, and its questions per row (lab6-manual.zh.md, 实验报告).
+ROW_NAMES: dict[str, tuple[str, str]] = {
+    "vc-safety": ("VC 安全 (VC Safety)", "VC Safety"),
+    "priority": ("优先级和抢占 (Priority and Preemption)", "Priority and Preemption"),
+    "opportunistic": ("低优先级任务 (Opportunistic Job)", "Opportunistic Job"),
+    "gang": ("群调度 (Gang Scheduling)", "Gang Scheduling"),
+    "incremental": ("弹性调度 (Incremental Scheduling)", "Incremental Scheduling"),
+}
+ROW_ORDER = tuple(ROW_NAMES)
+
+ROW_QUESTIONS: dict[str, tuple[str, str]] = {
+    "vc-safety": (
+        "提交的任务会在哪个机器上运行，当有多个任务在等待并且集群中的 `default` VC 空闲时任务会被怎样调度？其它观察到的现象",
+        "On which machine do the submitted jobs run, and how are waiting jobs scheduled while the cluster's `default` "
+        "VC is idle? Other observations",
+    ),
+    "priority": (
+        "后提交的任务是否在先提交的任务运行完成之后运行，什么时候两个任务都运行结束？其它观察到的现象",
+        "Does the later job run only after the earlier one has finished, and when have both jobs finished? "
+        "Other observations",
+    ),
+    "opportunistic": (
+        "后提交的任务什么时候开始运行，是否会等高优先级的任务运行完？如果在后提交的任务运行时再向 `default` VC 提交优先级为 "
+        "`test` 的任务会被怎样调度？其它观察到的现象",
+        "When does the later job start, and does it wait for the high-priority job to finish? While it runs, how is "
+        "a `test` job submitted to the `default` VC scheduled? Other observations",
+    ),
+    "gang": (
+        "后提交的任务什么时候开始运行，2 个子任务是否会先后运行？其它观察到的现象",
+        "When does the later job start, and do its 2 tasks start one after the other? Other observations",
+    ),
+    "incremental": (
+        "后提交的任务什么时候开始运行，2 个子任务是否会先后运行？能否在当前只有 2 GPU 的集群中提交一个需要用超过配额（例如用 4 GPU）的任务？"
+        "其它观察到的现象",
+        "When does the later job start, and do its 2 tasks start one after the other? Can a job that needs more than "
+        "the quota (e.g. 4 GPUs) be submitted to this 2-GPU cluster? Other observations",
+    ),
+}
+
+VERDICT_LABELS: dict[str, tuple[str, str]] = {
+    "consistent": ("与 HiveD 的行为一致", "consistent with HiveD's behaviour"),
+    "inconsistent": ("与 HiveD 的行为不一致", "inconsistent with HiveD's behaviour"),
+    "inconclusive": ("无法判定", "inconclusive"),
+}
+
+ENV_ROWS: tuple[tuple[str, str, str, str], ...] = (
+    # (key, group zh, row label zh, row label en) — the manual's 实验环境 table
+    ("vcpus", "硬件环境", "CPU（vCPU数目）", "CPU (vCPUs)"),
+    ("gpu", "", "GPU(型号，数目)", "GPU (model, count)"),
+    ("ip", "", "IP", "IP"),
+    ("hostname", "", "HostName", "HostName"),
+    ("os", "软件环境", "OS版本", "OS version"),
+    ("docker", "", "Docker Engine版本", "Docker Engine version"),
+    ("cuda", "", "CUDA版本", "CUDA version"),
+    ("openpai", "", "OpenPAI版本", "OpenPAI version"),
+)
+ENV_GROUP_EN = {"硬件环境": "Hardware", "软件环境": "Software"}
+
+_MD_BACKSLASH = re.compile(r"([\\`*_\[\]|#])")  # Python-Markdown's escapable characters we need
+
+
+def md(value: object) -> str:
+    """Inline text for Markdown: HTML special characters as entities, Markdown markup characters escaped."""
+    text = "" if value is None else str(value)
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = _MD_BACKSLASH.sub(r"\\\1", text)
+    return " ".join(text.split())
+
+
+def cell(value: object) -> str:
+    """Text for a Markdown table cell: `md`, with line breaks kept as <br/>."""
+    lines = ("" if value is None else str(value)).splitlines() or [""]
+    return "<br/>".join(md(line) for line in lines)
+
+
+def pick(value: object, lang: str) -> str:
+    """A bilingual `{zh, en}` value (or a plain string) in `lang`, falling back to the other language."""
+    if isinstance(value, dict):
+        other = "en" if lang == "zh" else "zh"
+        chosen = value.get(lang) or value.get(other) or ""
+        return str(chosen)
+    return "" if value is None else str(value)
+
+
+def clock(seconds: float | None) -> str:
+    """Seconds since the experiment began as T+h:mm:ss."""
+    if seconds is None:
+        return ""
+    whole = int(round(seconds))
+    return f"T+{whole // 3600:d}:{whole % 3600 // 60:02d}:{whole % 60:02d}"
