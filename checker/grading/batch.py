@@ -1,0 +1,163 @@
+"""A class's submissions folder -> grades, feedback, Gradescope results. One bad folder never stops the batch.
+
+    discover -> grade each folder (in worker processes when asked) -> score -> write the four outputs
+Outputs are written whole (temp file + rename) and only inside the output folder; group names are sanitised into
+file names, so a folder called `../x` or `con` cannot steer a write.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import re
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from checker.grading.findings import Finding
+from checker.grading.grader import GroupResult, Judge, grade_folder
+from checker.grading.labspec import LabSpec
+from checker.grading.outputs import Skipped, feedback_md, grades_csv, grades_md, results_json
+from checker.grading.rubric import Rubric
+from checker.grading.scoring import GroupGrade, score_group
+from checker.grading.submission import Submission
+from hivedlab.cliutil import write_atomic
+
+_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    grades: tuple[GroupGrade, ...]
+    skipped: tuple[Skipped, ...]
+    written: tuple[Path, ...]
+
+    @property
+    def needs_look(self) -> tuple[str, ...]:
+        return tuple(g.name for g in self.grades if g.needs_look) + tuple(s.name for s in self.skipped)
+
+
+def safe_name(name: str, taken: set[str]) -> str:
+    """A file-system-safe, unique folder name for a group's outputs."""
+    base = _SAFE.sub("_", name).strip("._") or "group"
+    candidate, n = base[:80], 2
+    while candidate.lower() in taken:
+        candidate, n = f"{base[:76]}-{n}", n + 1
+    taken.add(candidate.lower())
+    return candidate
+
+
+def discover(submissions: Path, out: Path | None = None) -> tuple[list[tuple[str, Path]], list[Skipped], list[str]]:
+    """(group folders, entries that are not groups, group names refused as unsafe) of a submissions folder."""
+    root = Path(os.path.realpath(submissions))
+    out_real = Path(os.path.realpath(out)) if out else None
+    groups: list[tuple[str, Path]] = []
+    skipped: list[Skipped] = []
+    refused: list[str] = []
+    for entry in sorted(os.scandir(submissions), key=lambda e: e.name):
+        if entry.name.startswith("."):
+            continue
+        real = Path(os.path.realpath(entry.path))
+        if out_real is not None and real == out_real:
+            continue
+        if entry.is_symlink() and root not in real.parents:
+            refused.append(entry.name)
+        elif real.is_dir():
+            groups.append((entry.name, Path(entry.path)))
+        else:
+            skipped.append(Skipped(entry.name, "not a folder / 不是目录"))
+    return groups, skipped, refused
+
+
+def _refused_result(name: str, root: Path) -> GroupResult:
+    from checker.grading.safefs import GroupFolder
+
+    finding = Finding("problem", "unsafe-symlink-outside", f"{name} is a symlink that leads outside the submissions "
+                      "folder (not read)", f"{name} 是指向提交目录之外的符号链接（未读取）")
+    sub = Submission(name, GroupFolder(root), "", None, None, {}, {}, (), None, None, (finding,))
+    return GroupResult(sub, (), 0, 0, (finding,))
+
+
+# Set in the parent before the worker pool forks; workers read them instead of pickling a judge per task.
+_CONTEXT: dict[str, object] = {}
+
+
+def grade_one(name: str, root: Path, rubric: Rubric, lab: LabSpec, judge: Judge | None,
+              max_bytes: int | None = None) -> GroupGrade:
+    """Grade one group folder; any unexpected failure becomes a finding, never an exception."""
+    try:
+        result = grade_folder(root, lab, judge, rubric.experiments, name, max_bytes)
+    except Exception as exc:  # noqa: BLE001 - the batch must survive a folder that breaks the grader
+        finding = Finding("problem", "grader-error", f"the grader failed on this folder: {type(exc).__name__}: {exc}"[:300],
+                          f"评分程序处理该目录时出错：{type(exc).__name__}")
+        from checker.grading.safefs import GroupFolder
+
+        sub = Submission(name, GroupFolder(root), "", None, None, {}, {}, (), None, None, (finding,))
+        result = GroupResult(sub, (), 0, 0, (finding,))
+    return score_group(result, rubric, lab)
+
+
+def _worker(task: tuple[str, str]) -> GroupGrade:
+    name, root = task
+    return grade_one(name, Path(root), _CONTEXT["rubric"], _CONTEXT["lab"], _CONTEXT["judge"],  # type: ignore[arg-type]
+                     _CONTEXT.get("max_bytes"))  # type: ignore[arg-type]
+
+
+def grade_all(groups: Sequence[tuple[str, Path]], rubric: Rubric, lab: LabSpec, judge: Judge | None,
+              jobs: int = 1, max_bytes: int | None = None,
+              progress: Callable[[GroupGrade], None] | None = None) -> list[GroupGrade]:
+    tasks = [(name, str(path)) for name, path in groups]
+    grades: list[GroupGrade] = []
+    if jobs > 1 and len(tasks) > 1 and "fork" in multiprocessing.get_all_start_methods():
+        _CONTEXT.update(rubric=rubric, lab=lab, judge=judge, max_bytes=max_bytes)
+        try:
+            with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+                for grade in pool.map(_worker, tasks, chunksize=max(1, len(tasks) // (jobs * 8))):
+                    grades.append(grade)
+                    if progress:
+                        progress(grade)
+        finally:
+            _CONTEXT.clear()
+        return grades
+    for name, root in tasks:
+        grade = grade_one(name, Path(root), rubric, lab, judge, max_bytes)
+        grades.append(grade)
+        if progress:
+            progress(grade)
+    return grades
+
+
+def _inside(out: Path, target: Path) -> Path:
+    real_out = Path(os.path.realpath(out))
+    real = Path(os.path.realpath(target.parent)) / target.name
+    if real_out != real.parent and real_out not in real.parents:
+        raise OSError(f"refusing to write outside the output folder: {target}")
+    return target
+
+
+def write_outputs(out: Path, grades: Sequence[GroupGrade], rubric: Rubric, skipped: Sequence[Skipped]) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in (("grades.csv", grades_csv(grades, rubric)), ("grades.md", grades_md(grades, rubric, skipped))):
+        write_atomic(_inside(out, out / name), text)
+        written.append(out / name)
+    taken: set[str] = set()
+    for grade in grades:
+        folder = out / "groups" / safe_name(grade.name, taken)
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, text in (("feedback.md", feedback_md(grade, rubric)), ("results.json", results_json(grade, rubric))):
+            write_atomic(_inside(out, folder / name), text)
+            written.append(folder / name)
+    return written
+
+
+def grade_batch(submissions: Path, out: Path, rubric: Rubric, lab: LabSpec, judge: Judge | None, jobs: int = 1,
+                max_bytes: int | None = None, progress: Callable[[GroupGrade], None] | None = None) -> BatchResult:
+    groups, skipped, refused = discover(submissions, out)
+    grades = grade_all(groups, rubric, lab, judge, jobs, max_bytes, progress)
+    for name in refused:
+        grades.append(score_group(_refused_result(name, submissions / name), rubric, lab))
+    grades.sort(key=lambda g: g.name)
+    written = write_outputs(out, grades, rubric, skipped)
+    return BatchResult(tuple(grades), tuple(skipped), tuple(written))

@@ -1,0 +1,146 @@
+"""One group, start to end: read the submission, verify each log, re-judge it, compare the report's claims.
+
+The steps, in order (each a small function):
+    read_submission -> per experiment: read_evidence (chain) -> check_log (tamper + lab conformance)
+    -> judge (the checker's verdicts) -> claims vs re-judged verdicts
+The judge is passed in (the `grade` command builds it from the plans and `checker.verdicts`), so this package
+never imports `labs`. Nothing here raises on a submission's content.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from checker.evidence import EvidenceLog, read_evidence
+from checker.grading.claims import compare_claim, parse_claims
+from checker.grading.findings import Finding
+from checker.grading.integrity import LogFacts, check_log
+from checker.grading.labspec import LabSpec
+from checker.grading.submission import ExperimentFiles, Submission, read_submission
+
+# judge(log, experiment id) -> verdict result (verdict.schema.json); may raise, the grader records why
+Judge = Callable[[EvidenceLog, str], Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class ExperimentResult:
+    id: str
+    files: ExperimentFiles | None
+    records: int = 0
+    chain_ok: bool = False
+    first_broken_seq: int | None = None
+    warnings: tuple[str, ...] = ()
+    facts: LogFacts | None = None
+    verdict: Mapping[str, Any] | None = None  # re-judged
+    judge_error: str | None = None
+    findings: tuple[Finding, ...] = ()
+
+    @property
+    def has_log(self) -> bool:
+        return self.records > 0
+
+    @property
+    def source(self) -> str:
+        return self.facts.source if self.facts else ""
+
+
+@dataclass(frozen=True)
+class GroupResult:
+    submission: Submission
+    experiments: tuple[ExperimentResult, ...]
+    claims_total: int
+    claims_supported: int
+    findings: tuple[Finding, ...]  # every finding: the submission's, the logs', the claims'
+
+    @property
+    def name(self) -> str:
+        return self.submission.name
+
+    def experiment(self, experiment_id: str) -> ExperimentResult | None:
+        return next((exp for exp in self.experiments if exp.id == experiment_id), None)
+
+
+def _judge(judge: Judge | None, log: EvidenceLog, experiment: str) -> tuple[Mapping[str, Any] | None, str | None]:
+    if judge is None:
+        return None, "no judge available"
+    try:
+        result = judge(log, experiment)
+    except Exception as exc:  # noqa: BLE001 - a bad log must not stop the batch; the reason is recorded
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        return None, f"{type(exc).__name__}: {first}"[:300]
+    return (result, None) if isinstance(result, Mapping) else (None, "the checker returned no verdict")
+
+
+def grade_experiment(sub: Submission, experiment: str, lab: LabSpec, judge: Judge | None) -> ExperimentResult:
+    files = sub.experiment(experiment)
+    if files is None or files.evidence_path is None:
+        return ExperimentResult(experiment, files)
+    log = read_evidence(files.evidence_path)
+    findings: list[Finding] = []
+    if log.records and not log.chain_ok:
+        broken = log.first_broken_seq
+        en_where, zh_where = (f"record {broken}", f"第 {broken} 条记录") if broken is not None else ("a record", "某条记录")
+        findings.append(Finding("chain", "chain-broken", f"hash chain broken at {en_where}: the log was edited, "
+                                "reordered or cut", f"哈希链在{zh_where}处断裂：日志被修改、重排或截断",
+                                files.evidence or "", broken, experiment))
+    if not log.records:
+        findings.append(Finding("problem", "empty-log", f"{files.evidence}: no evidence records",
+                                f"{files.evidence}：没有证据记录", files.evidence, None, experiment))
+        return ExperimentResult(experiment, files, warnings=log.warnings, findings=tuple(findings))
+    facts, log_findings = check_log(log.records, files.evidence or "", lab.get(experiment), sub.allowed_nodes)
+    findings += log_findings
+    verdict, error = _judge(judge, log, experiment)
+    return ExperimentResult(
+        id=experiment,
+        files=files,
+        records=len(log.records),
+        chain_ok=log.chain_ok,
+        first_broken_seq=log.first_broken_seq,
+        warnings=log.warnings,
+        facts=facts,
+        verdict=verdict,
+        judge_error=error,
+        findings=tuple(findings),
+    )
+
+
+def _claim_findings(sub: Submission, experiments: tuple[ExperimentResult, ...]) -> tuple[int, int, list[Finding]]:
+    findings: list[Finding] = []
+    total = supported = 0
+    sources = [(f"{sub.base}claims.json", parse_claims(sub.claims))]
+    sources += [(f"{sub.base}experiments/{exp.id}/verdicts.json", parse_claims({exp.id: exp.files.verdicts}))
+                for exp in experiments if exp.files and exp.files.verdicts]
+    for where, claims in sources:
+        for claim in claims:
+            result = next((exp for exp in experiments if exp.id == claim.experiment), None)
+            evidence = result.files.evidence if result and result.files else None
+            ok, found = compare_claim(claim, result.verdict if result else None, evidence or "", where)
+            if where.endswith("claims.json"):
+                total += 1
+                supported += ok
+            findings += found
+    return total, supported, findings
+
+
+def grade_submission(sub: Submission, lab: LabSpec, judge: Judge | None,
+                     experiments: tuple[str, ...]) -> GroupResult:
+    """Grade a read submission: every experiment the rubric or the lab names, plus any extra the group ran."""
+    wanted = list(experiments) + [e.id for e in lab.experiments if e.id not in experiments]
+    wanted += [e.id for e in sub.experiments if e.id not in wanted]
+    results = tuple(grade_experiment(sub, exp, lab, judge) for exp in wanted)
+    total, supported, claim_findings = _claim_findings(sub, results)
+    findings = [*sub.problems, *(f for r in results for f in r.findings), *claim_findings]
+    for result in results:
+        if result.judge_error and result.has_log and judge is not None:
+            findings.append(Finding("problem", "judge-failed", f"the checker could not judge {result.id}: "
+                                    f"{result.judge_error}", f"检查器无法判定 {result.id}：{result.judge_error}",
+                                    result.files.evidence if result.files else "", None, result.id))
+    return GroupResult(sub, results, total, supported, tuple(findings))
+
+
+def grade_folder(root: Path, lab: LabSpec, judge: Judge | None, experiments: tuple[str, ...],
+                 name: str | None = None, max_bytes: int | None = None) -> GroupResult:
+    return grade_submission(read_submission(root, name, max_bytes), lab, judge, experiments)

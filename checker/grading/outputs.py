@@ -1,0 +1,189 @@
+"""The four outputs, as text: grades.csv, grades.md (TA), feedback.md and results.json (per group, students).
+
+Pure functions from grades to strings; writing them (atomically, inside the output folder) is the batch's job.
+Students' outputs (feedback, Gradescope results, self-check) never show hidden items, nor findings of a kind only
+hidden penalties count.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from checker.grading.findings import Finding
+from checker.grading.rubric import Rubric
+from checker.grading.scoring import GroupGrade
+
+BUCKETS = ((90, "90–100"), (80, "80–89"), (70, "70–79"), (60, "60–69"), (0, "0–59"))
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """An entry of the submissions folder that is not a group folder (a stray file, an escaping symlink)."""
+
+    name: str
+    reason: str
+
+
+def _num(value: float) -> str:
+    return f"{value:g}"
+
+
+def _md(text: str) -> str:
+    """Escape what Markdown tables and HTML would interpret in students' text."""
+    out = text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+    for char in "*_`[]":
+        out = out.replace(char, "\\" + char)
+    return " ".join(out.split())
+
+
+def _hidden_kinds(rubric: Rubric) -> frozenset[str]:
+    """Finding kinds only hidden penalties count: never shown to students."""
+    kinds = {"broken-chain": "chain", "forgery": "forgery", "unsupported-claim": "claim", "foreign-jobs": "foreign"}
+    hidden = {kinds[p.check] for p in rubric.penalties if p.hidden and p.check in kinds}
+    visible = {kinds[p.check] for p in rubric.penalties if not p.hidden and p.check in kinds}
+    if any(item.hidden and item.check == "claims-supported" for item in rubric.items):
+        hidden.add("claim")
+    return frozenset(hidden - visible)
+
+
+def visible_findings(grade: GroupGrade, rubric: Rubric) -> tuple[Finding, ...]:
+    hidden = _hidden_kinds(rubric)
+    return tuple(f for f in grade.findings if f.kind not in hidden)
+
+
+def grades_csv(grades: Sequence[GroupGrade], rubric: Rubric) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["group", *(i.id for i in rubric.items), *(f"-{p.id}" for p in rubric.penalties), "total",
+                     "max", "sources", "needs_look", "flags"])
+    for grade in grades:
+        writer.writerow([
+            grade.name,
+            *(_num(s.points) for s in grade.items),
+            *(_num(p.points) for p in grade.penalties),
+            _num(grade.total()),
+            _num(grade.max_total()),
+            ";".join(s or "-" for s in grade.sources),
+            "yes" if grade.needs_look else "no",
+            ";".join(grade.flags),
+        ])
+    return buffer.getvalue()
+
+
+def _distribution(totals: Sequence[float], maximum: float) -> list[str]:
+    if not totals:
+        return ["No groups graded. / 没有可评分的小组。"]
+    lines = [
+        f"- groups / 小组数: {len(totals)}",
+        f"- mean / 平均: {statistics.mean(totals):.1f}; median / 中位数: {statistics.median(totals):.1f}; "
+        f"min / 最低: {min(totals):g}; max / 最高: {max(totals):g}"
+        + (f"; stdev / 标准差: {statistics.stdev(totals):.1f}" if len(totals) > 1 else ""),
+        "",
+        "| % of max / 得分率 | groups / 组数 | |",
+        "| --- | ---: | --- |",
+    ]
+    counts = {label: 0 for _, label in BUCKETS}
+    for total in totals:
+        percent = 100 * total / maximum if maximum else 0
+        label = next(label for low, label in BUCKETS if percent >= low)
+        counts[label] += 1
+    lines += [f"| {label} | {counts[label]} | {'█' * counts[label]} |" for _, label in BUCKETS]
+    return lines
+
+
+def grades_md(grades: Sequence[GroupGrade], rubric: Rubric, skipped: Sequence[Skipped] = ()) -> str:
+    lines = [f"# {rubric.title.zh} / {rubric.title.en}", "", "## Grades / 成绩", ""]
+    lines += ["| group / 小组 | total / 总分 | sources / 证据来源 | flags / 标记 |", "| --- | ---: | --- | --- |"]
+    for grade in grades:
+        sources = ", ".join(s or "-" for s in grade.sources)
+        lines.append(f"| {_md(grade.name)} | {_num(grade.total())} / {_num(grade.max_total())} | {sources} | "
+                     f"{_md(', '.join(grade.flags)) or '—'} |")
+    lines += ["", "## Distribution / 分布", ""]
+    lines += _distribution([g.total() for g in grades], rubric.max_points())
+    look = [g for g in grades if g.needs_look]
+    lines += ["", "## Needs a look / 需要人工查看", ""]
+    if not look and not skipped:
+        lines.append("None. / 无。")
+    for grade in look:
+        lines.append(f"- **{_md(grade.name)}**")
+        lines += [f"  - {_md(reason)}" for reason in grade.needs_look[:10]]
+        if len(grade.needs_look) > 10:
+            lines.append(f"  - … {len(grade.needs_look) - 10} more (see grades.csv flags)")
+    for entry in skipped:
+        lines.append(f"- **{_md(entry.name)}** (not graded / 未评分): {_md(entry.reason)}")
+    return "\n".join(lines) + "\n"
+
+
+def feedback_md(grade: GroupGrade, rubric: Rubric) -> str:
+    """A group's feedback in Chinese and English: each visible item with its points, why, and the evidence."""
+    total, maximum = grade.total(include_hidden=False), grade.max_total(include_hidden=False)
+    lines = [f"# {rubric.title.zh} — {_md(grade.name)}", f"# {rubric.title.en} — {_md(grade.name)}", "",
+             f"**得分 / Score: {_num(total)} / {_num(maximum)}**", ""]
+    if any(s == "sim" for s in grade.sources):
+        lines += ["> 部分证据来自模拟集群，而不是真实集群。/ Some evidence comes from the simulated cluster, "
+                  "not a real cluster.", ""]
+    lines += ["| 项目 / Item | 得分 / Points | 说明 / Why | 证据 / Evidence |", "| --- | ---: | --- | --- |"]
+    for score in grade.items:
+        if score.item.hidden:
+            continue
+        evidence = ", ".join(f"`{ref}`" for ref in score.evidence[:4]) or "—"
+        lines.append(f"| {_md(score.item.title.zh)}<br>{_md(score.item.title.en)} | "
+                     f"{_num(score.points)} / {_num(score.item.points)} | {_md(score.zh)}<br>{_md(score.en)} | {evidence} |")
+    penalties = [p for p in grade.penalties if p.count and not p.penalty.hidden]
+    if penalties:
+        lines += ["", "## 扣分 / Deductions", ""]
+        for penalty in penalties:
+            evidence = ", ".join(f"`{ref}`" for ref in penalty.evidence[:4])
+            lines.append(f"- −{_num(penalty.points)}: {_md(penalty.penalty.title.zh)} / {_md(penalty.penalty.title.en)}"
+                         f" — {_md(penalty.zh)} / {_md(penalty.en)}" + (f" ({evidence})" if evidence else ""))
+    right = [s for s in grade.items if not s.item.hidden and s.fraction >= 1]
+    missing = [s for s in grade.items if not s.item.hidden and s.fraction < 1]
+    lines += ["", "## 做得好的 / What was right", ""]
+    lines += [f"- {_md(s.item.title.zh)} / {_md(s.item.title.en)}" for s in right] or ["- —"]
+    lines += ["", "## 缺少或需要改进的 / What was missing", ""]
+    lines += [f"- {_md(s.item.title.zh)}：{_md(s.zh)}<br>{_md(s.item.title.en)}: {_md(s.en)}" for s in missing] or ["- —"]
+    findings = visible_findings(grade, rubric)
+    if findings:
+        lines += ["", "## 发现的问题 / Findings", ""]
+        for finding in findings[:30]:
+            where = f" (`{finding.where()}`)" if finding.where() else ""
+            lines.append(f"- {_md(finding.zh)} / {_md(finding.en)}{where}")
+    return "\n".join(lines) + "\n"
+
+
+def results_json(grade: GroupGrade, rubric: Rubric) -> str:
+    """Gradescope's autograder results: hidden items carry visibility "hidden"; deductions are negative tests."""
+    tests = [
+        {
+            "name": f"{score.item.title.en} / {score.item.title.zh}",
+            "score": score.points,
+            "max_score": score.item.points,
+            "output": f"{score.en}\n{score.zh}" + (f"\nEvidence / 证据: {', '.join(score.evidence[:6])}" if score.evidence else ""),
+            "visibility": "hidden" if score.item.hidden else "visible",
+        }
+        for score in grade.items
+    ]
+    tests += [
+        {
+            "name": f"Deduction: {p.penalty.title.en} / 扣分：{p.penalty.title.zh}",
+            "score": -p.points,
+            "max_score": 0,
+            "output": f"{p.en}\n{p.zh}",
+            "visibility": "hidden" if p.penalty.hidden else "visible",
+        }
+        for p in grade.penalties
+        if p.count
+    ]
+    result = {
+        "score": grade.total(),
+        "output": f"Graded from the evidence by hivedlab; max {_num(grade.max_total())} points.\n"
+                  f"由 hivedlab 根据证据评分；满分 {_num(grade.max_total())} 分。",
+        "visibility": "visible",
+        "tests": tests,
+    }
+    return json.dumps(result, ensure_ascii=False, indent=2) + "\n"

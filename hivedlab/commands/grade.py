@@ -1,0 +1,146 @@
+"""`hivedlab grade`: grade groups' run directories from their evidence (TAs), or self-check one (students)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from checker.evidence import EvidenceLog
+from checker.grading.batch import grade_batch, grade_one
+from checker.grading.grader import Judge
+from checker.grading.labspec import LabSpec, lab_spec_from_plans
+from checker.grading.outputs import feedback_md, results_json
+from checker.grading.rubric import Rubric, load_rubric
+from hivedlab.cliutil import new_parser, write_atomic
+from hivedlab.errors import EXIT_FINDINGS, EXIT_OK, HivedlabError
+
+DESCRIPTION = """\
+Grade every group's run directory in SUBMISSIONS_DIR (one folder per group) from its evidence:
+verify each evidence log (hash chain, and what a forged log gets wrong), re-judge every experiment
+with the checker, compare the report's claims (claims.json) with the re-judged verdicts, and score
+with a rubric. Writes grades.csv, grades.md, and per group feedback.md and Gradescope results.json.
+A bad folder never stops the batch; the folders that need a look are listed at the end.
+
+按评分标准根据证据为每个小组的运行目录评分（助教用）；--self 让学生先看到助教将看到的结果（不含隐藏项）。"""
+
+EXAMPLES = """\
+  hivedlab grade submissions/ --out grades/                # default rubric (configs/rubric.default.yaml)
+  hivedlab grade submissions/ --rubric my-rubric.yaml --out grades/ --jobs 2
+  hivedlab grade --self out/                                # a student's self-check of a run directory
+  hivedlab grade --self out/ --format json                  # the Gradescope results a TA would upload (no hidden items)
+"""
+
+
+def build_parser(prog: str) -> argparse.ArgumentParser:
+    parser = new_parser(prog, DESCRIPTION, EXAMPLES)
+    parser.add_argument("path", metavar="SUBMISSIONS_DIR", help="one folder per group (or, with --self, one run directory)")
+    parser.add_argument("--self", dest="self_check", action="store_true",
+                        help="self-check one run directory: what a TA will see, without the hidden items")
+    parser.add_argument("--rubric", metavar="FILE", help="rubric YAML (default: configs/rubric.default.yaml)")
+    parser.add_argument("--out", metavar="DIR", help="output folder (default: grades/ beside SUBMISSIONS_DIR; "
+                        "with --self: print to standard output)")
+    parser.add_argument("--format", choices=("text", "json"), default="text",
+                        help="--self output: feedback text (default) or Gradescope JSON")
+    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), metavar="N",
+                        help="groups graded in parallel (default: up to 2)")
+    parser.add_argument("--max-file-mb", type=int, default=64, metavar="MB",
+                        help="refuse any submitted file larger than this (default: 64)")
+    return parser
+
+
+def _read_protocol(path: Path) -> Any:
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def load_lab() -> tuple[LabSpec, Mapping[str, Any]]:
+    """The lab's plans (labs/experiments) as the grader needs them, and the plans by id for the judge."""
+    from labs.plans import load_plans
+
+    plans = load_plans()
+    return lab_spec_from_plans(plans, _read_protocol), {plan.id: plan for plan in plans}
+
+
+def make_judge(plans: Mapping[str, Any]) -> Judge | None:
+    """The checker's verdicts as a judge(log, experiment) -> verdict result; None when the checker lacks them."""
+    try:
+        from checker import verdicts
+    except ImportError:
+        return None
+    judge_log = getattr(verdicts, "judge_log", None) or getattr(verdicts, "judge", None)
+    if judge_log is None:
+        return None
+
+    def judge(log: EvidenceLog, experiment: str) -> Mapping[str, Any]:
+        plan = plans.get(experiment)
+        if plan is None:
+            raise ValueError(f"no plan for experiment {experiment}")
+        result = judge_log(log, plan)
+        to_dict = getattr(result, "to_dict", None)
+        return to_dict() if callable(to_dict) else result
+
+    return judge
+
+
+def _self_check(args: argparse.Namespace, rubric: Rubric, lab: LabSpec, judge: Judge | None) -> int:
+    run_dir = Path(args.path)
+    if not run_dir.is_dir():
+        raise HivedlabError(f"{run_dir} is not a run directory")
+    grade = grade_one(run_dir.resolve().name, run_dir, rubric, lab, judge, args.max_file_mb * 1024 * 1024)
+    text = results_json(_visible_only(grade), rubric) if args.format == "json" else feedback_md(grade, rubric)
+    if args.out:
+        write_atomic(Path(args.out), text)
+        print(f"wrote {args.out}")
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+def _visible_only(grade: Any) -> Any:
+    from dataclasses import replace
+
+    return replace(grade, items=tuple(s for s in grade.items if not s.item.hidden),
+                   penalties=tuple(p for p in grade.penalties if not p.penalty.hidden))
+
+
+def run(args: argparse.Namespace) -> int:
+    rubric = load_rubric(args.rubric)
+    if args.jobs < 1:
+        raise HivedlabError("--jobs must be at least 1")
+    if args.max_file_mb < 1:
+        raise HivedlabError("--max-file-mb must be at least 1")
+    lab, plans = load_lab()
+    judge = make_judge(plans)
+    if judge is None:
+        print("hivedlab grade: warning: the checker's verdicts are not available; answers cannot be re-judged",
+              file=sys.stderr)
+    if args.self_check:
+        return _self_check(args, rubric, lab, judge)
+    submissions = Path(args.path)
+    if not submissions.is_dir():
+        raise HivedlabError(f"{submissions} is not a folder of group folders")
+    out = Path(args.out) if args.out else submissions.resolve().parent / "grades"
+    started = time.perf_counter()
+    try:
+        result = grade_batch(submissions, out, rubric, lab, judge, args.jobs, args.max_file_mb * 1024 * 1024)
+    except OSError as exc:
+        raise HivedlabError(f"cannot write the grades to {out}: {exc.strerror or exc}") from None
+    elapsed = time.perf_counter() - started
+    for grade in result.grades:
+        mark = "  (needs a look)" if grade.needs_look else ""
+        print(f"{grade.name}: {grade.total():g} / {grade.max_total():g}{mark}")
+    print(f"graded {len(result.grades)} group(s) in {elapsed:.1f} s; wrote {out / 'grades.csv'}, {out / 'grades.md'} "
+          f"and {out / 'groups'}/<group>/feedback.md, results.json")
+    if result.needs_look:
+        print("needs a look / 需要人工查看: " + ", ".join(result.needs_look))
+        return EXIT_FINDINGS
+    return EXIT_OK
