@@ -1,0 +1,131 @@
+"""`hivedlab run EXP|all`: run lab experiments on the simulated cluster (default) or a real one, write the run
+directory, judge it and fill in the report, then print one summary line per experiment."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from hivedlab.cliutil import add_lang, add_out, new_parser
+from hivedlab.errors import EXIT_FINDINGS, EXIT_OK, HivedlabError
+
+DESCRIPTION = """\
+Run the lab's experiments (labs/experiments/*.yaml) step by step on a cluster and record everything it does
+into out/experiments/<id>/evidence.jsonl; then judge each experiment and write the report.
+在集群上逐步运行实验，记录证据日志，判定结果并生成实验报告。
+
+--cluster sim (default) runs on the embedded simulated OpenPAI + HiveD cluster in virtual time (seconds);
+--cluster pai runs on the group's real cluster (minutes per experiment)."""
+
+EXAMPLES = """\
+  hivedlab run all                           # the whole lab on the simulated cluster, report in out/
+  hivedlab run gang --seed 7 --out /tmp/lab  # one experiment, another seed
+  hivedlab run all --cluster pai --inventory configs/group.yaml
+"""
+
+
+def build_parser(prog: str) -> argparse.ArgumentParser:
+    parser = new_parser(prog, DESCRIPTION, EXAMPLES)
+    parser.add_argument("experiment", metavar="EXP|all", help="an experiment id (e.g. gang) or 'all'")
+    parser.add_argument("--cluster", choices=("sim", "pai"), default="sim", help="where to run (default: sim)")
+    add_out(parser, default="out", what="run directory")
+    parser.add_argument("--seed", type=int, default=1, help="simulator seed: durations and gaps (default: 1)")
+    parser.add_argument("--inventory", metavar="FILE", help="group inventory (default: configs/group.example.yaml)")
+    parser.add_argument("--no-report", action="store_true", help="skip the verdicts and the report")
+    add_lang(parser)
+    return parser
+
+
+def _plans(experiment: str) -> list[Any]:
+    from labs.plans import load_plan, load_plans
+
+    if experiment == "all":
+        plans = load_plans()
+        if not plans:
+            raise HivedlabError("no experiment plans in labs/experiments/")
+        return plans
+    return [load_plan(experiment)]
+
+
+def _sim_factory(seed: int, inventory: Any) -> Any:
+    from cluster.sim import SimCluster, settings_from_mapping
+    from labs.runner import experiment_seed
+
+    ips = {m.hostname: m.ip for m in inventory.members if m.hostname}
+    others = sum(1 for m in inventory.members if "master" in m.roles and "worker" not in m.roles)
+
+    def make(plan: Any, writer: Any) -> Any:
+        settings = settings_from_mapping(plan.sim)
+        return SimCluster(writer, experiment_seed(seed, plan.id), settings, node_ips=ips, other_nodes=others)
+
+    return make
+
+
+def _pai_factory(inventory: Any) -> Any:
+    """The real backend (helper-built `cluster.pai.open_backend(writer, inventory)`), imported only when asked for."""
+    try:
+        pai = importlib.import_module("cluster.pai")
+    except ImportError as exc:
+        raise HivedlabError(f"the real-cluster backend (cluster.pai) cannot be loaded: {exc}") from None
+    opener = getattr(pai, "open_backend", None)
+    if opener is None:
+        raise HivedlabError("the real-cluster backend is not available in this version (cluster.pai.open_backend)")
+
+    def make(plan: Any, writer: Any) -> Any:
+        return opener(writer, inventory)
+
+    return make
+
+
+def _summary(results: list[Any], verdicts: dict[str, dict[str, Any]], lang: str) -> tuple[list[str], bool]:
+    rows = [("experiment", "verdict", "answer")]
+    bad = False
+    for result in results:
+        verdict = verdicts.get(result.experiment, {})
+        state = str(verdict.get("verdict") or ("—" if result.status == "finished" else result.status))
+        answers = verdict.get("answers") or []
+        first = answers[0].get("answer", {}) if answers and isinstance(answers[0], dict) else {}
+        line = first.get(lang) or first.get("en") or "" if isinstance(first, dict) else ""
+        if result.status != "finished":
+            line = f"{result.status}: {result.reason}" if result.reason else result.status
+            bad = True
+        bad = bad or state == "inconsistent"
+        rows.append((result.experiment, state, " ".join(str(line).split())))
+    width = [max(len(r[i]) for r in rows) for i in range(2)]
+    return [f"{r[0]:<{width[0]}}  {r[1]:<{width[1]}}  {r[2]}".rstrip() for r in rows], bad
+
+
+def run(args: argparse.Namespace) -> int:
+    from hivedlab.inventory import load_inventory
+    from labs.runner import RunContext, run_experiments, run_pipeline
+
+    plans = _plans(args.experiment)
+    inventory = load_inventory(args.inventory)
+    out = Path(args.out)
+    if args.cluster == "sim":
+        make = _sim_factory(args.seed, inventory)
+        ctx = RunContext(out, "sim", args.seed, inventory, f"s{args.seed}")
+    else:
+        make = _pai_factory(inventory)
+        ctx = RunContext(out, "pai", None, inventory, datetime.now(timezone.utc).strftime("%Y%m%dt%H%M%S"))
+
+    def progress(experiment: str) -> None:
+        if args.cluster == "pai":
+            print(f"running {experiment} …", file=sys.stderr, flush=True)
+
+    results = run_experiments(plans, make, ctx, progress)
+    verdicts: dict[str, dict[str, Any]] = {}
+    if not args.no_report:
+        pipeline = run_pipeline(out, results, args.lang)
+        verdicts = pipeline.verdicts
+        for name, note in pipeline.notes.items():
+            if note.startswith(("failed", "skipped")):
+                print(f"hivedlab run: {name}: {note}", file=sys.stderr)
+    lines, bad = _summary(results, verdicts, args.lang)
+    print("\n".join(lines))
+    print(f"run directory: {out}")
+    return EXIT_FINDINGS if bad else EXIT_OK
