@@ -1,0 +1,49 @@
+"""`hivedlab report` from the command line: help, bad arguments, a happy path, and refusing to lose free text."""
+
+from __future__ import annotations
+
+import json
+
+
+def test_help_has_examples(cli):
+    result = cli("report", "--help")
+    assert result.code == 0
+    assert "examples:" in result.out and "hivedlab report out --lang en" in result.out
+
+
+def test_bad_language_is_a_usage_error(cli, run_dir):
+    result = cli("report", str(run_dir), "--lang", "fr")
+    assert result.code == 2 and "invalid choice" in result.err
+
+
+def test_missing_run_dir_is_one_line(cli, tmp_path):
+    result = cli("report", str(tmp_path / "nope"))
+    assert result.code == 2
+    assert result.err.strip().count("\n") == 0 and result.err.startswith("hivedlab report: error: ")
+
+
+def test_happy_path_writes_the_three_files(cli, run_dir, tmp_path):
+    out = tmp_path / "report-out"
+    result = cli("report", str(run_dir), "--lang", "en", "--out", str(out))
+    assert result.code == 0, result.err
+    assert "report:" in result.out
+    for name in ("report.md", "report.html", "claims.json"):
+        assert (out / name).is_file()
+    assert json.loads((out / "claims.json").read_text(encoding="utf-8"))["lang"] == "en"
+
+
+def test_inconclusive_experiments_are_listed(cli, run_dir):
+    (run_dir / "experiments" / "gang" / "verdicts.json").unlink()
+    result = cli("report", str(run_dir))
+    assert result.code == 0
+    assert "无法判定的实验：gang" in result.out
+    assert "缺少：experiments/gang/verdicts.json is missing" in result.err
+
+
+def test_broken_markers_leave_the_report_untouched(cli, run_dir):
+    broken = "# mine\n<!-- hivedlab:free-text deploy -->\nhalf-written notes, no closing marker\n"
+    (run_dir / "report.md").write_text(broken, encoding="utf-8")
+    result = cli("report", str(run_dir))
+    assert result.code == 2 and "never closed" in result.err
+    assert (run_dir / "report.md").read_text(encoding="utf-8") == broken
+    assert not (run_dir / "report.html").exists()
