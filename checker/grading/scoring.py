@@ -15,7 +15,6 @@ Fractions (documented in the default rubric's header too):
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -24,12 +23,9 @@ from checker.grading.findings import Finding
 from checker.grading.grader import ExperimentResult, GroupResult
 from checker.grading.labspec import LabSpec
 from checker.grading.rubric import Item, Penalty, Rubric
+from checker.grading.submission import deployment_text
 
 FINISHED = ("finished", "completed", "done", "ok", "success")
-FREE_TEXT = re.compile(r"<!--\s*hivedlab:free-text\s+deploy[^>]*-->(.*?)<!--\s*/hivedlab:free-text\s*-->", re.S)
-TEMPLATE_MARK = re.compile(r"<!--\s*hivedlab:")
-_MARKUP = re.compile(r"<!--.*?-->|<br\s*/?>|&nbsp;|[\s>*_#|`-]+", re.S)
-PLACEHOLDERS = ("简述部署中遇到的问题以及相应的解决方案。", "Describe the problems you met during deployment and how you solved them.")
 
 
 @dataclass(frozen=True)
@@ -220,17 +216,6 @@ def score_environment(group: GroupResult) -> tuple[float, str, str, tuple[str, .
         en += "; missing: " + ", ".join(missing[:12])
         zh += "；缺少：" + ", ".join(missing[:12])
     return filled / cells, en, zh, tuple(f"{sub.base}env/{name}.json" for name in sorted(sub.env))
-
-
-def deployment_text(report_md: str) -> str | None:
-    """The students' own text in the deployment section, markup removed; None when report.md has no markers."""
-    match = FREE_TEXT.search(report_md)
-    if match is None:
-        return None
-    text = match.group(1)
-    for placeholder in PLACEHOLDERS:
-        text = text.replace(placeholder, "")
-    return _MARKUP.sub(" ", text).strip()
 
 
 def score_deployment(group: GroupResult, min_chars: int) -> tuple[float, str, str, tuple[str, ...]]:

@@ -8,6 +8,7 @@ says what was missing instead of stopping the batch.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,12 @@ from hivedlab.inventory import Inventory, inventory_from_mapping
 SMALL_FILE_BYTES = 1 * 1024 * 1024  # run.json, inventory, env records, HiveD configs, verdicts, claims
 REPORT_BYTES = 4 * 1024 * 1024
 MAX_WALK_NODES = 100_000  # bound on walking parsed YAML (a file of anchors can describe a huge tree)
+# checker/report_freetext.py's markers around the students' own deployment notes
+FREE_TEXT = re.compile(r"<!--\s*hivedlab:free-text\s+deploy\s*-->(.*?)<!--\s*/hivedlab:free-text\s*-->", re.S)
+_MARKUP = re.compile(r"<!--.*?-->|<br\s*/?>|&nbsp;|[\s>*_#|`-]+", re.S)
+# the template's default text in that block (checker/report.py) and the manual's prompt: not the students' words
+PLACEHOLDERS = ("（在此填写。）", "(Write here.)", "简述部署中遇到的问题以及相应的解决方案。",
+                "Briefly describe the problems you met during deployment and how you solved them.")
 
 
 @dataclass(frozen=True)
@@ -105,6 +112,17 @@ def _zh_reason(code: str) -> str:
     }.get(code, "无法读取")
 
 
+def deployment_text(report_md: str) -> str | None:
+    """The students' own text in the deployment section, markup removed; None when report.md has no markers."""
+    match = FREE_TEXT.search(report_md)
+    if match is None:
+        return None
+    text = match.group(1)
+    for placeholder in PLACEHOLDERS:
+        text = text.replace(placeholder, "")
+    return _MARKUP.sub(" ", text).strip()
+
+
 def find_run_dir(folder: GroupFolder) -> str:
     """'' when run.json is at the top of the group folder, else the one sub-folder (or sub-sub-folder) holding it."""
     if folder.exists("run.json"):
@@ -174,6 +192,10 @@ def read_submission(root: Path, name: str | None = None, max_bytes: int | None =
     experiments = tuple(_read_experiment(reader, exp) for exp in folder.list_dir(base + "experiments")
                         if folder.is_dir(f"{base}experiments/{exp}"))
     report_md = reader.text("report.md", REPORT_BYTES)
+    if report_md is not None and deployment_text(report_md) is None:
+        reader.problem("report-not-template", f"{base}report.md is not the hivedlab report template (no free-text "
+                       "markers): was it rewritten by hand?", f"{base}report.md 不是 hivedlab 报告模板（没有自由文本标记）",
+                       base + "report.md")
     claims = reader.parsed("claims.json", "json")
     return Submission(
         name=name or root.name,

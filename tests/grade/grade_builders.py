@@ -82,3 +82,83 @@ def write_log(path: Path, steps: list[tuple[str, Any]], source: str = "sim", ste
             else:
                 writer.write_object(payload[0], payload[1], copy.deepcopy(payload[2]), when)
     return path
+
+
+INVENTORY = """group: g
+members:
+  - {name: Alice, user: alice, roles: [dev-box], hostname: hostname-alice, ip: 192.0.2.10}
+  - {name: Bob, user: bob, roles: [master], hostname: hostname-bob, ip: 192.0.2.11}
+  - {name: Carol, user: carol, roles: [worker], hostname: hostname-carol, ip: 192.0.2.12, gpus: 1}
+  - {name: Dan, user: dan, roles: [worker], hostname: hostname-dan, ip: 192.0.2.13, gpus: 1}
+"""
+HIVED = """physicalCluster:
+  physicalCells:
+  - cellType: GPU-C-NODE-POOL
+    cellChildren: [{cellAddress: hostname-carol}]
+  - cellType: GPU-D-NODE-POOL
+    cellChildren: [{cellAddress: hostname-dan}]
+"""
+DEPLOY_TEXT = "The master could not pull images at first; we set a registry mirror in daemon.json and it worked."
+
+
+def env_record(name: str, host: str, ip: str, gpus: int) -> dict[str, Any]:
+    return {"record_version": 1, "member": name, "hostname": host, "ip": ip, "os": "Ubuntu 18.04.5 LTS", "vcpus": 8,
+            "gpus": {"model": "NVIDIA H200" if gpus else None, "count": gpus}, "driver_version": "550.54",
+            "cuda_version": "12.4" if gpus else None, "docker_version": "20.10.7", "docker_default_runtime": "nvidia",
+            "openpai_version": "v1.2.0", "checks": [], "recorded_at": "2026-01-01T00:00:00Z", "tool": "hivedlab 0.1.0"}
+
+
+def report_md(deploy: str = DEPLOY_TEXT) -> str:
+    return ("# 实验报告\n\n## 实验环境\n\n| Users | | Alice |\n\n## 实验结果\n\n1. 部署 OpenPAI\n\n"
+            f"<!-- hivedlab:free-text deploy -->\n\n{deploy}\n\n<!-- /hivedlab:free-text -->\n\n2. 使用不同调度策略\n")
+
+
+def claims(verdict: str = "consistent") -> dict[str, Any]:
+    return {"format": "hivedlab-claims/1", "cluster": "sim", "experiments": [
+        {"id": "priority", "verdict": verdict, "answers": [
+            {"question": "Q1", "verdict": verdict, "evidence": [7]}, {"question": "Q2", "verdict": verdict, "evidence": [8]}]}]}
+
+
+def make_run_dir(root: Path, source: str = "sim", steps: list[tuple[str, Any]] | None = None,
+                 with_env: bool = True, claim: str = "consistent") -> Path:
+    """A run directory of the priority experiment as `hivedlab run` lays it out."""
+    import json
+
+    exp = root / "experiments" / "priority"
+    exp.mkdir(parents=True)
+    (root / "run.json").write_text(json.dumps({"cluster": "sim" if source == "sim" else "pai", "seed": 1,
+                                               "experiments": ["priority"]}))
+    (root / "inventory.yaml").write_text(INVENTORY)
+    if with_env:
+        (root / "env").mkdir()
+        for name, host, ip, gpus in (("Alice", "hostname-alice", "192.0.2.10", 0), ("Bob", "hostname-bob", "192.0.2.11", 0),
+                                     ("Carol", "hostname-carol", "192.0.2.12", 1), ("Dan", "hostname-dan", "192.0.2.13", 1)):
+            (root / "env" / f"{name.lower()}.json").write_text(json.dumps(env_record(name, host, ip, gpus)))
+    (root / "hived").mkdir()
+    (root / "hived" / "two-vc.yaml").write_text(HIVED)
+    (root / "jobs" / "priority").mkdir(parents=True)
+    for job in (LOW, HIGH):
+        (root / "jobs" / "priority" / f"{job.name}.yaml").write_text(json.dumps(protocol(job)))
+    if steps is None:
+        steps = priority_records()
+        if source != "sim":
+            steps[0] = ("action", ("plan", {"experiment": "priority", "cluster": "pai"}))
+    write_log(exp / "evidence.jsonl", steps, "sim" if source == "sim" else "k8s")
+    (exp / "verdicts.json").write_text(json.dumps(fake_judge_result(consistent=True)))
+    (root / "report.md").write_text(report_md())
+    (root / "claims.json").write_text(json.dumps(claims(claim)))
+    return root
+
+
+def fake_judge_result(consistent: bool) -> dict[str, Any]:
+    verdict = "consistent" if consistent else "inconclusive"
+    return {"experiment": "priority", "verdict": verdict, "missing": [] if consistent else ["end of the run"],
+            "answers": [
+                {"question": 0, "answer": {"zh": "抢占", "en": "preempted"}, "verdict": "consistent", "evidence": [6, 7]},
+                {"question": 1, "answer": {"zh": "都结束", "en": "both ended"}, "verdict": verdict, "evidence": [8]}]}
+
+
+def fake_judge(log: Any, experiment: str) -> dict[str, Any]:
+    """Stands in for the checker's verdicts: consistent when the run reached its end record."""
+    ended = any(r.kind == "action" and r.action_type == "end" for r in log.records)
+    return fake_judge_result(consistent=ended)
