@@ -93,8 +93,6 @@ def make_judge(plans: Mapping[str, Any]) -> Judge | None:
 
 def _self_check(args: argparse.Namespace, rubric: Rubric, lab: LabSpec, judge: Judge | None) -> int:
     run_dir = Path(args.path)
-    if not run_dir.is_dir():
-        raise HivedlabError(f"{run_dir} is not a run directory")
     grade = grade_one(run_dir.resolve().name, run_dir, rubric, lab, judge, args.max_file_mb * 1024 * 1024)
     text = results_json(_visible_only(grade), rubric) if args.format == "json" else feedback_md(grade, rubric)
     if args.out:
@@ -118,6 +116,10 @@ def run(args: argparse.Namespace) -> int:
         raise HivedlabError("--jobs must be at least 1")
     if args.max_file_mb < 1:
         raise HivedlabError("--max-file-mb must be at least 1")
+    target = Path(args.path)
+    if not target.is_dir():
+        raise HivedlabError(f"{target} is not a run directory" if args.self_check
+                            else f"{target} is not a folder of group folders")
     lab, plans = load_lab()
     judge = make_judge(plans)
     if judge is None:
@@ -125,9 +127,7 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
     if args.self_check:
         return _self_check(args, rubric, lab, judge)
-    submissions = Path(args.path)
-    if not submissions.is_dir():
-        raise HivedlabError(f"{submissions} is not a folder of group folders")
+    submissions = target
     out = Path(args.out) if args.out else submissions.resolve().parent / "grades"
     started = time.perf_counter()
     try:
