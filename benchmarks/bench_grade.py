@@ -1,0 +1,63 @@
+"""Benchmark: grade 200 groups with complete evidence (target: under 30 s on 2 cores).
+
+Makes one complete run directory with `hivedlab run all` on the simulated cluster (or uses --run-dir), copies it
+into 200 group folders, then times `hivedlab grade` on them (all checks, re-judging and the four outputs).
+
+    .venv/bin/python benchmarks/bench_grade.py [--groups 200] [--jobs 2] [--run-dir DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from checker.grading.batch import grade_batch  # noqa: E402
+from checker.grading.rubric import load_rubric  # noqa: E402
+from hivedlab.cli import main as hivedlab  # noqa: E402
+from hivedlab.commands.grade import load_lab, make_judge  # noqa: E402
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--groups", type=int, default=200)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--run-dir", type=Path, help="a complete run directory to copy (default: hivedlab run all)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-grade-") as tmp:
+        work = Path(tmp)
+        run_dir = args.run_dir
+        if run_dir is None:
+            run_dir = work / "run"
+            code = hivedlab(["run", "all", "--out", str(run_dir)])
+            if code not in (0, 1) or not (run_dir / "run.json").is_file():
+                print(f"hivedlab run all failed (exit {code}); pass --run-dir", file=sys.stderr)
+                return 2
+        subs = work / "subs"
+        for index in range(args.groups):
+            shutil.copytree(run_dir, subs / f"group-{index:03d}")
+        size = sum(p.stat().st_size for p in (subs / "group-000").rglob("*") if p.is_file())
+        records = sum(1 for p in (subs / "group-000").rglob("evidence.jsonl") for _ in p.open("rb"))
+        rubric = load_rubric()
+        lab, plans = load_lab()
+        judge = make_judge(plans)
+        started = time.perf_counter()
+        result = grade_batch(subs, work / "grades", rubric, lab, judge, jobs=args.jobs)
+        elapsed = time.perf_counter() - started
+        totals = {g.total() for g in result.grades}
+        print(f"groups: {len(result.grades)} ({size / 1024:.0f} KB, {records} evidence records each); jobs: {args.jobs}; "
+              f"judge: {'checker.verdicts' if judge else 'none'}")
+        print(f"graded in {elapsed:.2f} s ({1000 * elapsed / max(1, len(result.grades)):.1f} ms per group); "
+              f"totals: {sorted(totals)}; needs a look: {len(result.needs_look)}")
+        print("target: under 30 s for 200 groups on 2 cores -> " + ("OK" if elapsed < 30 else "TOO SLOW"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
