@@ -172,7 +172,7 @@ def vc_status(
     return VcStatus(True, sum(cells[vc].values()), {t: units[t] for t in cells[vc] if t in units})
 
 
-def _get(mapping: Any, *keys: str, default: Any = None) -> Any:
+def js_get(mapping: Any, *keys: str, default: Any = None) -> Any:
     """lodash `get`: the default only when the path is missing (an explicit null stays null)."""
     for key in keys:
         if not isinstance(mapping, Mapping) or key not in mapping:
@@ -193,11 +193,11 @@ def plan_hived(
     leaf_cells: Mapping[str, Mapping[str, int]] | None = None,
 ) -> HivedPlan:
     """Every pod-scheduling-spec and every problem of §2, in the rest-server's order. Needs a schema-valid protocol."""
-    hived = _get(protocol, "extras", "hivedScheduler")
-    klass = _get(hived, "jobPriorityClass")
+    hived = js_get(protocol, "extras", "hivedScheduler")
+    klass = js_get(hived, "jobPriorityClass")
     opportunistic = klass == "oppo"
-    gang = _get(protocol, "extras", "gangAllocation", default=True) is True  # only `=== true` is gang (§2.5)
-    vc = _get(protocol, "defaults", "virtualCluster", default="default")
+    gang = js_get(protocol, "extras", "gangAllocation", default=True) is True  # only `=== true` is gang (§2.5)
+    vc = js_get(protocol, "defaults", "virtualCluster", default="default")
     status = vc_status(hived_config, vc, leaf_cells)
     units = resource_units(hived_config)
     priority = PRIORITIES.get("test" if klass is None else klass)
@@ -216,7 +216,7 @@ def plan_hived(
         default_group = [_member(roles[r], specs[r]["leafCellNumber"]) for r in roles]
     requested: float | None = 0
     for role, role_spec in roles.items():
-        name = _get(hived, "taskRoles", role, "affinityGroupName")
+        name = js_get(hived, "taskRoles", role, "affinityGroupName")
         if name is not None and name in groups:
             specs[role]["affinityGroup"] = {"name": f"{user}~{protocol['name']}/{name}", "members": groups[name]}
         if default_group is not None:
@@ -236,8 +236,8 @@ def _base_spec(vc: str, priority: int | None, hived: Any, role: str) -> dict[str
     spec: dict[str, Any] = {
         "virtualCluster": vc,
         "priority": priority,
-        "pinnedCellId": _get(hived, "taskRoles", role, "pinnedCellId"),
-        "leafCellType": _get(hived, "taskRoles", role, "skuType"),
+        "pinnedCellId": js_get(hived, "taskRoles", role, "pinnedCellId"),
+        "leafCellType": js_get(hived, "taskRoles", role, "skuType"),
         "leafCellNumber": 0,
     }
     for flag in ("gangReleaseEnable", "lazyPreemptionEnable", "ignoreK8sSuggestedNodes"):  # job-wide, §2.3
@@ -290,7 +290,7 @@ def _named_groups(
     """The checks on `extras.hivedScheduler.taskRoles` and the named affinity groups (§2.4, §2.8)."""
     groups: dict[str, list[dict[str, Any]]] = {}
     group_keys: dict[str, tuple[Any, Any]] = {}
-    hived_roles = _get(hived, "taskRoles") if isinstance(hived, Mapping) else None
+    hived_roles = js_get(hived, "taskRoles") if isinstance(hived, Mapping) else None
     for role in hived_roles or {}:
         base = f"/extras/hivedScheduler/taskRoles/{role}"
         if role not in specs:
@@ -304,7 +304,7 @@ def _named_groups(
             problems.append(Problem(400, "InvalidProtocolError",
                                     f"Taskrole {role} has skuType {sku}, VC {vc} only allows "
                                     f"{','.join(status.cell_units)}.", base + "/skuType"))
-        name = _get(hived_roles, role, "affinityGroupName")
+        name = js_get(hived_roles, role, "affinityGroupName")
         if name is None:
             continue
         if name in group_keys and group_keys[name] != (sku, pinned):

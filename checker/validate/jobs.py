@@ -1,0 +1,187 @@
+"""Job-protocol checks: the rest-server's verdict (schema, semantic checks, HiveD checks against each candidate HiveD
+config, submission crashes), then warnings for what it accepts but is likely wrong."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from checker.validate.findings import ERROR, NOTE, WARNING, Finding, locate
+from cluster.openpai import hived_spec, protocol
+
+MAX_BODY_BYTES = 100 * 1024
+_HIVED_KEYS = ("jobPriorityClass", "taskRoles", "lazyPreemptionEnable", "gangReleaseEnable", "ignoreK8sSuggestedNodes")
+_HIVED_ROLE_KEYS = ("skuType", "pinnedCellId", "affinityGroupName", "skuNum")
+_EXTRAS_KEYS = ("gangAllocation", "hivedScheduler", "submitFrom", "com.microsoft.pai.runtimeplugin", "storages")
+
+
+@dataclass(frozen=True)
+class HivedTarget:
+    """A HiveD config a job is checked against, prepared once per run."""
+
+    name: str  # shown in messages (the file name)
+    config: Mapping[str, Any]  # the bare HiveD config
+    leaf_cells: Mapping[str, Mapping[str, int]]  # VC -> leaf type -> leaf cells
+    pinned: Mapping[str, frozenset[str]]  # VC -> its pinned cell ids
+
+
+def prepare_target(name: str, config: Mapping[str, Any]) -> HivedTarget:
+    vcs = config.get("virtualClusters") if isinstance(config, Mapping) else None
+    pinned = {}
+    for vc, spec in (vcs.items() if isinstance(vcs, Mapping) else ()):
+        cells = spec.get("pinnedCells") if isinstance(spec, Mapping) else None
+        pinned[str(vc)] = frozenset(str(c.get("pinnedCellId")) for c in cells or [] if isinstance(c, Mapping))
+    return HivedTarget(name, config, hived_spec.vc_leaf_cells(config), pinned)
+
+
+class _Out:
+    """Collects findings for one file, placing each at its key."""
+
+    def __init__(self, file: str, positions: Mapping[str, tuple[int, int]]) -> None:
+        self.file, self.positions = file, positions
+        self.items: list[Finding] = []
+
+    def add(self, rule: str, severity: str, pointer: str, message: str) -> None:
+        line, col = locate(self.positions, pointer)
+        self.items.append(Finding(rule, severity, self.file, line, col, pointer, message))
+
+
+def check_job(
+    data: Mapping[str, Any],
+    positions: Mapping[str, tuple[int, int]],
+    file: str,
+    targets: Sequence[HivedTarget],
+    user: str = "admin",
+    size: int = 0,
+) -> list[Finding]:
+    """Every finding for one job protocol; errors exactly where the rest-server refuses it."""
+    out = _Out(file, positions)
+    if size > MAX_BODY_BYTES:
+        out.add("job-body-too-large", ERROR, "", f"the job is {size} bytes; the rest-server accepts at most "
+                f"{MAX_BODY_BYTES} bytes (HTTP 413): shorten it")
+    issues = protocol.schema_issues(data)
+    for issue in issues:
+        rule = "job-hived-schema" if issue.stage == protocol.STAGE_HIVED_SCHEMA else "job-schema"
+        out.add(rule, ERROR, issue.pointer, issue.message)
+    if any(i.stage == protocol.STAGE_SCHEMA for i in issues):
+        return out.items
+    semantic = protocol.semantic_issues(data)
+    for issue in semantic:
+        out.add("job-semantic", ERROR, issue.pointer, issue.message + _semantic_hint(issue.message))
+    _warnings(data, out)
+    if semantic or issues:
+        return out.items
+    _check_hived(data, out, targets, user)
+    return out.items
+
+
+def _semantic_hint(message: str) -> str:
+    if message.startswith("Prerequisite "):
+        return " Add a prerequisite of that type and name, or fix the reference."
+    if message.startswith("Duplicate "):
+        return " Give each one its own name."
+    return ""
+
+
+def _check_hived(data: Mapping[str, Any], out: _Out, targets: Sequence[HivedTarget], user: str) -> None:
+    vc = hived_spec.js_get(data, "defaults", "virtualCluster", default="default")
+    candidates = [t for t in targets if vc in t.leaf_cells]
+    if not candidates:
+        names = ", ".join(t.name for t in targets) or "none given"
+        known = sorted({v for t in targets for v in t.leaf_cells})
+        close = difflib.get_close_matches(str(vc), known, n=1)
+        hint = f" (did you mean '{close[0]}'?)" if close else f"; known VCs: {', '.join(known) or 'none'}"
+        out.add("job-unknown-vc", ERROR, "/defaults/virtualCluster",
+                f"VC '{vc}' is not defined in any HiveD config ({names}){hint}. The rest-server answers 403 "
+                f"ForbiddenUserError: User {user} is not allowed to do operation in {vc}")
+        return
+    verdicts = []
+    for target in candidates:
+        plan = hived_spec.plan_hived(data, user, target.config, target.leaf_cells)
+        problems = list(plan.problems)
+        crash = hived_spec.dump_crash(plan.specs) if not problems else None
+        if crash is not None:
+            problems.append(crash)
+        verdicts.append((target, plan, problems))
+    accepted = [v for v in verdicts if not v[2]]
+    for target, _plan, problems in verdicts:
+        for problem in problems:
+            severity = ERROR if not accepted else NOTE
+            prefix = f"[{target.name}] " if len(candidates) > 1 else ""
+            if accepted:
+                prefix = (f"accepted with {accepted[0][0].name}; with {target.name} the rest-server would refuse it: ")
+            out.add(_problem_rule(problem), severity, problem.pointer, prefix + _problem_text(problem))
+    for target, plan, _ in accepted:
+        _plan_warnings(data, plan, target, out, len(candidates) > 1)
+
+
+def _problem_rule(problem: hived_spec.Problem) -> str:
+    if problem.stage == "submit":
+        return "job-instances"
+    return "job-quota" if problem.message.startswith("Job requests") else "job-hived"
+
+
+def _problem_text(problem: hived_spec.Problem) -> str:
+    head = f"{problem.message} (HTTP {problem.status}{' ' + problem.code if problem.code else ''})"
+    if problem.stage == "submit":
+        return head + ": a gang job needs 'instances' on every task role; add instances: 1"
+    if problem.message.startswith("Cannot read property"):
+        return head + ": the skuType is not in the cluster's skuTypes; use one of them"
+    if problem.message.startswith("Job requests"):
+        return head + ": ask for fewer cells, or set extras.gangAllocation: false to run it incrementally"
+    return head
+
+
+def _plan_warnings(data: Mapping[str, Any], plan: hived_spec.HivedPlan, target: HivedTarget, out: _Out,
+                   tag: bool) -> None:
+    prefix = f"[{target.name}] " if tag else ""
+    for role, spec in plan.specs.items():
+        base = f"/taskRoles/{protocol.escape(role)}"
+        if spec["leafCellNumber"] == 0:
+            out.add("job-never-scheduled", WARNING, base + "/resourcePerInstance",
+                    prefix + "gpu, cpu and memoryMB are all 0, so leafCellNumber is 0: HiveD refuses the pod "
+                    "('LeafCellNumber is non-positive') and the job waits forever; request at least one resource")
+        pinned = spec.get("pinnedCellId")
+        if pinned is not None and plan.opportunistic:
+            out.add("job-never-scheduled", WARNING, f"/extras/hivedScheduler/taskRoles/{role}/pinnedCellId",
+                    prefix + f"an opportunistic job cannot use pinned cell {pinned}: HiveD refuses the pod")
+        elif pinned is not None and pinned not in target.pinned.get(plan.virtual_cluster, frozenset()):
+            out.add("job-never-scheduled", WARNING, f"/extras/hivedScheduler/taskRoles/{role}/pinnedCellId",
+                    prefix + f"VC {plan.virtual_cluster} does not have pinned cell {pinned}: HiveD refuses the pod")
+
+
+def _warnings(data: Mapping[str, Any], out: _Out) -> None:
+    extras = data.get("extras") if isinstance(data.get("extras"), Mapping) else {}
+    if "gangAllocation" in extras and not isinstance(extras["gangAllocation"], bool):
+        out.add("job-gang-allocation", WARNING, "/extras/gangAllocation",
+                f"gangAllocation is {extras['gangAllocation']!r}, not a boolean: HiveD then schedules the job "
+                "incrementally while the Framework treats it as gang (openpai.md §2.5); write true or false")
+    _unknown_keys(extras, _EXTRAS_KEYS, "/extras", out, "extras")
+    hived = extras.get("hivedScheduler")
+    if isinstance(hived, Mapping):
+        _unknown_keys(hived, _HIVED_KEYS, "/extras/hivedScheduler", out, "extras.hivedScheduler")
+        for role, spec in (hived.get("taskRoles") or {}).items() if isinstance(hived.get("taskRoles"), Mapping) else ():
+            if isinstance(spec, Mapping):
+                _unknown_keys(spec, _HIVED_ROLE_KEYS, f"/extras/hivedScheduler/taskRoles/{protocol.escape(role)}",
+                              out, "a HiveD task role")
+                if "skuNum" in spec:
+                    out.add("job-unknown-key", NOTE, f"/extras/hivedScheduler/taskRoles/{protocol.escape(role)}/skuNum",
+                            "skuNum is ignored by the rest-server: the number of cells comes from resourcePerInstance")
+    for role, spec in (data.get("taskRoles") or {}).items():
+        resources = spec.get("resourcePerInstance") if isinstance(spec, Mapping) else None
+        for key, value in (resources or {}).items() if isinstance(resources, Mapping) else ():
+            if key != "ports" and isinstance(value, int | float) and not isinstance(value, bool) and value < 0:
+                out.add("job-resources", WARNING, f"/taskRoles/{protocol.escape(role)}/resourcePerInstance/{key}",
+                        f"{key} is negative ({value}); the rest-server accepts it but it makes no sense: use 0 or more")
+
+
+def _unknown_keys(mapping: Mapping[str, Any], known: Sequence[str], base: str, out: _Out, what: str) -> None:
+    for key in mapping:
+        if key in known:
+            continue
+        close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.75)
+        if close:
+            out.add("job-unknown-key", WARNING, f"{base}/{protocol.escape(str(key))}",
+                    f"'{key}' in {what} is ignored by the rest-server; did you mean '{close[0]}'?")

@@ -1,0 +1,66 @@
+"""`hivedlab validate`: job protocols, HiveD configs and group inventories, for students and course CI."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from hivedlab.cliutil import add_format, new_parser, write_atomic
+from hivedlab.errors import HivedlabError
+
+DESCRIPTION = """\
+Validate job protocols, HiveD configs (bare, or inside services-configuration.yaml under
+hivedscheduler.config) and group inventories with the verdicts of OpenPAI v1.2.0's rest-server and
+HiveD v0.3.4. A folder is walked (*.yaml, *.yml; templates/ skipped); a file's kind is told by its
+content. Files under a rejected/ folder are meant to be refused: their errors are expected.
+
+校验作业配置、HiveD 配置（单独的文件，或 services-configuration.yaml 中的 hivedscheduler.config）
+和小组清单，判定与 OpenPAI v1.2.0 rest-server 和 HiveD v0.3.4 一致。
+
+Jobs are checked against --hived-config (repeatable), by default against every shipped
+configs/hived/*.yaml that defines the job's VC: a job passes if one of them accepts it.
+
+exit status: 0 no errors (warnings are printed), 1 errors (or warnings with --strict),
+             2 usage error or unreadable input
+"""
+
+EXAMPLES = """\
+  hivedlab validate jobs configs                       # what course CI runs
+  hivedlab validate jobs/job-config-6.yaml --hived-config configs/hived/one-vc.yaml
+  hivedlab validate services-configuration.yaml        # the hivedscheduler section
+  hivedlab validate --format github jobs configs       # annotations in a GitHub Actions log
+  hivedlab validate --format sarif --out validate.sarif jobs configs
+"""
+
+
+def build_parser(prog: str) -> argparse.ArgumentParser:
+    parser = new_parser(prog, DESCRIPTION, EXAMPLES)
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="files or folders to validate")
+    parser.add_argument("--hived-config", action="append", metavar="FILE", default=None,
+                        help="HiveD config (or services-configuration.yaml) to check jobs against; repeatable")
+    parser.add_argument("--strict", action="store_true", help="warnings fail too (exit status 1)")
+    parser.add_argument("--user", default="admin", help="OpenPAI user name used in group names (default: admin)")
+    add_format(parser, ("text", "json", "junit", "github", "sarif"))
+    parser.add_argument("--out", metavar="PATH", default=None, help="write the report here (default: standard output)")
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    from checker.validate import InputError, render, validate_paths
+
+    try:
+        report = validate_paths(args.paths, hived_configs=args.hived_config, strict=args.strict, user=args.user)
+    except InputError as exc:
+        raise HivedlabError(str(exc)) from None
+    text = render(report, args.format)
+    if args.out:
+        write_atomic(Path(args.out), text)
+        if args.format != "text":
+            print(render(report, "text").splitlines()[-1])
+    else:
+        sys.stdout.write(text)
+    if report.unreadable:
+        first = next((f for f in report.findings if f.rule == "input-unreadable"), None)
+        print(f"hivedlab validate: error: {first.message if first else 'unreadable input'}", file=sys.stderr)
+    return report.exit_code(args.strict)
