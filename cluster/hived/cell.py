@@ -1,0 +1,175 @@
+"""Physical and virtual cells (spec §3.1) and building them from a loaded config (§1.5, §1.6)."""
+
+from __future__ import annotations
+
+from cluster.hived.config import CellTypeInfo, HivedConfig, PhysicalCellSpec
+
+FREE_PRIORITY = -2
+OPPORTUNISTIC_PRIORITY = -1
+MIN_GUARANTEED_PRIORITY = 0
+MAX_GUARANTEED_PRIORITY = 1000
+
+FREE, USED, RESERVING, RESERVED = "Free", "Used", "Reserving", "Reserved"
+
+
+class InternalError(Exception):
+    """A state in which HiveD v0.3.4 itself crashes (spec §7); reported instead of inventing a rule."""
+
+
+class Cell:
+    """What physical and virtual cells share: tree position, priority and used-leaf counts."""
+
+    __slots__ = ("chain", "level", "address", "cell_type", "parent", "children", "at_or_above_node",
+                 "total_leaves", "priority", "used", "order")
+
+    def __init__(self, chain: str, info: CellTypeInfo, address: str, parent: Cell | None) -> None:
+        self.chain = chain
+        self.level = info.level
+        self.address = address
+        self.cell_type = info.name
+        self.parent = parent
+        self.children: list = []
+        self.at_or_above_node = info.at_or_above_node
+        self.total_leaves = info.leaf_cell_number
+        self.priority = FREE_PRIORITY
+        self.used: dict[int, int] = {}
+        self.order = 0  # creation order inside its view
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.address})"
+
+
+class PhysicalCell(Cell):
+    __slots__ = ("nodes", "leaf_indices", "index", "pinned_id", "healthy", "virtual", "split", "in_free",
+                 "free_pos", "state", "using_group", "reserving_group", "desc_counts", "vc_name", "is_node")
+
+    def __init__(self, chain: str, info: CellTypeInfo, address: str, parent: PhysicalCell | None) -> None:
+        super().__init__(chain, info, address, parent)
+        self.nodes: list[str] = []
+        self.leaf_indices: list[int] = []
+        self.index = -1
+        self.pinned_id = ""
+        self.healthy = True
+        self.virtual: VirtualCell | None = None
+        self.split = False
+        self.in_free = False
+        self.free_pos = -1
+        self.state = FREE
+        self.using_group = None
+        self.reserving_group = None
+        self.desc_counts: dict[int, int] = {}
+        self.vc_name = ""
+        self.is_node = False
+
+
+class VirtualCell(Cell):
+    __slots__ = ("vc", "preassigned", "physical", "pinned_id")
+
+    def __init__(self, vc: str, chain: str, info: CellTypeInfo, address: str, parent: VirtualCell | None) -> None:
+        super().__init__(chain, info, address, parent)
+        self.vc = vc
+        self.preassigned: VirtualCell = self if parent is None else parent.preassigned
+        self.physical: PhysicalCell | None = None
+        self.pinned_id = ""
+
+
+def set_priority(cell: Cell, priority: int) -> None:
+    """A cell's priority is the max of its children's; propagate upwards."""
+    cell.priority = priority
+    parent = cell.parent
+    while parent is not None:
+        best = max(child.priority for child in parent.children)
+        if best == parent.priority:
+            return
+        parent.priority = best
+        parent = parent.parent
+
+
+def update_used(cell: Cell | None, priority: int, delta: int) -> None:
+    while cell is not None:
+        cell.used[priority] = cell.used.get(priority, 0) + delta
+        cell = cell.parent
+
+
+def inside(cell: Cell, ancestor: Cell) -> bool:
+    while cell is not None:
+        if cell is ancestor:
+            return True
+        cell = cell.parent
+    return False
+
+
+def descendants_at(cell: Cell, level: int) -> list:
+    out = [cell]
+    while out and out[0].level > level:
+        out = [child for c in out for child in c.children]
+    return out
+
+
+def build_physical(config: HivedConfig) -> tuple[dict[str, list[PhysicalCell]], dict[str, dict[int, list]]]:
+    """Top-level cells per chain, and per chain level -> cells in creation (config, depth-first) order."""
+    types = config.cell_types
+    tops: dict[str, list[PhysicalCell]] = {chain: [] for chain in config.chains}
+    levels: dict[str, dict[int, list]] = {chain: {} for chain in config.chains}
+
+    def build(spec: PhysicalCellSpec, chain: str, parent: PhysicalCell | None, node: str) -> PhysicalCell:
+        info = types[spec.cell_type]
+        cell = PhysicalCell(chain, info, spec.address, parent)
+        cell.pinned_id = spec.pinned_id
+        per_level = levels[chain].setdefault(info.level, [])
+        cell.order = len(per_level)
+        per_level.append(cell)
+        if info.at_or_above_node and not info.multi_node:
+            node = spec.address.rsplit("/", 1)[-1]
+            cell.is_node = True
+        if info.child_type is None:
+            cell.index = int(spec.address.rsplit("/", 1)[-1])
+            cell.nodes = [node]
+            cell.leaf_indices = [cell.index]
+            cell.desc_counts = {1: 1}
+            return cell
+        for child_spec in spec.children:
+            child = build(child_spec, chain, cell, node)
+            cell.children.append(child)
+        for child in cell.children:
+            for n in child.nodes:
+                if n not in cell.nodes:
+                    cell.nodes.append(n)
+            if not info.multi_node:
+                cell.leaf_indices.extend(child.leaf_indices)
+            for lv, count in child.desc_counts.items():
+                cell.desc_counts[lv] = cell.desc_counts.get(lv, 0) + count
+        cell.desc_counts[info.level] = 1
+        return cell
+
+    for spec in config.physical_cells:
+        tops[spec.cell_type].append(build(spec, spec.cell_type, None, ""))
+    return tops, levels
+
+
+def build_virtual(vc: str, chain: str, info_of: dict[str, CellTypeInfo], cell_type: str, address: str,
+                  parent: VirtualCell | None, index: int) -> VirtualCell:
+    """A virtual subtree; child addresses follow the `parent index × childNumber + j` rule (§1.6)."""
+    info = info_of[cell_type]
+    cell = VirtualCell(vc, chain, info, address, parent)
+    if info.child_type is not None:
+        for j in range(info.child_number):
+            child_index = index * info.child_number + j
+            cell.children.append(
+                build_virtual(vc, chain, info_of, info.child_type, f"{address}/{child_index}", cell, child_index)
+            )
+    return cell
+
+
+def levels_of(cells: list[Cell]) -> dict[int, list]:
+    """Cells grouped by level, each level in creation order (preassigned cells in order, depth-first)."""
+    out: dict[int, list] = {}
+
+    def walk(cell: Cell) -> None:
+        out.setdefault(cell.level, []).append(cell)
+        for child in cell.children:
+            walk(child)
+
+    for cell in cells:
+        walk(cell)
+    return out

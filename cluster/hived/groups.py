@@ -1,0 +1,42 @@
+"""Affinity groups (gangs) as HiveD keeps them (§2.5, §3.14)."""
+
+from __future__ import annotations
+
+from cluster.hived.cell import PhysicalCell, VirtualCell
+from cluster.hived.types import PodRef, PodSchedulingSpec
+
+ALLOCATED, PREEMPTING, BEING_PREEMPTED = "Allocated", "Preempting", "BeingPreempted"
+
+# leafCellNumber -> pod slots -> leaves
+PhysicalPlacement = dict[int, list[list[PhysicalCell | None]]]
+VirtualPlacement = dict[int, list[list[VirtualCell | None]]]
+
+
+class Group:
+    __slots__ = ("name", "vc", "priority", "lazy", "pinned_id", "state", "pod_numbers", "allocated_pods",
+                 "physical", "virtual", "preempting_pods", "lazy_status", "chain")
+
+    def __init__(self, spec: PodSchedulingSpec, state: str) -> None:
+        self.name = spec.group_name
+        self.vc = spec.virtual_cluster
+        self.priority = spec.priority
+        self.lazy = spec.lazy_preemption_enable
+        self.pinned_id = spec.pinned_cell_id
+        self.state = state
+        self.pod_numbers = spec.pod_numbers
+        self.allocated_pods: dict[int, list[PodRef | None]] = {
+            n: [None] * count for n, count in self.pod_numbers.items()
+        }
+        self.physical: PhysicalPlacement = {}
+        self.virtual: VirtualPlacement | None = {}
+        self.preempting_pods: dict[str, PodRef] = {}
+        self.lazy_status: dict[str, str] | None = None
+        self.chain = ""
+
+    def leaves(self) -> list[tuple[int, int, int, PhysicalCell | None]]:
+        """(leafCellNumber, slot, position, physical leaf), members ascending (§3.7 recommended order)."""
+        return [(n, s, i, leaf) for n in sorted(self.physical) for s, pod in enumerate(self.physical[n])
+                for i, leaf in enumerate(pod)]
+
+    def all_pods_released(self) -> bool:
+        return all(p is None for pods in self.allocated_pods.values() for p in pods)

@@ -1,0 +1,198 @@
+"""Topology-aware placement of a group's pods on a cluster view (spec §3.4).
+
+Used on a VC's virtual cells (guaranteed pods, "cross-priority packing") and on a chain's physical cells
+(opportunistic pods). The view's node list is built once and re-sorted in place with a stable sort on every call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+
+from cluster.hived.cell import FREE_PRIORITY, OPPORTUNISTIC_PRIORITY, Cell, InternalError
+
+_HIGHEST = 1 << 30
+
+
+def _nearest_node_or_top(cell: Cell) -> Cell:
+    while not cell.at_or_above_node and cell.parent is not None:
+        cell = cell.parent
+    return cell
+
+
+def build_view(levels: Mapping[int, list]) -> list[Cell]:
+    """The view's "nodes": node-level cells, then below-node preassigned cells, higher levels first (§3.4)."""
+    top = max(levels) if levels else 0
+    level = 1
+    while level <= top and not levels[level][0].at_or_above_node:
+        level += 1
+    view: list[Cell] = []
+    seen: set[int] = set()
+    for lv in range(min(level, top), 0, -1):
+        for cell in levels.get(lv, ()):
+            if id(_nearest_node_or_top(cell)) in seen:
+                continue
+            seen.add(id(cell))
+            view.append(cell)
+    return view
+
+
+class TopologyScheduler:
+    def __init__(self, view: list[Cell], level_leaves: Mapping[int, int], virtual: bool) -> None:
+        self.view = view
+        self.level_leaves = level_leaves
+        self.virtual = virtual  # VC view: cross-priority packing; physical view: opportunistic ordering
+
+    def _node_facts(self, cell: Cell, suggested: Collection[str] | None) -> tuple[bool, bool, str]:
+        physical = cell.physical if self.virtual else cell
+        if physical is None:
+            return True, True, ""
+        ok = suggested is None or any(n in suggested for n in physical.nodes)
+        return physical.healthy, ok, physical.address
+
+    def schedule(self, pod_numbers: Mapping[int, int], priority: int, suggested: Collection[str] | None
+                 ) -> tuple[dict[int, list[list[Cell]]] | None, str]:
+        """Place pods (leafCellNumber -> pod count); `suggested` None = ignore suggested nodes."""
+        sizes = [n for n in sorted(pod_numbers) for _ in range(pod_numbers[n])]
+        facts = {id(c): self._node_facts(c, suggested) for c in self.view}
+        self._sort(facts)
+        chosen, reason = self._find_nodes(sizes, OPPORTUNISTIC_PRIORITY, facts)
+        used_priority = OPPORTUNISTIC_PRIORITY
+        if chosen is None and priority > OPPORTUNISTIC_PRIORITY:
+            used_priority = priority
+            self._sort(facts)
+            chosen, reason = self._find_nodes(sizes, priority, facts)
+        if chosen is None:
+            return None, reason
+        placement: dict[int, list[list[Cell]]] = {}
+        remaining: dict[int, list[Cell]] = {}
+        for size, node in zip(sizes, chosen):
+            if id(node) not in remaining:
+                free: list[Cell] = []
+                preemptible: list[Cell] = []
+                _collect_leaves(node, used_priority, free, preemptible)
+                remaining[id(node)] = free + preemptible
+            placement.setdefault(size, []).append(self._pick_leaves(remaining, node, size))
+        return placement, ""
+
+    def _sort(self, facts: dict[int, tuple[bool, bool, str]]) -> None:
+        if self.virtual:
+            def key(c: Cell) -> tuple:
+                healthy, ok, _ = facts[id(c)]
+                return (not healthy, not ok, -sum(c.used.values()))
+        else:
+            def key(c: Cell) -> tuple:
+                healthy, ok, _ = facts[id(c)]
+                used = c.used
+                opp = used.get(OPPORTUNISTIC_PRIORITY, 0)
+                higher = sum(v for p, v in used.items() if p > OPPORTUNISTIC_PRIORITY)
+                return (not healthy, not ok, -opp, higher)
+        self.view.sort(key=key)
+
+    def _find_nodes(self, sizes: list[int], priority: int, facts: dict[int, tuple[bool, bool, str]]
+                    ) -> tuple[list[Cell] | None, str]:
+        view = self.view
+        if not view:
+            raise InternalError("index out of range: empty cluster view")
+        chosen: list[Cell] = []
+        node_index = 0
+        picked = 0
+        free = _free_at(view[0], priority)
+        pod = 0
+        while pod < len(sizes):
+            node = view[node_index]
+            if free - picked >= sizes[pod]:
+                healthy, ok, address = facts[id(node)]
+                if not healthy:
+                    return None, f"have to use at least one bad node {address}"
+                if not ok:
+                    return None, f"have to use at least one non-suggested node {address}"
+                chosen.append(node)
+                picked += sizes[pod]
+                pod += 1
+            else:
+                node_index += 1
+                picked = 0
+                if node_index >= len(view):
+                    return None, "insufficient capacity"
+                free = _free_at(view[node_index], priority)
+        return chosen, ""
+
+    def _pick_leaves(self, remaining: dict[int, list[Cell]], node: Cell, size: int) -> list[Cell]:
+        candidates = remaining[id(node)]
+        optimal = next((lv for lv in sorted(self.level_leaves) if self.level_leaves[lv] >= size), _HIGHEST)
+        best_level, best = _search(candidates, size, optimal)
+        if best is None:
+            raise InternalError(f"failed to find {size} leaf cells in node {node.address}")
+        picked = set(best)
+        remaining[id(node)] = [c for i, c in enumerate(candidates) if i not in picked]
+        return [candidates[i] for i in best]
+
+
+def _free_at(cell: Cell, priority: int) -> int:
+    return cell.total_leaves - sum(v for p, v in cell.used.items() if p >= priority)
+
+
+def _collect_leaves(cell: Cell, priority: int, free: list[Cell], preemptible: list[Cell]) -> None:
+    if cell.children:
+        for child in cell.children:
+            _collect_leaves(child, priority, free, preemptible)
+    elif cell.priority == FREE_PRIORITY:
+        free.append(cell)
+    elif cell.priority < priority:
+        preemptible.append(cell)
+
+
+def _lca(a: Cell, b: Cell) -> Cell | None:
+    while a.level < b.level:
+        a = a.parent
+        if a is None:
+            return None
+    while b.level < a.level:
+        b = b.parent
+        if b is None:
+            return None
+    while a is not b:
+        a, b = a.parent, b.parent
+        if a is None or b is None:
+            return None
+    return a
+
+
+def _search(cells: list[Cell], size: int, optimal: int) -> tuple[int, list[int] | None]:
+    """Lexicographic search for the leaf combination with the lowest common ancestor (HiveD's findLeafCellsInNode)."""
+    if size == 1:
+        return (cells[0].level, [0]) if cells else (_HIGHEST, None)
+    n = len(cells)
+    best_level = _HIGHEST
+    best: list[int] | None = None
+    indices = [0] * size
+    affinity: list[Cell | None] = [None] * size
+    depth = 0
+    pos = 0
+    while True:
+        while pos < n:
+            cell = cells[pos]
+            indices[depth] = pos
+            if depth == 0:
+                affinity[0] = cell
+            else:
+                lca = _lca(cell, affinity[depth - 1])
+                affinity[depth] = lca
+                if (lca is None and best_level < _HIGHEST) or (lca is not None and lca.level > best_level):
+                    pos += 1
+                    continue
+            if depth == size - 1:
+                lca = affinity[depth]
+                level = lca.level if lca is not None else _HIGHEST - 1
+                if level < best_level:
+                    best_level = level
+                    best = list(indices)
+                    if level == optimal:
+                        return best_level, best
+            else:
+                depth += 1
+            pos += 1
+        depth -= 1
+        if depth < 0:
+            return best_level, best
+        pos = indices[depth] + 1

@@ -1,0 +1,120 @@
+"""Replay a hived-diff scenario's operations through the HiveD model, one JSON-ready result per operation.
+
+The format is the one of `tests/fixtures/hived-diff/README.md`: an init line with the nodes in reporting order,
+then one line per operation. Every `schedule` runs in the Preempting phase with every node suggested; a bind is
+immediately reported back as an allocated pod. A bad operation yields an `error` line and the replay goes on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from cluster.hived import (
+    PHASE_PREEMPTING,
+    Bind,
+    HivedConfig,
+    HivedScheduler,
+    InternalError,
+    PodRef,
+    Preempt,
+    UserError,
+    Wait,
+)
+
+NAMESPACE = "default"
+
+
+class Replay:
+    """One scheduler instance plus the pod bookkeeping a cluster would do around it."""
+
+    def __init__(self, config: HivedConfig) -> None:
+        self.scheduler = HivedScheduler(config)
+        self.nodes = frozenset(self.scheduler.reported_nodes)
+        self.bound: set[str] = set()
+        self.waiting: set[str] = set()
+
+    def init_line(self) -> dict[str, Any]:
+        return {"op": "init", "result": "ok", "nodes": list(self.scheduler.reported_nodes)}
+
+    def step(self, i: int, op: Any) -> dict[str, Any]:
+        if not isinstance(op, Mapping):
+            return {"i": i, "result": "error", "message": f"operation {i} is not a JSON object"}
+        kind = op.get("op")
+        out: dict[str, Any] = {"i": i, "op": kind}
+        handler = {"schedule": self._schedule, "delete": self._delete,
+                   "node_bad": self._node, "node_healthy": self._node}.get(kind)  # type: ignore[arg-type]
+        if handler is None:
+            out.update(result="error", message=f"unknown op {kind!r} (expected schedule, delete, node_bad or "
+                                                  "node_healthy)")
+            return out
+        try:
+            out.update(handler(op, out))
+        except UserError as exc:
+            out.update(result="error", message=exc.message)
+        except InternalError as exc:
+            out.update(result="error", message=f"HiveD internal error: {exc}", internal=True)
+        except _StepError as exc:
+            out.update(result="error", message=str(exc))
+        return out
+
+    def _field(self, op: Mapping[str, Any], name: str, out: dict[str, Any]) -> str:
+        value = op.get(name)
+        if not isinstance(value, str) or not value:
+            raise _StepError(f"{op.get('op')} needs a non-empty string field {name!r}")
+        out[name] = value
+        return value
+
+    def _schedule(self, op: Mapping[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+        name = self._field(op, "pod", out)
+        spec = op.get("spec")
+        if name in self.bound:
+            raise _StepError(f"pod {name} is already bound; delete it before scheduling it again")
+        if spec is not None and not isinstance(spec, Mapping):
+            raise _StepError("spec must be a JSON object")
+        pod = PodRef(NAMESPACE, name, name)
+        self.waiting.add(name)
+        result = self.scheduler.schedule(pod, spec, self.nodes, PHASE_PREEMPTING)
+        if isinstance(result, Bind):
+            self.scheduler.add_allocated_pod(pod, spec, result.bind_info)
+            self.waiting.discard(name)
+            self.bound.add(name)
+            return {"result": "bind", "node": result.node, "leafCellIsolation": list(result.leaf_cell_isolation)}
+        if isinstance(result, Preempt):
+            victims = {node: sorted(p.name for p in pods) for node, pods in result.victims.items()}
+            return {"result": "preempt", "victims": victims}
+        assert isinstance(result, Wait)
+        return {"result": "wait", "reason": result.reason}
+
+    def _delete(self, op: Mapping[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+        name = self._field(op, "pod", out)
+        pod = PodRef(NAMESPACE, name, name)
+        if name in self.bound:
+            self.bound.discard(name)
+            self.scheduler.delete_allocated_pod(pod)
+        elif name in self.waiting:
+            self.waiting.discard(name)
+            self.scheduler.delete_unallocated_pod(pod)
+        else:
+            raise _StepError(f"pod {name} was never scheduled or is already deleted")
+        return {"result": "ok"}
+
+    def _node(self, op: Mapping[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+        node = self._field(op, "node", out)
+        if op["op"] == "node_bad":
+            self.scheduler.set_node_bad(node)
+        else:
+            self.scheduler.set_node_healthy(node)
+        return {"result": "ok"} if node in self.nodes else {"result": "ok", "warning": f"node {node} is not in the config"}
+
+
+class _StepError(Exception):
+    """A malformed operation: reported on its own line, the replay goes on."""
+
+
+def replay(config: HivedConfig, ops: Iterable[Any]) -> Iterator[dict[str, Any]]:
+    """The init line, then one result per operation."""
+    session = Replay(config)
+    yield session.init_line()
+    for i, op in enumerate(ops):
+        yield session.step(i, op)
