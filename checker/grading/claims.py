@@ -21,6 +21,7 @@ class Claim:
     experiment: str
     verdict: str | None
     answers: tuple[tuple[int, str], ...] = ()  # (question index, verdict)
+    facts: tuple[Mapping[str, Any], ...] = ()  # per task attempt: job, task, attempt, node, preempted…
 
 
 def _verdict(value: Any) -> str | None:
@@ -52,7 +53,8 @@ def parse_claims(block: Any) -> tuple[Claim, ...]:
             if isinstance(answer, Mapping) and _verdict(answer.get("verdict")):
                 question = answer.get("question")
                 answers.append((question if isinstance(question, int) else index, answer["verdict"]))
-        claims.append(Claim(experiment, _verdict(entry.get("verdict")), tuple(answers)))
+        facts = tuple(f for f in entry.get("facts", []) if isinstance(f, Mapping)) if isinstance(entry.get("facts"), list) else ()
+        claims.append(Claim(experiment, _verdict(entry.get("verdict")), tuple(answers), facts))
     return tuple(claims)
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from checker.evidence import EvidenceLog, read_evidence
 from checker.grading.claims import compare_claim, parse_claims
+from checker.grading.facts import AttemptFact, attempt_facts, check_facts
 from checker.grading.findings import Finding
 from checker.grading.integrity import LogFacts, check_log
 from checker.grading.labspec import LabSpec
@@ -37,6 +38,7 @@ class ExperimentResult:
     verdict: Mapping[str, Any] | None = None  # re-judged
     judge_error: str | None = None
     findings: tuple[Finding, ...] = ()
+    attempts: tuple[AttemptFact, ...] | None = None  # the task attempts the evidence shows (for the report's facts)
 
     @property
     def has_log(self) -> bool:
@@ -93,6 +95,8 @@ def grade_experiment(sub: Submission, experiment: str, lab: LabSpec, judge: Judg
     facts, log_findings = check_log(log.records, files.evidence or "", lab.get(experiment), sub.allowed_nodes)
     findings += log_findings
     verdict, error = _judge(judge, log, experiment)
+    run_tag = sub.run.get("run_tag") if sub.run else None
+    attempts = attempt_facts(log.records, experiment, run_tag if isinstance(run_tag, str) else "")
     return ExperimentResult(
         id=experiment,
         files=files,
@@ -104,6 +108,7 @@ def grade_experiment(sub: Submission, experiment: str, lab: LabSpec, judge: Judg
         verdict=verdict,
         judge_error=error,
         findings=tuple(findings),
+        attempts=attempts,
     )
 
 
@@ -118,6 +123,9 @@ def _claim_findings(sub: Submission, experiments: tuple[ExperimentResult, ...]) 
             result = next((exp for exp in experiments if exp.id == claim.experiment), None)
             evidence = result.files.evidence if result and result.files else None
             ok, found = compare_claim(claim, result.verdict if result else None, evidence or "", where)
+            if result is not None and result.attempts is not None and claim.facts:
+                _, wrong = check_facts(list(claim.facts), result.attempts, claim.experiment, evidence or "", where)
+                ok, found = ok and not wrong, found + wrong
             if where.endswith("claims.json"):
                 total += 1
                 supported += ok

@@ -39,7 +39,8 @@ def pod(user: str, job: ExpectedJob, uid: str, rv: int, node: str | None = None)
     obj: dict[str, Any] = {
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": f"{framework}-train-0", "namespace": "default", "uid": uid, "resourceVersion": str(rv),
-                     "labels": {"userName": user, "virtualCluster": job.virtual_cluster, "type": "kube-launcher-task"},
+                     "labels": {"userName": user, "virtualCluster": job.virtual_cluster, "type": "kube-launcher-task",
+                                "FC_FRAMEWORK_NAME": framework, "FC_TASKROLE_NAME": "train", "FC_TASK_INDEX": "0"},
                      "annotations": annotations},
         "spec": {"schedulerName": f"hivedscheduler-ds-{job.virtual_cluster}"},
         "status": {"phase": "Pending"},
@@ -58,11 +59,11 @@ def priority_records(dan: str = "hostname-dan") -> list[tuple[str, Any]]:
     """(kind, payload) steps of a small priority run: low binds, high preempts it, high binds, low re-created."""
     steps: list[tuple[str, Any]] = [
         ("action", ("plan", {"experiment": "priority", "cluster": "sim", "seed": 1})),
-        ("action", ("submit", {"user": "alice", "job_key": "low", "job_name": "job-config-1", "protocol": protocol(LOW),
+        ("action", ("submit", {"user": "alice", "job": "low", "job_name": "job-config-1", "protocol": protocol(LOW),
                                "reply": {"status": 202}})),
         ("object", ("ADDED", "pods", pod("alice", LOW, "u-low-1", 10))),
         ("object", ("MODIFIED", "pods", pod("alice", LOW, "u-low-1", 11, dan))),
-        ("action", ("submit", {"user": "alice", "job_key": "high", "job_name": "job-config-2",
+        ("action", ("submit", {"user": "alice", "job": "high", "job_name": "job-config-2",
                                "protocol": protocol(HIGH), "reply": {"status": 202}})),
         ("object", ("ADDED", "pods", pod("alice", HIGH, "u-high-1", 12))),
         ("object", ("DELETED", "pods", pod("alice", LOW, "u-low-1", 13, dan))),

@@ -138,7 +138,7 @@ def test_a_mixed_source_log_is_flagged(tmp_path: Path) -> None:
 )
 def test_a_submission_that_is_not_the_labs_job_is_flagged(tmp_path: Path, field: str, value, code: str) -> None:
     steps = priority_records()
-    steps[1] = ("action", ("submit", {"user": "alice", "job_key": "low", "protocol": protocol(LOW, **{field: value})}))
+    steps[1] = ("action", ("submit", {"user": "alice", "job": "low", "protocol": protocol(LOW, **{field: value})}))
     findings = _check(tmp_path, steps)[1]
     assert code in _codes(findings)
     assert all(f.kind == "foreign" for f in findings)
@@ -146,7 +146,7 @@ def test_a_submission_that_is_not_the_labs_job_is_flagged(tmp_path: Path, field:
 
 def test_a_job_key_the_plan_lacks_and_a_pod_in_a_foreign_vc_are_flagged(tmp_path: Path) -> None:
     steps = priority_records()
-    steps[1] = ("action", ("submit", {"user": "alice", "job_key": "mine", "protocol": protocol(LOW)}))
+    steps[1] = ("action", ("submit", {"user": "alice", "job": "mine", "protocol": protocol(LOW)}))
     other = copy.deepcopy(pod("alice", LOW, "u-low-1", 10))
     other["metadata"]["labels"]["virtualCluster"] = "default"
     steps[2] = ("object", ("ADDED", "pods", other))
