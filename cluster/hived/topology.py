@@ -65,7 +65,7 @@ class TopologyScheduler:
             return None, reason
         placement: dict[int, list[list[Cell]]] = {}
         remaining: dict[int, list[Cell]] = {}
-        for size, node in zip(sizes, chosen):
+        for size, node in zip(sizes, chosen, strict=True):
             if id(node) not in remaining:
                 free: list[Cell] = []
                 preemptible: list[Cell] = []

@@ -141,7 +141,10 @@ class PodSchedulingSpec:
 
 
 def _field_error(name: str, value: Any, go_type: str) -> UserError:
-    return UserError(f"{SPEC_PREFIX}Failed to unmarshal YAML: cannot unmarshal {value!r} into {name} of type {go_type}")
+    tag = {bool: "!!bool", int: "!!int", float: "!!float", str: "!!str", list: "!!seq", dict: "!!map"}.get(
+        type(value), "!!map" if isinstance(value, Mapping) else "!!str")
+    return UserError(f"Failed to unmarshal YAML to Object: yaml: unmarshal errors: field {name}: "
+                     f"cannot unmarshal {tag} `{value}` into {go_type}")
 
 
 def _get_int(data: Mapping[str, Any], name: str, default: int = 0) -> int:
@@ -180,7 +183,7 @@ def parse_spec(pod: PodRef, spec: Mapping[str, Any] | None) -> PodSchedulingSpec
     if spec is None or (isinstance(spec, Mapping) and not spec):
         raise UserError(SPEC_PREFIX + "Annotation does not exist or is empty")
     if not isinstance(spec, Mapping):
-        raise UserError(SPEC_PREFIX + f"Failed to unmarshal YAML: cannot unmarshal {spec!r} into PodSchedulingSpec")
+        raise _field_error("podSchedulingSpec", spec, "internal.PodSchedulingSpec")
     vc = _get_str(spec, "virtualCluster")
     priority = _get_int(spec, "priority")
     pinned = _get_str(spec, "pinnedCellId")

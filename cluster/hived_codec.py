@@ -1,0 +1,91 @@
+"""HiveD's annotations as text (spec §2.2, §4.1): the pod-scheduling-spec YAML and the pod-bind-info YAML.
+
+`spec_from_annotation` reproduces HiveD's parsing: the blind old-name text replacement, the empty-annotation error
+and the YAML error, and hands the mapping to `cluster.hived` (which applies defaults and validation).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+
+from cluster.hived import BindInfo, UserError
+from cluster.hived.types import SPEC_PREFIX
+
+SPEC_ANNOTATION = "hivedscheduler.microsoft.com/pod-scheduling-spec"
+BIND_INFO_ANNOTATION = "hivedscheduler.microsoft.com/pod-bind-info"
+ISOLATION_ANNOTATION = "hivedscheduler.microsoft.com/pod-leaf-cell-isolation"
+
+# §2.2: replaced in the annotation text before parsing, even inside names
+OLD_NAMES = (
+    ("gpuType", "leafCellType"),
+    ("gpuNumber", "leafCellNumber"),
+    ("gpuIsolation", "leafCellIsolation"),
+    ("physicalGpuIndices", "physicalLeafCellIndices"),
+)
+
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class CodecError(ValueError):
+    """An annotation that cannot be read; the message says why in one line."""
+
+
+def replace_old_names(text: str) -> str:
+    for old, new in OLD_NAMES:
+        text = text.replace(old, new)
+    return text
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc)
+    line = f"line {mark.line + 1}: " if mark is not None else ""
+    return f"yaml: {line}{problem}"
+
+
+def spec_from_annotation(text: str | None) -> dict[str, Any]:
+    """The pod-scheduling-spec annotation text -> mapping, or HiveD's user error (§2.3)."""
+    if text is None or not text.strip():
+        raise UserError(SPEC_PREFIX + "Annotation does not exist or is empty")
+    replaced = replace_old_names(text)
+    try:
+        data = yaml.load(replaced, Loader=_Loader)  # noqa: S506 - a safe loader
+    except yaml.YAMLError as exc:
+        raise UserError(f'Failed to unmarshal YAML "{text}" to Object: {_yaml_problem(exc)}') from None
+    if data is None:
+        raise UserError(SPEC_PREFIX + "Annotation does not exist or is empty")
+    if not isinstance(data, Mapping):
+        raise UserError(f'Failed to unmarshal YAML "{text}" to Object: yaml: unmarshal errors: '
+                        f"cannot unmarshal {type(data).__name__} into internal.PodSchedulingSpec")
+    return dict(data)
+
+
+def dump_spec(spec: Mapping[str, Any]) -> str:
+    """A pod-scheduling-spec mapping as annotation text (keys in the order given)."""
+    return yaml.safe_dump(dict(spec), sort_keys=False, default_flow_style=False)
+
+
+def dump_bind_info(info: BindInfo) -> str:
+    """The pod-bind-info annotation: node, leafCellIsolation, cellChain, affinityGroupBindInfo (§4.1)."""
+    return yaml.safe_dump(info.to_dict(), sort_keys=False, default_flow_style=False)
+
+
+def load_bind_info(text: str | None) -> BindInfo:
+    if text is None or not text.strip():
+        raise CodecError(f"annotation {BIND_INFO_ANNOTATION} does not exist or is empty")
+    try:
+        data = yaml.load(replace_old_names(text), Loader=_Loader)  # noqa: S506 - a safe loader
+    except yaml.YAMLError as exc:
+        raise CodecError(f"annotation {BIND_INFO_ANNOTATION}: {_yaml_problem(exc)}") from None
+    try:
+        return BindInfo.from_dict(data)
+    except (ValueError, AttributeError, TypeError) as exc:
+        raise CodecError(f"annotation {BIND_INFO_ANNOTATION}: {exc}") from None
+
+
+def isolation_annotation(info: BindInfo) -> str:
+    """`pod-leaf-cell-isolation`: comma-separated leaf indices, e.g. `0,1`."""
+    return ",".join(str(i) for i in info.leaf_cell_isolation)
