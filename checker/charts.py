@@ -108,10 +108,11 @@ def chart_data(
 ) -> ChartData:
     """Lay out an experiment's task attempts: node (or GPU) lanes grouped by VC, then one lane per waiting task.
 
-    `nodes` are the cluster's nodes (so idle ones show), `vc_nodes` the nodes each VC's cells sit on (see
-    `vc_nodes_from_config`), `end` the time the log ends (open bars run to it).
+    `nodes` are the cluster's nodes (so idle ones show), `vc_nodes` the nodes each VC's cells sit on
+    (`checker.timeline.vc_nodes_from_config`; VCs sharing nodes share a band), `end` the time the log ends (open
+    bars run to it).
     """
-    vc_nodes = vc_nodes or {}
+    vc_nodes = merge_shared(vc_nodes or {})
     seen_nodes = tuple(dict.fromkeys([*nodes, *(a.node for a in attempts if a.node)]))
     times = [t for a in attempts for t in (a.start, a.end, a.created) if t is not None]
     times += [t for a in attempts for span in a.waiting for t in span if t is not None]
@@ -188,47 +189,12 @@ def _first_seen(a: TaskAttempt) -> float:
     return min(candidates) if candidates else float("inf")
 
 
-def vc_nodes_from_config(config: object) -> dict[str, tuple[str, ...]]:
-    """Which nodes each VC's cells can sit on, from a parsed HiveD config (best effort, for drawing only).
-
-    A VC's virtual cell `POOL.NODE` names its top-level cell type; the nodes under the physical cells of that
-    type are the VC's. Pinned cells name their physical cell directly. When two VCs share a cell type their nodes
-    overlap and the band shows both names.
-    """
-    if not isinstance(config, dict):
-        return {}
-    physical = config.get("physicalCluster") if isinstance(config.get("physicalCluster"), dict) else {}
-    cells = physical.get("physicalCells") if isinstance(physical.get("physicalCells"), list) else []
-    by_type: dict[str, list[str]] = {}
-    by_pin: dict[str, list[str]] = {}
-    for cell in cells:
-        if not isinstance(cell, dict):
-            continue
-        found = _addresses(cell)
-        by_type.setdefault(str(cell.get("cellType", "")), []).extend(found)
-        if cell.get("pinnedCellId"):
-            by_pin[str(cell["pinnedCellId"])] = found
-    result: dict[str, list[str]] = {}
-    vcs = config.get("virtualClusters") if isinstance(config.get("virtualClusters"), dict) else {}
-    for vc, spec in vcs.items():
-        if not isinstance(spec, dict):
-            continue
-        nodes: list[str] = []
-        for cell in spec.get("virtualCells") or []:
-            if isinstance(cell, dict) and cell.get("cellType"):
-                nodes += by_type.get(str(cell["cellType"]).split(".")[0], [])
-        for cell in spec.get("pinnedCells") or []:
-            if isinstance(cell, dict) and cell.get("pinnedCellId"):
-                nodes += by_pin.get(str(cell["pinnedCellId"]), [])
-        if nodes:
-            result[str(vc)] = list(dict.fromkeys(nodes))
-    return _merge_shared(result)
-
-
-def _merge_shared(result: dict[str, list[str]]) -> dict[str, tuple[str, ...]]:
-    """VCs whose node sets overlap get one band named `a+b`."""
+def merge_shared(vc_nodes: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+    """VCs whose nodes overlap (a cell chain shared by several VCs) become one band named `a+b`."""
     merged: list[tuple[list[str], list[str]]] = []
-    for vc, nodes in result.items():
+    for vc, nodes in vc_nodes.items():
+        if not nodes:
+            continue
         for names, members in merged:
             if set(members) & set(nodes):
                 names.append(vc)
@@ -237,17 +203,6 @@ def _merge_shared(result: dict[str, list[str]]) -> dict[str, tuple[str, ...]]:
         else:
             merged.append(([vc], list(nodes)))
     return {"+".join(names): tuple(members) for names, members in merged}
-
-
-def _addresses(cell: dict) -> list[str]:
-    """Node names under a physical cell: the addresses of its node-level descendants (or its own)."""
-    children = cell.get("cellChildren")
-    if isinstance(children, list) and children:
-        found = [n for child in children if isinstance(child, dict) for n in _addresses(child)]
-        if found:
-            return found
-    address = cell.get("cellAddress")
-    return [str(address)] if address is not None else []
 
 
 # ---------------------------------------------------------------- drawing

@@ -13,6 +13,7 @@ from typing import Any
 from checker.charts import TaskAttempt
 from checker.report_inputs import EnvRecord, ExperimentInputs, MemberInfo, RunInputs
 from checker.report_text import ENV_GROUP_EN, ENV_ROWS, ROW_NAMES, ROW_QUESTIONS, VERDICT_LABELS, cell, clock, md, pick
+from checker.report_timeline import Rejection
 
 Link = Callable[[str], str]  # run-dir-relative path -> href relative to the report
 
@@ -163,6 +164,7 @@ def answers(exp: ExperimentInputs, lang: str) -> list[dict[str, Any]]:
         evidence = [e for e in raw.get("evidence") or [] if isinstance(e, int) and not isinstance(e, bool)]
         verdict = raw.get("verdict") if raw.get("verdict") in VERDICT_LABELS else "inconclusive"
         result.append({
+            "question_id": raw.get("question"),
             "question": _question_text(raw.get("question"), exp, lang),
             "answer": pick(raw.get("answer"), lang),
             "verdict": verdict,
@@ -196,6 +198,13 @@ def attempt_sentence(a: TaskAttempt, lang: str) -> str:
         parts.append(_t(lang, "没有运行", "never ran"))
     sep = "，" if lang == "zh" else ", "
     return who + (" " if lang == "en" else "") + sep.join(parts) + ("。" if lang == "zh" else ".")
+
+
+def rejection_sentence(r: Rejection, lang: str) -> str:
+    status = f"HTTP {r.status}" if r.status is not None else ""
+    why = ("：" if lang == "zh" else ": ").join(x for x in (status, r.message) if x)
+    return _t(lang, f"{r.job} 于 {clock(r.time)} 提交时被拒绝（{why}）。", f"{r.job} was rejected at submission at "
+              f"{clock(r.time)} ({why}).")
 
 
 def _ended(a: TaskAttempt, lang: str) -> str:
@@ -239,6 +248,7 @@ def experiment(exp: ExperimentInputs, number: int, lang: str, link: Link, chart:
     if verdict == "inconclusive":
         sentences.append(md(_t(lang, "原因：", "Why: ") + "; ".join(inconclusive_reasons(exp, lang))))
     facts = [md(attempt_sentence(a, lang)) for a in exp.timeline.attempts]
+    facts += [md(rejection_sentence(r, lang)) for r in exp.timeline.rejections]
     if facts:
         sentences.append(md(_t(lang, "时间线（T+ 为实验开始后的时间）：", "Timeline (T+ = time since the experiment began):"))
                          + " " + " ".join(facts))
@@ -307,7 +317,9 @@ def build_claims(inputs: RunInputs, lang: str, files: dict[str, dict[str, object
             "title": experiment_name(exp, lang),
             "verdict": verdict,
             "inconclusive_reasons": inconclusive_reasons(exp, lang) if verdict == "inconclusive" else [],
-            "answers": answers(exp, lang),
+            # `question` as the verdict gives it (the plan's question index), its text beside it
+            "answers": [{**{k: v for k, v in a.items() if k != "question_id"}, "question": a["question_id"],
+                         "question_text": a["question"]} for a in answers(exp, lang)],
             "facts": [
                 {
                     "job": a.job, "task": a.task, "attempt": a.attempt, "node": a.node, "gpus": list(a.gpus),
@@ -316,6 +328,8 @@ def build_claims(inputs: RunInputs, lang: str, files: dict[str, dict[str, object
                 }
                 for a in exp.timeline.attempts
             ],
+            "rejections": [{"job": r.job, "time_s": r.time, "status": r.status, "message": r.message}
+                           for r in exp.timeline.rejections],
             "evidence_source": exp.timeline.source or None,
             "started": exp.timeline.started or None,
             "files": files.get(exp.id, {}),

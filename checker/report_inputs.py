@@ -13,8 +13,9 @@ from typing import Any
 
 import yaml
 
-from checker.charts import TaskAttempt, vc_nodes_from_config
+from checker.charts import TaskAttempt
 from checker.report_timeline import ExperimentTimeline, timeline_for_chart
+from checker.timeline import vc_nodes_from_config
 from hivedlab.errors import HivedlabError
 from hivedlab.inventory import inventory_from_mapping
 from hivedlab.paths import EXPERIMENTS
@@ -199,24 +200,31 @@ def load_plan(experiment: str) -> PlanInfo:
     )
 
 
-def _hived_config(run_dir: Path, plan: PlanInfo, switched: str) -> tuple[Any, str | None]:
-    """The HiveD config the experiment ran under: the log's config-switch text, else hived/<name>.yaml."""
-    if switched:
+def _vc_nodes(run_dir: Path, plan: PlanInfo, timeline: ExperimentTimeline) -> tuple[dict[str, tuple[str, ...]], str]:
+    """Each VC's nodes under the config the experiment ran with: the log's config-switch, else hived/<name>.yaml."""
+    if timeline.vc_nodes:
+        return dict(timeline.vc_nodes), ""
+    name = timeline.config_name or plan.hived_config
+    path = run_dir / "hived" / f"{name}.yaml"
+    if name and path.is_file():
         try:
-            return yaml.safe_load(switched), None
-        except yaml.YAMLError:
-            pass
-    candidates = [run_dir / "hived" / f"{plan.hived_config}.yaml"] if plan.hived_config else []
-    for path in candidates:
-        if path.is_file():
-            return _read_yaml(path)
-    return None, "the HiveD config used is unknown: the chart shows no VC boundaries"
+            found = vc_nodes_from_config(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError):
+            found = {}
+        if found:
+            return found, ""
+    return {}, "the HiveD config used is unknown: the chart shows no VC boundaries"
 
 
-def load_experiment(run_dir: Path, experiment: str) -> ExperimentInputs:
+def load_experiment(run_dir: Path, experiment: str, run_tag: str = "", outcome: Any = None) -> ExperimentInputs:
+    """One experiment's inputs; `outcome` is run.json's `outcomes[<id>]` ({status, reason}) when recorded."""
     folder = run_dir / "experiments" / experiment
     plan = load_plan(experiment)
     problems: list[str] = []
+    if isinstance(outcome, dict) and _text(outcome.get("status")) not in ("", "finished"):
+        reason = _text(outcome.get("reason"))
+        status = _text(outcome["status"])
+        problems.append(f"the run of {experiment} did not finish: {status}" + (f" ({reason})" if reason else ""))
     verdict: dict[str, Any] | None = None
     verdict_path = folder / "verdicts.json"
     if verdict_path.is_file():
@@ -231,13 +239,12 @@ def load_experiment(run_dir: Path, experiment: str) -> ExperimentInputs:
     evidence = f"experiments/{experiment}/evidence.jsonl" if evidence_path.is_file() else None
     if evidence is None:
         problems.append(f"experiments/{experiment}/evidence.jsonl is missing")
-    timeline = timeline_for_chart(evidence_path) if evidence else ExperimentTimeline()
+    timeline = timeline_for_chart(evidence_path, run_tag) if evidence else ExperimentTimeline()
     problems.extend(timeline.problems)
-    config, problem = _hived_config(run_dir, plan, timeline.hived_config_text)
-    if problem:
+    vc_nodes, problem = _vc_nodes(run_dir, plan, timeline)
+    if problem and evidence:
         problems.append(problem)
-    vc_nodes = vc_nodes_from_config(config)
-    nodes = tuple(dict.fromkeys(n for members in vc_nodes.values() for n in members))
+    nodes = tuple(dict.fromkeys([*(n for members in vc_nodes.values() for n in members), *timeline.nodes]))
     jobs_folder = run_dir / "jobs" / experiment
     listed = sorted(jobs_folder.iterdir()) if jobs_folder.is_dir() else []
     job_files = tuple(f"jobs/{experiment}/{p.name}" for p in listed if p.is_file() and not p.name.startswith("."))
@@ -268,7 +275,10 @@ def load_run(run_dir: Path) -> RunInputs:
         cluster = "sim" if sources == {"sim"} else "pai" if sources == {"k8s"} else UNKNOWN
     members, member_problems = load_members(run_dir)
     env, env_problems = load_env(run_dir)
-    experiments = tuple(sorted((load_experiment(run_dir, e) for e in ids), key=lambda x: (x.plan.order, x.id)))
+    run_tag = _text(run.get("run_tag"))
+    outcomes = run.get("outcomes") if isinstance(run.get("outcomes"), dict) else {}
+    loaded = (load_experiment(run_dir, e, run_tag, outcomes.get(e)) for e in ids)
+    experiments = tuple(sorted(loaded, key=lambda x: (x.plan.order, x.id)))
     return RunInputs(
         run_dir=run_dir,
         cluster=cluster,

@@ -124,7 +124,7 @@ def test_missing_evidence_and_job_files_still_render(run_dir):
     md = render(run_dir, "en")
     row = next(line for line in md.splitlines() if line.startswith("| VC Safety |"))
     assert row.endswith("| (none) |")
-    assert "Missing: experiments/vc-safety/evidence.jsonl is missing" in md
+    assert "Note: experiments/vc-safety/evidence.jsonl is missing" in md
 
 
 def test_a_sixth_plan_is_a_sixth_row(run_dir):
@@ -145,7 +145,7 @@ def test_no_inventory_and_no_env_says_the_table_cannot_be_filled(run_dir):
     (run_dir / "inventory.yaml").unlink()
     md = render(run_dir, "en")
     assert "Neither a group inventory (inventory.yaml) nor environment records" in md
-    assert "Missing: inventory.yaml is missing" in md
+    assert "Note: inventory.yaml is missing" in md
 
 
 def test_a_broken_env_record_is_listed_and_skipped(run_dir):
@@ -153,7 +153,7 @@ def test_a_broken_env_record_is_listed_and_skipped(run_dir):
     (run_dir / "env").mkdir()
     (run_dir / "env" / "Bob.json").write_text("[1, 2", encoding="utf-8")
     md = render(run_dir, "en")
-    assert "Missing: Bob.json: not valid JSON" in md
+    assert "Note: Bob.json: not valid JSON" in md
 
 
 def test_unknown_cluster_is_said_so(run_dir):
@@ -161,7 +161,7 @@ def test_unknown_cluster_is_said_so(run_dir):
     md = render(run_dir, "en")
     assert "sim" in md  # the evidence's own source still tells: all five logs are from the simulator
     assert "Note: the evidence in this report comes from hivedlab's built-in simulated cluster" in md
-    assert "Missing: run.json is missing" in md
+    assert "Note: run.json is missing" in md
 
 
 def test_not_a_run_directory_is_a_one_line_error(tmp_path):
@@ -177,3 +177,10 @@ def test_html_of_escaped_report_keeps_text(run_dir):
     (run_dir / "inventory.yaml").write_text(yaml.safe_dump(inventory), encoding="utf-8")
     html = render_html(render(run_dir), "zh", run_dir, "t")
     assert "<img src=x" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+
+
+def test_an_experiment_whose_run_did_not_finish_says_so(run_dir):
+    data = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    data["outcomes"]["gang"] = {"status": "interrupted", "reason": "Ctrl-C"}
+    write_json(run_dir / "run.json", data)
+    assert "Note: the run of gang did not finish: interrupted (Ctrl-C)" in render(run_dir, "en")

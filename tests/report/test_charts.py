@@ -6,10 +6,10 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-import yaml
 
-from checker.charts import TaskAttempt, chart_data, draw, vc_nodes_from_config
+from checker.charts import TaskAttempt, chart_data, draw, merge_shared
 from checker.report_timeline import timeline_for_chart
+from checker.timeline import vc_nodes_from_config
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "report"
 RUN = FIXTURES / "run-sim"
@@ -82,43 +82,36 @@ def test_nodes_with_several_gpus_get_one_lane_per_gpu():
 
 
 @pytest.mark.parametrize(
-    ("config", "expected"),
+    ("config", "bands"),
     [
-        ("two-vc", {"default": ("hostname-carol",), "vc1": ("hostname-dan",)}),
-        ("one-vc", {"default": ("hostname-carol", "hostname-dan")}),
+        ("two-vc", [("default", ["hostname-carol"]), ("vc1", ["hostname-dan"])]),
+        ("one-vc", [("default", ["hostname-carol", "hostname-dan"])]),
     ],
 )
-def test_vc_nodes_from_the_lab_configs(config, expected):
-    parsed = yaml.safe_load((RUN / "hived" / f"{config}.yaml").read_text(encoding="utf-8"))
-    assert vc_nodes_from_config(parsed) == expected
+def test_vc_bands_of_the_lab_configs(config, bands):
+    vc_nodes = vc_nodes_from_config((RUN / "hived" / f"{config}.yaml").read_text(encoding="utf-8"))
+    data = chart_data(config, [], (), vc_nodes, 10)
+    assert [(b.vc, [lane.key for lane in data.lanes[b.first:b.last + 1]]) for b in data.vc_bands] == bands
 
 
-def test_vcs_sharing_a_cell_type_share_one_band():
-    config = {
-        "physicalCluster": {"physicalCells": [{"cellType": "POOL", "cellChildren": [
-            {"cellAddress": "n1"}, {"cellAddress": "n2"}]}]},
-        "virtualClusters": {"a": {"virtualCells": [{"cellType": "POOL.NODE", "cellNumber": 1}]},
-                            "b": {"virtualCells": [{"cellType": "POOL.NODE", "cellNumber": 1}]}},
-    }
-    assert vc_nodes_from_config(config) == {"a+b": ("n1", "n2")}
-
-
-@pytest.mark.parametrize("bad", [None, "text", {"physicalCluster": 3}, {"virtualClusters": {"a": 1}}])
-def test_unusable_configs_give_no_bands(bad):
-    assert vc_nodes_from_config(bad) == {}
+def test_vcs_sharing_nodes_share_one_band():
+    assert merge_shared({"a": ("n1", "n2"), "b": ("n2", "n1"), "c": ("n3",), "d": ()}) == {
+        "a+b": ("n1", "n2"), "c": ("n3",)}
 
 
 def test_timeline_from_the_fixture_evidence():
-    timeline = timeline_for_chart(RUN / "experiments" / "priority" / "evidence.jsonl")
+    timeline = timeline_for_chart(RUN / "experiments" / "priority" / "evidence.jsonl", run_tag="s1")
     assert timeline.source == "sim" and not timeline.problems
     facts = [(a.job, a.attempt, a.node, a.start, a.end, a.preempted, a.recreated) for a in timeline.attempts]
+    # the bar of the preempted attempt ends at the Preempted event (61), before the pod's deletion record
     assert facts == [
-        ("job-config-1", 0, "hostname-dan", 5, 62, True, False),
+        ("job-config-1", 0, "hostname-dan", 5, 61, True, False),
         ("job-config-2", 0, "hostname-dan", 65, 365, False, False),
         ("job-config-1", 1, "hostname-dan", 368, 668, False, True),
     ]
     assert timeline.attempts[2].waiting == ((65, 366),)
-    assert "vc1" in timeline.hived_config_text
+    assert timeline.vc_nodes == {"default": ("hostname-carol",), "vc1": ("hostname-dan",)}
+    assert timeline.config_name == "two-vc" and timeline.end_status == "finished"
 
 
 def test_draw_gives_png_and_well_formed_svg_even_with_mathtext_in_names():

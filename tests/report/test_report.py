@@ -65,6 +65,7 @@ def test_rows_carry_the_verdicts_answers_with_times_and_nodes(built):
     assert "hostname-dan" in rows[ROWS_ZH[0]][1] and "没有被调度到空闲的 default VC 的机器" in rows[ROWS_ZH[0]][1]
     assert "T+0:01:01 抢占了 hostname-dan 上的 test 任务" in rows[ROWS_ZH[1]][1]
     assert "Job requests 4 SKUs, exceeds maximum 2 SKUs in VC default." in rows[ROWS_ZH[4]][1]
+    assert "job-over-quota-gang 于 T+0:07:10 提交时被拒绝（HTTP 400：Job requests 4 SKUs" in rows[ROWS_ZH[4]][1]
     for row in rows.values():
         assert "T+0:" in row[1] and "hostname-" in row[1]
 
@@ -92,6 +93,7 @@ def test_the_facts_give_lab6_experiments_answers(built):
     assert g0["start_s"] == g1["start_s"] >= ran(gg, "job-config-5")["end_s"]
     assert {g0["node"], g1["node"]} == {"hostname-carol", "hostname-dan"}
     # 4.7: task 0 starts while job-config-5 runs; task 1 only after it ends.
+    assert claims["incremental"]["rejections"][0]["status"] == 400
     inc = claims["incremental"]["facts"]
     holder, e0, e1 = ran(inc, "job-config-5"), ran(inc, "job-config-7"), ran(inc, "job-config-7", task="train-1")
     assert e0["start_s"] < holder["end_s"] <= e1["start_s"]
@@ -101,7 +103,8 @@ def test_claims_hold_verdicts_answers_and_files(built):
     data = json.loads((built / "claims.json").read_text(encoding="utf-8"))
     assert data["format"] == "hivedlab-claims/1" and data["simulated"] is True and data["cluster"] == "sim"
     gang = claims_of(built)["gang"]
-    assert gang["verdict"] == "consistent" and gang["answers"][0]["question"].startswith("后提交的任务什么时候开始运行")
+    assert gang["verdict"] == "consistent" and gang["answers"][0]["question"] == 0
+    assert gang["answers"][0]["question_text"].startswith("后提交的任务什么时候开始运行")
     assert gang["answers"][1]["evidence"] == [12, 13]
     for path in [*gang["files"]["jobs"], gang["files"]["evidence"], gang["files"]["chart_png"]]:
         assert (built / path).is_file()
