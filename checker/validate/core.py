@@ -142,8 +142,13 @@ def validate_paths(
     hived_configs: Sequence[str | Path] | None = None,
     strict: bool = False,
     user: str = "admin",
+    skip_unknown: bool = False,
 ) -> Report:
-    """Validate files and folders; raises InputError only for an unusable --hived-config."""
+    """Validate files and folders; raises InputError only for an unusable --hived-config.
+
+    `skip_unknown`: a named YAML mapping of no known kind is skipped as in a walk (for pre-commit, which names
+    every changed YAML file).
+    """
     del strict  # the verdict is the caller's: Report.exit_code(strict)
     inputs, findings = _expand(paths)
     unreadable = bool(findings)
@@ -156,6 +161,8 @@ def validate_paths(
 
     files, kinds = [], {}
     for item in inputs:
+        if skip_unknown:
+            item = _Input(item.path, True, item.expect_rejection)
         name = str(item.path)
         text, size, problem, cannot = _read(item.path)
         files.append(name)

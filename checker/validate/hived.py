@@ -113,21 +113,21 @@ def _check_cells(physical: Mapping[str, Any], types: Mapping[str, Mapping[str, A
     node_ptr: dict[str, str] = {}
     pinned: Counter[str] = Counter()
     pinned_ptr: dict[str, str] = {}
-    stack = [(cell, f"/physicalCluster/physicalCells/{i}", str(cell.get("cellType")), 0)
-             for i, cell in enumerate(cells) if isinstance(cell, Mapping)]
+    stack = [(cell, f"/physicalCluster/physicalCells/{i}", str(cell.get("cellType")), 0, str(cell.get("cellType")))
+             for i, cell in enumerate(cells) if isinstance(cell, Mapping)][::-1]  # popped in config order
     while stack:
-        cell, ptr, cell_type, depth = stack.pop()
+        cell, ptr, cell_type, depth, chain = stack.pop()
         spec = types.get(cell_type)
         if depth > 64 or spec is None:
             continue
         if spec.get("isNodeLevel") is True and cell.get("cellAddress") is not None:
             address = str(cell["cellAddress"]).rsplit("/", 1)[-1]
-            nodes[address] += 1
-            node_ptr.setdefault(address, ptr)
-            if nodes[address] == 2:
-                out.add("hived-cells", WARNING, ptr + "/cellAddress", f"node {address} appears twice in "
-                        f"physicalCells (first at {node_ptr[address]}); HiveD accepts it, but one K8s node then "
-                        "holds cells of both entries: use each node once (unless it really belongs to two chains)")
+            nodes[chain + "\0" + address] += 1
+            node_ptr.setdefault(chain + "\0" + address, ptr)
+            if nodes[chain + "\0" + address] == 2:
+                out.add("hived-cells", WARNING, ptr + "/cellAddress", f"node {address} appears twice in chain "
+                        f"{chain} (first at {node_ptr[chain + chr(0) + address]}); HiveD accepts it and counts the "
+                        "node's GPUs twice: list each node once")
         if cell.get("pinnedCellId") is not None:
             pid = str(cell["pinnedCellId"])
             pinned[pid] += 1
@@ -149,9 +149,10 @@ def _check_cells(physical: Mapping[str, Any], types: Mapping[str, Mapping[str, A
                         "with less capacity, and its VC capacity check counts only the first cell's children; list "
                         f"all {number} or lower childCellNumber")
         child_type = str(spec.get("childCellType"))
-        for j, child in enumerate(children if isinstance(children, list) else []):
+        kids = list(enumerate(children)) if isinstance(children, list) else []
+        for j, child in reversed(kids):
             if isinstance(child, Mapping):
-                stack.append((child, f"{ptr}/cellChildren/{j}", child_type, depth + 1))
+                stack.append((child, f"{ptr}/cellChildren/{j}", child_type, depth + 1, chain))
 
 
 def _check_vcs(data: Mapping[str, Any], physical: Mapping[str, Any], types: Mapping[str, Mapping[str, Any]],
