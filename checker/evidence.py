@@ -116,7 +116,7 @@ class EvidenceLog:
     path: str
     records: tuple[Record, ...]
     warnings: tuple[str, ...]
-    chain_ok: bool
+    chain_ok: bool  # False also when the file holds no record at all
     first_broken_seq: int | None  # first record whose seq/prev/hash does not follow; None when intact
     sources: tuple[str, ...] = field(default=())
     unreadable: str | None = None  # set when the file itself could not be opened
@@ -134,6 +134,7 @@ class _Verifier:
     sources: list[str] = field(default_factory=list)
     pending_bad: list[str] = field(default_factory=list)
     count: int = 0
+    bad_lines: int = 0
 
     def _break(self, seq: int | None, why: str) -> None:
         self.warnings.append(why)
@@ -146,6 +147,7 @@ class _Verifier:
         self.pending_bad.append(f"line {lineno}: {why}")
 
     def accept(self, raw: str, data: Any, lineno: int) -> Record | None:
+        self.bad_lines += len(self.pending_bad)
         for text in self.pending_bad:
             self.warnings.append(f"{text} (skipped; the chain decides whether a record is missing)")
         self.pending_bad.clear()
@@ -169,8 +171,12 @@ class _Verifier:
         return record
 
     def finish(self) -> None:
-        for text in self.pending_bad:
-            self.warnings.append(f"{text} (the log ends in a cut record, e.g. after a crash; read up to the last whole record)")
+        for text in self.pending_bad[:-1]:
+            self.warnings.append(f"{text} (skipped)")
+        if self.pending_bad:
+            cut = "the log ends in a cut record, e.g. after a crash; read up to the last whole record"
+            self.warnings.append(f"{self.pending_bad[-1]} ({cut})" if self.count else f"{self.pending_bad[-1]} (skipped)")
+        self.bad_lines += len(self.pending_bad)
         self.pending_bad.clear()
 
 
@@ -243,6 +249,8 @@ class EvidenceStream:
             yield from _walk(self.path, self._verifier)
         except OSError as exc:
             self.unreadable = f"cannot read {self.path}: {exc.strerror or exc}"
+            self._verifier.chain_ok = False
+        if self._verifier.count == 0:
             self._verifier.chain_ok = False
 
     @property

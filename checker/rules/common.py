@@ -1,0 +1,140 @@
+"""What every verdict rule shares: the context, the answer shape, bilingual text and interval helpers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from checker.timeline import Attempt, JobTimeline, Mark, Timeline
+
+CONSISTENT, INCONSISTENT, INCONCLUSIVE = "consistent", "inconsistent", "inconclusive"
+INF = float("inf")
+
+
+@dataclass(frozen=True)
+class Text:
+    zh: str
+    en: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"zh": self.zh, "en": self.en}
+
+    def __add__(self, other: Text) -> Text:
+        a, b = self.en, other.en
+        space = " " if a and b and not a.endswith(" ") and b[0] not in " .,;:)" else ""
+        return Text(self.zh + other.zh, a + space + b)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one rule found: its verdict, the answer in full sentences, the records it rests on, what was missing."""
+
+    verdict: str
+    answer: Text
+    evidence: tuple[int, ...] = ()
+    missing: tuple[Text, ...] = ()
+
+
+@dataclass(frozen=True)
+class Context:
+    timeline: Timeline
+    source: str  # sim | k8s
+    run_finished: bool  # the run reached its end record with status finished
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def jobs(self, key: str) -> tuple[JobTimeline, ...]:
+        return tuple(job for job in self.timeline.jobs_for(key) if job.attempts or job.submissions)
+
+    def one(self, key: str) -> JobTimeline | None:
+        jobs = self.jobs(key)
+        return jobs[0] if jobs else None
+
+    def vc_nodes(self, vc: str) -> tuple[str, ...] | None:
+        nodes = self.timeline.vc_nodes.get(vc)
+        return nodes if nodes else None
+
+
+def clock(mark: Mark | None) -> str:
+    """Time of day in UTC, e.g. 08:01:02 (the day is in the report header)."""
+    if mark is None:
+        return "?"
+    return datetime.fromtimestamp(mark.t, tz=timezone.utc).strftime("%H:%M:%S")
+
+
+def span(seconds: float) -> Text:
+    seconds = max(0, round(seconds))
+    minutes, rest = divmod(seconds, 60)
+    if minutes:
+        return Text(f"{minutes} 分 {rest} 秒", f"{minutes} min {rest} s")
+    return Text(f"{rest} 秒", f"{rest} s")
+
+
+def who(job: JobTimeline) -> Text:
+    name = job.job_name or job.framework_name
+    if job.user:
+        return Text(f"{job.user} 的 {name}", f"{job.user}'s {name}")
+    return Text(name, name)
+
+
+def where(attempt: Attempt) -> str:
+    gpus = ",".join(str(g) for g in attempt.gpus)
+    return f"{attempt.node} (GPU {gpus})" if gpus else str(attempt.node)
+
+
+def missing(zh: str, en: str) -> Outcome:
+    text = Text(zh, en)
+    return Outcome(INCONCLUSIVE, Text(f"无法判断：{zh}", f"Cannot tell: {en}"), (), (text,))
+
+
+def not_run(key: str) -> Outcome:
+    return missing(f"日志中没有计划任务 {key} 的记录（实验没有运行到这一步？）",
+                   f"the log holds no record of the plan's job {key!r} (was the experiment run this far?)")
+
+
+def end_of(job: JobTimeline) -> float:
+    mark = job.end
+    return mark.t if mark is not None else INF
+
+
+def end_seq(job: JobTimeline) -> int | None:
+    mark = job.end
+    return mark.seq if mark is not None else None
+
+
+def run_interval(attempt: Attempt) -> tuple[float, float] | None:
+    """When the attempt held its node: from bind to end (open-ended while it still holds it)."""
+    if attempt.bound is None:
+        return None
+    ended = attempt.ended
+    return attempt.bound.t, ended.t if ended is not None else INF
+
+
+def occupied(timeline: Timeline, node: str) -> list[tuple[float, float, Attempt]]:
+    result = []
+    for job in timeline.jobs:
+        for attempt in job.attempts:
+            interval = run_interval(attempt)
+            if interval is not None and attempt.node == node:
+                result.append((*interval, attempt))
+    return sorted(result, key=lambda item: item[0])
+
+
+def idle_during(timeline: Timeline, node: str, start: float, end: float) -> bool:
+    """Was the node free of any bound pod at some moment in [start, end]?"""
+    cursor = start
+    for begin, finish, _ in occupied(timeline, node):
+        if begin > cursor:
+            return True
+        cursor = max(cursor, finish)
+        if cursor >= end:
+            return False
+    return cursor < end
+
+
+def seqs(*marks: Mark | None) -> tuple[int, ...]:
+    return tuple(sorted({m.seq for m in marks if m is not None}))
+
+
+def join(texts: list[Text], zh_sep: str = "；", en_sep: str = "; ") -> Text:
+    return Text(zh_sep.join(t.zh for t in texts), en_sep.join(t.en for t in texts))

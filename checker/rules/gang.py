@@ -1,0 +1,274 @@
+"""Rules about gang and incremental scheduling and the quota check (lab6-experiments.md 4.6, 4.7)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from checker.rules.common import (
+    CONSISTENT,
+    INCONSISTENT,
+    INF,
+    Context,
+    Outcome,
+    Text,
+    clock,
+    end_of,
+    idle_during,
+    missing,
+    not_run,
+    seqs,
+    span,
+    where,
+    who,
+)
+from checker.timeline import Attempt, JobTimeline
+
+DEFAULT_TOLERANCE = {"sim": 0.0, "k8s": 30.0}
+
+
+def _tasks(job: JobTimeline) -> dict[int, Attempt]:
+    """The first attempt of each task index (the first framework attempt's pods)."""
+    first: dict[int, Attempt] = {}
+    for attempt in job.attempts:
+        if attempt.task_index is not None and attempt.task_index not in first:
+            first[attempt.task_index] = attempt
+    return dict(sorted(first.items()))
+
+
+def _bound_attempt(job: JobTimeline) -> dict[int, Attempt]:
+    """Per task index, the attempts of the latest framework attempt in which some task was bound."""
+    bound_ids = [a.framework_attempt for a in job.attempts if a.bound is not None]
+    if not bound_ids:
+        return {}
+    target = bound_ids[-1]
+    return {a.task_index: a for a in job.attempts if a.framework_attempt == target and a.task_index is not None}
+
+
+def gang_waits(ctx: Context, rule: dict[str, Any]) -> Outcome:
+    """No task of the gang `job` was bound while `while` ran; they waited (for `reason`) even with a node free."""
+    job, holder = ctx.one(rule["job"]), ctx.one(rule["while"])
+    if job is None or not job.attempts:
+        return not_run(rule["job"])
+    if holder is None or holder.first_started is None:
+        return not_run(rule["while"])
+    holder_end = end_of(holder)
+    early = [a for a in job.attempts if a.bound is not None and a.bound.t < holder_end]
+    waits = [w for a in job.attempts for w in a.waits]
+    reasons = sorted({w.reason for w in waits})
+    holder_node = next((a.node for a in holder.attempts if a.node), None)
+    vc_nodes = ctx.vc_nodes(job.virtual_cluster or "") or ()
+    first_wait = min((w.mark for w in waits), key=lambda m: m.seq, default=None)
+    free = [n for n in vc_nodes if n != holder_node and first_wait is not None
+            and idle_during(ctx.timeline, n, first_wait.t, min(holder_end, first_wait.t + 1e-6))]
+    holder_text = Text(f"{who(holder).zh} 在 {holder_node} 上运行到 {clock(holder.end)}",
+                       f"{who(holder).en} ran on {holder_node} until {clock(holder.end)}")
+    evidence = seqs(holder.end, first_wait, *(a.bound for a in job.attempts))
+    if early:
+        bound = "、".join(f"{a.task_index} 号子任务 {clock(a.bound)} 到 {a.node}" for a in early)
+        bound_en = ", ".join(f"task {a.task_index} at {clock(a.bound)} to {a.node}" for a in early)
+        return Outcome(INCONSISTENT, holder_text + Text(f"；期间 {who(job).zh} 已有子任务被调度（{bound}），没有整体等待。",
+                                                        f"; meanwhile {who(job).en} already had tasks bound ({bound_en}): "
+                                                        "it did not wait as a whole."), evidence)
+    bound = [a for a in job.attempts if a.bound is not None]
+    if not waits:
+        return missing(f"{who(job).zh} 没有 FailedScheduling 等待事件", f"{who(job).en} has no FailedScheduling wait event")
+    reason = rule.get("reason")
+    if reason and not any(reason in r for r in reasons):
+        return Outcome(INCONSISTENT, holder_text + Text(f"；{who(job).zh} 的等待原因是 {'；'.join(reasons)}，不是“{reason}”。",
+                                                        f"; {who(job).en} waited for {'; '.join(reasons)}, not '{reason}'."),
+                       evidence)
+    free_text = Text(f"，尽管 {'、'.join(free)} 空闲" if free else "", f" although {', '.join(free)} was free" if free else "")
+    text = holder_text + Text(
+        f"；期间 {who(job).zh} 的所有子任务都在等待（HiveD：{'；'.join(reasons)}）{free_text.zh}",
+        f"; meanwhile every task of {who(job).en} waited (HiveD: {'; '.join(reasons)}){free_text.en}",
+    )
+    if not bound:
+        if ctx.run_finished:
+            return Outcome(CONSISTENT, text + Text("，直到日志结束都没有运行。", ", and it had not run when the log ended."),
+                           evidence)
+        return missing(f"日志在 {who(job).zh} 开始运行之前就结束了", f"the log ends before {who(job).en} started")
+    first = min((a.bound for a in bound if a.bound), key=lambda m: m.seq)
+    return Outcome(CONSISTENT, text + Text(f"；它在 {who(holder).zh} 结束后于 {clock(first)} 才开始调度。",
+                                           f"; it was bound only at {clock(first)}, after {who(holder).en} ended."),
+                   evidence)
+
+
+def gang_together(ctx: Context, rule: dict[str, Any]) -> Outcome:
+    """All tasks bound in one scheduling round (no task waited after another was bound) and their containers
+    started within the source's tolerance (default 30 s on a real cluster, 0 on the simulator)."""
+    job = ctx.one(rule["job"])
+    if job is None or not job.attempts:
+        return not_run(rule["job"])
+    tolerance = float({**DEFAULT_TOLERANCE, **(rule.get("tolerance_s") or {})}.get(ctx.source, 30.0))
+    tasks = _bound_attempt(job)
+    if not tasks:
+        if ctx.run_finished:
+            return Outcome(INCONSISTENT, Text(f"{who(job).zh} 的子任务一直没有被调度。", f"{who(job).en}'s tasks were never bound."),
+                           seqs(job.submitted))
+        return missing(f"日志在 {who(job).zh} 被调度之前就结束了", f"the log ends before {who(job).en} was bound")
+    unbound = [a for a in tasks.values() if a.bound is None]
+    first_bind = min((a.bound for a in tasks.values() if a.bound), key=lambda m: m.seq)
+    late_waits = [(a, w) for a in tasks.values() for w in a.waits if w.mark.seq > first_bind.seq]
+    placed = "，".join(f"{i} 号子任务在 {where(a)}" for i, a in tasks.items() if a.bound)
+    placed_en = ", ".join(f"task {i} on {where(a)}" for i, a in tasks.items() if a.bound)
+    evidence = seqs(*(a.bound for a in tasks.values()), *(a.started for a in tasks.values()),
+                    *(w.mark for _, w in late_waits[:1]))
+    if unbound or late_waits:
+        waited = late_waits[0][0] if late_waits else unbound[0]
+        return Outcome(INCONSISTENT, Text(
+            f"{who(job).zh} 的子任务没有在同一轮调度中绑定：{placed}；{waited.task_index} 号子任务在 {clock(first_bind)} "
+            "之后仍在等待，子任务是先后运行的。",
+            f"{who(job).en}'s tasks were not bound in one scheduling round: {placed_en}; task {waited.task_index} still "
+            f"waited after {clock(first_bind)}, so the tasks ran one after the other."), evidence)
+    binds = [a.bound.t for a in tasks.values() if a.bound]
+    starts = [a.started for a in tasks.values()]
+    text = Text(f"{who(job).zh} 的 {len(tasks)} 个子任务在同一轮调度中于 {clock(first_bind)} 绑定（{placed}）",
+                f"{'Both' if len(tasks) == 2 else f'All {len(tasks)}'} tasks of {who(job).en} were bound in the same scheduling round at {clock(first_bind)} "
+                f"({placed_en})")
+    if any(s is None for s in starts):
+        ran = [s for s in starts if s is not None]
+        if ran and (ctx.timeline.last.t - min(s.t for s in ran)) > tolerance and ctx.run_finished:  # type: ignore[union-attr]
+            return Outcome(INCONSISTENT, text + Text("，但有子任务一直没有启动。", ", but a task never started."), evidence)
+        return missing(f"日志在 {who(job).zh} 的全部子任务启动之前就结束了", f"the log ends before all tasks of {who(job).en} started")
+    gap = max(s.t for s in starts if s) - min(s.t for s in starts if s)
+    bind_gap = max(binds) - min(binds)
+    times, times_en = "、".join(clock(s) for s in starts), ", ".join(clock(s) for s in starts)
+    text = text + Text(f"，容器分别于 {times} 启动，相差 {span(gap).zh}（容差 {span(tolerance).zh}）",
+                       f"; their containers started at {times_en}, {span(gap).en} apart (tolerance {span(tolerance).en})")
+    if gap > tolerance or bind_gap > tolerance:
+        return Outcome(INCONSISTENT, text + Text("，超过容差：子任务是先后启动的。", ", more than the tolerance: they started "
+                                                 "one after the other."), evidence)
+    return Outcome(CONSISTENT, text + Text("：子任务同时运行，而不是先后运行。", ": the tasks ran together, not one after the "
+                                           "other."), evidence)
+
+
+def incremental(ctx: Context, rule: dict[str, Any]) -> Outcome:
+    """Some task started while `while` ran; the others waited (for `reason`) and started later, or never because the
+    job had already succeeded (minSucceededInstances: 1, openpai.md §3.5)."""
+    job, holder = ctx.one(rule["job"]), ctx.one(rule["while"])
+    if job is None or not job.attempts:
+        return not_run(rule["job"])
+    if holder is None or holder.first_started is None:
+        return not_run(rule["while"])
+    tasks = _tasks(job)
+    if len(tasks) < 2:
+        return missing(f"{who(job).zh} 只出现了 {len(tasks)} 个子任务", f"only {len(tasks)} task(s) of {who(job).en} appeared")
+    holder_end = end_of(holder)
+    early = {i: a for i, a in tasks.items() if a.started and a.started.t < holder_end}
+    rest = {i: a for i, a in tasks.items() if i not in early}
+    evidence = list(seqs(holder.end, job.finished, *(a.started for a in tasks.values())))
+    if not early:
+        starts = [a.started for a in tasks.values() if a.started]
+        if starts or ctx.run_finished:
+            return Outcome(INCONSISTENT, Text(
+                f"{who(holder).zh} 运行期间（到 {clock(holder.end)}）{who(job).zh} 没有任何子任务运行，尽管有空闲 GPU：它像群调度一样整体等待。",
+                f"While {who(holder).en} ran (until {clock(holder.end)}) no task of {who(job).en} ran although a GPU was "
+                "free: it waited as a whole, like a gang."), tuple(sorted(set(evidence))))
+        return missing(f"日志在 {who(job).zh} 开始运行之前就结束了", f"the log ends before {who(job).en} started")
+    lines = [Text(f"{i} 号子任务于 {clock(a.started)} 在 {where(a)} 上开始运行（{who(holder).zh} 仍在运行）",
+                  f"task {i} started at {clock(a.started)} on {where(a)} while {who(holder).en} still ran")
+             for i, a in early.items()]
+    if not rest:
+        return Outcome(INCONSISTENT, Text("；".join(t.zh for t in lines) + "：所有子任务同时开始，看不出弹性调度。",
+                                          "; ".join(t.en for t in lines) + ": all tasks started at once; nothing shows "
+                                          "incremental scheduling."), tuple(sorted(set(evidence))))
+    reason = rule.get("reason")
+    for i, a in rest.items():
+        reasons = sorted({w.reason for w in a.waits})
+        evidence += [w.mark.seq for w in a.waits[:1]]
+        waited = Text(f"{i} 号子任务等待（HiveD：{'；'.join(reasons)}）" if reasons else f"{i} 号子任务没有等待事件",
+                      f"task {i} waited (HiveD: {'; '.join(reasons)})" if reasons else f"task {i} has no wait event")
+        if reason and reasons and not any(reason in r for r in reasons):
+            return Outcome(INCONSISTENT, waited + Text(f"，原因不是“{reason}”。", f", not for '{reason}'."),
+                           tuple(sorted(set(evidence))))
+        if a.started is not None:
+            lines.append(waited + Text(f"，{who(holder).zh} 结束后于 {clock(a.started)} 在 {where(a)} 上运行",
+                                       f" and ran from {clock(a.started)} on {where(a)} after {who(holder).en} ended"))
+        elif job.state == "SUCCEEDED" and job.finished is not None:
+            lines.append(waited + Text(
+                f"，但从未运行：{who(job).zh} 已于 {clock(job.finished)} 成功（minSucceededInstances 为 1），剩余子任务被停止",
+                f" but never ran: {who(job).en} had already SUCCEEDED at {clock(job.finished)} (minSucceededInstances: 1), "
+                "so the remaining task was stopped"))
+        elif ctx.run_finished:
+            return Outcome(INCONSISTENT, waited + Text("，之后一直没有运行，任务也没有成功。", " and never ran, and the job did not "
+                                                       "succeed."), tuple(sorted(set(evidence))))
+        else:
+            return missing(f"日志在 {who(job).zh} 的 {i} 号子任务运行之前就结束了",
+                           f"the log ends before task {i} of {who(job).en} ran")
+    text = Text("；".join(t.zh for t in lines) + "：子任务先后运行。", "; ".join(t.en for t in lines) +
+                ": the tasks ran one after the other.")
+    return Outcome(CONSISTENT, text, tuple(sorted(set(evidence))))
+
+
+def partial_run(ctx: Context, rule: dict[str, Any]) -> Outcome:
+    """The over-quota non-gang job was accepted and ran partially: at most `max_parallel` tasks at once, others waited."""
+    job = ctx.one(rule["job"])
+    if job is None or not job.submissions:
+        return not_run(rule["job"])
+    sub = job.submissions[-1]
+    if not sub.accepted:
+        return Outcome(INCONSISTENT, Text(f"{who(job).zh} 提交时被拒绝（HTTP {sub.status}：{sub.message}）。",
+                                          f"{who(job).en} was rejected at submission (HTTP {sub.status}: {sub.message})."),
+                       seqs(sub.mark))
+    tasks = _tasks(job)
+    intervals = sorted((a.started.t, a.ended.t if a.ended else INF) for a in tasks.values() if a.started)
+    if not intervals:
+        if ctx.run_finished:
+            return Outcome(INCONSISTENT, Text(f"{who(job).zh} 被接受，但没有任何子任务运行。", f"{who(job).en} was accepted but no "
+                                              "task ran."), seqs(sub.mark))
+        return missing(f"日志在 {who(job).zh} 运行之前就结束了", f"the log ends before {who(job).en} ran")
+    peak = max(sum(1 for s, e in intervals if s <= start < e) for start, _ in intervals)
+    ran = [i for i, a in tasks.items() if a.started]
+    waited = [i for i, a in tasks.items() if a.waits]
+    limit = int(rule.get("max_parallel", 2))
+    text = Text(
+        f"{who(job).zh}（{len(tasks)} 个子任务，gangAllocation 为 false）于 {clock(sub.mark)} 被接受（HTTP {sub.status}），"
+        f"并部分运行：{'、'.join(map(str, ran))} 号子任务运行，{'、'.join(map(str, waited)) or '无'} 号子任务等待，最多同时运行 {peak} 个",
+        f"{who(job).en} ({len(tasks)} tasks, gangAllocation: false) was accepted at {clock(sub.mark)} (HTTP {sub.status}) "
+        f"and ran partially: task(s) {', '.join(map(str, ran))} ran, task(s) {', '.join(map(str, waited)) or 'none'} "
+        f"waited, at most {peak} at once",
+    )
+    if job.finished is not None:
+        text = text + Text(f"；任务于 {clock(job.finished)} 结束（{job.state}）。", f"; the job finished at {clock(job.finished)} "
+                           f"({job.state}).")
+    else:
+        text = text + Text("。", ".")
+    evidence = seqs(sub.mark, job.finished, *(a.started for a in tasks.values()),
+                    *(a.waits[0].mark for a in tasks.values() if a.waits))
+    if peak > limit:
+        return Outcome(INCONSISTENT, text + Text(f"同时运行的子任务超过了 {limit} 个 GPU。", f"More tasks ran at once than the "
+                                                 f"{limit} GPUs."), evidence)
+    if not waited and len(ran) == len(tasks):
+        return Outcome(INCONSISTENT, text + Text("所有子任务同时运行，没有部分运行。", "All tasks ran at once; it did not run "
+                                                 "partially."), evidence)
+    return Outcome(CONSISTENT, text, evidence)
+
+
+def rejected(ctx: Context, rule: dict[str, Any]) -> Outcome:
+    """The submission was rejected with HTTP `status` and `message`, and no pod of the job appeared."""
+    job = ctx.one(rule["job"])
+    if job is None or not job.submissions:
+        return not_run(rule["job"])
+    sub = job.submissions[-1]
+    expected_status, message = rule.get("status", 400), rule.get("message", "")
+    got = Text(f"{who(job).zh} 于 {clock(sub.mark)} 提交，返回 HTTP {sub.status}：{sub.message}",
+               f"{who(job).en} was submitted at {clock(sub.mark)} and got HTTP {sub.status}: {sub.message}")
+    if sub.accepted or job.attempts:
+        return Outcome(INCONSISTENT, got + Text("；它被接受了，而 OpenPAI 会以超出配额拒绝它。",
+                                                "; it was accepted, but OpenPAI rejects it for exceeding the quota."),
+                       seqs(sub.mark))
+    if sub.status != expected_status or (message and message not in (sub.message or "")):
+        return Outcome(INCONSISTENT, got + Text(f"；预期 HTTP {expected_status}：{message}",
+                                                f"; expected HTTP {expected_status}: {message}"), seqs(sub.mark))
+    return Outcome(CONSISTENT, Text("不能：", "No: ") + got + Text("，提交时即被拒绝，没有创建任何 Pod。",
+                                                                 "; it was rejected at submission and no pod was created."),
+                   seqs(sub.mark))
+
+
+RULES = {
+    "gang-waits": gang_waits,
+    "gang-together": gang_together,
+    "incremental": incremental,
+    "partial-run": partial_run,
+    "rejected": rejected,
+}

@@ -1,0 +1,182 @@
+"""Rules about priority, preemption and opportunistic jobs (lab6-experiments.md 4.3, 4.4)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from checker.rules.common import (
+    CONSISTENT,
+    INCONSISTENT,
+    INF,
+    Context,
+    Outcome,
+    Text,
+    clock,
+    end_of,
+    missing,
+    not_run,
+    seqs,
+    span,
+    where,
+    who,
+)
+from checker.timeline import Attempt, JobTimeline
+
+
+def _running_at(job: JobTimeline, t: float) -> Attempt | None:
+    for attempt in job.attempts:
+        if attempt.started is not None and attempt.started.t <= t and (attempt.ended is None or attempt.ended.t >= t):
+            return attempt
+    return None
+
+
+def preempts(ctx: Context, rule: dict[str, Any]) -> Outcome:
+    """The preemptor did not wait for the victim: the victim's running attempt was preempted (event `Preempted`,
+    FC code −101) after the preemptor's submission, and the preemptor started before the victim finished."""
+    high, low = ctx.one(rule["preemptor"]), ctx.one(rule["victim"])
+    if high is None or high.submitted is None:
+        return not_run(rule["preemptor"])
+    if low is None:
+        return not_run(rule["victim"])
+    submitted = high.submitted
+    victim_attempt = _running_at(low, submitted.t)
+    if victim_attempt is None:
+        return missing(f"提交 {who(high).zh} 时 {who(low).zh} 没有在运行（计划的等待步骤没有完成？）",
+                       f"{who(low).en} was not running when {who(high).en} was submitted (did the plan's wait step finish?)")
+    started = high.first_started
+    preempted = [a for a in low.attempts if a.outcome == "preempted" and a.ended and a.ended.t >= submitted.t]
+    base = Text(
+        f"{who(high).zh} 于 {clock(submitted)} 提交，此时 {who(low).zh} 正在 {where(victim_attempt)} 上运行。",
+        f"{who(high).en} was submitted at {clock(submitted)} while {who(low).en} ran on {where(victim_attempt)}.",
+    )
+    if preempted and started is not None and started.t <= end_of(low):
+        victim = preempted[0]
+        event = victim.preempted_by or ""
+        how = Text(f"（事件 Preempted：{event}）" if event else "（FrameworkController 退出码 −101 PodExternalDeleted）",
+                   f" (event Preempted: {event})" if event else " (FrameworkController exit code -101 PodExternalDeleted)")
+        first = min((a for a in high.attempts if a.started), key=lambda a: a.started.seq)  # type: ignore[union-attr]
+        text = base + Text(
+            f"{who(high).zh} 没有等待：HiveD 在 {clock(victim.ended)} 抢占了 {who(low).zh}{how.zh}，"
+            f"{who(high).zh} 于 {clock(started)} 在 {where(first)} 上开始运行（提交后 {span(started.t - submitted.t).zh}）。",
+            f"{who(high).en} did not wait: HiveD preempted {who(low).en} at {clock(victim.ended)}{how.en}, and "
+            f"{who(high).en} started at {clock(started)} on {where(first)}, {span(started.t - submitted.t).en} after "
+            f"submission.",
+        )
+        return Outcome(CONSISTENT, text, seqs(submitted, victim.preempted, victim.ended, started, first.bound))
+    low_end = low.end
+    if started is not None and low_end is not None and started.t >= low_end.t:
+        text = base + Text(
+            f"{who(high).zh} 一直等到 {who(low).zh} 于 {clock(low_end)} 结束后，才在 {clock(started)} 开始运行，没有发生抢占。",
+            f"{who(high).en} waited until {who(low).en} ended at {clock(low_end)} and only started at {clock(started)}; "
+            "nothing was preempted.",
+        )
+        return Outcome(INCONSISTENT, text, seqs(submitted, low_end, started))
+    if started is None and (low_end is not None or ctx.run_finished):
+        text = base + Text(f"{who(high).zh} 一直没有运行，{who(low).zh} 也没有被抢占。",
+                           f"{who(high).en} never ran and {who(low).en} was not preempted.")
+        return Outcome(INCONSISTENT, text, seqs(submitted, low_end))
+    return missing(f"日志在 {who(high).zh} 开始运行或 {who(low).zh} 被抢占之前就结束了（实验没有运行到最后）",
+                   f"the log ends before {who(high).en} started or {who(low).en} was preempted (the run did not finish)")
+
+
+def retried_after(ctx: Context, rule: dict[str, Any]) -> Outcome:
+    """The preempted victim was re-created (same pod name, new uid), waited (optionally for `reason`), ran again only
+    after `after` had ended (or freed its cells) and finished."""
+    low, high = ctx.one(rule["victim"]), ctx.one(rule["after"])
+    if low is None:
+        return not_run(rule["victim"])
+    if high is None:
+        return not_run(rule["after"])
+    preempted = [a for a in low.attempts if a.outcome == "preempted"]
+    if not preempted:
+        return missing(f"{who(low).zh} 没有被抢占过，也就没有重建", f"{who(low).en} was never preempted, so it was never re-created")
+    victim = preempted[0]
+    later = [a for a in low.attempts if a.created and victim.created and a.created.seq > victim.created.seq
+             and a.pod_name == victim.pod_name]
+    if not later:
+        if ctx.run_finished:
+            return Outcome(INCONSISTENT, Text(f"{who(low).zh} 被抢占后没有以新 Pod 重建。",
+                                              f"{who(low).en} was not re-created after it was preempted."), seqs(victim.ended))
+        return missing(f"日志在 {who(low).zh} 重建之前就结束了", f"the log ends before {who(low).en} was re-created")
+    retry = later[0]
+    reasons = sorted({w.reason for w in retry.waits})
+    high_end = high.end
+    text = Text(
+        f"{who(low).zh} 于 {clock(retry.created)} 以同名新 Pod 重建（{retry.pod_name}，新 uid）",
+        f"{who(low).en} was re-created at {clock(retry.created)} (pod {retry.pod_name}, same name, new uid)",
+    )
+    if reasons:
+        text = text + Text(f"并等待（HiveD：{'；'.join(reasons)}）", f" and waited (HiveD: {'; '.join(reasons)})")
+    evidence = list(seqs(victim.ended, retry.created, high_end, retry.started, low.end))
+    evidence += [w.mark.seq for w in retry.waits[:1]]
+    if retry.started is None:
+        if low.state == "SUCCEEDED" or not ctx.run_finished:
+            return missing(f"日志在 {who(low).zh} 的新 Pod 运行之前就结束了（实验没有运行到最后）",
+                           f"the log ends before {who(low).en}'s new pod ran (the run did not finish)")
+        return Outcome(INCONSISTENT, text + Text("，但之后一直没有运行。", ", but it never ran again."), tuple(sorted(evidence)))
+    started_text = Text(f"，{clock(retry.started)} 在 {where(retry)} 上重新运行",
+                        f", and ran again from {clock(retry.started)} on {where(retry)}")
+    text = text + started_text
+    reason = rule.get("reason")
+    if retry.started.t < end_of(high):
+        return Outcome(INCONSISTENT, text + Text(f"，而此时 {who(high).zh} 还没有结束。", f", before {who(high).en} had ended."),
+                       tuple(sorted(evidence)))
+    if reason and not any(reason in r for r in reasons):
+        return Outcome(INCONSISTENT, text + Text(f"。它没有因“{reason}”等待。", f". It did not wait for '{reason}'."),
+                       tuple(sorted(evidence)))
+    text = text + Text(f"，即 {who(high).zh} 于 {clock(high_end)} 结束之后", f", after {who(high).en} ended at {clock(high_end)}")
+    low_end = low.end
+    if low_end is None:
+        return missing(f"日志在 {who(low).zh} 结束之前就结束了（实验没有运行到最后）",
+                       f"the log ends before {who(low).en} finished (the run did not finish)")
+    submitted = high.submitted
+    both = max(low_end.t, end_of(high))
+    total = Text(f"，两个任务在提交 {who(high).zh} 后 {span(both - submitted.t).zh} 都已结束" if submitted else "",
+                 f"; both were done {span(both - submitted.t).en} after {who(high).en} was submitted" if submitted else "")
+    text = text + Text(f"；{who(low).zh} 于 {clock(low_end)} 结束（{low.state}）", f"; {who(low).en} finished at "
+                       f"{clock(low_end)} ({low.state})") + total + Text("。", ".")
+    return Outcome(CONSISTENT, text, tuple(sorted(evidence)))
+
+
+def starts_while_running(ctx: Context, rule: dict[str, Any]) -> Outcome:
+    """`job` started while `while` was still running (it did not wait), optionally on a node outside `outside_vc`."""
+    job, other = ctx.one(rule["job"]), ctx.one(rule["while"])
+    if job is None or job.submitted is None and not job.attempts:
+        return not_run(rule["job"])
+    if other is None or other.first_started is None:
+        return not_run(rule["while"])
+    started, other_end = job.first_started, other.end
+    other_text = Text(f"{who(other).zh} 从 {clock(other.first_started)} 运行到 {clock(other_end)}",
+                      f"{who(other).en} ran from {clock(other.first_started)} to {clock(other_end)}")
+    if started is None:
+        if other_end is not None and (ctx.run_finished or job.end is not None):
+            return Outcome(INCONSISTENT, Text(f"{who(job).zh} 一直没有运行；", f"{who(job).en} never ran; ") + other_text
+                           + Text("。", "."), seqs(job.submitted, other_end))
+        return missing(f"日志在 {who(job).zh} 开始运行之前就结束了", f"the log ends before {who(job).en} started")
+    first = min((a for a in job.attempts if a.started), key=lambda a: a.started.seq)  # type: ignore[union-attr]
+    submitted = job.submitted
+    delay = Text(f"（提交后 {span(started.t - submitted.t).zh}）" if submitted else "",
+                 f" ({span(started.t - submitted.t).en} after submission)" if submitted else "")
+    text = Text(f"{who(job).zh} 于 {clock(started)} 在 {where(first)} 上开始运行{delay.zh}；",
+                f"{who(job).en} started at {clock(started)} on {where(first)}{delay.en}; ") + other_text + Text("。", ".")
+    evidence = seqs(submitted, first.bound, started, other.first_started, other_end)
+    if started.t >= (other_end.t if other_end else INF):
+        return Outcome(INCONSISTENT, text + Text(f"它一直等到 {who(other).zh} 结束后才运行。",
+                                                 f"It waited for {who(other).en} to end."), evidence)
+    outside_vc = rule.get("outside_vc")
+    if outside_vc:
+        nodes = ctx.vc_nodes(outside_vc)
+        if nodes is None:
+            return missing(f"不知道 VC {outside_vc} 有哪些机器", f"which machines VC {outside_vc} owns is unknown")
+        if first.node in nodes:
+            return Outcome(INCONSISTENT, text + Text(f"它运行在 VC {outside_vc} 自己的机器上。",
+                                                     f"It ran on VC {outside_vc}'s own machine."), evidence)
+        text = text + Text(f"它没有等待，使用了 VC {outside_vc} 配额之外的空闲机器（{outside_vc} 的机器：{'、'.join(nodes)}）。",
+                           f"It did not wait and used an idle machine outside VC {outside_vc}'s quota "
+                           f"({outside_vc}'s machines: {', '.join(nodes)}).")
+    else:
+        text = text + Text(f"它没有等待 {who(other).zh} 结束。", f"It did not wait for {who(other).en} to end.")
+    return Outcome(CONSISTENT, text, evidence)
+
+
+RULES = {"preempts": preempts, "retried-after": retried_after, "starts-while-running": starts_while_running}

@@ -1,0 +1,153 @@
+"""Rules about where jobs run and how they queue inside a VC (VC safety, lab6-experiments.md 4.2)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from checker.rules.common import (
+    CONSISTENT,
+    INCONSISTENT,
+    INF,
+    Context,
+    Outcome,
+    Text,
+    clock,
+    idle_during,
+    join,
+    missing,
+    not_run,
+    seqs,
+    where,
+    who,
+)
+from checker.timeline import Attempt, JobTimeline
+
+
+def _vc_unknown(vc: str) -> Outcome:
+    return missing(
+        f"不知道 VC {vc} 有哪些机器（日志中没有 HiveD 配置记录；请用 --hived-config 指定）",
+        f"which machines VC {vc} owns is unknown (no HiveD config in the log; pass --hived-config)",
+    )
+
+
+def placement(ctx: Context, rule: dict[str, Any]) -> Outcome:
+    """Every bound task attempt of `jobs` is on a node of VC `vc`."""
+    vc = rule["vc"]
+    nodes = ctx.vc_nodes(vc)
+    if nodes is None:
+        return _vc_unknown(vc)
+    jobs = [job for key in rule["jobs"] for job in ctx.jobs(key)]
+    if not jobs:
+        return not_run(", ".join(rule["jobs"]))
+    lines, evidence, outside, never = [], [], [], []
+    for job in jobs:
+        bound = [a for a in job.attempts if a.bound is not None]
+        if not bound:
+            never.append(job)
+            continue
+        places = sorted({where(a) for a in bound})
+        evidence += [a.bound.seq for a in bound if a.bound]
+        outside += [(job, a) for a in bound if a.node not in nodes]
+        lines.append(Text(f"{who(job).zh} 运行在 {'、'.join(places)}", f"{who(job).en} ran on {', '.join(places)}"))
+    if not lines:
+        return missing("计划中的任务都没有被调度到任何机器上", "none of the plan's jobs was bound to a machine")
+    vc_text = Text(f"VC {vc} 的机器：{'、'.join(nodes)}", f"VC {vc}'s machines: {', '.join(nodes)}")
+    answer = join(lines) + Text("。", ".") + vc_text + Text("。", ".")
+    if never:
+        names = [who(j) for j in never]
+        answer = answer + Text(f"{'、'.join(n.zh for n in names)} 没有运行。", f"{', '.join(n.en for n in names)} never ran.")
+    if outside:
+        bad = [Text(f"{who(j).zh} 在 {clock(a.bound)} 被调度到 VC {vc} 之外的 {a.node}",
+                    f"{who(j).en} was bound at {clock(a.bound)} to {a.node}, outside VC {vc}") for j, a in outside]
+        return Outcome(INCONSISTENT, answer + join(bad) + Text("。", "."), tuple(sorted(evidence)))
+    summary = Text(f"所有任务都只运行在 VC {vc} 的机器上。", f"Every job ran only on VC {vc}'s machines.")
+    return Outcome(CONSISTENT, summary + answer, tuple(sorted(evidence)))
+
+
+def _wait_window(attempt: Attempt, log_end: float) -> tuple[float, float]:
+    start = attempt.waits[0].mark.t
+    end = attempt.bound.t if attempt.bound else (attempt.ended.t if attempt.ended else log_end)
+    return start, end
+
+
+def waits_while_idle(ctx: Context, rule: dict[str, Any]) -> Outcome:
+    """Jobs that waited did so with HiveD's `reason`, while `idle_vc`'s nodes sat idle, and were never put there."""
+    jobs = [job for key in rule["jobs"] for job in ctx.jobs(key)]
+    if not jobs:
+        return not_run(", ".join(rule["jobs"]))
+    idle_vc, reason = rule["idle_vc"], rule.get("reason", "")
+    idle_nodes = ctx.vc_nodes(idle_vc)
+    if idle_nodes is None:
+        return _vc_unknown(idle_vc)
+    log_end = ctx.timeline.last.t if ctx.timeline.last else INF
+    waiting = [(job, a) for job in jobs for a in job.attempts if a.waits]
+    if not waiting:
+        if len(jobs) < 2:
+            return missing("只有一个任务，没有任务需要等待（需要至少两位组员同时提交）",
+                           "only one job was submitted, so none had to wait (at least two members must submit at once)")
+        return missing("没有任务等待过（这些任务的运行时间没有重叠？）",
+                       "no job ever waited (did the jobs' run times overlap?)")
+    lines, evidence, problems = [], [], []
+    for job, attempt in waiting:
+        start, end = _wait_window(attempt, log_end)
+        reasons = sorted({w.reason for w in attempt.waits})
+        idle = [n for n in idle_nodes if idle_during(ctx.timeline, n, start, end)]
+        evidence += [w.mark.seq for w in attempt.waits] + list(seqs(attempt.bound))
+        until = (Text(f"直到 {clock(attempt.bound)} 被调度到 {attempt.node}", f"until it was bound to {attempt.node} at "
+                      f"{clock(attempt.bound)}") if attempt.bound else Text("直到日志结束", "until the log ends"))
+        idle_text = (Text(f"，期间 VC {idle_vc} 的 {'、'.join(idle)} 空闲", f", while VC {idle_vc}'s {', '.join(idle)} sat idle")
+                     if idle else Text("", ""))
+        lines.append(Text(f"{who(job).zh} 从 {clock(attempt.waits[0].mark)} 起等待（HiveD：{'；'.join(reasons)}）{until.zh}{idle_text.zh}",
+                          f"{who(job).en} waited from {clock(attempt.waits[0].mark)} (HiveD: {'; '.join(reasons)}) "
+                          f"{until.en}{idle_text.en}"))
+        if attempt.node in idle_nodes:
+            problems.append(Text(f"{who(job).zh} 被调度到了 VC {idle_vc} 的 {attempt.node}",
+                                 f"{who(job).en} was placed on VC {idle_vc}'s {attempt.node}"))
+        if reason and not any(reason in r for r in reasons):
+            problems.append(Text(f"{who(job).zh} 的等待原因不是“{reason}”", f"{who(job).en} did not wait for '{reason}'"))
+    answer = join(lines) + Text("。", ".")
+    if problems:
+        return Outcome(INCONSISTENT, answer + join(problems) + Text("。", "."), tuple(sorted(set(evidence))))
+    lead = Text(f"等待的任务一直留在队列中，从未被调度到空闲的 VC {idle_vc} 的机器上。",
+                f"The waiting jobs stayed queued and were never placed on the idle VC {idle_vc}'s machines.")
+    return Outcome(CONSISTENT, lead + answer, tuple(sorted(set(evidence))))
+
+
+def _first_run(job: JobTimeline) -> Attempt | None:
+    started = [a for a in job.attempts if a.started is not None]
+    return min(started, key=lambda a: a.started.seq) if started else None  # type: ignore[union-attr]
+
+
+def sequential(ctx: Context, rule: dict[str, Any]) -> Outcome:
+    """The jobs ran one after another (no overlap) and started in submission order (ties within 1 s are not judged)."""
+    jobs = [job for key in rule["jobs"] for job in ctx.jobs(key)]
+    ran = [(job, a) for job in jobs if (a := _first_run(job)) is not None]
+    if len(ran) < 2:
+        return missing("少于两个任务运行过，看不出运行顺序", "fewer than two jobs ran, so there is no order to see")
+    ran.sort(key=lambda item: item[1].started.t)  # type: ignore[union-attr]
+    lines, evidence, problems = [], [], []
+    for job, attempt in ran:
+        ended = attempt.ended
+        lines.append(Text(f"{who(job).zh} {clock(attempt.started)}–{clock(ended)} 在 {attempt.node}",
+                          f"{who(job).en} {clock(attempt.started)}–{clock(ended)} on {attempt.node}"))
+        evidence += list(seqs(attempt.started, ended, job.submitted))
+    for (job_a, a), (job_b, b) in zip(ran, ran[1:], strict=False):
+        end_a = a.ended.t if a.ended else INF
+        if b.started.t < end_a and a.node == b.node:  # type: ignore[union-attr]
+            problems.append(Text(f"{who(job_b).zh} 在 {who(job_a).zh} 结束前就已在同一机器上运行",
+                                 f"{who(job_b).en} ran on the same machine before {who(job_a).en} ended"))
+        sub_a, sub_b = job_a.submitted, job_b.submitted
+        if sub_a and sub_b and sub_b.t + 1.0 < sub_a.t:
+            problems.append(Text(f"{who(job_a).zh} 后提交却先运行", f"{who(job_a).en} was submitted later but ran first"))
+    order = join(lines, "，", ", ")
+    if problems:
+        return Outcome(INCONSISTENT, Text(f"运行顺序：{order.zh}。", f"Run order: {order.en}.") + join(problems) +
+                       Text("。", "."), tuple(sorted(set(evidence))))
+    return Outcome(
+        CONSISTENT,
+        Text(f"任务按提交顺序一个接一个地运行：{order.zh}。", f"The jobs ran one after another in submission order: {order.en}."),
+        tuple(sorted(set(evidence))),
+    )
+
+
+RULES = {"placement": placement, "waits-while-idle": waits_while_idle, "sequential": sequential}

@@ -1,0 +1,636 @@
+"""Timelines: what happened to each OpenPAI job, task and task attempt, built from an evidence log.
+
+Pure: `build_timeline(records)` folds evidence records (any iterable, so a 1 GB log streams) into frozen
+dataclasses. Every fact carries a `Mark` — the record's seq (the evidence) and the record's time.
+
+Times are the records' times (when the watcher received the change; virtual time on the simulator), so that
+clock skew between nodes does not reorder events; the objects' own timestamps (kubelet's `startedAt`) are kept
+beside them for display only.
+
+The shapes the report's charts use:
+- `Timeline.jobs` -> `JobTimeline` (one per OpenPAI job: plan key, user, job name, framework name = md5 of
+  `user~job`, openpai.md §3.1), its `submissions` (the runner's records, a rejected one included) and
+- `JobTimeline.attempts` -> `Attempt` (one per pod uid, i.e. per task attempt; a re-created pod has the same
+  name and a new uid, openpai.md §3.1): `task_role`, `task_index`, `node`, `gpus`, `created`, `waits`
+  (FailedScheduling with HiveD's reason, hived.md §4.2), `bound`, `started`, `ended`, `outcome`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import yaml
+
+from checker.evidence import Record, parse_time
+
+LEAF_CELL_ISOLATION = "hivedscheduler.microsoft.com/pod-leaf-cell-isolation"
+LEAF_CELL_ISOLATION_OLD = "hivedscheduler.microsoft.com/pod-gpu-isolation"
+BIND_INFO = "hivedscheduler.microsoft.com/pod-bind-info"
+WAIT_PREFIX = "Pod is waiting for preemptible or free resource to appear:"
+# FrameworkController exit codes (openpai.md §3.4)
+POD_EXTERNAL_DELETED = -101
+_NEXT_REASON = re.compile(r",\s+\d+ ")
+OUTCOMES = ("waiting", "bound", "running", "succeeded", "failed", "preempted", "deleted")
+
+
+@dataclass(frozen=True)
+class Mark:
+    """When something was observed: the evidence record's seq and time (`t`: POSIX seconds)."""
+
+    seq: int
+    time: str
+    t: float
+
+
+@dataclass(frozen=True)
+class Wait:
+    """One FailedScheduling event (or repeat of it): HiveD's reason, e.g. `insufficient capacity when scheduling
+    in VC vc1` (hived.md §4.2), or the whole message when it is not a HiveD wait."""
+
+    mark: Mark
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One task attempt = one pod uid."""
+
+    pod_name: str
+    uid: str
+    task_role: str | None
+    task_index: int | None
+    framework_attempt: int | None = None  # FC_FRAMEWORK_ATTEMPT_ID
+    task_attempt: int | None = None  # FC_TASK_ATTEMPT_ID
+    created: Mark | None = None
+    waits: tuple[Wait, ...] = ()
+    bound: Mark | None = None
+    node: str | None = None
+    gpus: tuple[int, ...] = ()
+    started: Mark | None = None  # the app container runs
+    started_at: str | None = None  # kubelet's own startedAt (node clock)
+    terminated: Mark | None = None
+    exit_code: int | None = None
+    preempted: Mark | None = None
+    preempted_by: str | None = None  # the Preempted event's message, "by default/<pod> on node <node>"
+    deleted: Mark | None = None
+    fc_exit_code: int | None = None  # the Framework's task attempt completion code (−101 = PodExternalDeleted)
+
+    @property
+    def ended(self) -> Mark | None:
+        marks = [m for m in (self.terminated, self.preempted, self.deleted) if m is not None]
+        return min(marks, key=lambda m: m.seq) if marks else None
+
+    @property
+    def outcome(self) -> str:
+        """One of OUTCOMES (the state the attempt ended in, or is in at the end of the log)."""
+        if self.preempted is not None or (self.fc_exit_code == POD_EXTERNAL_DELETED and self.exit_code is None):
+            return "preempted"
+        if self.exit_code is not None:
+            return "succeeded" if self.exit_code == 0 else "failed"
+        if self.deleted is not None:
+            return "deleted"
+        if self.started is not None:
+            return "running"
+        if self.bound is not None:
+            return "bound"
+        return "waiting"
+
+    @property
+    def waited(self) -> bool:
+        return bool(self.waits)
+
+
+@dataclass(frozen=True)
+class Submission:
+    """The runner's `submit` record; a rejected submission leaves no pod, only this."""
+
+    mark: Mark
+    user: str
+    job_key: str | None
+    job_name: str
+    framework_name: str
+    status: int | None
+    message: str | None
+    expect: str | None = None
+
+    @property
+    def accepted(self) -> bool:
+        return self.status is not None and 200 <= self.status < 300
+
+
+@dataclass(frozen=True)
+class JobTimeline:
+    """One OpenPAI job. `state` is the REST state derived from the Framework (openpai.md §3.5) or the pods."""
+
+    framework_name: str
+    job_key: str | None
+    user: str | None
+    job_name: str | None
+    virtual_cluster: str | None
+    submissions: tuple[Submission, ...] = ()
+    attempts: tuple[Attempt, ...] = ()
+    state: str = "UNKNOWN"
+    finished: Mark | None = None
+    exit_code: int | None = None
+    framework_attempt_codes: tuple[tuple[int, int], ...] = ()  # (FC attempt id, completion code)
+    first_seen: Mark | None = None  # the job's first record of any kind
+
+    @property
+    def submitted(self) -> Mark | None:
+        """The accepted submission; in a watch-only log (no runner records), when the job was first seen."""
+        accepted = [s.mark for s in self.submissions if s.accepted]
+        if accepted:
+            return accepted[0]
+        return self.submissions[0].mark if self.submissions else self.first_seen
+
+    @property
+    def first_started(self) -> Mark | None:
+        starts = [a.started for a in self.attempts if a.started is not None]
+        return min(starts, key=lambda m: m.seq) if starts else None
+
+    @property
+    def last_ended(self) -> Mark | None:
+        ends = [a.ended for a in self.attempts if a.ended is not None]
+        return max(ends, key=lambda m: m.seq) if ends else None
+
+    @property
+    def end(self) -> Mark | None:
+        """When the job finished (Framework completed), else when its last attempt ended once all have."""
+        if self.finished is not None:
+            return self.finished
+        if self.attempts and all(a.ended is not None for a in self.attempts):
+            return self.last_ended
+        return None
+
+    def task_attempts(self, index: int) -> tuple[Attempt, ...]:
+        return tuple(a for a in self.attempts if a.task_index == index)
+
+
+@dataclass(frozen=True)
+class Step:
+    mark: Mark
+    index: int | None
+    status: str
+    step: Any
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """Everything the verdicts and the report need from one log."""
+
+    experiment: str | None
+    source: str | None
+    cluster: str | None
+    config_name: str | None
+    vc_nodes: dict[str, tuple[str, ...]]
+    jobs: tuple[JobTimeline, ...]
+    steps: tuple[Step, ...] = ()
+    end_status: str | None = None  # finished | interrupted | failed | None (no end record)
+    end_reason: str | None = None
+    first: Mark | None = None
+    last: Mark | None = None
+    record_count: int = 0
+    experiments_seen: tuple[str, ...] = ()
+    nodes_seen: tuple[str, ...] = ()
+    notes: tuple[str, ...] = field(default=())
+
+    def jobs_for(self, key: str) -> tuple[JobTimeline, ...]:
+        return tuple(job for job in self.jobs if job.job_key == key)
+
+    def node_vc(self, node: str | None) -> str | None:
+        for vc, nodes in self.vc_nodes.items():
+            if node in nodes:
+                return vc
+        return None
+
+
+def framework_name(user: str, job_name: str) -> str:
+    """FrameworkController's name of an OpenPAI job (openpai.md §3.1)."""
+    job_id = f"{user}~{job_name}"
+    if "~" not in job_id or job_id.startswith("unknown"):
+        return re.sub(r"[^a-z0-9]", "", job_id.lower())
+    return hashlib.md5(job_id.encode("utf-8")).hexdigest()
+
+
+def hived_reason(message: str) -> str:
+    """HiveD's wait reason out of a FailedScheduling message (hived.md §4.2), else the message itself.
+
+    The default scheduler aggregates reasons as `0/2 nodes are available: 2 <reason>, 1 <other reason>.`
+    """
+    if WAIT_PREFIX not in message:
+        return message.strip()
+    rest = message.split(WAIT_PREFIX, 1)[1].strip()
+    rest = _NEXT_REASON.split(rest, maxsplit=1)[0].strip()
+    return rest[:-1] if rest.endswith(".") else rest
+
+
+def _nodes_of(cell: dict[str, Any], cell_types: dict[str, Any], cell_type: str | None) -> list[str]:
+    kind = cell.get("cellType", cell_type)
+    spec = cell_types.get(kind) if isinstance(kind, str) else None
+    if spec is None or spec.get("isNodeLevel"):
+        address = cell.get("cellAddress")
+        return [str(address)] if address is not None else []
+    nodes: list[str] = []
+    for child in cell.get("cellChildren") or []:
+        if isinstance(child, dict):
+            nodes += _nodes_of(child, cell_types, spec.get("childCellType"))
+    return nodes
+
+
+def vc_nodes_from_config(text: str) -> dict[str, tuple[str, ...]]:
+    """Each VC's nodes in a HiveD config: the nodes of the physical chains (or pinned cells) it has cells in.
+
+    Exact for the lab's configs; for a chain shared by VCs every VC gets the whole chain's nodes.
+    Returns {} when the text is not a readable config.
+    """
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    physical = data.get("physicalCluster") or {}
+    cell_types = physical.get("cellTypes") or {}
+    chains: dict[str, list[str]] = {}
+    pinned: dict[str, list[str]] = {}
+    for cell in physical.get("physicalCells") or []:
+        if not isinstance(cell, dict):
+            continue
+        nodes = _nodes_of(cell, cell_types, None)
+        chains.setdefault(str(cell.get("cellType")), []).extend(nodes)
+        if cell.get("pinnedCellId"):
+            pinned[str(cell["pinnedCellId"])] = nodes
+    result: dict[str, tuple[str, ...]] = {}
+    for vc, body in (data.get("virtualClusters") or {}).items():
+        nodes: list[str] = []
+        for cell in (body or {}).get("virtualCells") or []:
+            chain = str(cell.get("cellType", "")).split(".", 1)[0]
+            nodes += chains.get(chain, [])
+        for cell in (body or {}).get("pinnedCells") or []:
+            nodes += pinned.get(str(cell.get("pinnedCellId")), [])
+        result[str(vc)] = tuple(dict.fromkeys(nodes))
+    return result
+
+
+def _gpus(annotations: dict[str, Any]) -> tuple[int, ...]:
+    text = annotations.get(LEAF_CELL_ISOLATION) or annotations.get(LEAF_CELL_ISOLATION_OLD)
+    if isinstance(text, str) and text.strip():
+        try:
+            return tuple(int(part) for part in text.split(",") if part.strip())
+        except ValueError:
+            return ()
+    info = annotations.get(BIND_INFO)
+    if isinstance(info, str):
+        try:
+            data = yaml.safe_load(info)
+        except yaml.YAMLError:
+            return ()
+        if isinstance(data, dict) and isinstance(data.get("leafCellIsolation"), list):
+            return tuple(int(i) for i in data["leafCellIsolation"] if isinstance(i, int))
+    return ()
+
+
+def _bind_node(annotations: dict[str, Any]) -> str | None:
+    info = annotations.get(BIND_INFO)
+    if isinstance(info, str):
+        try:
+            data = yaml.safe_load(info)
+        except yaml.YAMLError:
+            return None
+        if isinstance(data, dict) and data.get("node"):
+            return str(data["node"])
+    return None
+
+
+def _int(value: Any) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _app_status(pod: dict[str, Any]) -> dict[str, Any] | None:
+    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    for status in statuses:
+        if isinstance(status, dict) and status.get("name") == "app":
+            return status
+    return statuses[0] if statuses and isinstance(statuses[0], dict) else None
+
+
+@dataclass
+class _Job:
+    framework_name: str
+    job_key: str | None = None
+    user: str | None = None
+    job_name: str | None = None
+    virtual_cluster: str | None = None
+    submissions: list[Submission] = field(default_factory=list)
+    attempt_uids: list[str] = field(default_factory=list)
+    state: str = "UNKNOWN"
+    finished: Mark | None = None
+    exit_code: int | None = None
+    fw_codes: dict[int, int] = field(default_factory=dict)
+    fc_task_codes: dict[str, int] = field(default_factory=dict)  # pod uid -> code
+    first_seen: Mark | None = None
+
+
+# FC state -> REST state (openpai.md §3.5); deletion of a stopping attempt shows STOPPING, close enough as RUNNING here
+_COMPLETED_STATE = {0: "SUCCEEDED", -210: "STOPPED", -220: "STOPPED"}
+_FC_STATE = {
+    "AttemptCreationPending": "WAITING",
+    "AttemptCreationRequested": "WAITING",
+    "AttemptPreparing": "WAITING",
+    "AttemptRunning": "RUNNING",
+    "AttemptDeletionPending": "RUNNING",
+    "AttemptDeletionRequested": "RUNNING",
+    "AttemptDeleting": "RUNNING",
+    "AttemptCompleted": "WAITING",
+}
+
+
+class TimelineBuilder:
+    """Folds records one at a time (O(jobs + pods) memory); `result()` returns the frozen Timeline."""
+
+    def __init__(self) -> None:
+        self.jobs: dict[str, _Job] = {}
+        self.attempts: dict[str, Attempt] = {}
+        self.pending_events: dict[str, list[tuple[str, Mark, str]]] = {}  # pod key -> (reason, mark, message)
+        self.uid_by_name: dict[str, str] = {}
+        self.experiments: list[str] = []
+        self.source: str | None = None
+        self.cluster: str | None = None
+        self.config_name: str | None = None
+        self.vc_nodes: dict[str, tuple[str, ...]] = {}
+        self.steps: list[Step] = []
+        self.end_status: str | None = None
+        self.end_reason: str | None = None
+        self.first: Mark | None = None
+        self.last: Mark | None = None
+        self.count = 0
+        self.nodes: dict[str, None] = {}
+        self.notes: list[str] = []
+        self.job_names: dict[str, str] = {}  # protocol name -> plan key (for logs without submit records)
+
+    # -- records ---------------------------------------------------------------------------------------
+    def feed(self, record: Record) -> None:
+        parsed = parse_time(record.time)
+        mark = Mark(record.seq, record.time, parsed.timestamp() if parsed else float(record.seq))
+        self.count += 1
+        self.first = self.first or mark
+        self.last = mark
+        self.source = self.source or record.source
+        if record.kind == "action" and record.action is not None:
+            self._action(record.action, mark)
+        elif record.object is not None:
+            if record.resource == "pods":
+                self._pod(record.watch_type or "", record.object, mark)
+            elif record.resource == "events":
+                self._event(record.object, mark)
+            elif record.resource == "frameworks":
+                self._framework(record.object, mark)
+
+    def _job(self, name: str, mark: Mark | None = None) -> _Job:
+        job = self.jobs.get(name)
+        if job is None:
+            job = self.jobs[name] = _Job(name, first_seen=mark)
+        return job
+
+    def _action(self, action: dict[str, Any], mark: Mark) -> None:
+        kind = action.get("type")
+        if kind == "plan":
+            experiment = str(action.get("experiment"))
+            if experiment not in self.experiments:
+                self.experiments.append(experiment)
+            self.cluster = action.get("cluster") or self.cluster
+            names = action.get("job_names")
+            if isinstance(names, dict):
+                self.job_names.update({str(k): str(v) for k, v in names.items()})
+        elif kind == "config-switch":
+            self.config_name = str(action.get("name"))
+            self.vc_nodes = vc_nodes_from_config(str(action.get("text", "")))
+        elif kind == "submit":
+            self._submit(action, mark)
+        elif kind == "step":
+            self.steps.append(Step(mark, _int(action.get("index")), str(action.get("status")), action.get("step")))
+        elif kind == "end":
+            self.end_status = str(action.get("status"))
+            self.end_reason = action.get("reason")
+
+    def _submit(self, action: dict[str, Any], mark: Mark) -> None:
+        user, name = str(action.get("user", "")), str(action.get("job_name", ""))
+        fw = str(action.get("framework_name") or framework_name(user, name))
+        reply = action.get("reply") if isinstance(action.get("reply"), dict) else {}
+        body = reply.get("body")
+        message = body.get("message") if isinstance(body, dict) else (body if isinstance(body, str) else None)
+        sub = Submission(mark, user, action.get("job"), name, fw, _int(reply.get("status")), message, action.get("expect"))
+        job = self._job(fw, mark)
+        job.submissions.append(sub)
+        job.job_key = job.job_key or sub.job_key
+        job.user, job.job_name = user, name
+
+    def _pod(self, watch_type: str, pod: dict[str, Any], mark: Mark) -> None:
+        meta = pod.get("metadata") or {}
+        labels, annotations = meta.get("labels") or {}, meta.get("annotations") or {}
+        uid, name = meta.get("uid"), meta.get("name")
+        if not uid or not name:
+            return
+        if labels.get("type", "kube-launcher-task") != "kube-launcher-task":
+            return
+        fw = labels.get("FC_FRAMEWORK_NAME") or annotations.get("FC_FRAMEWORK_NAME")
+        attempt = self.attempts.get(uid)
+        if attempt is None:
+            attempt = Attempt(
+                pod_name=name,
+                uid=uid,
+                task_role=labels.get("FC_TASKROLE_NAME"),
+                task_index=_int(labels.get("FC_TASK_INDEX")),
+                framework_attempt=_int(annotations.get("FC_FRAMEWORK_ATTEMPT_ID")),
+                task_attempt=_int(annotations.get("FC_TASK_ATTEMPT_ID")),
+                created=mark,
+            )
+            old_uid = self.uid_by_name.get(name)
+            if old_uid and old_uid != uid and self.attempts[old_uid].ended is None:
+                # the old pod's deletion was never seen; its successor proves it is gone
+                self.attempts[old_uid] = replace(self.attempts[old_uid], deleted=mark)
+            self.uid_by_name[name] = uid
+            if fw:
+                job = self._job(fw, mark)
+                job.attempt_uids.append(uid)
+                job.user = job.user or labels.get("userName")
+                job.virtual_cluster = job.virtual_cluster or labels.get("virtualCluster")
+            for reason, event_mark, message in self.pending_events.pop(uid, []) + self.pending_events.pop(name, []):
+                attempt = self._apply_event(attempt, reason, event_mark, message)
+        attempt = self._pod_state(attempt, pod, annotations, mark)
+        if watch_type == "DELETED" and attempt.deleted is None:
+            attempt = replace(attempt, deleted=mark)
+        self.attempts[uid] = attempt
+
+    def _pod_state(self, attempt: Attempt, pod: dict[str, Any], annotations: dict[str, Any], mark: Mark) -> Attempt:
+        spec, meta = pod.get("spec") or {}, pod.get("metadata") or {}
+        node = spec.get("nodeName") or _bind_node(annotations)
+        changes: dict[str, Any] = {}
+        if node and attempt.bound is None:
+            changes.update(bound=mark, node=str(node))
+            self.nodes[str(node)] = None
+        gpus = _gpus(annotations)
+        if gpus and not attempt.gpus:
+            changes["gpus"] = gpus
+        status = _app_status(pod)
+        if status:
+            state = status.get("state") or {}
+            running = state.get("running")
+            terminated = state.get("terminated") or (status.get("lastState") or {}).get("terminated")
+            if (running or terminated) and attempt.started is None:
+                started_at = (running or terminated or {}).get("startedAt")
+                changes.update(started=mark, started_at=started_at)
+            if terminated and attempt.terminated is None:
+                changes.update(terminated=mark, exit_code=_int(terminated.get("exitCode")))
+        if meta.get("deletionTimestamp") and attempt.deleted is None and attempt.terminated is None:
+            changes["deleted"] = mark
+        return replace(attempt, **changes) if changes else attempt
+
+    def _apply_event(self, attempt: Attempt, reason: str, mark: Mark, message: str) -> Attempt:
+        if reason == "FailedScheduling":
+            return replace(attempt, waits=(*attempt.waits, Wait(mark, hived_reason(message), message)))
+        if reason == "Preempted" and attempt.preempted is None:
+            return replace(attempt, preempted=mark, preempted_by=message)
+        return attempt
+
+    def _event(self, event: dict[str, Any], mark: Mark) -> None:
+        reason = event.get("reason")
+        if reason not in ("FailedScheduling", "Preempted"):
+            return
+        involved = event.get("involvedObject") or event.get("regarding") or {}
+        if involved.get("kind", "Pod") != "Pod":
+            return
+        message = str(event.get("message") or event.get("note") or "")
+        uid, name = involved.get("uid"), involved.get("name")
+        key = uid if uid in self.attempts else (self.uid_by_name.get(name) if not uid else None)
+        if key is None:
+            self.pending_events.setdefault(uid or name or "", []).append((str(reason), mark, message))
+            return
+        self.attempts[key] = self._apply_event(self.attempts[key], str(reason), mark, message)
+
+    def _framework(self, fw: dict[str, Any], mark: Mark) -> None:
+        meta = fw.get("metadata") or {}
+        name = meta.get("name")
+        if not name:
+            return
+        job = self._job(str(name), mark)
+        labels, annotations = meta.get("labels") or {}, meta.get("annotations") or {}
+        job.user = job.user or labels.get("userName")
+        job.job_name = job.job_name or annotations.get("jobName")
+        job.virtual_cluster = job.virtual_cluster or labels.get("virtualCluster")
+        status = fw.get("status") or {}
+        attempt = status.get("attemptStatus") or {}
+        code = _int((attempt.get("completionStatus") or {}).get("code"))
+        attempt_id = _int(attempt.get("id"))
+        if code is not None and attempt_id is not None:
+            job.fw_codes[attempt_id] = code
+        for role in attempt.get("taskRoleStatuses") or []:
+            for task in (role or {}).get("taskStatuses") or []:
+                task_attempt = (task or {}).get("attemptStatus") or {}
+                task_code = _int((task_attempt.get("completionStatus") or {}).get("code"))
+                if task_attempt.get("podUID") and task_code is not None:
+                    job.fc_task_codes[str(task_attempt["podUID"])] = task_code
+        state = status.get("state")
+        if state == "Completed":
+            if job.finished is None:
+                job.finished, job.exit_code = mark, code
+                job.state = _COMPLETED_STATE.get(code, "FAILED") if code is not None else "FAILED"
+        elif state in _FC_STATE:
+            job.state = _FC_STATE[state]
+
+    # -- result ----------------------------------------------------------------------------------------
+    def _key_for(self, job: _Job) -> str | None:
+        if job.job_key:
+            return job.job_key
+        if not job.job_name:
+            return None
+        best = None
+        for protocol_name, key in self.job_names.items():
+            if job.job_name == protocol_name or job.job_name.startswith(protocol_name + "-"):
+                if best is None or len(protocol_name) > len(best[0]):
+                    best = (protocol_name, key)
+        return best[1] if best else None
+
+    def set_job_names(self, names: dict[str, str]) -> None:
+        """Map protocol names (`job-config-1`) to plan keys, for logs that have no submit records."""
+        for name, key in names.items():
+            self.job_names.setdefault(name, key)
+
+    def result(self) -> Timeline:
+        jobs = []
+        for job in self.jobs.values():
+            attempts = []
+            for uid in job.attempt_uids:
+                attempt = self.attempts[uid]
+                code = job.fc_task_codes.get(uid)
+                if code is not None:
+                    attempt = replace(attempt, fc_exit_code=code)
+                attempts.append(attempt)
+            state = job.state
+            if job.finished is None and attempts and state == "UNKNOWN":
+                state = "RUNNING" if any(a.started and a.ended is None for a in attempts) else "WAITING"
+            if job.submissions and not any(s.accepted for s in job.submissions) and not attempts:
+                state = "REJECTED"
+            jobs.append(
+                JobTimeline(
+                    framework_name=job.framework_name,
+                    job_key=self._key_for(job),
+                    user=job.user,
+                    job_name=job.job_name,
+                    virtual_cluster=job.virtual_cluster,
+                    submissions=tuple(job.submissions),
+                    attempts=tuple(attempts),
+                    state=state,
+                    finished=job.finished,
+                    exit_code=job.exit_code,
+                    framework_attempt_codes=tuple(sorted(job.fw_codes.items())),
+                    first_seen=job.first_seen,
+                )
+            )
+        jobs.sort(key=_job_order)
+        orphans = [key for key in self.pending_events if key]
+        notes = list(self.notes)
+        if orphans:
+            notes.append(f"{len(orphans)} pod(s) had events but never appeared in the log")
+        return Timeline(
+            experiment=self.experiments[0] if self.experiments else None,
+            source=self.source,
+            cluster=self.cluster,
+            config_name=self.config_name,
+            vc_nodes=dict(self.vc_nodes),
+            jobs=tuple(jobs),
+            steps=tuple(self.steps),
+            end_status=self.end_status,
+            end_reason=self.end_reason,
+            first=self.first,
+            last=self.last,
+            record_count=self.count,
+            experiments_seen=tuple(self.experiments),
+            nodes_seen=tuple(self.nodes),
+            notes=tuple(notes),
+        )
+
+
+def _job_order(job: JobTimeline) -> int:
+    if job.submitted is not None:
+        return job.submitted.seq
+    created = [a.created.seq for a in job.attempts if a.created is not None]
+    return min(created) if created else 1 << 62
+
+
+def build_timeline(records: Iterable[Record], job_names: dict[str, str] | None = None) -> Timeline:
+    """Fold evidence records into a Timeline. `job_names` maps protocol names to plan keys (watch-only logs)."""
+    builder = TimelineBuilder()
+    if job_names:
+        builder.set_job_names(job_names)
+    for record in records:
+        builder.feed(record)
+    return builder.result()
