@@ -105,7 +105,7 @@ class SimCluster:
             self.api = hooks.hived_api()
         if self._dump_bind_info is None:
             self._dump_bind_info = hooks.bind_info_dumper()
-        self.scheduler = hooks.new_scheduler(self.api, mapping, name)
+        self.scheduler = hooks.new_scheduler(self.api, mapping, name, self.clock.k8s_time)
         self.config_mapping = mapping
 
     def submit(self, user: str, job_key: str, protocol: str) -> SubmitResult:
@@ -507,6 +507,8 @@ class SimCluster:
         spec = job.spec(key[0])
         try:
             result = self.scheduler.schedule(ref, spec, nodes, "Preempting")
+        except getattr(self.api, "InternalError", ()) as err:
+            raise HivedlabError(f"HiveD v0.3.4 itself would fail here (scheduling {name}): {err}") from None
         except self.api.UserError as err:
             message = f"[{pod.uid}({naming.NAMESPACE}/{name})]: {err.message}"
             self._failed_scheduling(job, key, f"Code: 400, Message: hivedscheduler: User Error: {message}")
@@ -555,10 +557,8 @@ class SimCluster:
             refs = sorted(victims[node], key=lambda r: r.name)
             listed = ", ".join(f"{r.uid}({naming.NAMESPACE}/{r.name})" for r in refs)
             reasons.append(f"1 node({node}) has preemptible Pods: {listed}")
-        self._failed_scheduling(job, key, self._fit_error(reasons, workers))
         nominated = sorted(victims)[0] if victims else None
-        if nominated is not None and job.pods[key].nominated_node != nominated:
-            self._emit_pod(job, key, nominated_node=nominated)
+        self._failed_scheduling(job, key, self._fit_error(reasons, workers), nominated)
         for node in sorted(victims):
             for ref in sorted(victims[node], key=lambda r: r.name):
                 self._delete_victim(ref.uid, name, node)
@@ -601,15 +601,16 @@ class SimCluster:
         """K8s names an event `<object>.<unix nanoseconds in hex>`; the counter keeps same-instant names apart."""
         return (self.clock.epoch_s() * 1_000_000 + self.clock.now_us % 1_000_000) * 1000 + self._order % 1000
 
-    def _failed_scheduling(self, job: SimJob, key: TaskKey, message: str) -> None:
-        """Record a FailedScheduling event; an identical repeat is not recorded again."""
+    def _failed_scheduling(self, job: SimJob, key: TaskKey, message: str, nominated: str | None = None) -> None:
+        """Record a FailedScheduling event (and the preemptor's nominated node); an identical repeat is not
+        recorded again."""
         pod = job.pods[key]
         job.waiting = True
         last = self._failed_events.get(pod.uid)
-        if last is not None and last.message == message:
+        if last is not None and last.message == message and pod.nominated_node == (nominated or pod.nominated_node):
             return
         self._failed_events[pod.uid] = self._add_event(job, pod, "FailedScheduling", message)
-        self._emit_pod(job, key, unschedulable=message)
+        self._emit_pod(job, key, unschedulable=message, nominated_node=nominated or pod.nominated_node)
 
 
 def _job_name_of(protocol: str) -> str:

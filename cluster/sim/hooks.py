@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import yaml
+
 from cluster.backend import Reply
 from cluster.openpai import naming
 from hivedlab.errors import HivedlabError
@@ -18,17 +20,25 @@ def hived_api() -> Any:
     return hived
 
 
+def _dump_bind_info_yaml(bind_info: Any) -> str:
+    data = bind_info.to_dict() if hasattr(bind_info, "to_dict") else bind_info
+    return yaml.safe_dump(data, sort_keys=False, default_flow_style=False)
+
+
 def bind_info_dumper() -> Callable[[Any], str]:
-    """`cluster.hived_codec.dump_bind_info`: the pod-bind-info annotation text."""
-    from cluster import hived_codec
+    """`cluster.hived_codec.dump_bind_info`: the pod-bind-info annotation text; while the codec is not installed,
+    the bind info's own mapping (HiveD's field order, spec/hived.md §4.1) as YAML."""
+    try:
+        from cluster import hived_codec
+    except ImportError:
+        return _dump_bind_info_yaml
+    return getattr(hived_codec, "dump_bind_info", _dump_bind_info_yaml)
 
-    return hived_codec.dump_bind_info
 
-
-def new_scheduler(api: Any, mapping: Any, name: str) -> Any:
+def new_scheduler(api: Any, mapping: Any, name: str, clock: Callable[[], str]) -> Any:
     """A fresh `HivedScheduler` for a config mapping; a config HiveD would refuse is a one-line error."""
     try:
-        return api.HivedScheduler(api.load_config(mapping))
+        return api.HivedScheduler(api.load_config(mapping), clock=clock)
     except api.ConfigError as exc:
         raise HivedlabError(f"HiveD config '{name}' would not load: {exc}") from None
 

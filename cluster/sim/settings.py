@@ -9,7 +9,7 @@ Durations never change HiveD's decisions; verdicts rest on the order and overlap
 | --- | --- | --- |
 | `start` | `2026-01-01T08:00:00Z` | virtual time of the first record |
 | `training_s` | 60 | a training command (anything but `sleep`/a short shell command), e.g. one MNIST epoch |
-| `training_jitter` | 0.1 | a training command lasts `training_s` × (1 ± jitter), drawn from the seed |
+| `training_jitter` | 0.05 | a training command lasts `training_s` × (1 ± jitter), drawn from the seed |
 | `short_command_s` | 1 | `echo`, `nvidia-smi`, `ls`, `cat`, `true`, `pwd`, `hostname`, `date`, `env` |
 | `container_start_s` | [2, 5] | from bind to the app container running (init container, image present) |
 | `submit_gap_s` | [0.5, 2.0] | virtual time before each submission (members never submit at the same instant) |
@@ -37,7 +37,7 @@ _UNIT_S = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 class SimSettings:
     start: str = "2026-01-01T08:00:00Z"
     training_s: float = 60.0
-    training_jitter: float = 0.1
+    training_jitter: float = 0.05
     short_command_s: float = 1.0
     container_start_s: tuple[float, float] = (2.0, 5.0)
     submit_gap_s: tuple[float, float] = (0.5, 2.0)

@@ -69,7 +69,7 @@ class _Group:
 
 
 class HivedScheduler:
-    def __init__(self, config: Mapping[str, Any]) -> None:
+    def __init__(self, config: Mapping[str, Any], clock: Any = None) -> None:
         chains: dict[str, list[str]] = {}
         for cell in config["physicalCluster"]["physicalCells"]:
             chains.setdefault(cell["cellType"], []).extend(c["cellAddress"] for c in cell["cellChildren"])

@@ -30,8 +30,8 @@ def test_task_seconds_jitters_training_only() -> None:
     settings = SimSettings()
     commands = (MNIST, "sleep 5m")
     assert task_seconds(commands, settings, 0.0) == 360.0
-    assert task_seconds(commands, settings, 1.0) == pytest.approx(366.0)
-    assert task_seconds(commands, settings, -1.0) == pytest.approx(354.0)
+    assert task_seconds(commands, settings, 1.0) == pytest.approx(363.0)
+    assert task_seconds(commands, settings, -1.0) == pytest.approx(357.0)
 
 
 def test_overrides() -> None:
