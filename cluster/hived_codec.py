@@ -39,11 +39,14 @@ def replace_old_names(text: str) -> str:
     return text
 
 
-def _yaml_problem(exc: yaml.YAMLError) -> str:
+def _yaml_problem(exc: yaml.YAMLError, text: str) -> str:
     mark = getattr(exc, "problem_mark", None)
     problem = getattr(exc, "problem", None) or str(exc)
-    line = f"line {mark.line + 1}: " if mark is not None else ""
-    return f"yaml: {line}{problem}"
+    if mark is None:
+        return f"yaml: {problem}"
+    # PyYAML reports an error found at the end of the text on the line after it; go-yaml on the last line
+    last_line = max(1, len(text.rstrip("\n").splitlines()))
+    return f"yaml: line {min(mark.line + 1, last_line)}: {problem}"
 
 
 def spec_from_annotation(text: str | None) -> dict[str, Any]:
@@ -54,7 +57,7 @@ def spec_from_annotation(text: str | None) -> dict[str, Any]:
     try:
         data = yaml.load(replaced, Loader=_Loader)  # noqa: S506 - a safe loader
     except yaml.YAMLError as exc:
-        raise UserError(f'Failed to unmarshal YAML "{text}" to Object: {_yaml_problem(exc)}') from None
+        raise UserError(f'Failed to unmarshal YAML "{text}" to Object: {_yaml_problem(exc, replaced)}') from None
     if data is None:
         raise UserError(SPEC_PREFIX + "Annotation does not exist or is empty")
     if not isinstance(data, Mapping):
@@ -79,7 +82,7 @@ def load_bind_info(text: str | None) -> BindInfo:
     try:
         data = yaml.load(replace_old_names(text), Loader=_Loader)  # noqa: S506 - a safe loader
     except yaml.YAMLError as exc:
-        raise CodecError(f"annotation {BIND_INFO_ANNOTATION}: {_yaml_problem(exc)}") from None
+        raise CodecError(f"annotation {BIND_INFO_ANNOTATION}: {_yaml_problem(exc, text)}") from None
     try:
         return BindInfo.from_dict(data)
     except (ValueError, AttributeError, TypeError) as exc:
@@ -89,3 +92,7 @@ def load_bind_info(text: str | None) -> BindInfo:
 def isolation_annotation(info: BindInfo) -> str:
     """`pod-leaf-cell-isolation`: comma-separated leaf indices, e.g. `0,1`."""
     return ",".join(str(i) for i in info.leaf_cell_isolation)
+
+
+# the name the case runner and the OpenPAI model use
+parse_pod_scheduling_spec = spec_from_annotation
