@@ -30,6 +30,7 @@ class TaskAttempt:
     preempted: bool = False
     recreated: bool = False  # this attempt replaced an earlier one of the same task (same pod name, new uid)
     created: float | None = None
+    bound: float | None = None  # the pod was bound to its node (gang members bind in the same round)
 
 
 @dataclass(frozen=True)

@@ -194,6 +194,8 @@ def attempt_sentence(a: TaskAttempt, lang: str) -> str:
         parts.append(_t(lang, f"于 {clock(a.start)} 在 {_node_text(a, lang)} 上开始运行",
                         f"started on {_node_text(a, lang)} at {clock(a.start)}"))
         parts.append(_ended(a, lang))
+    elif a.outcome in ("deleted", "failed", "succeeded", "preempted", "stopped"):
+        parts.append(_t(lang, f"没有运行就结束了（{_outcome(a, lang)}）", f"ended without running ({a.outcome})"))
     elif not a.waiting:
         parts.append(_t(lang, "没有运行", "never ran"))
     sep = "，" if lang == "zh" else ", "
@@ -323,7 +325,7 @@ def build_claims(inputs: RunInputs, lang: str, files: dict[str, dict[str, object
             "facts": [
                 {
                     "job": a.job, "task": a.task, "attempt": a.attempt, "node": a.node, "gpus": list(a.gpus),
-                    "start_s": a.start, "end_s": a.end, "outcome": a.outcome, "preempted": a.preempted,
+                    "bound_s": a.bound, "start_s": a.start, "end_s": a.end, "outcome": a.outcome, "preempted": a.preempted,
                     "recreated": a.recreated, "waiting_s": [[s, e] for s, e in a.waiting],
                 }
                 for a in exp.timeline.attempts

@@ -72,7 +72,7 @@ def attempts_of(timeline: Timeline, names: dict[str, str]) -> tuple[TaskAttempt,
                 job=names.get(job.framework_name, job.framework_name), task=task, attempt=index, node=a.node,
                 gpus=a.gpus, start=rel(ran_from) if a.node else None, end=rel(a.ended) if a.node else None,
                 outcome=a.outcome, waiting=waiting, preempted=a.outcome == "preempted", recreated=index > 0,
-                created=rel(a.created),
+                created=rel(a.created), bound=rel(a.bound),
             ))
     return tuple(sorted(result, key=lambda x: (x.created if x.created is not None else float("inf"))))
 
