@@ -15,6 +15,8 @@ import jsonschema
 import yaml
 from jsonschema.exceptions import best_match
 
+from checker.rules.common import Text
+from checker.verdicts import RuleSet
 from hivedlab.errors import HivedlabError
 from hivedlab.paths import EXPERIMENTS, JOBS, SCHEMAS
 
@@ -195,3 +197,20 @@ def load_plans(folder: Path = EXPERIMENTS) -> list[Plan]:
     """Every plan in the folder, sorted by `order` (then id)."""
     plans = [load_plan(path, folder) for path in sorted(folder.glob("*.yaml"))]
     return sorted(plans, key=lambda plan: (plan.order, plan.id))
+
+
+def protocol_name(job: PlanJob) -> str:
+    """The job protocol's `name` (e.g. job-config-1); the file stem when the file cannot be read."""
+    try:
+        data = yaml.safe_load(job.path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        data = None
+    name = data.get("name") if isinstance(data, dict) else None
+    return str(name) if name else Path(job.file).stem
+
+
+def to_ruleset(plan: Plan) -> RuleSet:
+    """What the checker needs of a plan (`checker.verdicts.RuleSet`)."""
+    questions = tuple(Text(zh, en) for zh, en in zip(plan.questions["zh"], plan.questions["en"], strict=True))
+    names = {protocol_name(job): key for key, job in plan.jobs.items()}
+    return RuleSet(plan.id, Text(plan.title["zh"], plan.title["en"]), questions, plan.rules, names)

@@ -2,7 +2,7 @@
 
 The claims block (`claims.json`, written by `hivedlab report`) holds, per experiment, the verdict the report states
 and per question the answer's verdict. Only claims that say more than the evidence does are flagged: a report that
-calls an experiment consistent when the re-judgement finds it inconsistent or inconclusive.
+calls an experiment (or an answer) consistent when the re-judgement finds it inconsistent or inconclusive.
 """
 
 from __future__ import annotations
@@ -20,8 +20,18 @@ RANK = {"consistent": 2, "inconclusive": 1, "inconsistent": 0}
 class Claim:
     experiment: str
     verdict: str | None
-    answers: tuple[tuple[int, str], ...] = ()  # (question index, verdict)
+    answers: tuple[tuple[int, str], ...] = ()  # (position in the verdict's answers, verdict): the report lists
+    # the verdict's answers in order (checker/report_context.py `answers`)
     facts: tuple[Mapping[str, Any], ...] = ()  # per task attempt: job, task, attempt, node, preempted…
+
+
+def question_index(answer: Mapping[str, Any], position: int) -> int:
+    """The question an answer is about: `question_index` (verdict schema), an int `question`, else its position."""
+    for key in ("question_index", "question"):
+        value = answer.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return position
 
 
 def _verdict(value: Any) -> str | None:
@@ -51,8 +61,7 @@ def parse_claims(block: Any) -> tuple[Claim, ...]:
         raw_answers = entry.get("answers") if isinstance(entry.get("answers"), list) else []
         for index, answer in enumerate(raw_answers):
             if isinstance(answer, Mapping) and _verdict(answer.get("verdict")):
-                question = answer.get("question")
-                answers.append((question if isinstance(question, int) else index, answer["verdict"]))
+                answers.append((index, answer["verdict"]))
         facts = tuple(f for f in entry.get("facts", []) if isinstance(f, Mapping)) if isinstance(entry.get("facts"), list) else ()
         claims.append(Claim(experiment, _verdict(entry.get("verdict")), tuple(answers), facts))
     return tuple(claims)
@@ -79,7 +88,7 @@ def compare_claim(claim: Claim, rejudged: Mapping[str, Any] | None, evidence_fil
     actual = _verdict(rejudged.get("verdict"))
     answers = [a for a in rejudged.get("answers", []) if isinstance(a, Mapping)]
     findings: list[Finding] = []
-    if claim.verdict and actual and RANK[claim.verdict] > RANK[actual]:
+    if claim.verdict == "consistent" and actual and actual != "consistent":
         bad = [a for a in answers if _verdict(a.get("verdict")) != "consistent"] or answers
         seqs = _seqs(bad)
         findings.append(Finding(
@@ -89,10 +98,11 @@ def compare_claim(claim: Claim, rejudged: Mapping[str, Any] | None, evidence_fil
             f"{where}：报告称 {claim.experiment} 为 {claim.verdict}，证据复核结果为 {actual}"
             + (f"（记录 {', '.join(map(str, seqs[:8]))}）" if seqs else ""),
             evidence_file, seqs[0] if seqs else None, claim.experiment))
-    for question, verdict in claim.answers:
-        match = next((a for i, a in enumerate(answers) if a.get("question", i) == question), None)
+    for position, verdict in claim.answers:
+        match = answers[position] if position < len(answers) else None
+        question = question_index(match, position) if match is not None else position
         actual_answer = _verdict(match.get("verdict")) if match else None
-        if match is not None and actual_answer and RANK[verdict] > RANK[actual_answer] and not findings:
+        if verdict == "consistent" and actual_answer and actual_answer != "consistent" and not findings:
             seqs = _seqs([match])
             findings.append(Finding(
                 "claim", "answer-contradicted",

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from checker.grading.claims import question_index
 from checker.grading.findings import Finding
 from checker.grading.grader import ExperimentResult, GroupResult
 from checker.grading.labspec import LabSpec
@@ -129,7 +130,7 @@ def score_answer(result: ExperimentResult | None) -> tuple[float, str, str, tupl
     for answer in answers:
         seqs = [s for s in answer.get("evidence", []) if isinstance(s, int)] if isinstance(answer.get("evidence"), list) else []
         refs += [f"{result.files.evidence}#seq={s}" for s in seqs[:3]] if result.files and result.files.evidence else []
-    bad = [str(a.get("question", i)) for i, a in enumerate(answers) if a.get("verdict") != "consistent"]
+    bad = [f"Q{question_index(a, i) + 1}" for i, a in enumerate(answers) if a.get("verdict") != "consistent"]
     en = f"{len(good)} of {len(answers)} answers consistent with HiveD (re-judged {overall})"
     zh = f"{len(answers)} 个问题中 {len(good)} 个与 HiveD 行为一致（复核结果：{overall}）"
     if bad:

@@ -1,0 +1,90 @@
+"""`hivedlab check`: judge evidence logs against HiveD v0.3.4's behaviour (checker/verdicts.py)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from hivedlab.cliutil import add_format, add_lang, add_out, new_parser, write_atomic
+from hivedlab.errors import EXIT_USAGE, HivedlabError
+
+DESCRIPTION = """\
+Judge an experiment's evidence log: build the timeline of every job, task and attempt, apply the
+experiment plan's rules and answer the lab report's questions with observations and the records
+they rest on. The log names its plan (its `plan` record); --experiment is needed only for a log
+without one (e.g. from `hivedlab watch`).
+判断实验证据日志是否符合 HiveD 的行为，并回答实验报告中的问题。
+
+Verdicts: consistent / inconsistent (with what HiveD would have done) / inconclusive (what is missing).
+Exit status: 0 all consistent; 1 any inconsistent or inconclusive; 2 unreadable log or bad arguments.
+A broken hash chain, a log holding several experiments or pods on machines outside the log's HiveD
+config make every answer inconclusive."""
+
+EXAMPLES = """\
+  hivedlab check out/experiments/gang/evidence.jsonl
+  hivedlab check out/                       # every experiments/*/evidence.jsonl of a run directory
+  hivedlab check watch.jsonl --experiment priority --hived-config configs/hived/two-vc.yaml
+  hivedlab check out/experiments/priority/evidence.jsonl --format json --out verdicts.json
+  hivedlab check out/ --lang en
+"""
+
+
+def build_parser(prog: str) -> argparse.ArgumentParser:
+    parser = new_parser(prog, DESCRIPTION, EXAMPLES)
+    parser.add_argument("logs", nargs="+", metavar="LOG", help="evidence log(s), or a run directory")
+    parser.add_argument("--experiment", metavar="ID", help="the experiment plan, for a log without a plan record")
+    parser.add_argument("--hived-config", metavar="FILE", help="HiveD config, for a log without a config-switch record")
+    add_format(parser, ("text", "json"))
+    add_lang(parser)
+    add_out(parser, what="verdicts")
+    return parser
+
+
+def _logs(paths: list[str]) -> list[Path]:
+    found: list[Path] = []
+    for text in paths:
+        path = Path(text)
+        if path.is_dir():
+            logs = sorted(path.glob("experiments/*/evidence.jsonl")) or sorted(path.glob("*/evidence.jsonl"))
+            if not logs:
+                raise HivedlabError(f"{path}: no experiments/*/evidence.jsonl in this directory")
+            found += logs
+        else:
+            found.append(path)
+    return found
+
+
+def run(args: argparse.Namespace) -> int:
+    from checker.verdicts import check_log, render_json, render_text
+    from labs.plans import load_plan, to_ruleset
+
+    config_text = None
+    if args.hived_config:
+        try:
+            config_text = Path(args.hived_config).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise HivedlabError(f"cannot read {args.hived_config}: {exc}") from exc
+    if args.experiment:
+        load_plan(args.experiment)  # an unknown id fails here, once, with a hint
+
+    results, worst = [], 0
+    for log in _logs(args.logs):
+        try:
+            results.append(check_log(log, lambda exp: to_ruleset(load_plan(exp)), args.experiment, config_text))
+        except HivedlabError as exc:
+            if len(args.logs) == 1 and not Path(args.logs[0]).is_dir():
+                raise
+            print(f"hivedlab check: error: {exc}", file=sys.stderr)
+            worst = EXIT_USAGE
+    if not results:
+        return worst or EXIT_USAGE
+    if args.format == "json":
+        output = render_json(results)
+    else:
+        output = "\n".join(render_text(r, args.lang) for r in results)
+    if args.out:
+        write_atomic(Path(args.out), output)
+    else:
+        sys.stdout.write(output)
+    return max([worst] + [r.exit_code for r in results])

@@ -1,0 +1,104 @@
+"""Timelines from hand-made real-cluster logs: attempts, re-created pods, early events, duplicates, skew."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from checker.evidence import read_evidence
+from checker.timeline import build_timeline, framework_name, hived_reason, vc_nodes_from_config
+
+LOGS = Path(__file__).resolve().parent.parent / "fixtures" / "logs"
+
+
+def _timeline(name: str, **kwargs):
+    return build_timeline(read_evidence(LOGS / name).records, **kwargs)
+
+
+def test_framework_name_is_md5_of_user_job() -> None:
+    assert framework_name("admin", "job-config-0") == "13c3e7e8cfac2009119395723466e92a"
+    assert framework_name("unknownuser", "x") == "unknownuserx"
+
+
+@pytest.mark.parametrize(
+    ("message", "reason"),
+    [
+        ("0/3 nodes are available: 1 Pod is waiting for preemptible or free resource to appear: insufficient capacity "
+         "when scheduling in VC vc1, 2 node(s) didn't match node selector.", "insufficient capacity when scheduling in VC vc1"),
+        ("0/2 nodes are available: 2 Pod is waiting for preemptible or free resource to appear: have to use at least "
+         "one bad node 1/10.151.41.26 when scheduling in VC vc1.",
+         "have to use at least one bad node 1/10.151.41.26 when scheduling in VC vc1"),
+        ("hivedscheduler: User Error: VC vc9 does not exists!", "hivedscheduler: User Error: VC vc9 does not exists!"),
+    ],
+    ids=["aggregated", "dotted-address", "user-error"],
+)
+def test_hived_reason(message: str, reason: str) -> None:
+    assert hived_reason(message) == reason
+
+
+def test_vc_nodes_of_the_lab_configs() -> None:
+    two = (LOGS / "two-vc.yaml").read_text(encoding="utf-8")
+    one = (LOGS / "one-vc.yaml").read_text(encoding="utf-8")
+    assert vc_nodes_from_config(two) == {"default": ("hostname-carol",), "vc1": ("hostname-dan",)}
+    assert vc_nodes_from_config(one) == {"default": ("hostname-carol", "hostname-dan")}
+    assert vc_nodes_from_config("- not: [a config") == {}
+
+
+def test_preempted_pod_recreated_with_same_name_new_uid() -> None:
+    timeline = _timeline("priority-consistent.jsonl")
+    low = timeline.jobs_for("low")[0]
+    first, retry = low.attempts
+    assert first.pod_name == retry.pod_name and first.uid != retry.uid
+    assert first.outcome == "preempted" and first.fc_exit_code == -101
+    assert first.preempted_by and first.preempted_by.startswith("by default/") and first.preempted_by.endswith("hostname-dan")
+    assert retry.outcome == "succeeded" and retry.node == "hostname-dan" and retry.gpus == (0,)
+    assert low.state == "SUCCEEDED" and low.framework_attempt_codes == ((0, -101), (1, 0))
+
+
+def test_event_before_its_pod_is_attached() -> None:
+    retry = _timeline("priority-consistent.jsonl").jobs_for("low")[0].attempts[1]
+    # the first FailedScheduling record precedes the pod's ADDED record
+    assert retry.waits and retry.waits[0].mark.seq < retry.created.seq
+    assert retry.waits[0].reason == "insufficient capacity when scheduling in VC vc1"
+
+
+def test_watch_restart_redelivery_changes_nothing() -> None:
+    timeline = _timeline("vc-safety-consistent.jsonl")
+    assert [len(job.attempts) for job in timeline.jobs] == [1, 1]
+    bob = timeline.jobs[1]
+    assert bob.user == "bob" and len(bob.attempts[0].waits) == 2
+
+
+def test_clock_skew_does_not_reorder() -> None:
+    alice = _timeline("vc-safety-consistent.jsonl").jobs[0].attempts[0]
+    # kubelet on Dan's node reports 3 s ahead; the record time is the watcher's
+    assert alice.started.time == "2026-03-02T08:00:20.000000Z" and alice.started_at == "2026-03-02T08:00:23Z"
+
+
+def test_rejected_submission_leaves_no_pod() -> None:
+    over = _timeline("incremental-consistent.jsonl").jobs_for("over-gang")[0]
+    assert over.state == "REJECTED" and over.attempts == ()
+    assert over.submissions[0].status == 400 and "exceeds maximum 2 SKUs" in over.submissions[0].message
+
+
+def test_second_task_never_ran_because_job_succeeded() -> None:
+    job = _timeline("incremental-consistent.jsonl").jobs_for("elastic")[0]
+    task0, task1 = job.attempts
+    assert task0.outcome == "succeeded" and task1.outcome == "deleted" and task1.started is None
+    assert job.state == "SUCCEEDED" and job.exit_code == 0
+
+
+def test_watch_only_log_maps_jobs_by_protocol_name() -> None:
+    timeline = _timeline("watch-only-priority.jsonl", job_names={"job-config-1": "low", "job-config-2": "high"})
+    assert {job.job_key for job in timeline.jobs} == {"low", "high"}
+    assert timeline.experiment is None and timeline.jobs_for("high")[0].submitted is not None
+
+
+def test_attempt_fields_for_charts() -> None:
+    job = _timeline("gang-consistent.jsonl").jobs_for("gang")[0]
+    rows = [(a.task_index, a.node, a.gpus, a.outcome, a.started.time, a.ended.time) for a in job.attempts]
+    assert rows == [
+        (0, "hostname-carol", (0,), "succeeded", "2026-03-02T08:06:50.000000Z", "2026-03-02T08:07:50.000000Z"),
+        (1, "hostname-dan", (0,), "deleted", "2026-03-02T08:06:52.000000Z", "2026-03-02T08:07:51.000000Z"),
+    ]

@@ -1,0 +1,125 @@
+"""Verdicts over the hand-made logs: each scenario gets the verdicts a TA would give it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from hivedlab.paths import SCHEMAS
+
+LOGS = Path(__file__).resolve().parent.parent / "fixtures" / "logs"
+C, X, Q = "consistent", "inconsistent", "inconclusive"
+
+CASES = [
+    ("vc-safety-consistent.jsonl", C, [C, C, C]),
+    ("vc-safety-borrowed-default-node.jsonl", X, [X, X, C]),
+    ("priority-consistent.jsonl", C, [C, C, C]),
+    ("priority-high-waited.jsonl", X, [X, Q, C]),
+    ("priority-interrupted.jsonl", Q, [Q, Q, C]),
+    ("opportunistic-consistent.jsonl", C, [C, C, C]),
+    ("gang-consistent.jsonl", C, [C, C]),
+    ("gang-one-after-another.jsonl", X, [X, X]),
+    ("gang-cut-mid-line.jsonl", C, [C, C]),
+    ("gang-missing-gang-job.jsonl", Q, [Q, Q]),
+    ("sim-gang-consistent.jsonl", C, [C, C]),
+    ("sim-gang-starts-5s-apart.jsonl", X, [C, X]),
+    ("incremental-consistent.jsonl", C, [C, C, C, C]),
+    ("incremental-second-task-later.jsonl", C, [C, C, C, C]),
+    ("incremental-started-together.jsonl", X, [X, X, C, C]),
+    ("chain-broken-at-record-7.jsonl", Q, [Q, Q]),
+    ("mixed-nodes-of-another-cluster.jsonl", Q, [Q, Q]),
+    ("mixed-two-experiments.jsonl", Q, [Q, Q]),
+]
+
+
+def _json(cli, *args: str):
+    result = cli("check", *args, "--format", "json")
+    return result, (json.loads(result.out) if result.out else None)
+
+
+@pytest.mark.parametrize(("log", "overall", "answers"), CASES, ids=[c[0].removesuffix(".jsonl") for c in CASES])
+def test_fixture_verdicts(cli, log: str, overall: str, answers: list[str]) -> None:
+    result, data = _json(cli, str(LOGS / log))
+    assert data["verdict"] == overall
+    assert [a["verdict"] for a in data["answers"]] == answers
+    assert result.code == (0 if overall == C else 1)
+    schema = json.loads((SCHEMAS / "verdict.schema.json").read_text(encoding="utf-8"))
+    jsonschema.validate(data, schema)
+    for answer in data["answers"]:
+        assert answer["answer"]["zh"] and answer["answer"]["en"]
+        if answer["verdict"] == C:
+            assert answer["evidence"], answer["rule"]
+        if answer["verdict"] == Q:
+            assert answer["missing"]
+
+
+def test_consistent_answers_cite_times_and_nodes(cli) -> None:
+    _, data = _json(cli, str(LOGS / "priority-consistent.jsonl"))
+    first = data["answers"][0]["answer"]
+    assert "08:01:02" in first["en"] and "hostname-dan" in first["en"] and "抢占" in first["zh"]
+
+
+def test_inconsistent_answer_carries_expected(cli) -> None:
+    _, data = _json(cli, str(LOGS / "gang-one-after-another.jsonl"))
+    assert data["answers"][1]["expected"]["en"].startswith("Both tasks bind in the same scheduling round")
+
+
+def test_broken_chain_never_consistent(cli) -> None:
+    _, data = _json(cli, str(LOGS / "chain-broken-at-record-7.jsonl"))
+    assert data["log"]["first_broken_seq"] == 7 and not data["log"]["chain_ok"]
+    assert any("record 7" in m["en"] for m in data["missing"])
+
+
+def test_watch_only_log_needs_experiment(cli) -> None:
+    result = cli("check", str(LOGS / "watch-only-priority.jsonl"))
+    assert result.code == 2 and "pass --experiment" in result.err and "Traceback" not in result.err
+    result, data = _json(cli, str(LOGS / "watch-only-priority.jsonl"), "--experiment", "priority",
+                         "--hived-config", str(LOGS / "two-vc.yaml"))
+    assert [a["verdict"] for a in data["answers"]] == [C, C, C]
+
+
+def test_experiment_mismatch_is_an_error(cli) -> None:
+    result = cli("check", str(LOGS / "gang-consistent.jsonl"), "--experiment", "priority")
+    assert result.code == 2 and "is a run of experiment 'gang'" in result.err
+
+
+@pytest.mark.parametrize("log", ["not-json-lines.jsonl", "does-not-exist.jsonl"])
+def test_unreadable_log_exit_2(cli, log: str) -> None:
+    result = cli("check", str(LOGS / log))
+    assert result.code == 2 and result.err.count("\n") == 1 and "Traceback" not in result.err
+
+
+def test_text_output_bilingual(cli) -> None:
+    zh = cli("check", str(LOGS / "gang-consistent.jsonl"))
+    en = cli("check", str(LOGS / "gang-consistent.jsonl"), "--lang", "en")
+    assert "群调度: 一致" in zh.out and "子任务同时运行" in zh.out
+    assert "Gang scheduling: consistent" in en.out and "the tasks ran together" in en.out
+
+
+def test_run_directory_and_out_file(cli, tmp_path: Path) -> None:
+    for name in ("gang", "priority"):
+        folder = tmp_path / "run" / "experiments" / name
+        folder.mkdir(parents=True)
+        (folder / "evidence.jsonl").write_bytes((LOGS / f"{name}-consistent.jsonl").read_bytes())
+    out = tmp_path / "verdicts.json"
+    result = cli("check", str(tmp_path / "run"), "--format", "json", "--out", str(out))
+    assert result.code == 0 and result.out == ""
+    assert [d["experiment"] for d in json.loads(out.read_text(encoding="utf-8"))] == ["gang", "priority"]
+
+
+def test_help_has_examples(cli) -> None:
+    result = cli("check", "--help")
+    assert result.code == 0 and "examples:" in result.out and "--experiment" in result.out
+
+
+def test_bad_argument(cli) -> None:
+    result = cli("check", str(LOGS / "gang-consistent.jsonl"), "--format", "xml")
+    assert result.code == 2
+
+
+def test_unknown_experiment_hint(cli) -> None:
+    result = cli("check", str(LOGS / "watch-only-priority.jsonl"), "--experiment", "priorty")
+    assert result.code == 2 and "did you mean 'priority'" in result.err
