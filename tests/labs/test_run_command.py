@@ -1,0 +1,76 @@
+"""`hivedlab run`: help, bad arguments, a run on the simulated cluster, determinism, the real backend's absence."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import CliResult
+
+
+def test_help_has_examples(cli: Callable[..., CliResult]) -> None:
+    result = cli("run", "--help")
+    assert result.code == 0
+    assert "examples:" in result.out and "hivedlab run all" in result.out and "--cluster" in result.out
+
+
+def test_unknown_experiment_is_one_line(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    result = cli("run", "gnag", "--out", str(tmp_path))
+    assert result.code == 2
+    assert result.err.strip().count("\n") == 0 and "did you mean 'gang'" in result.err
+    assert "Traceback" not in result.err
+
+
+def test_bad_option_values(cli: Callable[..., CliResult]) -> None:
+    assert cli("run", "all", "--cluster", "k8s").code == 2
+    assert cli("run", "all", "--seed", "many").code == 2
+
+
+def test_missing_inventory_is_one_line(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    result = cli("run", "gang", "--out", str(tmp_path), "--inventory", str(tmp_path / "nope.yaml"))
+    assert result.code == 2 and "cannot read group inventory" in result.err
+
+
+def test_real_cluster_backend_absent_or_unusable_is_one_line(
+    cli: Callable[..., CliResult], tmp_path: Path, monkeypatch: Any
+) -> None:
+    import cluster.pai
+
+    monkeypatch.delattr(cluster.pai, "open_backend", raising=False)
+    result = cli("run", "gang", "--cluster", "pai", "--out", str(tmp_path))
+    assert result.code == 2 and "cluster.pai" in result.err and result.err.strip().count("\n") == 0
+
+
+def test_run_one_experiment_on_the_simulator(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    result = cli("run", "gang", "--out", str(tmp_path), "--seed", "3", "--no-report")
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    assert lines[0].split() == ["experiment", "verdict", "answer"]
+    assert lines[1].split()[0] == "gang"
+    run = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
+    assert run["cluster"] == "sim" and run["seed"] == 3 and run["run_tag"] == "s3"
+    assert (tmp_path / "experiments" / "gang" / "evidence.jsonl").is_file()
+    names = sorted(p.name for p in (tmp_path / "jobs" / "gang").iterdir())
+    assert names == ["job-config-5-alice-gang-s3.yaml", "job-config-6-alice-gang-s3.yaml"]
+
+
+def test_same_seed_same_logs(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    for folder in ("a", "b"):
+        assert cli("run", "all", "--out", str(tmp_path / folder), "--no-report").code == 0
+    for experiment in ("vc-safety", "priority", "opportunistic", "gang", "incremental"):
+        rel = Path("experiments") / experiment / "evidence.jsonl"
+        assert (tmp_path / "a" / rel).read_bytes() == (tmp_path / "b" / rel).read_bytes(), experiment
+    assert cli("run", "priority", "--out", str(tmp_path / "c"), "--seed", "2", "--no-report").code == 0
+    rel = Path("experiments") / "priority" / "evidence.jsonl"
+    assert (tmp_path / "c" / rel).read_bytes() != (tmp_path / "a" / rel).read_bytes()
+
+
+def test_run_all_with_report(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    result = cli("run", "all", "--out", str(tmp_path), "--lang", "en")
+    assert result.code in (0, 1), result.err
+    assert [line.split()[0] for line in result.out.splitlines()[1:6]] == [
+        "vc-safety", "priority", "opportunistic", "gang", "incremental",
+    ]
+    assert (tmp_path / "report.md").is_file() and (tmp_path / "report.html").is_file()

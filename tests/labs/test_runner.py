@@ -1,0 +1,173 @@
+"""The experiment runner: action records, the run directory, failures recorded and the next experiment run."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from checker.evidence import EvidenceWriter, read_evidence
+from cluster.sim import SimCluster
+from hivedlab.inventory import load_inventory
+from hivedlab.paths import SCHEMAS
+from labs.plans import PlanJob, SubmitStep, WaitStep, load_plan
+from labs.runner import (
+    PIPELINE,
+    RunContext,
+    experiment_seed,
+    job_name_for,
+    protocol_with_name,
+    run_experiments,
+    run_pipeline,
+)
+
+INVENTORY = load_inventory()
+
+
+def sim_factory(seed: int = 1) -> Any:
+    def make(plan: Any, writer: EvidenceWriter) -> SimCluster:
+        return SimCluster(writer, experiment_seed(seed, plan.id))
+
+    return make
+
+
+def actions(path: Path) -> list[dict[str, Any]]:
+    return [r.action for r in read_evidence(path).records if r.action is not None]
+
+
+def test_job_names_are_unique_and_valid() -> None:
+    assert job_name_for("job-config-0", "alice", "vc-safety", "s1") == "job-config-0-alice-vc-safety-s1"
+    assert job_name_for("job config.0", "bob", "gang", "20260101t120000") == "job-config-0-bob-gang-20260101t120000"
+    assert len(job_name_for("x" * 300, "bob", "gang", "s1")) == 255
+
+
+def test_protocol_with_name_keeps_the_text() -> None:
+    text = "# a comment\nprotocolVersion: 2\nname: job-config-0\ntype: job\ntaskRoles:\n  t:\n    name: inner\n"
+    renamed = protocol_with_name(text, "new-name")
+    assert renamed == text.replace("name: job-config-0", "name: new-name")
+    assert protocol_with_name("type: job\n", "n") == "name: n\ntype: job\n"
+
+
+def test_run_directory_and_records(tmp_path: Path) -> None:
+    plans = [load_plan("priority"), load_plan("incremental")]
+    ctx = RunContext(tmp_path, "sim", 1, INVENTORY, "s1")
+    results = run_experiments(plans, sim_factory(), ctx)
+    assert [r.status for r in results] == ["finished", "finished"]
+
+    run = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
+    assert run["cluster"] == "sim" and run["seed"] == 1 and run["experiments"] == ["priority", "incremental"]
+    assert run["finished"] is not None
+    assert "Carol" in (tmp_path / "inventory.yaml").read_text(encoding="utf-8")
+    assert (tmp_path / "hived" / "two-vc.yaml").is_file() and (tmp_path / "hived" / "one-vc.yaml").is_file()
+
+    log = tmp_path / "experiments" / "priority" / "evidence.jsonl"
+    assert read_evidence(log).chain_ok
+    acts = actions(log)
+    assert [a["type"] for a in acts] == [
+        "plan", "config-switch", "submit", "step", "step", "submit", "step", "step", "end",
+    ]
+    assert acts[0] == {
+        "type": "plan", "experiment": "priority", "plan": "labs/experiments/priority.yaml", "cluster": "sim",
+        "seed": 1, "members": ["alice", "bob", "carol", "dan"], "hived_config": "two-vc",
+    }
+    assert acts[1]["text"] == (tmp_path / "hived" / "two-vc.yaml").read_text(encoding="utf-8")
+    submit = acts[2]
+    assert submit["job"] == "low" and submit["job_name"] == "job-config-1-alice-priority-s1"
+    assert submit["reply"]["status"] == 202
+    sent = tmp_path / "jobs" / "priority" / "job-config-1-alice-priority-s1.yaml"
+    assert sent.read_text(encoding="utf-8") == submit["protocol"]
+    assert acts[-1] == {"type": "end", "status": "finished"}
+
+    schema = json.loads((SCHEMAS / "evidence-record.schema.json").read_text(encoding="utf-8"))
+    validator = jsonschema.Draft202012Validator(schema)
+    for line in log.read_text(encoding="utf-8").splitlines():
+        validator.validate(json.loads(line))
+
+
+def test_each_member_submits_once_per_member(tmp_path: Path) -> None:
+    ctx = RunContext(tmp_path, "sim", 1, INVENTORY, "s1")
+    result = run_experiments([load_plan("vc-safety")], sim_factory(), ctx)[0]
+    assert [(s.user, s.job_name) for s in result.submitted] == [
+        (u, f"job-config-0-{u}-vc-safety-s1") for u in ("alice", "bob", "carol", "dan")
+    ]
+
+
+def test_a_timed_out_wait_fails_the_experiment_and_the_next_one_runs(tmp_path: Path) -> None:
+    gang = load_plan("gang")
+    short = dataclasses.replace(
+        gang, steps=(SubmitStep("holder"), WaitStep(("holder",), "finished", timeout=30.0, on_timeout="fail"))
+    )
+    ctx = RunContext(tmp_path, "sim", 1, INVENTORY, "s1")
+    results = run_experiments([short, load_plan("priority")], sim_factory(), ctx)
+    assert results[0].status == "failed" and results[0].reason == "holder not finished after 30 s"
+    assert results[1].status == "finished"
+    acts = actions(tmp_path / "experiments" / "gang" / "evidence.jsonl")
+    assert acts[-2]["status"] == "timed-out" and acts[-1] == {
+        "type": "end", "status": "failed", "reason": "holder not finished after 30 s",
+    }
+    outcomes = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))["outcomes"]
+    assert outcomes["gang"]["status"] == "failed"
+
+
+def test_a_continue_on_timeout_goes_on(tmp_path: Path) -> None:
+    gang = load_plan("gang")
+    plan = dataclasses.replace(
+        gang, steps=(SubmitStep("holder"), WaitStep(("holder",), "finished", timeout=5.0, on_timeout="continue"))
+    )
+    ctx = RunContext(tmp_path, "sim", 1, INVENTORY, "s1")
+    assert run_experiments([plan], sim_factory(), ctx)[0].status == "finished"
+
+
+def test_a_missing_job_file_is_a_one_line_failure(tmp_path: Path) -> None:
+    gang = load_plan("gang")
+    plan = dataclasses.replace(gang, jobs={**gang.jobs, "holder": PlanJob("holder", "no-such-job.yaml")})
+    ctx = RunContext(tmp_path, "sim", 1, INVENTORY, "s1")
+    result = run_experiments([plan], sim_factory(), ctx)[0]
+    assert result.status == "failed" and "cannot read job file jobs/no-such-job.yaml" in result.reason
+    assert "\n" not in result.reason
+
+
+def test_an_unexpected_acceptance_is_recorded(tmp_path: Path) -> None:
+    gang = load_plan("gang")
+    plan = dataclasses.replace(gang, steps=(SubmitStep("holder", expect="rejected"),))
+    ctx = RunContext(tmp_path, "sim", 1, INVENTORY, "s1")
+    run_experiments([plan], sim_factory(), ctx)
+    step = [a for a in actions(tmp_path / "experiments" / "gang" / "evidence.jsonl") if a["type"] == "step"][0]
+    assert step["status"] == "failed" and step["detail"] == "expected rejected, got alice: HTTP 202"
+
+
+def test_an_interrupt_is_recorded_then_raised(tmp_path: Path) -> None:
+    class Interrupting(SimCluster):
+        def advance_until(self, predicate: Any, timeout_s: float) -> bool:
+            raise KeyboardInterrupt
+
+    ctx = RunContext(tmp_path, "sim", 1, INVENTORY, "s1")
+    with pytest.raises(KeyboardInterrupt):
+        run_experiments([load_plan("gang")], lambda plan, writer: Interrupting(writer), ctx)
+    acts = actions(tmp_path / "experiments" / "gang" / "evidence.jsonl")
+    assert acts[-1] == {"type": "end", "status": "interrupted", "reason": "interrupted by the user"}
+
+
+def test_a_rerun_into_the_same_folder_starts_fresh_logs(tmp_path: Path) -> None:
+    ctx = RunContext(tmp_path, "sim", 1, INVENTORY, "s1")
+    run_experiments([load_plan("gang")], sim_factory(), ctx)
+    first = (tmp_path / "experiments" / "gang" / "evidence.jsonl").read_bytes()
+    run_experiments([load_plan("gang")], sim_factory(), ctx)
+    assert (tmp_path / "experiments" / "gang" / "evidence.jsonl").read_bytes() == first
+
+
+def test_pipeline_is_declared_once_and_survives_a_failing_step(tmp_path: Path, monkeypatch: Any) -> None:
+    assert [step.name for step in PIPELINE] == ["verdicts", "report"]
+    from hivedlab.errors import HivedlabError
+    from labs import runner
+
+    def broken(out: Path, runs: Any, lang: str) -> str:
+        raise HivedlabError("no evidence")
+
+    monkeypatch.setattr(runner, "PIPELINE", (runner.PipelineStep("verdicts", broken), *runner.PIPELINE[1:]))
+    result = run_pipeline(tmp_path, [], "en")
+    assert result.notes["verdicts"] == "failed: no evidence" and "report" in result.notes
