@@ -1,0 +1,123 @@
+"""The real-cluster backend (OpenPAI v1.2.0 + HiveD v0.3.4). `open_backend` builds it for one experiment.
+
+Connection settings come from the arguments, else the environment:
+- `HIVEDLAB_PAI_URL` (default `http://<master ip>` from the inventory, through pylon);
+- `HIVEDLAB_PAI_TOKEN`, or `HIVEDLAB_PAI_TOKEN_FILE` (chmod 600; one token or `user: token` lines);
+- `KUBECONFIG` (default `~/pai-deploy/kube/config`, what quick-start writes), `HIVEDLAB_KUBE_CONTEXT`;
+- `HIVEDLAB_HIVED_URL` (default `http://<master ip>:30096`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from checker.evidence import EvidenceWriter
+from cluster.openpai.rest import PaiClient, PaiError
+from cluster.pai.backend import PaiBackend, RunState, _TapWriter
+from cluster.pai.hived_inspect import hived_url as default_hived_url
+from cluster.pai.live import LiveView
+from cluster.pai.tokens import load_tokens
+from hivedlab.errors import HivedlabError
+
+__all__ = ["PaiBackend", "open_backend"]
+
+DEFAULT_KUBECONFIG = "~/pai-deploy/kube/config"
+
+
+def _master_ip(inventory: Any) -> str | None:
+    for member in getattr(inventory, "members", ()):
+        if "master" in member.roles and member.ip:
+            return str(member.ip)
+    return None
+
+
+def find_kubeconfig(kubeconfig: str | None, environ: dict[str, str] | os._Environ[str]) -> Path:
+    raw = kubeconfig or environ.get("KUBECONFIG") or DEFAULT_KUBECONFIG
+    path = Path(raw.split(os.pathsep)[0]).expanduser()
+    if not path.is_file():
+        raise HivedlabError(
+            f"no kubeconfig at {path}: copy ~/pai-deploy/kube/config from the dev-box machine or set KUBECONFIG / "
+            f"找不到 kubeconfig {path}：请从 dev-box 机器复制 ~/pai-deploy/kube/config 或设置 KUBECONFIG")
+    return path
+
+
+def default_watcher(writer: Any, *, kubeconfig: Path, context: str | None, namespace: str) -> Any:
+    """Helper D's `checker.watcher.Watcher` writing into `writer`, started in the background."""
+    try:
+        module = importlib.import_module("checker.watcher")
+    except ImportError as exc:
+        raise HivedlabError(f"the Kubernetes watcher (checker.watcher) cannot be loaded: {exc}") from None
+    watcher_class = module.Watcher
+    offered = {"writer": writer, "kubeconfig": str(kubeconfig), "context": context, "namespace": namespace}
+    accepted = inspect.signature(watcher_class).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values()):
+        kwargs = offered
+    else:
+        kwargs = {k: v for k, v in offered.items() if k in accepted}
+    watcher = watcher_class(**kwargs)
+    starter = getattr(watcher, "start", None)
+    if starter:
+        starter()
+    return watcher
+
+
+def open_backend(
+    writer: EvidenceWriter,
+    inventory: Any,
+    *,
+    run_dir: str | Path | None = None,
+    pai_url: str | None = None,
+    token: str | None = None,
+    token_file: str | Path | None = None,
+    kubeconfig: str | None = None,
+    context: str | None = None,
+    namespace: str = "default",
+    hived_url: str | None = None,
+    interactive: bool | None = None,
+    watcher_factory: Callable[..., Any] | None = None,
+    view: LiveView | None = None,
+    poll_s: float = 5.0,
+    sleep: Callable[[float], None] | None = None,
+    environ: dict[str, str] | None = None,
+) -> PaiBackend:
+    """The real backend for one experiment whose evidence `writer` writes (run dir: `<run>/experiments/<id>/`)."""
+    env = dict(os.environ) if environ is None else environ
+    master = _master_ip(inventory)
+    url = pai_url or env.get("HIVEDLAB_PAI_URL") or (f"http://{master}" if master else None)
+    if not url:
+        raise HivedlabError("no OpenPAI address: set HIVEDLAB_PAI_URL or give the master's ip in the inventory")
+    hived = hived_url or env.get("HIVEDLAB_HIVED_URL") or (default_hived_url(master) if master else None)
+    if not hived:
+        raise HivedlabError("no HiveD address: set HIVEDLAB_HIVED_URL or give the master's ip in the inventory")
+    config = find_kubeconfig(kubeconfig, env) if watcher_factory is None else None
+    folder = Path(run_dir) if run_dir else Path(writer.path).resolve().parent.parent.parent
+    state = RunState(folder / "pai")
+    tokens = load_tokens(token, token_file, env)
+    extra = {"sleep": sleep} if sleep else {}
+    clients = {
+        user: PaiClient(url, tok, on_call=lambda call, u=user: state.log_call(u, call), **extra)
+        for user, tok in tokens.items()
+    }
+    info = next(iter(clients.values())).info()
+    if not str(info.get("version", "")).startswith("v1.2"):
+        raise PaiError(f"the rest-server at {url} is OpenPAI {info.get('version')}; hivedlab targets v1.2.0",
+                       f"{url} 的 rest-server 版本为 {info.get('version')}，hivedlab 面向 v1.2.0")
+    backend = PaiBackend(
+        writer, clients, state, hived_url=hived,
+        view=view if view is not None else LiveView(),
+        interactive=sys.stdin.isatty() if interactive is None else interactive,
+        poll_s=poll_s, **extra,
+    )
+    tap = _TapWriter(writer, backend.index)
+    if config is not None:
+        backend.watcher = default_watcher(tap, kubeconfig=config, context=context or env.get("HIVEDLAB_KUBE_CONTEXT"),
+                                          namespace=namespace)
+    else:
+        backend.watcher = watcher_factory(tap)
+    return backend

@@ -1,0 +1,288 @@
+"""The real backend end to end against a fake rest-server, a fake HiveD inspect API and a replayed watch stream."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from rich.console import Console
+
+from checker.evidence import EvidenceWriter, read_evidence
+from cluster.backend import Backend
+from cluster.openpai.naming import framework_name
+from cluster.pai import open_backend
+from cluster.pai.live import JobRow, LiveView
+from hivedlab.errors import HivedlabError
+from hivedlab.inventory import inventory_from_mapping
+
+from .conftest import json_reply
+from .fakepai import FakePai
+from .test_rest import job
+
+TWO_VC = "virtualClusters:\n  default: {virtualCells: []}\n  vc1: {virtualCells: []}\n"
+ONE_VC = "virtualClusters:\n  default: {virtualCells: []}\n"
+INVENTORY = inventory_from_mapping({"group": "g", "members": [
+    {"name": "Alice", "roles": ["dev-box"]}, {"name": "Bob", "roles": ["master"], "ip": "127.0.0.1"}]})
+
+
+class FakeHived:
+    def __init__(self, serve, vcs=("default", "vc1")):
+        self.vcs = list(vcs)
+        self.server = serve(lambda *_: json_reply(200, {vc: [{"cellChildren": []}] for vc in self.vcs})
+                            if self.vcs is not None else None)
+
+
+class ReplayWatcher:
+    """Stands in for checker.watcher.Watcher: the test pushes objects, they go through the writer it was given."""
+
+    def __init__(self, writer):
+        self.writer, self.stopped = writer, False
+
+    def push(self, watch_type, resource, obj):
+        self.writer.write_object(watch_type, resource, obj)
+
+    def stop(self):
+        self.stopped = True
+
+
+OPEN: list = []
+
+
+@pytest.fixture(autouse=True)
+def _close_everything():
+    yield
+    while OPEN:
+        OPEN.pop().close()
+
+
+@pytest.fixture
+def world(serve, tmp_path):
+    pai = FakePai(serve)
+    hived = FakeHived(serve)
+    token_file = tmp_path / "tokens"
+    token_file.write_text(f"alice: {pai.token('alice')}\nbob: {pai.token('bob')}\n")
+    token_file.chmod(0o600)
+    return pai, hived, token_file
+
+
+def make(world, tmp_path, *, on_sleep=None, ask=None, interactive=False, view=None):
+    pai, hived, token_file = world
+    writer = EvidenceWriter(tmp_path / "run" / "experiments" / "priority" / "evidence.jsonl", "k8s")
+    OPEN.append(writer)
+    holder = {}
+
+    def sleep(seconds):
+        if on_sleep:
+            on_sleep()
+
+    def factory(tap):
+        holder["watcher"] = ReplayWatcher(tap)
+        return holder["watcher"]
+
+    backend = open_backend(writer, INVENTORY, pai_url=pai.url, token_file=token_file, hived_url=hived.server.url,
+                           watcher_factory=factory, view=view or LiveView(Console(file=io.StringIO())),
+                           interactive=interactive, poll_s=0.01, sleep=sleep, environ={})
+    if ask:
+        backend._ask = ask
+    OPEN.append(backend)
+    return backend, holder["watcher"], writer
+
+
+def pod(framework, node=None, running=False):
+    status = {"phase": "Running" if running else "Pending"}
+    if running:
+        status["containerStatuses"] = [{"name": "app", "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}}}]
+    return {"kind": "Pod", "metadata": {"name": f"{framework}-train-0", "uid": "u1"},
+            "spec": {"nodeName": node} if node else {}, "status": status}
+
+
+def failed_scheduling(framework):
+    return {"kind": "Event", "reason": "FailedScheduling", "involvedObject": {"kind": "Pod", "name": f"{framework}-train-0"},
+            "message": "hivedscheduler: Pod is waiting for preemptible or free resource to appear: vc1"}
+
+
+def test_a_whole_experiment(world, tmp_path):
+    pai, _, _ = world
+    backend, watcher, writer = make(world, tmp_path)
+    assert isinstance(backend, Backend)
+    backend.switch_config("two-vc", TWO_VC)
+    result = backend.submit("alice", "low", job("low-alice-r1"))
+    assert result.accepted and result.framework_name == framework_name("alice", "low-alice-r1")
+    status = backend.job_status("alice", "low-alice-r1")
+    assert (status.state, status.waiting, status.ran) == ("WAITING", False, False)
+
+    fw = result.framework_name
+    watcher.push("ADDED", "pods", pod(fw))
+    watcher.push("ADDED", "events", failed_scheduling(fw))
+    backend._cache.clear()
+    assert backend.job_status("alice", "low-alice-r1").waiting
+
+    def cluster_moves():
+        pai.set_state("alice~low-alice-r1", "RUNNING")
+        watcher.push("MODIFIED", "pods", pod(fw, "hostname-dan", running=True))
+        backend._cache.clear()
+
+    backend._sleep = lambda s: cluster_moves()
+    assert backend.advance_until(lambda: backend.job_status("alice", "low-alice-r1").ran, 60)
+    assert backend.stop("alice", "low-alice-r1").status == 202
+    backend.close()
+    assert watcher.stopped
+    writer.close()
+
+    log = read_evidence(writer.path)
+    assert [r.resource for r in log.records if r.kind == "object"] == ["pods", "events", "pods"] and log.chain_ok
+    state = json.loads((tmp_path / "run" / "pai" / "submitted.json").read_text())
+    assert state["alice~low-alice-r1"]["status"] == "accepted"
+    calls = (tmp_path / "run" / "pai" / "rest-calls.jsonl").read_text()
+    assert '"path": "/api/v2/jobs"' in calls and pai.token("alice") not in calls
+
+
+def test_advance_until_times_out_on_wall_time(world, tmp_path):
+    backend, _, _ = make(world, tmp_path)
+    now = [0.0]
+    backend._clock = lambda: now[0]
+    backend._sleep = lambda s: now.__setitem__(0, now[0] + s)
+    assert backend.advance_until(lambda: False, 0.05) is False
+    assert now[0] == pytest.approx(0.05)
+
+
+def test_resume_never_submits_twice(world, tmp_path):
+    pai, _, _ = world
+    first, _, w1 = make(world, tmp_path)
+    first.submit("alice", "low", job("low-alice-r1"))
+    first.close()
+    w1.close()
+    again, _, _ = make(world, tmp_path)
+    result = again.submit("alice", "low", job("low-alice-r1"))
+    assert result.accepted and result.reply.body["resumed"] is True
+    assert len([r for r in pai.requests if r["method"] == "POST" and r["path"].endswith("/jobs")]) == 1
+
+
+def test_over_quota_is_a_rejection_not_a_failure(world, tmp_path):
+    backend, _, _ = make(world, tmp_path)
+    result = backend.submit("alice", "big", job("big-alice-r1", instances=4))
+    assert not result.accepted and result.reply.status == 400
+
+
+def test_job_name_taken_is_one_sentence(world, tmp_path):
+    pai, _, _ = world
+    make(world, tmp_path)[0].client("alice").submit(job("taken"), "taken")
+    backend, _, _ = make(world, tmp_path / "other")
+    with pytest.raises(HivedlabError, match="never be reused"):
+        backend.submit("alice", "k", job("taken"))
+
+
+def test_unknown_vc_is_one_sentence(world, tmp_path):
+    backend, _, _ = make(world, tmp_path)
+    with pytest.raises(HivedlabError, match="scheduler-config"):
+        backend.submit("alice", "k", job("x", vc="vc2"))
+
+
+def test_member_without_token(world, tmp_path):
+    backend, _, _ = make(world, tmp_path)
+    with pytest.raises(HivedlabError, match="no OpenPAI token for member carol"):
+        backend.submit("carol", "k", job("x"))
+
+
+def test_busy_cluster_is_refused(world, tmp_path):
+    pai, _, _ = world
+    make(world, tmp_path / "someone")[0].client("bob").submit(job("bobs-own-job"), "bobs-own-job")
+    backend, _, _ = make(world, tmp_path)
+    with pytest.raises(HivedlabError, match=r"not idle: bob~bobs-own-job \(WAITING, vc1\)"):
+        backend.switch_config("two-vc", TWO_VC)
+
+
+def test_wrong_config_non_interactive(world, tmp_path):
+    backend, _, _ = make(world, tmp_path)
+    with pytest.raises(HivedlabError, match="hivedlab scheduler-config one-vc"):
+        backend.switch_config("one-vc", ONE_VC)
+
+
+def test_wrong_config_interactive_waits_for_the_switch(world, tmp_path):
+    _, hived, _ = world
+    asked = []
+
+    def ask(prompt):
+        asked.append(prompt)
+        hived.vcs = ["default"]  # the user ran paictl
+        return ""
+
+    backend, _, _ = make(world, tmp_path, ask=ask, interactive=True)
+    backend.switch_config("one-vc", ONE_VC)
+    assert "scheduler-config one-vc" in asked[0]
+
+
+def test_hived_not_answering(world, tmp_path):
+    _, hived, _ = world
+    hived.vcs = None
+    backend, _, _ = make(world, tmp_path)
+    with pytest.raises(HivedlabError, match="default scheduler"):
+        backend.switch_config("two-vc", TWO_VC)
+
+
+def test_ctrl_c_stops_only_this_runs_jobs(world, tmp_path):
+    pai, _, _ = world
+    make(world, tmp_path / "someone")[0].client("bob").submit(job("bobs-own-job", vc="default"), "bobs-own-job")
+    backend, _, _ = make(world, tmp_path, ask=lambda prompt: "y", interactive=True)
+    backend.submit("alice", "low", job("low-alice-r1"))
+    backend.job_status("alice", "low-alice-r1")
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        backend.advance_until(interrupted, 60)
+    assert pai.jobs["alice~low-alice-r1"]["jobStatus"]["state"] == "STOPPED"
+    assert pai.jobs["bob~bobs-own-job"]["jobStatus"]["state"] == "WAITING"
+    with pytest.raises(HivedlabError, match="stops only its own jobs"):
+        backend.stop("bob", "bobs-own-job")
+
+
+def test_ctrl_c_declined_leaves_jobs(world, tmp_path, capsys):
+    pai, _, _ = world
+    backend, _, _ = make(world, tmp_path, ask=lambda prompt: "n", interactive=True)
+    backend.submit("alice", "low", job("low-alice-r1"))
+    with pytest.raises(KeyboardInterrupt):
+        backend.advance_until(lambda: (_ for _ in ()).throw(KeyboardInterrupt), 60)
+    assert pai.jobs["alice~low-alice-r1"]["jobStatus"]["state"] == "WAITING"
+    assert "left running: alice~low-alice-r1" in capsys.readouterr().err
+
+
+def test_missing_kubeconfig(world, tmp_path):
+    pai, hived, token_file = world
+    writer = EvidenceWriter(tmp_path / "e.jsonl", "k8s")
+    OPEN.append(writer)
+    with pytest.raises(HivedlabError, match="no kubeconfig at .*nope"):
+        open_backend(writer, INVENTORY, run_dir=tmp_path, pai_url=pai.url, token_file=token_file,
+                     hived_url=hived.server.url, kubeconfig=str(tmp_path / "nope"), environ={})
+
+
+def test_other_openpai_version_refused(world, tmp_path, serve):
+    _, hived, token_file = world
+    other = serve(lambda *_: json_reply(200, {"name": "PAI RESTful API", "version": "v1.8.0"}))
+    writer = EvidenceWriter(tmp_path / "e.jsonl", "k8s")
+    OPEN.append(writer)
+    with pytest.raises(HivedlabError, match="targets v1.2.0"):
+        open_backend(writer, INVENTORY, run_dir=tmp_path, pai_url=other.url + "/rest-server", token_file=token_file,
+                     hived_url=hived.server.url, watcher_factory=lambda tap: None, environ={})
+
+
+def test_unreachable_master(world, tmp_path):
+    _, hived, token_file = world
+    writer = EvidenceWriter(tmp_path / "e.jsonl", "k8s")
+    OPEN.append(writer)
+    with pytest.raises(HivedlabError, match="refused or dropped"):
+        open_backend(writer, INVENTORY, run_dir=tmp_path, pai_url="http://127.0.0.1:9", token_file=token_file,
+                     hived_url=hived.server.url, watcher_factory=lambda tap: None, environ={}, sleep=lambda s: None)
+
+
+def test_live_view_renders_jobs_tasks_and_nodes():
+    buffer = io.StringIO()
+    view = LiveView(Console(file=buffer, force_terminal=True, width=160))
+    view.step("submit low as alice")
+    view.show([JobRow("alice", "low-alice-r1", "RUNNING", 1, (("train-0", "hostname-dan", "RUNNING"),),
+                      "")])
+    view.close()
+    text = buffer.getvalue()
+    assert "low-alice-r1" in text and "train-0@hostname-dan" in text and "submit low as alice" in text
