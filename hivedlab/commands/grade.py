@@ -70,23 +70,42 @@ def load_lab() -> tuple[LabSpec, Mapping[str, Any]]:
     return lab_spec_from_plans(plans, _read_protocol), {plan.id: plan for plan in plans}
 
 
-def make_judge(plans: Mapping[str, Any]) -> Judge | None:
-    """The checker's verdicts as a judge(log, experiment) -> verdict result; None when the checker lacks them."""
+def _ruleset_for(plans: Mapping[str, Any], lab: LabSpec) -> Any:
+    """`checker.verdicts.RuleSet`s built from the plans (what `hivedlab check` judges with)."""
+    from checker.rules.common import Text
+    from checker.verdicts import RuleSet
+
+    def ruleset(experiment: str) -> Any:
+        plan = plans.get(experiment)
+        if plan is None:
+            raise HivedlabError(f"no experiment plan {experiment!r}")
+        spec = lab.get(experiment)
+        names = {job.name: job.key for job in spec.jobs if job.known} if spec else {}
+        questions = tuple(Text(zh, en) for zh, en in zip(plan.questions["zh"], plan.questions["en"], strict=False))
+        return RuleSet(experiment, Text(plan.title.get("zh", plan.id), plan.title.get("en", plan.id)), questions,
+                       tuple(plan.rules), names)
+
+    return ruleset
+
+
+def make_judge(plans: Mapping[str, Any], lab: LabSpec) -> Judge | None:
+    """The checker's verdicts as judge(log, experiment) -> verdict result; None when the checker lacks them."""
     try:
         from checker import verdicts
     except ImportError:
         return None
-    judge_log = getattr(verdicts, "judge_log", None) or getattr(verdicts, "judge", None)
-    if judge_log is None:
+    judge_log = getattr(verdicts, "judge_log", None)
+    check_log = getattr(verdicts, "check_log", None)
+    to_json = getattr(verdicts, "to_json", None)
+    if judge_log is None and (check_log is None or to_json is None):
         return None
+    ruleset = _ruleset_for(plans, lab) if judge_log is None else None
 
     def judge(log: EvidenceLog, experiment: str) -> Mapping[str, Any]:
-        plan = plans.get(experiment)
-        if plan is None:
-            raise ValueError(f"no plan for experiment {experiment}")
-        result = judge_log(log, plan)
-        to_dict = getattr(result, "to_dict", None)
-        return to_dict() if callable(to_dict) else result
+        if judge_log is not None:
+            result = judge_log(log.path)
+            return result if isinstance(result, Mapping) else result.to_dict()
+        return to_json(check_log(log.path, ruleset, experiment))
 
     return judge
 
@@ -121,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
         raise HivedlabError(f"{target} is not a run directory" if args.self_check
                             else f"{target} is not a folder of group folders")
     lab, plans = load_lab()
-    judge = make_judge(plans)
+    judge = make_judge(plans, lab)
     if judge is None:
         print("hivedlab grade: warning: the checker's verdicts are not available; answers cannot be re-judged",
               file=sys.stderr)
