@@ -142,8 +142,17 @@ def pointer_of(path: Iterator[Any] | tuple[Any, ...] | list[Any]) -> str:
     return "".join("/" + escape(str(part)) for part in path)
 
 
+_DEEP_FLOW = re.compile(r"[\[{](?:\s*[\[{]){%d}" % MAX_DEPTH)
+_DEEP_BLOCK = re.compile(r"^ {%d}" % (4 * MAX_DEPTH), re.MULTILINE)
+
+
 def parse_yaml(text: str, max_nodes: int = MAX_NODES, max_depth: int = MAX_DEPTH) -> ParsedYaml:
     """Parse one YAML document as js-yaml 3 `safeLoad` would; raises YamlError where js-yaml throws."""
+    deep = _DEEP_FLOW.search(text) or _DEEP_BLOCK.search(text)  # refuse before the composer recurses
+    if deep:
+        line = text.count("\n", 0, deep.start()) + 1
+        raise YamlError(f"nesting deeper than {MAX_DEPTH} levels; refusing to read it", line,
+                        deep.start() - text.rfind("\n", 0, deep.start()))
     try:
         node = _Composer(text).get_single_node()
     except yaml.MarkedYAMLError as exc:

@@ -106,13 +106,13 @@ def test_unreadable_paths_give_exit_status_2_and_the_rest_is_checked(tmp_path):
 def test_a_folder_with_thousands_of_files(tmp_path):
     folder = tmp_path / "many"
     folder.mkdir()
-    for i in range(3000):
+    for i in range(2000):
         (folder / f"note-{i}.txt").write_text("x")
-    for i in range(300):
+    for i in range(100):
         (folder / f"other-{i}.yaml").write_text(f"key: {i}\n")
     (folder / "job.yaml").write_bytes(GOOD_JOB.read_bytes())
     report = validate_paths([folder], hived_configs=[ONE_VC])
-    assert len(report.files) == 301
+    assert len(report.files) == 101
     assert report.kinds == {str(folder / "job.yaml"): "job"}
     assert report.findings == ()
 
