@@ -20,7 +20,7 @@ import markdown
 from checker import charts as chart_module
 from checker.report_context import build_claims, build_context, experiment_name
 from checker.report_freetext import block, extract, merge
-from checker.report_inputs import ExperimentInputs, RunInputs, load_run
+from checker.report_inputs import ExperimentInputs, Judge, RunInputs, load_run
 from hivedlab.cliutil import write_atomic
 from hivedlab.errors import HivedlabError
 from hivedlab.paths import REPORT_TEMPLATES
@@ -116,12 +116,18 @@ def render_html(md_text: str, lang: str, out_dir: Path, title: str) -> str:
     return template.render(lang=lang, title=title, body=jinja2.utils.markupsafe.Markup(body))
 
 
-def build_report(run_dir: Path, lang: str = "zh", out_dir: Path | None = None) -> ReportResult:
-    """Write report.md, report.html, claims.json and the charts for a run directory."""
+def build_report(
+    run_dir: Path, lang: str = "zh", out_dir: Path | None = None, judge: Judge | None = None
+) -> ReportResult:
+    """Write report.md, report.html, claims.json and the charts for a run directory.
+
+    `judge` judges an experiment whose verdicts.json is missing (see `report_inputs.Judge`); without it such an
+    experiment is inconclusive.
+    """
     if lang not in LANGS:
         raise HivedlabError(f"unknown language '{lang}' (choose zh or en)")
     out_dir = out_dir or run_dir
-    inputs = load_run(run_dir)
+    inputs = load_run(run_dir, judge)
     md_path = out_dir / "report.md"
     previous = None
     if md_path.is_file():

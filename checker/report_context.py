@@ -149,6 +149,10 @@ def inconclusive_reasons(exp: ExperimentInputs, lang: str) -> list[str]:
     return reasons
 
 
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _question_text(question: object, exp: ExperimentInputs, lang: str) -> str:
     questions = exp.plan.questions_zh if lang == "zh" else exp.plan.questions_en
     if isinstance(question, int) and not isinstance(question, bool) and 0 <= question < len(questions):
@@ -163,13 +167,15 @@ def answers(exp: ExperimentInputs, lang: str) -> list[dict[str, Any]]:
             continue
         evidence = [e for e in raw.get("evidence") or [] if isinstance(e, int) and not isinstance(e, bool)]
         verdict = raw.get("verdict") if raw.get("verdict") in VERDICT_LABELS else "inconclusive"
+        index = next((raw.get(k) for k in ("question_index", "question") if _is_int(raw.get(k))), None)
         result.append({
-            "question_id": raw.get("question"),
+            "question_id": index,
             "question": _question_text(raw.get("question"), exp, lang),
             "answer": pick(raw.get("answer"), lang),
             "verdict": verdict,
             "expected": pick(raw.get("expected"), lang) if raw.get("expected") else "",
             "evidence": evidence,
+            "missing": [pick(m, lang) for m in raw.get("missing") or [] if pick(m, lang)],
         })
     return result
 
@@ -247,6 +253,8 @@ def experiment(exp: ExperimentInputs, number: int, lang: str, link: Link, chart:
     items = answers(exp, lang)
     sentences = [f"**{md(label)}**"]
     sentences += [md(item["answer"]) for item in items if item["answer"]]
+    sentences += [md(_t(lang, "预期：", "Expected: ") + item["expected"]) for item in items
+                  if item["expected"] and item["verdict"] == "inconsistent"]
     if verdict == "inconclusive":
         sentences.append(md(_t(lang, "原因：", "Why: ") + "; ".join(inconclusive_reasons(exp, lang))))
     facts = [md(attempt_sentence(a, lang)) for a in exp.timeline.attempts]
@@ -275,6 +283,7 @@ def experiment(exp: ExperimentInputs, number: int, lang: str, link: Link, chart:
         "phenomenon": "<br/>".join(sentences),
         "files": "<br/>".join(files) or md(_t(lang, "（无）", "(none)")),
         "answers": [{**item, "question": md(item["question"]), "answer": md(item["answer"]),
+                     "missing": [md(m) for m in item["missing"]],
                      "expected": md(item["expected"]), "verdict_label": md(VERDICT_LABELS[item["verdict"]][
                          0 if lang == "zh" else 1])} for item in items],
         "reasons": [md(r) for r in inconclusive_reasons(exp, lang)] if verdict == "inconclusive" else [],

@@ -7,6 +7,7 @@ what is missing. Only an unusable RUN_DIR itself raises `HivedlabError`.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,9 @@ from hivedlab.inventory import inventory_from_mapping
 from hivedlab.paths import EXPERIMENTS
 
 UNKNOWN = "unknown"
+# Judges an evidence log when its verdicts.json is missing: (experiment id, log path) -> verdict result.
+# The CLI passes one built on checker.verdicts and labs.plans (the checker may not import labs).
+Judge = Callable[[str, Path], dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -216,7 +220,9 @@ def _vc_nodes(run_dir: Path, plan: PlanInfo, timeline: ExperimentTimeline) -> tu
     return {}, "the HiveD config used is unknown: the chart shows no VC boundaries"
 
 
-def load_experiment(run_dir: Path, experiment: str, run_tag: str = "", outcome: Any = None) -> ExperimentInputs:
+def load_experiment(
+    run_dir: Path, experiment: str, run_tag: str = "", outcome: Any = None, judge: Judge | None = None
+) -> ExperimentInputs:
     """One experiment's inputs; `outcome` is run.json's `outcomes[<id>]` ({status, reason}) when recorded."""
     folder = run_dir / "experiments" / experiment
     plan = load_plan(experiment)
@@ -233,6 +239,13 @@ def load_experiment(run_dir: Path, experiment: str, run_tag: str = "", outcome: 
             problems.append(f"experiments/{experiment}/{problem or 'verdicts.json: not a verdict result'}")
         else:
             verdict = data
+    elif judge is not None and (folder / "evidence.jsonl").is_file():
+        try:
+            verdict = judge(experiment, folder / "evidence.jsonl")
+        except HivedlabError as exc:
+            problems.append(f"experiments/{experiment}/verdicts.json is missing and the log cannot be judged: {exc}")
+        else:
+            problems.append(f"experiments/{experiment}/verdicts.json is missing: judged now from the evidence log")
     else:
         problems.append(f"experiments/{experiment}/verdicts.json is missing")
     evidence_path = folder / "evidence.jsonl"
@@ -251,7 +264,7 @@ def load_experiment(run_dir: Path, experiment: str, run_tag: str = "", outcome: 
     return ExperimentInputs(experiment, plan, verdict, job_files, evidence, timeline, nodes, vc_nodes, tuple(problems))
 
 
-def load_run(run_dir: Path) -> RunInputs:
+def load_run(run_dir: Path, judge: Judge | None = None) -> RunInputs:
     """Everything the report prints, read from a run directory (see docs/architecture.md, "Run directory")."""
     if not run_dir.is_dir():
         raise HivedlabError(f"{run_dir}: not a run directory (no such folder)")
@@ -277,7 +290,7 @@ def load_run(run_dir: Path) -> RunInputs:
     env, env_problems = load_env(run_dir)
     run_tag = _text(run.get("run_tag"))
     outcomes = run.get("outcomes") if isinstance(run.get("outcomes"), dict) else {}
-    loaded = (load_experiment(run_dir, e, run_tag, outcomes.get(e)) for e in ids)
+    loaded = (load_experiment(run_dir, e, run_tag, outcomes.get(e), judge) for e in ids)
     experiments = tuple(sorted(loaded, key=lambda x: (x.plan.order, x.id)))
     return RunInputs(
         run_dir=run_dir,

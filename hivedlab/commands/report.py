@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from hivedlab.cliutil import add_lang, new_parser
 
@@ -33,17 +34,25 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     return parser
 
 
+def judge(experiment: str, log: Path) -> dict[str, Any]:
+    """Judge an evidence log whose verdicts.json is missing, as `hivedlab check` would (its plan's rules)."""
+    from checker.verdicts import check_log, to_json
+    from labs.plans import load_plan, to_ruleset
+
+    return to_json(check_log(log, lambda exp: to_ruleset(load_plan(exp)), experiment))
+
+
 def run(args: argparse.Namespace) -> int:
     from checker.report import build_report  # matplotlib and markdown load only when a report is made
 
     run_dir = Path(args.run_dir)
     out_dir = Path(args.out) if args.out else run_dir
-    result = build_report(run_dir, args.lang, out_dir)
+    result = build_report(run_dir, args.lang, out_dir, judge)
     zh = args.lang == "zh"
     print(("报告：" if zh else "report: ") + f"{result.markdown_path}, {result.html_path}, {result.claims_path}")
     if result.inconclusive:
         label = "无法判定的实验：" if zh else "inconclusive experiments: "
         print(label + ", ".join(result.inconclusive))
     for problem in result.problems:
-        print(("缺少：" if zh else "missing: ") + problem, file=sys.stderr)
+        print(("注意：" if zh else "note: ") + problem, file=sys.stderr)
     return 0

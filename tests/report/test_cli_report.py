@@ -33,11 +33,22 @@ def test_happy_path_writes_the_three_files(cli, run_dir, tmp_path):
 
 
 def test_inconclusive_experiments_are_listed(cli, run_dir):
-    (run_dir / "experiments" / "gang" / "verdicts.json").unlink()
+    path = run_dir / "experiments" / "gang" / "verdicts.json"
+    verdict = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps({**verdict, "verdict": "inconclusive", "missing": ["no pods"]}), encoding="utf-8")
     result = cli("report", str(run_dir))
     assert result.code == 0
     assert "无法判定的实验：gang" in result.out
-    assert "缺少：experiments/gang/verdicts.json is missing" in result.err
+
+
+def test_a_log_without_verdicts_is_judged_from_its_evidence(cli, run_dir):
+    (run_dir / "experiments" / "gang" / "verdicts.json").unlink()
+    result = cli("report", str(run_dir), "--lang", "en")
+    assert result.code == 0 and "inconclusive" not in result.out
+    assert "note: experiments/gang/verdicts.json is missing: judged now from the evidence log" in result.err
+    gang = next(e for e in json.loads((run_dir / "claims.json").read_text(encoding="utf-8"))["experiments"]
+                if e["id"] == "gang")
+    assert gang["verdict"] == "consistent" and [a["question"] for a in gang["answers"]] == [0, 1]
 
 
 def test_broken_markers_leave_the_report_untouched(cli, run_dir):
