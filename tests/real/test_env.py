@@ -305,3 +305,21 @@ def test_docker_sdk_unreachable_daemon(cli, fake_bin, tmp_path, monkeypatch, ser
     _, record = _run_cli(cli, tmp_path)
     check = checks_by_id(record)["docker"]
     assert check["ok"] is False and check["fix"] is not None
+
+
+def test_record_written_on_a_real_h100_is_valid():
+    """Recorded by scripts/device_check_env.sh on a real GPU machine (tests/fixtures/gpu-machine/README.md)."""
+    record = json.loads((GPU_MACHINE / "env-record-h100.json").read_text(encoding="utf-8"))
+    validate(record)
+    assert record["gpus"] == {"model": "NVIDIA H100 80GB HBM3", "count": 1, "memory_mib": 81559}
+    assert checks_by_id(record)["docker"]["ok"] is False
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(shutil.which("nvidia-smi") is None, reason="needs nvidia-smi")
+def test_real_gpu_machine(tmp_path):
+    out = tmp_path / "rec.json"
+    assert envcheck.main(["--out", str(out), "--linux-user", "", "--no-sdk"]) in (0, 1)
+    record = json.loads(out.read_text(encoding="utf-8"))
+    validate(record)
+    assert record["gpus"]["count"] >= 1 and record["driver_version"]
