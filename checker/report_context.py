@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from checker.charts import TaskAttempt
+from checker.evidence import parse_time
 from checker.report_inputs import EnvRecord, ExperimentInputs, MemberInfo, RunInputs
 from checker.report_text import ENV_GROUP_EN, ENV_ROWS, ROW_NAMES, ROW_QUESTIONS, VERDICT_LABELS, cell, clock, md, pick
 from checker.report_timeline import Rejection
@@ -108,6 +109,13 @@ def environment(inputs: RunInputs, lang: str) -> dict[str, Any]:
             notes.append(_t(lang, f"{md(name)} 没有主机名（组员清单和环境记录中都没有）。",
                             f"{md(name)} has no hostname (neither in the group inventory nor in an environment "
                             "record)."))
+        if member is not None and record is not None and member.hostname and record.hostname \
+                and member.hostname != record.hostname:
+            notes.append(_t(lang, f"{md(name)} 的主机名在组员清单中是 {md(member.hostname)}，环境记录中是 "
+                                  f"{md(record.hostname)}：HiveD 配置中的 cellAddress 必须是 `hostname` 的输出。",
+                            f"{md(name)}'s hostname is {md(member.hostname)} in the group inventory but "
+                            f"{md(record.hostname)} in the environment record: HiveD's cellAddress must be what "
+                            "`hostname` prints."))
         if member is None:
             notes.append(_t(lang, f"环境记录 {md(record.source if record else name)} 的组员 {md(name)} 不在组员清单中。",
                             f"The environment record {md(record.source if record else name)} names {md(name)}, who is "
@@ -147,6 +155,12 @@ def inconclusive_reasons(exp: ExperimentInputs, lang: str) -> list[str]:
     if not reasons:
         reasons = [_t(lang, "判定结果未说明原因", "the verdict gives no reason")]
     return reasons
+
+
+def _zero_clock(started: str) -> str:
+    """The experiment's first record time as `HH:MM:SS UTC` (the verdicts' answers use clock times)."""
+    when = parse_time(started)
+    return when.strftime("%H:%M:%S UTC") if when else ""
 
 
 def _is_int(value: object) -> bool:
@@ -260,7 +274,9 @@ def experiment(exp: ExperimentInputs, number: int, lang: str, link: Link, chart:
     facts = [md(attempt_sentence(a, lang)) for a in exp.timeline.attempts]
     facts += [md(rejection_sentence(r, lang)) for r in exp.timeline.rejections]
     if facts:
-        sentences.append(md(_t(lang, "时间线（T+ 为实验开始后的时间）：", "Timeline (T+ = time since the experiment began):"))
+        zero = _zero_clock(exp.timeline.started)
+        sentences.append(md(_t(lang, f"时间线（T+ 为实验开始后的时间{zero and f'，T+0 = {zero}'}）：",
+                               f"Timeline (T+ = time since the experiment began{zero and f', T+0 = {zero}'}):"))
                          + " " + " ".join(facts))
     if exp.timeline.source == "sim":
         sentences.append(md(_t(lang, "（证据来自模拟集群）", "(evidence from the simulated cluster)")))

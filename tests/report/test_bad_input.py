@@ -184,3 +184,10 @@ def test_an_experiment_whose_run_did_not_finish_says_so(run_dir):
     data["outcomes"]["gang"] = {"status": "interrupted", "reason": "Ctrl-C"}
     write_json(run_dir / "run.json", data)
     assert "Note: the run of gang did not finish: interrupted (Ctrl-C)" in render(run_dir, "en")
+
+
+def test_a_hostname_that_differs_from_the_inventory_is_pointed_out(run_dir):
+    as_real_cluster(run_dir)
+    write_json(run_dir / "env" / "Alice.json", ENV["Alice"])
+    md = render(run_dir, "en")
+    assert "Alice's hostname is hostname-alice in the group inventory but alice-box in the environment record" in md
