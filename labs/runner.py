@@ -326,13 +326,25 @@ def _optional(module: str, attribute: str) -> Callable[..., Any] | None:
 
 
 def _verdicts_step(out: Path, runs: Sequence[ExperimentRun], lang: str) -> str:
-    judge = _optional("checker.verdicts", "judge_log")
-    if judge is None:
-        return "skipped: checker.verdicts.judge_log is not available"
+    """verdicts.json per experiment (`checker.verdicts.check_log` with the plan's rules)."""
+    check_log = _optional("checker.verdicts", "check_log")
+    to_json = _optional("checker.verdicts", "to_json")
+    to_ruleset = _optional("labs.plans", "to_ruleset")
+    if check_log is None or to_json is None or to_ruleset is None:
+        return "skipped: checker.verdicts is not available"
+    from labs.plans import load_plan
+
+    failed = []
     for run in runs:
-        result = judge(run.evidence)
-        data = result if isinstance(result, dict) else result.to_dict()
-        write_atomic(run.evidence.parent / "verdicts.json", json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+        try:
+            result = check_log(run.evidence, lambda exp: to_ruleset(load_plan(exp)), run.experiment)
+        except HivedlabError as exc:
+            failed.append(f"{run.experiment}: {exc}")
+            continue
+        text = json.dumps(to_json(result), ensure_ascii=False, indent=2) + "\n"
+        write_atomic(run.evidence.parent / "verdicts.json", text)
+    if failed:
+        raise HivedlabError("; ".join(failed))
     return f"{len(runs)} verdict file(s)"
 
 

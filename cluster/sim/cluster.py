@@ -84,7 +84,8 @@ class SimCluster:
         self._enqueued: dict[str, tuple[int, int]] = {}  # pod uid -> (time, order) it entered the K8s queue
         self._order = 0
         self._failed_events: dict[str, EventState] = {}  # pod uid -> its FailedScheduling event
-        self._hived_pods: dict[str, str] = {}  # pod uid -> "allocated" | "unallocated" as HiveD knows it
+        self._hived_pods: dict[str, str] = {}
+        self._start_delays: dict[tuple[int, int], float] = {}  # pod uid -> "allocated" | "unallocated" as HiveD knows it
 
     # -- Backend ------------------------------------------------------------------------------------------------
 
@@ -314,7 +315,9 @@ class SimCluster:
         self._emit_pod(job, key, phase="Succeeded", finished_at=now, exit_code=0)
         self._hived_release(job, pod)  # a completed pod is a deleted pod to HiveD (spec/hived.md §2.1)
         self._task_completed(job, key, CODE_SUCCEEDED)
-        self._after(self.settings.grace_s, lambda: self._remove_pod(job, key, uid))
+        current = job.pods.get(key)
+        if current is not None and current.uid == uid:
+            self._delete_pod(job, key)  # FC deletes a completed task attempt's pod
 
     def _task_completed(self, job: SimJob, key: TaskKey, code: int) -> None:
         """A task attempt ended: retry the task (non-gang, transient) or complete it and apply the completion
@@ -433,11 +436,11 @@ class SimCluster:
     # -- pod deletion --------------------------------------------------------------------------------------------
 
     def _delete_pod(self, job: SimJob, key: TaskKey) -> None:
-        """Delete a pod: an unbound one goes at once, a bound one after the grace period."""
+        """Delete a pod: an unbound or already terminated one goes at once, a running one after the grace period."""
         pod = job.pods[key]
         if pod.deletion_timestamp is not None:
             return
-        if pod.node is None:
+        if pod.node is None or pod.finished_at is not None:
             self._remove_pod(job, key, pod.uid)
             return
         self._emit_pod(job, key, deletion_timestamp=self.clock.k8s_time())
@@ -545,10 +548,18 @@ class SimCluster:
         )
         job.set_task(key, node=node, host_ip=pod.host_ip)
         self._add_event(job, pod, "Scheduled", f"Successfully assigned {naming.NAMESPACE}/{ref.name} to {node}")
-        low, high = self.settings.container_start_s
-        delay = self.rng.uniform(low, high)
+        delay = self._start_delay(job)
         uid = pod.uid
         self._after(delay, lambda: self._container_start(job, key, uid))
+
+    def _start_delay(self, job: SimJob) -> float:
+        """Container start delay, drawn once per job and scheduling instant: a gang bound in one round starts
+        together (documented simplification; a real cluster adds seconds of skew between nodes)."""
+        key = (job.seq, self.clock.now_us)
+        if key not in self._start_delays:
+            low, high = self.settings.container_start_s
+            self._start_delays[key] = self.rng.uniform(low, high)
+        return self._start_delays[key]
 
     def _preempt(self, job: SimJob, key: TaskKey, name: str, victims: Mapping[str, Any], workers: int) -> None:
         """K8s deletes the victims HiveD reported (one `Preempted` event each) and nominates the node."""

@@ -11,7 +11,7 @@ Durations never change HiveD's decisions; verdicts rest on the order and overlap
 | `training_s` | 60 | a training command (anything but `sleep`/a short shell command), e.g. one MNIST epoch |
 | `training_jitter` | 0.05 | a training command lasts `training_s` × (1 ± jitter), drawn from the seed |
 | `short_command_s` | 1 | `echo`, `nvidia-smi`, `ls`, `cat`, `true`, `pwd`, `hostname`, `date`, `env` |
-| `container_start_s` | [2, 5] | from bind to the app container running (init container, image present) |
+| `container_start_s` | [2, 5] | from bind to the app container running; one draw per job and scheduling round |
 | `submit_gap_s` | [0.5, 2.0] | virtual time before each submission (members never submit at the same instant) |
 | `framework_create_s` | 1 | from the REST reply to the Framework's creation (database-controller write-merger) |
 | `pod_create_s` | 0.5 | from a (new) framework attempt or task retry to its pods' creation |

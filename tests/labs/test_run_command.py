@@ -69,8 +69,11 @@ def test_same_seed_same_logs(cli: Callable[..., CliResult], tmp_path: Path) -> N
 
 def test_run_all_with_report(cli: Callable[..., CliResult], tmp_path: Path) -> None:
     result = cli("run", "all", "--out", str(tmp_path), "--lang", "en")
-    assert result.code in (0, 1), result.err
-    assert [line.split()[0] for line in result.out.splitlines()[1:6]] == [
-        "vc-safety", "priority", "opportunistic", "gang", "incremental",
-    ]
+    assert result.code == 0, result.out + result.err
+    rows = [line.split()[:2] for line in result.out.splitlines()[1:6]]
+    assert rows == [[e, "consistent"] for e in ("vc-safety", "priority", "opportunistic", "gang", "incremental")]
+    for experiment, _ in rows:
+        verdicts = json.loads((tmp_path / "experiments" / experiment / "verdicts.json").read_text(encoding="utf-8"))
+        assert verdicts["verdict"] == "consistent", (experiment, verdicts["answers"])
     assert (tmp_path / "report.md").is_file() and (tmp_path / "report.html").is_file()
+    assert (tmp_path / "claims.json").is_file() and (tmp_path / "experiments" / "gang" / "timeline.png").is_file()
