@@ -25,13 +25,15 @@ class AttemptFact:
     seq: int | None  # the record that shows the node (bind) or, failing that, the pod's creation
 
 
-def attempt_facts(records: Sequence[Record], experiment: str, run_tag: str) -> tuple[AttemptFact, ...] | None:
-    """Each task attempt's facts as the report names them; None when no timeline can be built."""
+def attempt_facts(records: Sequence[Record], experiment: str, run_tag: str,
+                  timeline: Any = None) -> tuple[AttemptFact, ...] | None:
+    """Each task attempt's facts as the report names them (from `timeline` when the judge already built it);
+    None when no timeline can be built."""
     try:
         from checker.report_timeline import display_names
         from checker.timeline import build_timeline
 
-        timeline = build_timeline(records)
+        timeline = timeline if timeline is not None else build_timeline(records)
         names = display_names(timeline.jobs, timeline.experiment or experiment, run_tag)
     except Exception:  # noqa: BLE001 - a log the timeline cannot fold is judged elsewhere; facts are then unchecked
         return None

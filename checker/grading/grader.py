@@ -22,8 +22,18 @@ from checker.grading.integrity import LogFacts, check_log
 from checker.grading.labspec import LabSpec
 from checker.grading.submission import ExperimentFiles, Submission, read_submission
 
-# judge(log, experiment id) -> verdict result (verdict.schema.json); may raise, the grader records why
-Judge = Callable[[EvidenceLog, str], Mapping[str, Any]]
+
+@dataclass(frozen=True)
+class Judgement:
+    """A judge's answer: the verdict result (verdict.schema.json) and the checker's timeline it judged, if any
+    (reused for the report's facts instead of being built again)."""
+
+    verdict: Mapping[str, Any]
+    timeline: Any = None
+
+
+# judge(log, experiment id) -> verdict result or Judgement; may raise, the grader records why
+Judge = Callable[[EvidenceLog, str], "Mapping[str, Any] | Judgement"]
 
 
 @dataclass(frozen=True)
@@ -65,7 +75,7 @@ class GroupResult:
         return next((exp for exp in self.experiments if exp.id == experiment_id), None)
 
 
-def _judge(judge: Judge | None, log: EvidenceLog, experiment: str) -> tuple[Mapping[str, Any] | None, str | None]:
+def _judge(judge: Judge | None, log: EvidenceLog, experiment: str) -> tuple[Judgement | None, str | None]:
     if judge is None:
         return None, "no judge available"
     try:
@@ -73,7 +83,9 @@ def _judge(judge: Judge | None, log: EvidenceLog, experiment: str) -> tuple[Mapp
     except Exception as exc:  # noqa: BLE001 - a bad log must not stop the batch; the reason is recorded
         first = str(exc).splitlines()[0] if str(exc) else ""
         return None, f"{type(exc).__name__}: {first}"[:300]
-    return (result, None) if isinstance(result, Mapping) else (None, "the checker returned no verdict")
+    if isinstance(result, Judgement):
+        return result, None
+    return (Judgement(result), None) if isinstance(result, Mapping) else (None, "the checker returned no verdict")
 
 
 def grade_experiment(sub: Submission, experiment: str, lab: LabSpec, judge: Judge | None) -> ExperimentResult:
@@ -94,9 +106,10 @@ def grade_experiment(sub: Submission, experiment: str, lab: LabSpec, judge: Judg
         return ExperimentResult(experiment, files, warnings=log.warnings, findings=tuple(findings))
     facts, log_findings = check_log(log.records, files.evidence or "", lab.get(experiment), sub.allowed_nodes)
     findings += log_findings
-    verdict, error = _judge(judge, log, experiment)
+    judgement, error = _judge(judge, log, experiment)
     run_tag = sub.run.get("run_tag") if sub.run else None
-    attempts = attempt_facts(log.records, experiment, run_tag if isinstance(run_tag, str) else "")
+    attempts = attempt_facts(log.records, experiment, run_tag if isinstance(run_tag, str) else "",
+                             judgement.timeline if judgement else None)
     return ExperimentResult(
         id=experiment,
         files=files,
@@ -105,7 +118,7 @@ def grade_experiment(sub: Submission, experiment: str, lab: LabSpec, judge: Judg
         first_broken_seq=log.first_broken_seq,
         warnings=log.warnings,
         facts=facts,
-        verdict=verdict,
+        verdict=judgement.verdict if judgement else None,
         judge_error=error,
         findings=tuple(findings),
         attempts=attempts,

@@ -28,6 +28,7 @@ RECORDER_CLOCK_SLACK = timedelta(seconds=1)
 _BIND_NODE = re.compile(r"^node:\s*(\S+)\s*$", re.MULTILINE)
 _PHYSICAL_NODE = re.compile(r"physicalNode:\s*(\S+)")
 _SPEC_PRIORITY = re.compile(r"^priority:\s*(-?\d+)\s*$", re.MULTILINE)
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MAX_FINDINGS_PER_CODE = 5  # a forged log can produce thousands; the TA needs the first few
 
 
@@ -194,7 +195,7 @@ def _protocol(value: Any) -> Mapping[str, Any] | None:
         return value
     if isinstance(value, str) and len(value) < 200_000:
         try:
-            data = yaml.safe_load(value)
+            data = yaml.load(value, Loader=SAFE_LOADER)  # noqa: S506 - the safe loader (libyaml's when built)
         except yaml.YAMLError:
             return None
         return data if isinstance(data, Mapping) else None

@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from checker.grading.findings import Finding
+from checker.grading.integrity import SAFE_LOADER
 from checker.grading.safefs import GroupFolder, UnsafeFile
 from hivedlab.errors import HivedlabError
 from hivedlab.inventory import Inventory, inventory_from_mapping
@@ -95,7 +96,7 @@ class _Reader:
             return None
         path = self.base + rel
         try:
-            return json.loads(text) if kind == "json" else yaml.safe_load(text)
+            return json.loads(text) if kind == "json" else yaml.load(text, Loader=SAFE_LOADER)  # noqa: S506
         except (ValueError, yaml.YAMLError, RecursionError) as exc:
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             self.problem("unparsable", f"{path}: not valid {kind.upper()} ({first})", f"{path}：不是合法的 {kind.upper()}", path)

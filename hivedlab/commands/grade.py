@@ -7,6 +7,7 @@ import os
 import sys
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ import yaml
 
 from checker.evidence import EvidenceLog
 from checker.grading.batch import grade_batch, grade_one
-from checker.grading.grader import Judge
+from checker.grading.grader import Judge, Judgement
 from checker.grading.labspec import LabSpec, lab_spec_from_plans
 from checker.grading.outputs import feedback_md, results_json
 from checker.grading.rubric import Rubric, load_rubric
@@ -89,23 +90,32 @@ def _ruleset_for(plans: Mapping[str, Any], lab: LabSpec) -> Any:
 
 
 def make_judge(plans: Mapping[str, Any], lab: LabSpec) -> Judge | None:
-    """The checker's verdicts as judge(log, experiment) -> verdict result; None when the checker lacks them."""
+    """The checker's verdicts as judge(log, experiment) -> Judgement; None when the checker lacks them.
+
+    The log is already read (and its chain checked) by the grader, so its records are folded into the checker's
+    timeline here (`checker.timeline.TimelineBuilder`, as `checker.verdicts.check_log` does) and judged with
+    `checker.verdicts.judge`; the timeline goes back to the grader for the report's facts."""
     try:
         from checker import verdicts
+        from checker.timeline import TimelineBuilder
     except ImportError:
         return None
-    judge_log = getattr(verdicts, "judge_log", None)
-    check_log = getattr(verdicts, "check_log", None)
-    to_json = getattr(verdicts, "to_json", None)
-    if judge_log is None and (check_log is None or to_json is None):
+    if not all(hasattr(verdicts, name) for name in ("judge", "LogSummary", "to_json", "RuleSet")):
         return None
-    ruleset = _ruleset_for(plans, lab) if judge_log is None else None
+    ruleset = _ruleset_for(plans, lab)
 
-    def judge(log: EvidenceLog, experiment: str) -> Mapping[str, Any]:
-        if judge_log is not None:
-            result = judge_log(log.path)
-            return result if isinstance(result, Mapping) else result.to_dict()
-        return to_json(check_log(log.path, ruleset, experiment))
+    def judge(log: EvidenceLog, experiment: str) -> Judgement:
+        rules = ruleset(experiment)
+        builder = TimelineBuilder()
+        for record in log.records:
+            builder.feed(record)
+        builder.set_job_names(rules.job_names)
+        timeline = builder.result()
+        if timeline.experiment is None:
+            timeline = replace(timeline, experiment=experiment)
+        summary = verdicts.LogSummary(log.path, len(log.records), log.chain_ok, log.first_broken_seq, log.warnings,
+                                      timeline.source, timeline.end_status)
+        return Judgement(verdicts.to_json(verdicts.judge(timeline, rules, summary)), timeline)
 
     return judge
 
@@ -123,8 +133,6 @@ def _self_check(args: argparse.Namespace, rubric: Rubric, lab: LabSpec, judge: J
 
 
 def _visible_only(grade: Any) -> Any:
-    from dataclasses import replace
-
     return replace(grade, items=tuple(s for s in grade.items if not s.item.hidden),
                    penalties=tuple(p for p in grade.penalties if not p.penalty.hidden))
 

@@ -71,7 +71,7 @@ def test_right_answers_follow_the_checkers_re_judgement(tmp_path: Path) -> None:
 
     for exp in EXPERIMENTS:
         result = JUDGE(read_evidence(root / "experiments" / exp / "evidence.jsonl"), exp)
-        answers = result["answers"]
+        answers = result.verdict["answers"]
         share = sum(a["verdict"] == "consistent" for a in answers) / len(answers)
         assert points(g)[f"{exp}.answer"] == pytest.approx(8 * share, abs=0.01), exp
 
