@@ -53,6 +53,14 @@ _JS_TS = re.compile(
     r"(?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?$"
 )
 _PY_RESOLVER = yaml.resolver.Resolver()
+_IMPLICIT = "implicit:"
+
+
+def _tag_of(node: ScalarNode) -> tuple[str, bool]:
+    """(tag, resolved from a plain scalar without a written tag)."""
+    if node.tag.startswith(_IMPLICIT):
+        return node.tag[len(_IMPLICIT):], True
+    return node.tag, False
 
 
 class Timestamp(dict):  # type: ignore[type-arg]
@@ -68,7 +76,7 @@ class _Resolver12(yaml.resolver.BaseResolver):
 
     def resolve(self, kind: type, value: Any, implicit: tuple[bool, bool]) -> str:  # noqa: D102
         if kind is ScalarNode and implicit[0]:
-            return _js_tag(value)
+            return _IMPLICIT + _js_tag(value)  # marked, so that the builder knows no tag was written
         return super().resolve(kind, value, implicit)
 
 
@@ -88,11 +96,16 @@ def _js_tag(value: str) -> str:
     return _STR
 
 
-if hasattr(yaml, "CParser"):  # libyaml: fast, and its composer is not recursive in Python
+try:  # libyaml: about ten times faster
+    from yaml.cyaml import CParser as _CParser
+except ImportError:  # pragma: no cover
+    _CParser = None
 
-    class _Composer(yaml.CParser, _Resolver12):  # type: ignore[misc]
+if _CParser is not None:
+
+    class _Composer(_CParser, _Resolver12):  # type: ignore[misc]
         def __init__(self, text: str) -> None:
-            yaml.CParser.__init__(self, text)
+            _CParser.__init__(self, text)
             _Resolver12.__init__(self)
 
 else:  # pragma: no cover - PyYAML without libyaml
@@ -142,8 +155,8 @@ def pointer_of(path: Iterator[Any] | tuple[Any, ...] | list[Any]) -> str:
     return "".join("/" + escape(str(part)) for part in path)
 
 
-_DEEP_FLOW = re.compile(r"[\[{](?:\s*[\[{]){%d}" % MAX_DEPTH)
-_DEEP_BLOCK = re.compile(r"^ {%d}" % (4 * MAX_DEPTH), re.MULTILINE)
+_DEEP_FLOW = re.compile(r"[\[{](?:\s*[\[{]){" + str(MAX_DEPTH) + "}")
+_DEEP_BLOCK = re.compile(r"^ {" + str(4 * MAX_DEPTH) + "}", re.MULTILINE)
 
 
 def parse_yaml(text: str, max_nodes: int = MAX_NODES, max_depth: int = MAX_DEPTH) -> ParsedYaml:
@@ -210,15 +223,16 @@ class _Builder:
         result: dict[str, Any] = {}
         overridable: set[str] = set()
         for key_node, value_node in node.value:
-            if isinstance(key_node, ScalarNode) and key_node.tag == _MERGE:
+            if isinstance(key_node, ScalarNode) and _tag_of(key_node) == (_MERGE, True):
                 self.merge(result, overridable, value_node, ptr, depth)
                 continue
             if not isinstance(key_node, ScalarNode):
                 raise YamlError("a mapping key must be a plain value, not a list or mapping", *_pos(key_node.start_mark))
             key = _js_key(self.scalar(key_node, None))
-            if key_node.style is None and _PY_RESOLVER.resolve(ScalarNode, key_node.value, (True, False)) != _STR:
-                self.note(f"{ptr}/{escape(key)}", key_node, f"the key '{key}' is a {_kind(key_node.tag)} in YAML; "
-                          "OpenPAI turns it into a string but PyYAML keeps it as it is: quote it")
+            py_tag = _PY_RESOLVER.resolve(ScalarNode, key_node.value, (True, False))
+            if _tag_of(key_node)[1] and py_tag != _STR:
+                self.note(f"{ptr}/{escape(key)}", key_node, f"the key '{key}' is a {_kind(py_tag)} for PyYAML but a "
+                          "string for the rest-server: quote it")
             if key in result and key not in overridable:
                 raise YamlError(f"duplicated mapping key '{key}' (the rest-server refuses the job with HTTP 500)",
                                 *_pos(key_node.start_mark))
@@ -240,9 +254,9 @@ class _Builder:
                     overridable.add(key)
 
     def scalar(self, node: ScalarNode, ptr: str | None) -> Any:
-        tag, text = node.tag, node.value
-        if node.style is None and ptr is not None:
-            self.compare_with_pyyaml(node, ptr)
+        (tag, implicit), text = _tag_of(node), node.value
+        if implicit and ptr is not None:
+            self.compare_with_pyyaml(node, tag, ptr)
         if tag == _STR:
             return text
         if tag == _NULL:
@@ -268,16 +282,16 @@ class _Builder:
             return Timestamp(text)
         raise YamlError(f"unknown tag {tag} (the rest-server's js-yaml refuses it)", *_pos(node.start_mark))
 
-    def compare_with_pyyaml(self, node: ScalarNode, ptr: str) -> None:
+    def compare_with_pyyaml(self, node: ScalarNode, tag: str, ptr: str) -> None:
         py_tag = _PY_RESOLVER.resolve(ScalarNode, node.value, (True, False))
-        if py_tag == node.tag or node.tag == _MERGE:
+        if py_tag == tag or tag == _MERGE:
             return
         text = node.value
         if py_tag == _BOOL:
             hint = f"use true or false (quote it if you mean the text '{text}')"
         else:
-            hint = "quote it" if node.tag != _STR else "write it so both read it alike (e.g. quote it)"
-        self.note(ptr, node, f"'{text}' is a {_kind(node.tag)} for the rest-server (YAML 1.2) but a "
+            hint = "quote it" if tag != _STR else "write it so both read it alike (e.g. quote it)"
+        self.note(ptr, node, f"'{text}' is a {_kind(tag)} for the rest-server (YAML 1.2) but a "
                   f"{_kind(py_tag)} for PyYAML (YAML 1.1): {hint}")
 
     def note(self, ptr: str, node: Node, message: str) -> None:
