@@ -323,3 +323,51 @@ def test_real_gpu_machine(tmp_path):
     record = json.loads(out.read_text(encoding="utf-8"))
     validate(record)
     assert record["gpus"]["count"] >= 1 and record["driver_version"]
+
+
+def _docker_api_with_containers(info: dict, start_status: int = 204):
+    base = _docker_api(info)
+    inspect = {"Id": "c0ffee", "Name": "/lab", "Config": {"Tty": False}, "State": {"Running": False},
+               "HostConfig": {"AutoRemove": False, "LogConfig": {"Type": "json-file", "Config": {}}}}
+
+    def frame(text: bytes) -> bytes:
+        return bytes([1, 0, 0, 0]) + len(text).to_bytes(4, "big") + text
+
+    def handle(handler, method, path, body):
+        route = path.split("?")[0]
+        if route.endswith("/containers/create") and method == "POST":
+            spec = json.loads(body)
+            assert spec["Cmd"] == ["nvidia-smi", "-L"] and spec["Image"] == "nvidia/cuda:10.0-base"
+            return json_reply(201, {"Id": "c0ffee", "Warnings": []})
+        if route.endswith("/containers/c0ffee/json"):
+            return json_reply(200, inspect)
+        if route.endswith("/containers/c0ffee/start"):
+            if start_status != 204:
+                return json_reply(start_status, {"message": "OCI runtime create failed: nvidia-container-cli: "
+                                                            "initialization error: driver not loaded"})
+            return 204, {}, b""
+        if route.endswith("/containers/c0ffee/wait"):
+            return json_reply(200, {"StatusCode": 0})
+        if route.endswith("/containers/c0ffee/logs"):
+            return 200, {"Content-Type": "application/vnd.docker.raw-stream"}, frame(
+                b"GPU 0: NVIDIA H200 (UUID: GPU-00000000-0000-0000-0000-000000000000)\n")
+        if route.endswith("/containers/c0ffee") and method == "DELETE":
+            return 204, {}, b""
+        return base(handler, method, path, body)
+
+    return handle
+
+
+@pytest.mark.parametrize("start_status", [204, 500], ids=["gpu-visible", "oci-runtime-error"])
+def test_gpu_container_via_docker_sdk(cli, fake_bin, tmp_path, monkeypatch, serve, start_status):
+    pytest.importorskip("docker")
+    info = json.loads((DOCKER / "docker-info-nvidia-default.json").read_text(encoding="utf-8"))
+    server = serve(_docker_api_with_containers(info, start_status))
+    monkeypatch.setenv("DOCKER_HOST", server.url.replace("http://", "tcp://"))
+    _, record = _run_cli(cli, tmp_path, "--gpu-container")
+    check = checks_by_id(record)["gpu-container"]
+    if start_status == 204:
+        assert check["ok"] is True and "1 GPU(s) visible in a container" in check["message"]["en"], check
+        assert any(r["method"] == "DELETE" for r in server.requests)  # --rm
+    else:
+        assert check["ok"] is False and "nvidia-container-cli" in check["message"]["en"]
