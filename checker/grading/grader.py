@@ -146,6 +146,22 @@ def _claim_findings(sub: Submission, experiments: tuple[ExperimentResult, ...]) 
     return total, supported, findings
 
 
+def _config_findings(sub: Submission) -> list[Finding]:
+    """The group's HiveD configs name the group's own machines (node-level addresses; leaf indices are digits)."""
+    if sub.inventory is None:
+        return []
+    hostnames = {m.hostname for m in sub.inventory.members if m.hostname}
+    findings = []
+    for name, addresses in sorted(sub.hived_nodes.items()):
+        strangers = sorted(a for a in addresses if not a.isdigit() and a not in hostnames)
+        if strangers:
+            findings.append(Finding("foreign", "config-unknown-node", f"hived/{name}.yaml names machines that are not "
+                                    f"in the group's inventory: {', '.join(strangers[:5])}",
+                                    f"hived/{name}.yaml 中的机器不在本组清单中：{', '.join(strangers[:5])}",
+                                    f"{sub.base}hived/{name}.yaml"))
+    return findings
+
+
 def grade_submission(sub: Submission, lab: LabSpec, judge: Judge | None,
                      experiments: tuple[str, ...]) -> GroupResult:
     """Grade a read submission: every experiment the rubric or the lab names, plus any extra the group ran."""
@@ -153,7 +169,7 @@ def grade_submission(sub: Submission, lab: LabSpec, judge: Judge | None,
     wanted += [e.id for e in sub.experiments if e.id not in wanted]
     results = tuple(grade_experiment(sub, exp, lab, judge) for exp in wanted)
     total, supported, claim_findings = _claim_findings(sub, results)
-    findings = [*sub.problems, *(f for r in results for f in r.findings), *claim_findings]
+    findings = [*sub.problems, *_config_findings(sub), *(f for r in results for f in r.findings), *claim_findings]
     for result in results:
         if result.judge_error and result.has_log and judge is not None:
             findings.append(Finding("problem", "judge-failed", f"the checker could not judge {result.id}: "

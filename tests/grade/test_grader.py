@@ -218,3 +218,13 @@ def test_a_claimed_node_the_evidence_contradicts_is_flagged_with_the_bind_record
     assert wrong.seq == 7 and "hostname-carol" in wrong.en and "hostname-dan" in wrong.en
     assert any(f.code == "fact-not-in-evidence" for f in grade.findings)
     assert _points(grade)["claims"] == 0 and _points(grade)["-unsupported"] == 6
+
+
+def test_a_hived_config_naming_machines_outside_the_inventory(tmp_path: Path) -> None:
+    root = make_run_dir(tmp_path / "g1")
+    config = root / "hived" / "two-vc.yaml"
+    config.write_text(config.read_text().replace("hostname-carol", "borrowed-box"))
+    grade = _grade(root)
+    finding = next(f for f in grade.findings if f.code == "config-unknown-node")
+    assert "borrowed-box" in finding.en and finding.file == "hived/two-vc.yaml"
+    assert _points(grade)["-foreign-jobs"] == 5
