@@ -415,9 +415,22 @@ def job_schema() -> dict[str, Any]:
     return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
 
 
+def _inline_refs(node: Any, definitions: Mapping[str, Any]) -> Any:
+    """Replace each local `$ref` by its definition (the schema has no cycles): validation skips ref resolution."""
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/definitions/") and len(node) == 1:
+            return _inline_refs(definitions[ref.rsplit("/", 1)[1]], definitions)
+        return {k: _inline_refs(v, definitions) for k, v in node.items() if k != "definitions"}
+    if isinstance(node, list):
+        return [_inline_refs(v, definitions) for v in node]
+    return node
+
+
 @lru_cache(maxsize=1)
 def _validator() -> jsonschema.Draft7Validator:
-    return jsonschema.Draft7Validator(_python_patterns(job_schema()))
+    schema = job_schema()
+    return jsonschema.Draft7Validator(_python_patterns(_inline_refs(schema, schema.get("definitions", {}))))
 
 
 def schema_issues(protocol: Any) -> list[Issue]:
