@@ -112,7 +112,8 @@ def _check_hived(data: Mapping[str, Any], out: _Out, targets: Sequence[HivedTarg
             prefix = f"[{target.name}] " if len(candidates) > 1 else ""
             if accepted:
                 prefix = (f"accepted with {accepted[0][0].name}; with {target.name} the rest-server would refuse it: ")
-            out.add(_problem_rule(problem), severity, problem.pointer, prefix + _problem_text(problem))
+            skus = ", ".join(hived_spec.resource_units(target.config))
+            out.add(_problem_rule(problem), severity, problem.pointer, prefix + _problem_text(problem, skus))
     for target, plan, _ in accepted:
         _plan_warnings(data, plan, target, out, len(candidates) > 1)
 
@@ -123,12 +124,12 @@ def _problem_rule(problem: hived_spec.Problem) -> str:
     return "job-quota" if problem.message.startswith("Job requests") else "job-hived"
 
 
-def _problem_text(problem: hived_spec.Problem) -> str:
+def _problem_text(problem: hived_spec.Problem, skus: str) -> str:
     head = f"{problem.message} (HTTP {problem.status}{' ' + problem.code if problem.code else ''})"
     if problem.stage == "submit":
         return head + ": a gang job needs 'instances' on every task role; add instances: 1"
     if problem.message.startswith("Cannot read property"):
-        return head + ": the skuType is not in the cluster's skuTypes; use one of them"
+        return head + f": the rest-server crashes on a skuType the cluster does not have; use one of: {skus}"
     if problem.message.startswith("Job requests"):
         return head + ": ask for fewer cells, or set extras.gangAllocation: false to run it incrementally"
     return head
