@@ -16,6 +16,7 @@ from urllib.parse import quote
 
 import jinja2
 import markdown
+from markupsafe import Markup
 
 from checker import charts as chart_module
 from checker.report_context import build_claims, build_context, experiment_name
@@ -113,7 +114,7 @@ def render_html(md_text: str, lang: str, out_dir: Path, title: str) -> str:
 
     body = _IMG.sub(inline, body)
     template = _environment().get_template("report.html.j2")
-    return template.render(lang=lang, title=title, body=jinja2.utils.markupsafe.Markup(body))
+    return template.render(lang=lang, title=title, body=Markup(body))
 
 
 def build_report(

@@ -14,11 +14,10 @@ from typing import Any
 
 import yaml
 
-from checker.charts import TaskAttempt
 from checker.report_timeline import ExperimentTimeline, timeline_for_chart
 from checker.timeline import vc_nodes_from_config
 from hivedlab.errors import HivedlabError
-from hivedlab.inventory import inventory_from_mapping
+from hivedlab.inventory import load_inventory
 from hivedlab.paths import EXPERIMENTS
 
 UNKNOWN = "unknown"
@@ -120,13 +119,10 @@ def load_members(run_dir: Path) -> tuple[tuple[MemberInfo, ...], list[str]]:
     path = run_dir / "inventory.yaml"
     if not path.is_file():
         return (), ["inventory.yaml is missing: member names come from the environment records"]
-    data, problem = _read_yaml(path)
-    if problem:
-        return (), [problem]
     try:
-        inventory = inventory_from_mapping(data, "inventory.yaml")
+        inventory = load_inventory(path)
     except HivedlabError as exc:
-        return (), [str(exc)]
+        return (), [str(exc).replace(str(run_dir) + "/", "")]
     members = tuple(MemberInfo(m.name, m.hostname, m.ip, m.roles) for m in inventory.members)
     return members, []
 
@@ -315,5 +311,3 @@ def timeline_source(folder: Path) -> str:
         return ""
     return _text(data.get("source")) if isinstance(data, dict) else ""
 
-
-__all__ = ["EnvRecord", "ExperimentInputs", "MemberInfo", "PlanInfo", "RunInputs", "TaskAttempt", "load_run"]

@@ -191,3 +191,9 @@ def test_a_hostname_that_differs_from_the_inventory_is_pointed_out(run_dir):
     write_json(run_dir / "env" / "Alice.json", ENV["Alice"])
     md = render(run_dir, "en")
     assert "Alice's hostname is hostname-alice in the group inventory but alice-box in the environment record" in md
+
+
+def test_an_unusable_inventory_is_a_note_not_a_crash(run_dir):
+    (run_dir / "inventory.yaml").write_text("members: [\n", encoding="utf-8")
+    md = render(run_dir, "en")
+    assert "Note: inventory.yaml: not valid YAML" in md
