@@ -56,6 +56,9 @@ class Replay:
             out.update(result="error", message=f"HiveD internal error: {exc}", internal=True)
         except _StepError as exc:
             out.update(result="error", message=str(exc))
+        except (KeyError, IndexError, AttributeError, TypeError, ValueError, RecursionError) as exc:
+            # a state the model does not handle: reported on the step's line, never as a traceback
+            out.update(result="error", message=f"model error: {type(exc).__name__}: {exc}", internal=True)
         return out
 
     def _field(self, op: Mapping[str, Any], name: str, out: dict[str, Any]) -> str:

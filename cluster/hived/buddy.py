@@ -60,6 +60,8 @@ class ChainState:
             parent.split = True
             self._swap_remove(cur)
             cur = parent
+        if not cur.in_free:
+            raise InternalError(NIL)  # §7: HiveD dereferences a cell that is not free
         self._swap_remove(cur)
         return cur.level
 
