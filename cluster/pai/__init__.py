@@ -60,10 +60,13 @@ def default_watcher(writer: Any, *, kubeconfig: Path, context: str | None, names
         kwargs = offered
     else:
         kwargs = {k: v for k, v in offered.items() if k in accepted}
-    watcher = watcher_class(**kwargs)
-    starter = getattr(watcher, "start", None)
-    if starter:
-        starter()
+    try:
+        watcher = watcher_class(**kwargs)
+        starter = getattr(watcher, "start", None)
+        if starter:
+            starter()
+    except TypeError as exc:  # an interface mismatch between the watcher and this backend
+        raise HivedlabError(f"cannot start the Kubernetes watcher: {exc}") from None
     return watcher
 
 
@@ -97,7 +100,7 @@ def open_backend(
         raise HivedlabError("no HiveD address: set HIVEDLAB_HIVED_URL or give the master's ip in the inventory")
     config = find_kubeconfig(kubeconfig, env) if watcher_factory is None else None
     folder = Path(run_dir) if run_dir else Path(writer.path).resolve().parent.parent.parent
-    state = RunState(folder / "pai")
+    state = RunState(folder / "pai", experiment=Path(writer.path).resolve().parent.name)
     tokens = load_tokens(token, token_file, env)
     extra = {"sleep": sleep} if sleep else {}
     clients = {

@@ -84,7 +84,8 @@ class _TapWriter:
 class RunState:
     """`<run>/pai/submitted.json`: {"user~job": {"user", "job_name", "job_key", "status"}} written whole each time."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, experiment: str = "") -> None:
+        self.experiment = experiment
         self.path = folder / "submitted.json"
         self.calls_path = folder / "rest-calls.jsonl"
         folder.mkdir(parents=True, exist_ok=True)
@@ -98,7 +99,7 @@ class RunState:
     def put(self, user: str, job_name: str, job_key: str, status: str) -> None:
         with self._lock:
             self.jobs[f"{user}~{job_name}"] = {"user": user, "job_name": job_name, "job_key": job_key,
-                                               "status": status}
+                                               "status": status, "experiment": self.experiment}
             tmp = self.path.with_suffix(".tmp")
             tmp.write_text(json.dumps(self.jobs, indent=2, sort_keys=True) + "\n", encoding="utf-8")
             tmp.replace(self.path)
@@ -107,7 +108,9 @@ class RunState:
         return self.jobs.get(f"{user}~{job_name}")
 
     def ours(self) -> list[dict[str, Any]]:
-        return [j for j in self.jobs.values() if j.get("status") in ("accepted", "pending")]
+        """This experiment's submitted jobs (a run directory holds several experiments)."""
+        return [j for j in self.jobs.values()
+                if j.get("status") in ("accepted", "pending") and j.get("experiment", "") == self.experiment]
 
     def log_call(self, user: str | None, call: RestCall) -> None:
         line = json.dumps({"time": format_time(datetime.now(timezone.utc)), "user": user, **call.as_dict()},
@@ -214,8 +217,9 @@ class PaiBackend:
         self._say(f"HiveD config '{name}' in place: VCs {', '.join(sorted(wanted))}")
 
     def check_idle(self) -> None:
-        """The manual requires a cluster with no other unfinished job in the lab's VCs."""
-        ours = {key for key in self.state.jobs}
+        """The manual requires a cluster with no other unfinished job in the lab's VCs (this run's earlier
+        experiments included: their leftovers would change this experiment's outcome)."""
+        ours = {f"{j['user']}~{j['job_name']}" for j in self.state.ours()}
         busy = [
             f"{j.get('username')}~{j.get('name')} ({j.get('state')}, {j.get('virtualCluster')})"
             for j in self._any_client().list_jobs(states=UNFINISHED)

@@ -66,9 +66,9 @@ def world(serve, tmp_path):
     return pai, hived, token_file
 
 
-def make(world, tmp_path, *, on_sleep=None, ask=None, interactive=False, view=None):
+def make(world, tmp_path, *, on_sleep=None, ask=None, interactive=False, view=None, experiment="priority"):
     pai, hived, token_file = world
-    writer = EvidenceWriter(tmp_path / "run" / "experiments" / "priority" / "evidence.jsonl", "k8s")
+    writer = EvidenceWriter(tmp_path / "run" / "experiments" / experiment / "evidence.jsonl", "k8s")
     OPEN.append(writer)
     holder = {}
 
@@ -191,6 +191,16 @@ def test_busy_cluster_is_refused(world, tmp_path):
     backend, _, _ = make(world, tmp_path)
     with pytest.raises(HivedlabError, match=r"not idle: bob~bobs-own-job \(WAITING, vc1\)"):
         backend.switch_config("two-vc", TWO_VC)
+
+
+def test_leftover_of_an_earlier_experiment_counts_as_busy(world, tmp_path):
+    first, _, _ = make(world, tmp_path, experiment="priority")
+    first.submit("alice", "low", job("low-alice-r1"))
+    resumed, _, _ = make(world, tmp_path, experiment="priority")
+    resumed.switch_config("two-vc", TWO_VC)  # its own experiment's job: fine (a resumed run)
+    later, _, _ = make(world, tmp_path, experiment="gang")
+    with pytest.raises(HivedlabError, match="not idle: alice~low-alice-r1"):
+        later.switch_config("two-vc", TWO_VC)
 
 
 def test_wrong_config_non_interactive(world, tmp_path):
