@@ -80,7 +80,7 @@ def protocol_with_name(text: str, name: str) -> str:
 
 def _base_name(text: str, fallback: str) -> str:
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError:
         return fallback
     name = data.get("name") if isinstance(data, dict) else None

@@ -46,6 +46,7 @@ class TaskRoleInfo:
     memory_mb: int
     gpu: int
     retry: RetryPolicy
+    scheduling_spec_text: str = ""  # the annotation text, when already dumped (it is the same for every pod)
 
     @property
     def fc_name(self) -> str:
@@ -129,7 +130,7 @@ def _pod_annotations(job: JobInfo, role: TaskRoleInfo, pod: PodState) -> dict[st
         "FC_TASK_INDEX": str(pod.index),
         "container.apparmor.security.beta.kubernetes.io/app": "unconfined",
         "rest-server/port-scheduling-spec": PORT_SPEC,
-        ANN_SPEC: dump_scheduling_spec(role.scheduling_spec),
+        ANN_SPEC: role.scheduling_spec_text or dump_scheduling_spec(role.scheduling_spec),
     }
     if pod.isolation is not None:  # written by HiveD at bind time (spec/hived.md §4.1)
         annotations[ANN_ISOLATION] = pod.isolation

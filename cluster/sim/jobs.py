@@ -14,7 +14,7 @@ from cluster.openpai.jobstate import (
     framework_retry_policy,
     task_retry_policy,
 )
-from cluster.openpai.objects import FrameworkState, JobInfo, PodState, TaskRoleInfo, TaskState
+from cluster.openpai.objects import FrameworkState, JobInfo, PodState, TaskRoleInfo, TaskState, dump_scheduling_spec
 
 TaskKey = tuple[str, int]  # (FC task-role name, task index)
 
@@ -60,6 +60,7 @@ def job_info(admitted: Any, config_text: str, submission_time: str, submit_epoch
                 memory_mb=_int_field(resources.get("memoryMB"), 0),
                 gpu=_int_field(resources.get("gpu"), 0),
                 retry=task_retry_policy(framework_gang, _int_field(raw.get("taskRetryCount"), 0)),
+                scheduling_spec_text=dump_scheduling_spec(dict(plan.pod_scheduling_spec)),
             )
         )
     return JobInfo(
