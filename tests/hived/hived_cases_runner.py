@@ -75,10 +75,12 @@ class FlowRunner:
         for step in self.case.steps:
             try:
                 getattr(self, f"_op_{step.op}")(step)
+                if step.op not in ("schedule", "assert", "inspect", "remember_placement"):
+                    same("result", step.observed.get("result"), "ok")  # the call returned without an error
             except FlowMismatch as exc:
                 raise FlowMismatch(f"{self.case.id} {step.label}: {exc}") from None
             except Exception as exc:  # a crash of the model is a finding about that step, not a harness error
-                raise FlowMismatch(f"{self.case.id} {step.label}: the model raised {type(exc).__name__}: {exc}") from exc
+                raise FlowMismatch(f"{self.case.id} {step.label}: failed with {type(exc).__name__}: {exc}") from exc
         if self.case.nondeterministic:
             self._check_random_invariant()
 
@@ -136,6 +138,8 @@ class FlowRunner:
         kind, wanted = self._kind(outcome), expect["result"]
         if wanted == "error" and kind != "error":
             raise FlowMismatch(f"HiveD's test expects a user error, model: {self._describe(outcome)}")
+        if wanted == "error":
+            same("HiveD's test: HTTP code", expect.get("code"), 400)
         if wanted in ("bind", "bind_any") and kind != "bind":
             raise FlowMismatch(f"HiveD's test expects a bind, model: {self._describe(outcome)}")
         if wanted == "bind":
@@ -163,6 +167,7 @@ class FlowRunner:
             same("wait reason", observed.get("reason"), outcome.reason)
         elif kind == "error":
             same("user error message", observed.get("message"), outcome.message)
+            same("HTTP code", observed.get("code"), 400)  # spec §2.3: every user error is a 400
         else:
             self._check_victims(observed, victim_names(outcome.victims))
 
@@ -229,16 +234,17 @@ class FlowRunner:
     # -- deletes and node events ----------------------------------------------------------------------------
 
     def _op_delete_allocated(self, step: Step) -> None:
+        same("deleted pod was", step.observed.get("deleted"), "allocated")
         self.sched.delete_allocated_pod(self.api.PodRef(step.namespace, step.pod, step.pod))
         self.bound.pop(step.pod, None)
 
     def _op_delete_unallocated(self, step: Step) -> None:
+        same("deleted pod was", step.observed.get("deleted"), "unallocated")
         self.sched.delete_unallocated_pod(self.api.PodRef(step.namespace, step.pod, step.pod))
 
     def _op_delete(self, step: Step) -> None:
-        kind = "allocated" if step.pod in self.bound else "unallocated"
-        same("deleted pod was", step.observed.get("deleted"), kind)
-        getattr(self, f"_op_delete_{kind}")(step)
+        """observedCases: a bound pod is deleted as allocated, any other as unallocated."""
+        getattr(self, "_op_delete_allocated" if step.pod in self.bound else "_op_delete_unallocated")(step)
         self._check_group_after(step.observed)
 
     def _op_set_bad_node(self, step: Step) -> None:

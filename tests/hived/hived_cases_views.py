@@ -60,7 +60,7 @@ def victim_names(victims: Mapping[str, Any]) -> dict[str, list[str]]:
 def groups_by_name(listing: Any) -> dict[str, Mapping[str, Any]]:
     """The `/v1/inspect/affinitygroups/` answer (`{"items": [...]}`, items null when none) keyed by group name."""
     if not isinstance(listing, Mapping) or "items" not in listing:
-        raise AssertionError(f"affinity_groups() is not {{'items': [...]}}: {listing!r:.200}")
+        raise ValueError(f"affinity_groups() is not {{'items': [...]}}: {listing!r:.200}")
     groups: dict[str, Mapping[str, Any]] = {}
     for item in listing["items"] or []:
         groups[str(item["metadata"]["name"])] = item
@@ -76,7 +76,7 @@ def group_summary(group: Mapping[str, Any]) -> dict[str, Any]:
         "priority": status.get("priority"),
         "vc": status.get("vc"),
         "lazyPreempted": bool(lazy),
-        "hasVirtualPlacement": bool(status.get("virtualPlacement")),
+        "hasVirtualPlacement": has_virtual_placement(status),
         "physicalPlacement": {
             str(node): sorted(indices or []) for node, indices in (status.get("physicalPlacement") or {}).items()
         },
@@ -101,13 +101,19 @@ def observed_group_summary(observed: Mapping[str, Any]) -> dict[str, Any]:
     return summary
 
 
+def has_virtual_placement(status: Mapping[str, Any]) -> bool:
+    """spec §4.3: `virtualPlacement` is absent for opportunistic and lazy-preempted groups; a group whose cells are
+    all unknown after a reconfiguration (§3.12) keeps an empty one."""
+    return status.get("virtualPlacement") is not None
+
+
 def lazy_summary(group: Mapping[str, Any] | None) -> dict[str, Any]:
     """The file's lazyPreempted / notLazyPreempted check form of one group."""
     status = (group or {}).get("status") or {}
     lazy = status.get("lazyPreemptionStatus")
     return {
         "lazyPreemptionStatus": bool(lazy),
-        "hasVirtualPlacement": bool(status.get("virtualPlacement")),
+        "hasVirtualPlacement": has_virtual_placement(status),
         "preemptor": lazy.get("preemptor") if lazy else None,
     }
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.hived.hived_cases_data import CaseFileError, Suggested, load_cases, parse_cases
+from tests.hived.hived_cases_data import CaseFileError, Suggested, group_of, load_cases, parse_cases
 from tests.hived.hived_cases_runner import FlowMismatch, FlowRunner, SpecParser
 from tests.hived.hived_cases_views import (
     cell_users,
@@ -112,6 +112,22 @@ def test_unit_steps_resolve_pods_and_groups() -> None:
     assert len(absent.groups) == len(set(absent.groups))
 
 
+def test_group_after_names_the_pods_own_group() -> None:
+    """The runner finds a pod's group by `group_of` (spec §2.2); the file's `groupAfter` agrees for every step."""
+    checked = 0
+    for case in DATA.all_cases:
+        specs: dict[str, Any] = {}
+        for step in case.steps:
+            after = step.observed.get("groupAfter")
+            if step.op == "schedule" and step.spec_yaml is None:
+                specs[step.pod] = step.spec
+            if after is None or step.pod not in specs:
+                continue
+            assert after["name"] == group_of(specs[step.pod], step.namespace, step.pod), (case.id, step.index)
+            checked += 1
+    assert checked > 150
+
+
 def test_observed_steps_default_to_preempting_on_all_nodes() -> None:
     step = OBSERVED[0].steps[0]
     assert (step.phase, step.suggested, step.bind_on_success) == ("Preempting", Suggested("all"), True)
@@ -187,7 +203,7 @@ def test_groups_by_name_and_summary() -> None:
     assert group_summary(groups_by_name({"items": [item]})["g"]) == {
         "state": "Allocated", "priority": 10, "vc": "a", "lazyPreempted": True, "hasVirtualPlacement": True,
         "physicalPlacement": {"n1": [0, 1]}, "allocatedPods": ["p1", "p2"], "lazyPreemptor": "h"}
-    with pytest.raises(AssertionError, match="is not"):
+    with pytest.raises(ValueError, match="is not"):
         groups_by_name([item])
 
 
