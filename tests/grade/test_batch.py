@@ -46,6 +46,31 @@ def test_every_folder_is_graded_and_the_ta_gets_the_list_to_look_at(tmp_path: Pa
     assert by_name["real"].total() == 40
 
 
+def test_one_batch_survives_every_kind_of_bad_folder(tmp_path: Path) -> None:
+    subs = _class(tmp_path)
+    empty_log = make_run_dir(subs / "empty-log")
+    (empty_log / "experiments" / "priority" / "evidence.jsonl").write_text("")
+    cut = make_run_dir(subs / "truncated")
+    log = cut / "experiments" / "priority" / "evidence.jsonl"
+    log.write_text(log.read_text()[:-300])
+    handwritten = make_run_dir(subs / "not-template")
+    (handwritten / "report.md").write_text("# report\n")
+    fifo = make_run_dir(subs / "fifo")
+    (fifo / "report.md").unlink()
+    os.mkfifo(fifo / "report.md")
+    huge = make_run_dir(subs / "huge")
+    with open(huge / "claims.json", "ab") as handle:
+        handle.truncate(3 * 1024 * 1024)
+    result = grade_batch(subs, tmp_path / "grades", RUBRIC, LAB, fake_judge, max_bytes=1024 * 1024)
+    look = set(result.needs_look)
+    assert {"empty-log", "truncated", "not-template", "fifo", "huge", "edited", "empty", "escape"} <= look
+    assert "good" not in look and "real" not in look
+    by_name = {g.name: g for g in result.grades}
+    assert any("not a regular file" in r for r in by_name["fifo"].needs_look)
+    assert any("cap" in r for r in by_name["huge"].needs_look)
+    assert by_name["truncated"].total() > 0  # graded for what is there
+
+
 def test_the_four_outputs(tmp_path: Path) -> None:
     subs = _class(tmp_path)
     out = tmp_path / "grades"
