@@ -12,7 +12,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 import jinja2
 import markdown
@@ -105,8 +105,7 @@ def render_html(md_text: str, lang: str, out_dir: Path, title: str) -> str:
     body = markdown.markdown(md_text, extensions=["tables", "sane_lists"], output_format="html")
 
     def inline(match: re.Match[str]) -> str:
-        svg_path = out_dir / match.group("src")[: -len(".png")]
-        svg_path = svg_path.with_suffix(".svg")
+        svg_path = (out_dir / unquote(match.group("src"))).with_suffix(".svg")
         try:
             return _inline_svg(svg_path.read_text(encoding="utf-8"))
         except OSError:

@@ -7,6 +7,7 @@ for claims.json.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -287,6 +288,7 @@ def experiment(exp: ExperimentInputs, number: int, lang: str, link: Link, chart:
         files.append(f"[timeline.png]({chart})")
     return {
         "id": exp.id,
+        "free_text_id": "observations-" + re.sub(r"[^A-Za-z0-9_.-]", "-", exp.id),  # a valid marker name
         "anchor": f"exp-{number}",
         "number": number,
         "name": cell(experiment_name(exp, lang)),

@@ -199,3 +199,24 @@ def test_report_elsewhere_links_back_to_the_run(run_dir, tmp_path):
     assert any("evidence.jsonl" in r for r in local)
     assert [r for r in local if not (out / unquote(r)).exists()] == []
     assert not (run_dir / "report.md").exists()
+
+
+def test_an_experiment_id_with_odd_characters_keeps_its_chart_and_free_text(run_dir):
+    odd = "x|y*<b> &z"
+    experiments = run_dir / "experiments"
+    (experiments / "gang").rename(experiments / odd)
+    for other in ("vc-safety", "priority", "opportunistic", "incremental"):
+        shutil.rmtree(experiments / other)
+    build_report(run_dir, "en")
+    md_path = run_dir / "report.md"
+    text = md_path.read_text(encoding="utf-8")
+    assert "| x\\|y\\*&lt;b&gt; &amp;z |" in text
+    fresh = extract(text)
+    (block_id,) = [b for b in fresh if b.startswith("observations-")]
+    md_path.write_text(text.replace(block(block_id, fresh[block_id]), block(block_id, "kept")), encoding="utf-8")
+    build_report(run_dir, "en")
+    assert extract(md_path.read_text(encoding="utf-8"))[block_id] == "kept"
+    checker = check_html(run_dir / "report.html")
+    assert checker.tags.count("svg") == 1 and "img" not in checker.tags
+    local = [r for r in checker.refs if not r.startswith("#") and not urlparse(r).scheme]
+    assert [r for r in local if not (run_dir / unquote(r)).exists()] == []
