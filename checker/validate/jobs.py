@@ -25,6 +25,7 @@ class HivedTarget:
     config: Mapping[str, Any]  # the bare HiveD config
     leaf_cells: Mapping[str, Mapping[str, int]]  # VC -> leaf type -> leaf cells
     pinned: Mapping[str, frozenset[str]]  # VC -> its pinned cell ids
+    pod_max: Mapping[str, Mapping[str, int]]  # VC ("" = whole cluster) -> leaf type -> most leaf cells one pod can get
 
 
 def prepare_target(name: str, config: Mapping[str, Any]) -> HivedTarget:
@@ -33,7 +34,45 @@ def prepare_target(name: str, config: Mapping[str, Any]) -> HivedTarget:
     for vc, spec in (vcs.items() if isinstance(vcs, Mapping) else ()):
         cells = spec.get("pinnedCells") if isinstance(spec, Mapping) else None
         pinned[str(vc)] = frozenset(str(c.get("pinnedCellId")) for c in cells or [] if isinstance(c, Mapping))
-    return HivedTarget(name, config, hived_spec.vc_leaf_cells(config), pinned)
+    return HivedTarget(name, config, hived_spec.vc_leaf_cells(config), pinned, _pod_max(config))
+
+
+def _pod_max(config: Mapping[str, Any]) -> dict[str, dict[str, int]]:
+    """A pod runs on one node: at most a node's leaf cells, or a smaller preassigned VC cell's (hived.md §3)."""
+    physical = config.get("physicalCluster") if isinstance(config, Mapping) else None
+    types = physical.get("cellTypes") if isinstance(physical, Mapping) else None
+    types = {str(k): v for k, v in types.items() if isinstance(v, Mapping)} if isinstance(types, Mapping) else {}
+    cells = physical.get("physicalCells") if isinstance(physical, Mapping) else None
+    chains = {str(c.get("cellType")) for c in cells if isinstance(c, Mapping)} if isinstance(cells, list) else set()
+
+    def below(chain: str) -> list[str]:  # the chain's types, top first
+        out = [chain]
+        while out[-1] in types and len(out) < 64:
+            out.append(str(types[out[-1]].get("childCellType")))
+        return out
+
+    def node_cap(chain: str, cell_type: str) -> int:
+        levels = below(chain)
+        nodes = [t for t in levels if t in types and types[t].get("isNodeLevel") is True]
+        node = nodes[-1] if nodes else chain
+        top = cell_type if cell_type in levels and levels.index(cell_type) > levels.index(node) else node
+        return hived_spec.leaf_of(top, types)[1]
+
+    result: dict[str, dict[str, int]] = {"": {}}
+    for chain in chains:
+        leaf = below(chain)[-1]
+        result[""][leaf] = max(result[""].get(leaf, 0), node_cap(chain, chain))
+    vcs = config.get("virtualClusters") if isinstance(config, Mapping) else None
+    for vc, spec in (vcs.items() if isinstance(vcs, Mapping) else ()):
+        caps: dict[str, int] = {}
+        entries = spec.get("virtualCells") if isinstance(spec, Mapping) else None
+        for entry in entries if isinstance(entries, list) else []:
+            path = str(entry.get("cellType", "")).split(".") if isinstance(entry, Mapping) else [""]
+            if path[0] in chains:
+                leaf = below(path[0])[-1]
+                caps[leaf] = max(caps.get(leaf, 0), node_cap(path[0], path[-1]))
+        result[str(vc)] = caps
+    return result
 
 
 class _Out:
@@ -144,6 +183,7 @@ def _plan_warnings(data: Mapping[str, Any], plan: hived_spec.HivedPlan, target: 
             out.add("job-never-scheduled", WARNING, base + "/resourcePerInstance",
                     prefix + "gpu, cpu and memoryMB are all 0, so leafCellNumber is 0: HiveD refuses the pod "
                     "('LeafCellNumber is non-positive') and the job waits forever; request at least one resource")
+        _check_fits(data, role, spec, plan, target, out, prefix)
         pinned = spec.get("pinnedCellId")
         if pinned is not None and plan.opportunistic:
             out.add("job-never-scheduled", WARNING, f"/extras/hivedScheduler/taskRoles/{role}/pinnedCellId",
@@ -151,6 +191,26 @@ def _plan_warnings(data: Mapping[str, Any], plan: hived_spec.HivedPlan, target: 
         elif pinned is not None and pinned not in target.pinned.get(plan.virtual_cluster, frozenset()):
             out.add("job-never-scheduled", WARNING, f"/extras/hivedScheduler/taskRoles/{role}/pinnedCellId",
                     prefix + f"VC {plan.virtual_cluster} does not have pinned cell {pinned}: HiveD refuses the pod")
+
+
+def _check_fits(data: Mapping[str, Any], role: str, spec: Mapping[str, Any], plan: hived_spec.HivedPlan,
+                target: HivedTarget, out: _Out, prefix: str) -> None:
+    """A pod that needs more leaf cells than one node of its VC holds waits forever (pinned cells not considered)."""
+    cells = spec.get("leafCellNumber")
+    if not isinstance(cells, int) or cells <= 1 or spec.get("pinnedCellId") is not None:
+        return
+    caps = target.pod_max.get("" if plan.opportunistic else plan.virtual_cluster, {})
+    sku = spec.get("leafCellType")
+    cap = caps.get(sku, 0) if sku is not None else max(caps.values(), default=0)
+    if not caps or cells <= cap:
+        return
+    units = hived_spec.resource_units(target.config)
+    unit = units.get(sku) if sku is not None else next(iter(plan.vc.cell_units.values()), None)
+    per_cell = f" (one cell = gpu {unit.gpu:g}, cpu {unit.cpu:g}, memoryMB {unit.memory:g})" if unit else ""
+    where = "any node of the cluster" if plan.opportunistic else f"a node of VC {plan.virtual_cluster}"
+    out.add("job-never-scheduled", WARNING, f"/taskRoles/{protocol.escape(role)}/resourcePerInstance",
+            prefix + f"each pod of task role {role} needs {cells} leaf cells{per_cell}, but {where} holds at most "
+            f"{cap}: HiveD can never place it and the job waits forever; lower gpu, cpu and memoryMB to fit {cap}")
 
 
 def _warnings(data: Mapping[str, Any], out: _Out) -> None:

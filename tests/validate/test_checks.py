@@ -137,3 +137,16 @@ def test_a_rejected_folder_file_that_passes_is_an_error(tmp_path):
     (tmp_path / "rejected" / "ok.yaml").write_bytes((FIX / "good" / "job-gang-two-tasks.yaml").read_bytes())
     report = validate_paths([tmp_path], hived_configs=[ONE_VC])
     assert [f.rule for f in report.errors] == ["expected-rejection"]
+
+
+def test_a_pod_bigger_than_any_node_of_its_vc_is_a_warning(tmp_path):
+    text = (FIX / "good" / "job-gang-two-tasks.yaml").read_text().replace("cpu: 2", "cpu: 4")
+    job = tmp_path / "cpu4.yaml"
+    job.write_text(text)
+    report = validate_paths([job], hived_configs=[ONE_VC])
+    (finding,) = report.findings  # quota: 2 pods x 2 cells = 4 > 2 is an error first
+    assert finding.rule == "job-quota" and "Job requests 4 SKUs, exceeds maximum 2 SKUs" in finding.message
+    job.write_text(text.replace("instances: 2", "instances: 1"))
+    (finding,) = validate_paths([job], hived_configs=[ONE_VC]).findings
+    assert (finding.rule, finding.severity) == ("job-never-scheduled", WARNING)
+    assert "needs 2 leaf cells" in finding.message and "holds at most 1" in finding.message
