@@ -24,6 +24,7 @@ from hivedlab.inventory import Inventory, inventory_from_mapping
 
 SMALL_FILE_BYTES = 1 * 1024 * 1024  # run.json, inventory, env records, HiveD configs, verdicts, claims
 REPORT_BYTES = 4 * 1024 * 1024
+MAX_PARTS = 32  # env records, HiveD configs, experiments: a lab run has a handful of each
 MAX_WALK_NODES = 100_000  # bound on walking parsed YAML (a file of anchors can describe a huge tree)
 # checker/report_freetext.py's markers around the students' own deployment notes
 FREE_TEXT = re.compile(r"<!--\s*hivedlab:free-text\s+deploy\s*-->(.*?)<!--\s*/hivedlab:free-text\s*-->", re.S)
@@ -179,18 +180,18 @@ def read_submission(root: Path, name: str | None = None, max_bytes: int | None =
         except HivedlabError as exc:
             reader.problem("bad-inventory", str(exc), f"{base}inventory.yaml 不是有效的小组清单", base + "inventory.yaml")
     env: dict[str, Mapping[str, Any]] = {}
-    for entry in folder.list_dir(base + "env"):
+    for entry in _capped(reader, "env", MAX_PARTS):
         if entry.endswith(".json"):
             data = reader.parsed(f"env/{entry}", "json")
             if isinstance(data, Mapping):
                 env[entry[: -len(".json")]] = data
     hived_nodes: dict[str, frozenset[str]] = {}
-    for entry in folder.list_dir(base + "hived"):
+    for entry in _capped(reader, "hived", MAX_PARTS):
         if entry.endswith((".yaml", ".yml")):
             data = reader.parsed(f"hived/{entry}", "yaml")
             if isinstance(data, Mapping):
                 hived_nodes[entry.rsplit(".", 1)[0]] = _addresses(data)
-    experiments = tuple(_read_experiment(reader, exp) for exp in folder.list_dir(base + "experiments")
+    experiments = tuple(_read_experiment(reader, exp) for exp in _capped(reader, "experiments", MAX_PARTS)
                         if folder.is_dir(f"{base}experiments/{exp}"))
     report_md = reader.text("report.md", REPORT_BYTES)
     if report_md is not None and deployment_text(report_md) is None:
@@ -211,6 +212,14 @@ def read_submission(root: Path, name: str | None = None, max_bytes: int | None =
         claims=claims,
         problems=tuple(reader.problems),
     )
+
+
+def _capped(reader: _Reader, rel: str, limit: int) -> list[str]:
+    entries = reader.folder.list_dir(reader.base + rel)
+    if len(entries) > limit:
+        reader.problem("too-many-files", f"{reader.base}{rel}/ holds {len(entries)} entries; only the first {limit} "
+                       "are read", f"{reader.base}{rel}/ 中有 {len(entries)} 项，只读取前 {limit} 项", reader.base + rel)
+    return entries[:limit]
 
 
 def _read_experiment(reader: _Reader, exp: str) -> ExperimentFiles:

@@ -228,3 +228,11 @@ def test_a_hived_config_naming_machines_outside_the_inventory(tmp_path: Path) ->
     finding = next(f for f in grade.findings if f.code == "config-unknown-node")
     assert "borrowed-box" in finding.en and finding.file == "hived/two-vc.yaml"
     assert _points(grade)["-foreign-jobs"] == 5
+
+
+def test_a_folder_flooded_with_files_is_read_up_to_a_cap(tmp_path: Path) -> None:
+    root = make_run_dir(tmp_path / "g1")
+    for index in range(40):
+        (root / "env" / f"x{index:02d}.json").write_text("{}")
+    grade = _grade(root)
+    assert "too-many-files" in _codes(grade)
