@@ -1,0 +1,76 @@
+"""Topology-aware placement (spec §3.4): the cluster view's node order and the leaf-cell search."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cluster.hived import Bind, HivedScheduler, PodRef, load_config
+from cluster.hived.topology import _search
+
+
+def _config() -> dict[str, Any]:
+    # P = 2-leaf PCIe switch, N = node of 2 P; four nodes so every VC cell fits
+    return {
+        "physicalCluster": {
+            "cellTypes": {
+                "P": {"childCellType": "G", "childCellNumber": 2},
+                "N": {"childCellType": "P", "childCellNumber": 2, "isNodeLevel": True},
+            },
+            "physicalCells": [{"cellType": "N", "cellAddress": f"n{i}"} for i in range(1, 5)],
+        },
+        "virtualClusters": {"x": {"virtualCells": [
+            {"cellType": "N.G", "cellNumber": 1}, {"cellType": "N.P", "cellNumber": 1},
+            {"cellType": "N", "cellNumber": 1}, {"cellType": "N.G", "cellNumber": 1},
+            {"cellType": "N.P", "cellNumber": 1},
+        ]}},
+    }
+
+
+def test_vc_view_lists_nodes_then_lower_preassigned_cells_higher_levels_first() -> None:
+    sched = HivedScheduler(load_config(_config()))
+    view = sched.vc_sched["x"]["N"].view
+    assert [c.address for c in view] == ["x/2", "x/1", "x/4", "x/0", "x/3"]
+
+
+def test_ten_single_leaf_pods_fill_the_view_in_order() -> None:
+    sched = HivedScheduler(load_config(_config()))
+    preassigned = []
+    for i in range(10):
+        pod = PodRef("default", f"p{i}", f"p{i}")
+        spec = {"virtualCluster": "x", "priority": 0, "leafCellNumber": 1}
+        result = sched.schedule(pod, spec, set(sched.reported_nodes), "Preempting")
+        assert isinstance(result, Bind)
+        sched.add_allocated_pod(pod, spec, result.bind_info)
+        group = sched.groups[f"default/p{i}"]
+        preassigned.append(group.virtual[1][0][0].preassigned.address)
+    assert preassigned == ["x/2"] * 4 + ["x/1"] * 2 + ["x/4"] * 2 + ["x/0", "x/3"]
+
+
+class _Leaf:
+    """A stand-in cell for the search: level 1 under a parent chain."""
+
+    def __init__(self, parent: Any) -> None:
+        self.level = 1
+        self.parent = parent
+
+
+class _Inner:
+    def __init__(self, level: int, parent: Any = None) -> None:
+        self.level = level
+        self.parent = parent
+
+
+def test_search_prefers_the_lowest_common_ancestor() -> None:
+    node = _Inner(3)
+    switches = [_Inner(2, node), _Inner(2, node)]
+    leaves = [_Leaf(switches[0]), _Leaf(switches[1]), _Leaf(switches[1])]
+    # two leaves: the first pair (0, 1) only meets at the node; (1, 2) share a switch -> optimal, found later
+    level, best = _search(leaves, 2, optimal=2)
+    assert (level, best) == (2, [1, 2])
+
+
+def test_search_keeps_the_first_best_when_no_optimum_exists() -> None:
+    node = _Inner(3)
+    switches = [_Inner(2, node), _Inner(2, node)]
+    leaves = [_Leaf(switches[0]), _Leaf(switches[1])]
+    assert _search(leaves, 2, optimal=2) == (3, [0, 1])
