@@ -1,0 +1,235 @@
+"""A small Kubernetes API server on 127.0.0.1 speaking the list/watch protocol (chunked JSON lines), with
+scripted faults that real API servers produce: a connection dropped mid-stream, 410 Gone (as an HTTP status or
+an ERROR event), bookmarks, an expired resourceVersion after compaction, a stalled (slow) stream, a garbage line.
+
+Only what the watcher uses: pods, core/v1 events and FrameworkController frameworks in one namespace.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+PATHS = {
+    "/api/v1/namespaces/default/pods": "pods",
+    "/api/v1/namespaces/default/events": "events",
+    "/apis/frameworkcontroller.microsoft.com/v1/namespaces/default/frameworks": "frameworks",
+}
+KINDS = {"pods": ("Pod", "v1"), "events": ("Event", "v1"), "frameworks": ("Framework", "frameworkcontroller.microsoft.com/v1")}
+
+
+@dataclass
+class Fault:
+    """What the next watch connection of a resource does wrong."""
+
+    drop_after: int | None = None  # close the socket (no final chunk) after this many events
+    garbage_after: int | None = None  # send a line that is not JSON after this many events
+    bookmark: bool = False  # send a BOOKMARK first
+    gone: bool = False  # send ERROR 410 at once
+    http_410: bool = False  # answer the request with HTTP 410
+    stall: float = 0.0  # after the backlog, go silent this long (longer than the client's read timeout)
+
+
+class FakeApiServer:
+    def __init__(self, frameworks: bool = True) -> None:
+        self.cond = threading.Condition()
+        self.rv = 100
+        self.objects: dict[str, dict[str, dict[str, Any]]] = {r: {} for r in KINDS}
+        self.history: dict[str, list[tuple[int, str, dict[str, Any]]]] = {r: [] for r in KINDS}
+        self.compacted: dict[str, int] = {r: 0 for r in KINDS}
+        self.faults: dict[str, list[Fault]] = {r: [] for r in KINDS}
+        self.frameworks = frameworks
+        self.requests: list[str] = []
+        self.closing = False
+        self.kills = 0  # bumped by drop_watches(): every open watch connection dies
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def __enter__(self) -> FakeApiServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with self.cond:
+            self.closing = True
+            self.cond.notify_all()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    # -- state changes ---------------------------------------------------------------------------------
+    def _bump(self, resource: str, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
+        self.rv += 1
+        obj["metadata"]["resourceVersion"] = str(self.rv)
+        snapshot = json.loads(json.dumps(obj))
+        self.history[resource].append((self.rv, kind, snapshot))
+        self.cond.notify_all()
+        return snapshot
+
+    def add(self, resource: str, name: str, labels: dict[str, str] | None = None, **fields: Any) -> dict[str, Any]:
+        kind, api = KINDS[resource]
+        labels = {"type": "kube-launcher-task"} if labels is None and resource == "pods" else (labels or {})
+        obj = {"kind": kind, "apiVersion": api, "metadata": {"name": name, "namespace": "default",
+                                                              "uid": str(uuid.uuid4()), "labels": labels}, **fields}
+        with self.cond:
+            self.objects[resource][obj["metadata"]["uid"]] = obj
+            return self._bump(resource, "ADDED", obj)
+
+    def modify(self, resource: str, uid: str, **fields: Any) -> dict[str, Any]:
+        with self.cond:
+            obj = self.objects[resource][uid]
+            obj.update(fields)
+            return self._bump(resource, "MODIFIED", obj)
+
+    def delete(self, resource: str, uid: str) -> dict[str, Any]:
+        with self.cond:
+            obj = self.objects[resource].pop(uid)
+            return self._bump(resource, "DELETED", obj)
+
+    def drop_watches(self) -> None:
+        """Kill every open watch connection mid-stream (as a restarted API server or a proxy would)."""
+        with self.cond:
+            self.kills += 1
+            self.cond.notify_all()
+
+    def compact(self, resource: str) -> None:
+        """Forget history: any watch from an older resourceVersion now gets 410."""
+        with self.cond:
+            self.compacted[resource] = self.rv
+
+    def fault(self, resource: str, fault: Fault) -> None:
+        with self.cond:
+            self.faults[resource].append(fault)
+
+    def changes(self, resource: str) -> set[tuple[str, str]]:
+        with self.cond:
+            return {(o["metadata"]["uid"], o["metadata"]["resourceVersion"]) for _, _, o in self.history[resource]}
+
+    # -- HTTP ------------------------------------------------------------------------------------------
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _json(self, status: int, body: Any) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+                url = urlparse(self.path)
+                query = {k: v[0] for k, v in parse_qs(url.query).items()}
+                resource = PATHS.get(url.path)
+                server.requests.append(self.path)
+                if resource is None or (resource == "frameworks" and not server.frameworks):
+                    self._json(404, {"kind": "Status", "status": "Failure", "reason": "NotFound", "code": 404,
+                                     "message": "the server could not find the requested resource"})
+                    return
+                if query.get("watch") in ("true", "True", "1"):
+                    self._watch(resource, query)
+                else:
+                    self._list(resource, query)
+
+            def _match(self, obj: dict[str, Any], selector: str) -> bool:
+                labels = obj["metadata"].get("labels") or {}
+                pairs = [p.split("=", 1) for p in selector.split(",") if "=" in p]
+                return all(labels.get(k) == v for k, v in pairs)
+
+            def _list(self, resource: str, query: dict[str, str]) -> None:
+                with server.cond:
+                    items = [json.loads(json.dumps(o)) for o in server.objects[resource].values()
+                             if self._match(o, query.get("labelSelector", ""))]
+                    version = str(server.rv)
+                for item in items:  # list items come without kind/apiVersion, as from a real API server
+                    item.pop("kind", None)
+                    item.pop("apiVersion", None)
+                kind, api = KINDS[resource]
+                self._json(200, {"kind": f"{kind}List", "apiVersion": api, "metadata": {"resourceVersion": version},
+                                 "items": items})
+
+            def _chunk(self, data: bytes) -> None:
+                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                self.wfile.flush()
+
+            def _watch(self, resource: str, query: dict[str, str]) -> None:
+                with server.cond:
+                    fault = server.faults[resource].pop(0) if server.faults[resource] else Fault()
+                    kills = server.kills
+                    start = int(query.get("resourceVersion") or server.rv)
+                    too_old = start < server.compacted[resource]
+                if fault.http_410:
+                    self._json(410, {"kind": "Status", "status": "Failure", "reason": "Gone", "code": 410,
+                                     "message": "too old resource version"})
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                kind, api = KINDS[resource]
+                if fault.gone or too_old:
+                    error = {"type": "ERROR", "object": {"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                                                         "message": f"too old resource version: {start}",
+                                                         "reason": "Expired", "code": 410}}
+                    self._chunk(json.dumps(error).encode() + b"\n")
+                    self._chunk(b"")
+                    return
+                if fault.bookmark:
+                    with server.cond:
+                        mark = {"type": "BOOKMARK", "object": {"kind": kind, "apiVersion": api,
+                                                               "metadata": {"resourceVersion": str(server.rv)}}}
+                    self._chunk(json.dumps(mark).encode() + b"\n")
+                deadline = time.monotonic() + float(query.get("timeoutSeconds") or 30)
+                sent, cursor = 0, start
+                selector = query.get("labelSelector", "")
+                stalled = False
+                while True:
+                    with server.cond:
+                        if server.kills != kills:
+                            self.wfile.write(b"5\r\n{\"ty")
+                            self.wfile.flush()
+                            self.close_connection = True
+                            return
+                        pending = [(rv, t, o) for rv, t, o in server.history[resource] if rv > cursor]
+                        if not pending:
+                            left = deadline - time.monotonic()
+                            if left <= 0 or server.closing:
+                                break
+                            server.cond.wait(min(left, 0.05))
+                            continue
+                    for rv, event_type, obj in pending:
+                        cursor = rv
+                        if not self._match(obj, selector):
+                            continue
+                        if fault.drop_after is not None and sent >= fault.drop_after:
+                            self.wfile.write(b"5\r\n{\"ty")  # half a chunk, then the connection dies
+                            self.wfile.flush()
+                            self.close_connection = True
+                            return
+                        if fault.garbage_after is not None and sent == fault.garbage_after:
+                            self._chunk(b"<html>502 Bad Gateway</html>\n")
+                            fault.garbage_after = None
+                        self._chunk(json.dumps({"type": event_type, "object": obj}).encode() + b"\n")
+                        sent += 1
+                    if fault.stall and not stalled:
+                        stalled = True
+                        time.sleep(fault.stall)  # a slow server (the test's client read timeout is shorter)
+                self._chunk(b"")
+
+        return Handler
