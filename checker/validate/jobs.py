@@ -127,8 +127,13 @@ def _semantic_hint(message: str) -> str:
 def _check_hived(data: Mapping[str, Any], out: _Out, targets: Sequence[HivedTarget], user: str) -> None:
     vc = hived_spec.js_get(data, "defaults", "virtualCluster", default="default")
     candidates = [t for t in targets if vc in t.leaf_cells]
+    if not targets:
+        out.add("job-unknown-vc", ERROR, "/defaults/virtualCluster" if "defaults" in data else "",
+                "no HiveD config to check the job against: pass --hived-config FILE (a HiveD config or "
+                "services-configuration.yaml)")
+        return
     if not candidates:
-        names = ", ".join(t.name for t in targets) or "none given"
+        names = ", ".join(t.name for t in targets)
         known = sorted({v for t in targets for v in t.leaf_cells})
         close = difflib.get_close_matches(str(vc), known, n=1)
         hint = f" (did you mean '{close[0]}'?)" if close else f"; known VCs: {', '.join(known) or 'none'}"

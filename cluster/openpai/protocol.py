@@ -412,7 +412,11 @@ def _dollar_to_z(pattern: str) -> str:
 @lru_cache(maxsize=1)
 def job_schema() -> dict[str, Any]:
     """The schema file as written (ECMAScript regexes), for editors and other tools."""
-    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    try:
+        return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    except OSError as exc:  # a non-editable install has no configs/ folder
+        raise OSError(f"cannot read the job-protocol schema {SCHEMA_PATH} ({exc.strerror}); install hivedlab from "
+                      "its repository with `pip install -e .` (make venv)") from None
 
 
 def _inline_refs(node: Any, definitions: Mapping[str, Any]) -> Any:

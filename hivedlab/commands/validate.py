@@ -54,13 +54,12 @@ def run(args: argparse.Namespace) -> int:
     try:
         report = validate_paths(args.paths, hived_configs=args.hived_config, strict=args.strict, user=args.user,
                                 skip_unknown=args.skip_unknown)
-    except InputError as exc:
+    except (InputError, OSError) as exc:
         raise HivedlabError(str(exc)) from None
     text = render(report, args.format)
     if args.out:
         write_atomic(Path(args.out), text)
-        if args.format != "text":
-            print(render(report, "text").splitlines()[-1])
+        print(render(report, "text").splitlines()[-1])
     else:
         sys.stdout.write(text)
     if report.unreadable:
