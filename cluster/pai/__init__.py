@@ -107,7 +107,12 @@ def open_backend(
         user: PaiClient(url, tok, on_call=lambda call, u=user: state.log_call(u, call), **extra)
         for user, tok in tokens.items()
     }
-    info = next(iter(clients.values())).info()
+    probe = next(iter(clients.values()))
+    probe.retries, retries = 1, probe.retries  # the first contact: fail fast when the master is not there
+    try:
+        info = probe.info()
+    finally:
+        probe.retries = retries
     if not str(info.get("version", "")).startswith("v1.2"):
         raise PaiError(f"the rest-server at {url} is OpenPAI {info.get('version')}; hivedlab targets v1.2.0",
                        f"{url} 的 rest-server 版本为 {info.get('version')}，hivedlab 面向 v1.2.0")
