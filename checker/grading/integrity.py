@@ -24,7 +24,7 @@ HIVED = "hivedscheduler.microsoft.com/"
 BIND_INFO = HIVED + "pod-bind-info"
 ISOLATION = HIVED + "pod-leaf-cell-isolation"
 SCHEDULING_SPEC = HIVED + "pod-scheduling-spec"
-RECORDER_CLOCK_SLACK = timedelta(seconds=1)
+RECORDER_CLOCK_SLACK = timedelta(seconds=2)  # one clock, but NTP may step it a little
 _BIND_NODE = re.compile(r"^node:\s*(\S+)\s*$", re.MULTILINE)
 _PHYSICAL_NODE = re.compile(r"physicalNode:\s*(\S+)")
 _SPEC_PRIORITY = re.compile(r"^priority:\s*(-?\d+)\s*$", re.MULTILINE)
