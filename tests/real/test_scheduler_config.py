@@ -251,3 +251,24 @@ def test_command_wait_uses_the_masters_ip(cli, tmp_path, serve):
                  "--hived-url", server.url, "--wait", "5", "--lang", "en")
     assert result.code == 0 and "HiveD runs the new config" in result.out
     assert json.dumps(hived_inspect.leaf_count(vc_tree(3))) == "3"
+
+
+def test_validation_uses_hiveds_load_time_rules():
+    from hivedlab.commands.scheduler_config import Layout
+
+    good = plan_layout("two-vc", group(("Carol", 1), ("Dan", 1)))
+    broken = Layout("two-vc", good.text.replace("GPU-D-NODE-POOL.GPU-D-NODE\n", "GPU-D-NODE-POOL.GPU-X-NODE\n"),
+                    good.vcs, good.case)
+    with pytest.raises(HivedlabError, match="would make HiveD panic"):
+        validate_layout(broken)
+    too_many = Layout("two-vc", good.text.replace("cellNumber: 1\n  vc1", "cellNumber: 2\n  vc1"), good.vcs, good.case)
+    with pytest.raises(HivedlabError, match="would make HiveD panic"):
+        validate_layout(too_many)
+
+
+def test_vc_names_must_be_lower_case_alphanumerics():
+    from hivedlab.commands.scheduler_config import Layout
+
+    good = plan_layout("two-vc", group(("Carol", 1), ("Dan", 1)))
+    with pytest.raises(HivedlabError, match="lower-case letters and digits"):
+        validate_layout(Layout("two-vc", good.text.replace("  vc1:", "  V100:"), good.vcs, good.case))
