@@ -13,41 +13,19 @@ Every object change is written to the evidence log as a watch record with the vi
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import Any
 
 import yaml
 
-from checker.evidence import EvidenceWriter
 from cluster.backend import JobStatus, Reply, SubmitResult, TaskStatus
 from cluster.openpai import naming
-from cluster.openpai.jobstate import (
-    CODE_ATTEMPT_COMPLETION,
-    CODE_POD_EXTERNAL_DELETED,
-    CODE_STOP_REQUESTED,
-    CODE_SUCCEEDED,
-    DIAGNOSTICS,
-    AttemptCompletion,
-    TaskOutcome,
-    attempt_completion,
-    rest_state,
-    should_retry,
-)
-from cluster.openpai.objects import (
-    EventState,
-    FrameworkState,
-    PodState,
-    TaskState,
-    event_object,
-    framework_object,
-    pod_object,
-)
+from cluster.openpai.jobstate import CODE_POD_EXTERNAL_DELETED, rest_state
+from cluster.openpai.objects import EventState, PodState, event_object
 from cluster.sim import hooks
-from cluster.sim.jobs import SimJob, TaskKey, job_info
-from cluster.sim.settings import SimSettings, task_seconds
-from cluster.sim.store import ApiStore, Clock, EventQueue, seconds_to_us
+from cluster.sim.framework import FrameworkController
+from cluster.sim.jobs import SimJob, TaskKey
+from cluster.sim.store import seconds_to_us
 from hivedlab.errors import HivedlabError
 
 WAIT_PREFIX = "Pod is waiting for preemptible or free resource to appear: "  # HiveD's filter reply (§4.2)
@@ -55,40 +33,10 @@ MAX_STEPS_PER_INSTANT = 10_000
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: same results, 20x faster
 
 
-class SimCluster:
+class SimCluster(FrameworkController):
     """A `cluster.backend.Backend` on virtual time. One instance per experiment (one evidence log)."""
 
     cluster = "sim"
-
-    def __init__(
-        self,
-        writer: EvidenceWriter | None,
-        seed: int = 0,
-        settings: SimSettings | None = None,
-        node_ips: Mapping[str, str] | None = None,
-        other_nodes: int = 0,
-        hived_api: Any = None,
-        dump_bind_info: Callable[[Any], str] | None = None,
-    ) -> None:
-        self.settings = settings or SimSettings()
-        self.clock = Clock.at(self.settings.start)
-        self.queue = EventQueue()
-        self.store = ApiStore(writer, self.clock)
-        self.rng = random.Random(seed)
-        self.node_ips = dict(node_ips or {})
-        self.other_nodes = other_nodes  # K8s nodes that are not workers (the master): they fail the node selector
-        self.api = hived_api  # the HiveD model (cluster.hived); resolved on first use so tests can pass a double
-        self._dump_bind_info = dump_bind_info
-        self.scheduler: Any = None
-        self.config_mapping: dict[str, Any] | None = None
-        self.jobs: dict[tuple[str, str], SimJob] = {}
-        self._enqueued: dict[str, tuple[int, int]] = {}  # pod uid -> (time, order) it entered the K8s queue
-        self._order = 0
-        self._failed_events: dict[str, EventState] = {}  # pod uid -> its FailedScheduling event
-        self._hived_pods: dict[str, str] = {}
-        self._start_delays: dict[
-            tuple[int, int], float
-        ] = {}  # pod uid -> "allocated" | "unallocated" as HiveD knows it
 
     # -- Backend ------------------------------------------------------------------------------------------------
 
@@ -189,9 +137,6 @@ class SimCluster:
             self._run_instant(next_at)
         self.clock.now_us = max(self.clock.now_us, at_us)
 
-    def _after(self, seconds: float, action: Callable[[], None]) -> None:
-        self.queue.push(self.clock.now_us + seconds_to_us(seconds), action)
-
     def _run_instant(self, at_us: int) -> None:
         """Run everything due at `at_us`, then one K8s scheduling round over the pending pods; repeat while
         the round itself scheduled work for the same instant."""
@@ -203,282 +148,6 @@ class SimCluster:
             if self.queue.next_time() != self.clock.now_us:
                 return
         raise HivedlabError("the simulated cluster did not settle (a scheduling loop that never ends)")
-
-    # -- rest-server and FrameworkController ---------------------------------------------------------------------
-
-    def _accept(self, job_key: str, admitted: Any, protocol: str) -> None:
-        info = job_info(admitted, protocol, self.clock.k8s_time(), self.clock.epoch_s())
-        override = self.settings.durations.get(job_key)
-        seconds = {}
-        for role in info.task_roles:
-            for index in range(role.instances):
-                jitter = self.rng.uniform(-1.0, 1.0)
-                value = override if override is not None else task_seconds(role.commands, self.settings, jitter)
-                seconds[(role.fc_name, index)] = value
-        job = SimJob(key=job_key, seq=len(self.jobs), info=info, task_seconds=seconds)
-        self.jobs[(info.user, info.job_name)] = job
-        self._after(self.settings.framework_create_s, lambda: self._create_framework(job))
-
-    def _emit_framework(self, job: SimJob, watch_type: str = "MODIFIED") -> None:
-        job.set_framework(resource_version=self.store.resource_version())
-        assert job.framework is not None
-        self.store.emit(watch_type, "frameworks", framework_object(job.info, job.framework))
-
-    def _create_framework(self, job: SimJob) -> None:
-        now = self.clock.k8s_time()
-        tasks = tuple(
-            TaskState(task_role=r, index=i, state="AttemptCreationPending", start=now, transition=now)
-            for r, i in job.task_keys
-        )
-        job.framework = FrameworkState(
-            state="AttemptCreationPending",
-            start=now,
-            transition=now,
-            resource_version="",
-            uid=self.store.uid("fw"),
-            attempt_id=0,
-            attempt_start=now,
-            configmap_uid=self.store.uid("configmap"),
-            tasks=tasks,
-        )
-        self._emit_framework(job, "ADDED")
-        if job.stop_requested:
-            self._stop_framework(job)
-            return
-        self._after(self.settings.pod_create_s, lambda: self._create_attempt_pods(job, 0))
-
-    def _create_attempt_pods(self, job: SimJob, attempt_id: int) -> None:
-        fw = job.framework
-        if fw is None or fw.attempt_id != attempt_id or job.completing is not None:
-            return
-        for key in job.task_keys:
-            self._create_pod(job, key, emit_framework=False)
-        job.set_framework(state="AttemptPreparing", transition=self.clock.k8s_time())
-        self._emit_framework(job)
-
-    def _create_pod(self, job: SimJob, key: TaskKey, emit_framework: bool = True) -> None:
-        assert job.framework is not None
-        task = job.task(key)
-        now = self.clock.k8s_time()
-        pod = PodState(
-            task_role=key[0],
-            index=key[1],
-            uid=self.store.uid("pod"),
-            resource_version="",
-            created=now,
-            framework_attempt_id=job.framework.attempt_id,
-            configmap_uid=job.framework.configmap_uid,
-            task_attempt_id=task.attempt_id,
-        )
-        job.pods[key] = pod
-        self._order += 1
-        self._enqueued[pod.uid] = (self.clock.now_us, self._order)
-        self._hived_pods[pod.uid] = "unallocated"
-        job.set_task(
-            key,
-            state="AttemptPreparing",
-            transition=now,
-            attempt_start=now,
-            pod_uid=pod.uid,
-            node=None,
-            host_ip=None,
-            run_time=None,
-            completion_time=None,
-            code=None,
-        )
-        self._emit_pod(job, key, "ADDED")
-        if emit_framework:
-            self._emit_framework(job)
-
-    def _emit_pod(self, job: SimJob, key: TaskKey, watch_type: str = "MODIFIED", **changes: Any) -> PodState:
-        pod = replace(job.pods[key], resource_version=self.store.resource_version(), **changes)
-        job.pods[key] = pod
-        self.store.emit(watch_type, "pods", pod_object(job.info, pod))
-        return pod
-
-    def _container_start(self, job: SimJob, key: TaskKey, uid: str) -> None:
-        pod = job.pods.get(key)
-        if pod is None or pod.uid != uid or pod.deletion_timestamp is not None:
-            return
-        now = self.clock.k8s_time()
-        self._emit_pod(job, key, phase="Running", started_at=now)
-        job.ran = True
-        job.set_task(key, state="AttemptRunning", transition=now, run_time=now)
-        assert job.framework is not None
-        if job.framework.state == "AttemptPreparing":
-            job.set_framework(state="AttemptRunning", transition=now, run_time=job.framework.run_time or now)
-        self._emit_framework(job)
-        self._after(job.task_seconds[key], lambda: self._container_exit(job, key, uid))
-
-    def _container_exit(self, job: SimJob, key: TaskKey, uid: str) -> None:
-        pod = job.pods.get(key)
-        if pod is None or pod.uid != uid or pod.deletion_timestamp is not None:
-            return
-        now = self.clock.k8s_time()
-        self._emit_pod(job, key, phase="Succeeded", finished_at=now, exit_code=0)
-        self._hived_release(job, pod)  # a completed pod is a deleted pod to HiveD (spec/hived.md §2.1)
-        self._task_completed(job, key, CODE_SUCCEEDED)
-        current = job.pods.get(key)
-        if current is not None and current.uid == uid:
-            self._delete_pod(job, key)  # FC deletes a completed task attempt's pod
-
-    def _task_completed(self, job: SimJob, key: TaskKey, code: int) -> None:
-        """A task attempt ended: retry the task (non-gang, transient) or complete it and apply the completion
-        policy (spec/openpai.md §3.4, §3.5)."""
-        now = self.clock.k8s_time()
-        task = job.task(key)
-        decision = should_retry(job.role_retry(key[0]), code, task.accountable_retried)
-        if job.completing is None and decision.retry:
-            job.set_task(
-                key,
-                state="AttemptCreationPending",
-                transition=now,
-                completion_time=now,
-                code=code,
-                attempt_id=task.attempt_id + 1,
-                retried=task.retried + 1,
-                accountable_retried=task.accountable_retried + int(decision.accountable),
-            )
-            job.recreate.add(key)
-            self._emit_framework(job)
-            return
-        job.set_task(key, state="Completed", transition=now, completion_time=now, code=code)
-        if job.completing is not None:
-            self._emit_framework(job)
-            return
-        outcome = TaskOutcome(key[0], key[1], code)
-        job.outcomes.append(outcome)
-        completion = attempt_completion(job.policies(), job.outcomes, outcome)
-        if completion is None:
-            self._emit_framework(job)
-        else:
-            self._complete_attempt(job, completion)
-
-    def _complete_attempt(
-        self, job: SimJob, completion: AttemptCompletion, kill_code: int = CODE_ATTEMPT_COMPLETION
-    ) -> None:
-        """The attempt completes: every other task is killed, then the attempt is deleted (then retried or done)."""
-        job.completing = completion
-        now = self.clock.k8s_time()
-        job.set_framework(
-            state="AttemptDeletionPending",
-            transition=now,
-            code=completion.code,
-            trigger=(completion.task_role, completion.index, completion.message),
-        )
-        for key in job.task_keys:
-            task = job.task(key)
-            if task.state != "Completed":
-                job.set_task(key, state="Completed", transition=now, completion_time=now, code=kill_code)
-        job.recreate.clear()
-        self._emit_framework(job)
-        for key in list(job.pods):
-            self._delete_pod(job, key)
-        self._maybe_attempt_deleted(job)
-
-    def _stop_framework(self, job: SimJob) -> None:
-        job.set_framework(execution_type="Stop")
-        if job.completing is not None or job.framework is None or job.framework.state == "Completed":
-            self._emit_framework(job)
-            return
-        completion = AttemptCompletion(CODE_STOP_REQUESTED, "", -1, DIAGNOSTICS[CODE_STOP_REQUESTED])
-        self._complete_attempt(job, completion, kill_code=CODE_STOP_REQUESTED)
-
-    def _maybe_attempt_deleted(self, job: SimJob) -> None:
-        if job.completing is None or job.pods:
-            return
-        completion, fw = job.completing, job.framework
-        assert fw is not None
-        now = self.clock.k8s_time()
-        decision = should_retry(job.info.retry, completion.code, fw.accountable_retried)
-        if decision.retry and not job.stop_requested:
-            job.set_framework(
-                state="AttemptCompleted",
-                transition=now,
-                attempt_completion_time=now,
-                retry_delay_sec=decision.delay_sec,
-            )
-            self._emit_framework(job)
-            self._new_attempt(job, decision.accountable)
-            return
-        job.set_framework(
-            state="Completed", transition=now, attempt_completion_time=now, completion_time=now, retry_delay_sec=None
-        )
-        self._emit_framework(job)
-
-    def _new_attempt(self, job: SimJob, accountable: bool) -> None:
-        """A new framework attempt (§3.4 step 4): new ConfigMap, same pod names, new uids."""
-        fw = job.framework
-        assert fw is not None
-        now = self.clock.k8s_time()
-        job.completing = None
-        job.outcomes.clear()
-        tasks = tuple(
-            TaskState(task_role=r, index=i, state="AttemptCreationPending", start=now, transition=now)
-            for r, i in job.task_keys
-        )
-        job.set_framework(
-            state="AttemptCreationPending",
-            transition=now,
-            attempt_id=fw.attempt_id + 1,
-            attempt_start=now,
-            configmap_uid=self.store.uid("configmap"),
-            tasks=tasks,
-            run_time=None,
-            attempt_completion_time=None,
-            code=None,
-            trigger=None,
-            retried=fw.retried + 1,
-            accountable_retried=fw.accountable_retried + int(accountable),
-            retry_delay_sec=None,
-        )
-        self._emit_framework(job)
-        attempt = fw.attempt_id + 1
-        self._after(self.settings.pod_create_s, lambda: self._create_attempt_pods(job, attempt))
-
-    # -- pod deletion --------------------------------------------------------------------------------------------
-
-    def _delete_pod(self, job: SimJob, key: TaskKey) -> None:
-        """Delete a pod: an unbound or already terminated one goes at once, a running one after the grace period."""
-        pod = job.pods[key]
-        if pod.deletion_timestamp is not None:
-            return
-        if pod.node is None or pod.finished_at is not None:
-            self._remove_pod(job, key, pod.uid)
-            return
-        self._emit_pod(job, key, deletion_timestamp=self.clock.k8s_time())
-        self._after(self.settings.grace_s, lambda: self._remove_pod(job, key, pod.uid))
-
-    def _remove_pod(self, job: SimJob, key: TaskKey, uid: str) -> None:
-        pod = job.pods.get(key)
-        if pod is None or pod.uid != uid:
-            return
-        if pod.node is not None and pod.finished_at is None and pod.started_at is not None:
-            pod = replace(pod, finished_at=self.clock.k8s_time(), exit_code=137, phase="Failed")
-            job.pods[key] = pod
-        self._hived_release(job, pod)
-        del job.pods[key]
-        self._enqueued.pop(uid, None)
-        self._failed_events.pop(uid, None)
-        self.store.emit(
-            "DELETED", "pods", pod_object(job.info, replace(pod, resource_version=self.store.resource_version()))
-        )
-        if key in job.recreate:
-            job.recreate.discard(key)
-            self._after(self.settings.pod_create_s, lambda: self._recreate_task_pod(job, key))
-        self._maybe_attempt_deleted(job)
-
-    def _recreate_task_pod(self, job: SimJob, key: TaskKey) -> None:
-        if job.completing is None and key not in job.pods and job.task(key).state == "AttemptCreationPending":
-            self._create_pod(job, key)
-
-    def _hived_release(self, job: SimJob, pod: PodState) -> None:
-        ref = hooks.pod_ref(self.api, pod.name(job.info.framework), pod.uid)
-        state = self._hived_pods.pop(pod.uid, None)
-        if state == "allocated":
-            self.scheduler.delete_allocated_pod(ref)
-        elif state == "unallocated":
-            self.scheduler.delete_unallocated_pod(ref)
 
     # -- Kubernetes scheduling with HiveD as extender ----------------------------------------------------------
 
