@@ -142,12 +142,12 @@ def validate_paths(
     hived_configs: Sequence[str | Path] | None = None,
     strict: bool = False,
     user: str = "admin",
-    skip_unknown: bool = False,
+    as_walk: bool = False,
 ) -> Report:
     """Validate files and folders; raises InputError only for an unusable --hived-config.
 
-    `skip_unknown`: a named YAML mapping of no known kind is skipped as in a walk (for pre-commit, which names
-    every changed YAML file).
+    `as_walk`: treat named files as if a folder walk had found them (YAML of unknown kind skipped, files under a
+    rejected/ folder expected to be refused), for pre-commit, which names every changed file.
     """
     del strict  # the verdict is the caller's: Report.exit_code(strict)
     inputs, findings = _expand(paths)
@@ -161,8 +161,8 @@ def validate_paths(
 
     files, kinds = [], {}
     for item in inputs:
-        if skip_unknown:
-            item = _Input(item.path, True, item.expect_rejection)
+        if as_walk and not item.walked:
+            item = _Input(item.path, True, REJECTED_DIR in item.path.parts[:-1])
         name = str(item.path)
         text, size, problem, cannot = _read(item.path)
         files.append(name)

@@ -40,8 +40,9 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument("--hived-config", action="append", metavar="FILE", default=None,
                         help="HiveD config (or services-configuration.yaml) to check jobs against; repeatable")
     parser.add_argument("--strict", action="store_true", help="warnings fail too (exit status 1)")
-    parser.add_argument("--skip-unknown", action="store_true",
-                        help="skip named YAML files that are none of the four kinds (for pre-commit)")
+    parser.add_argument("--pre-commit", action="store_true",
+                        help="treat named files as if found in a folder walk: skip YAML of no known kind, expect "
+                        "files under rejected/ to be refused (pre-commit names every changed file)")
     parser.add_argument("--user", default="admin", help="OpenPAI user name used in group names (default: admin)")
     add_format(parser, ("text", "json", "junit", "github", "sarif"))
     parser.add_argument("--out", metavar="PATH", default=None, help="write the report here (default: standard output)")
@@ -53,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         report = validate_paths(args.paths, hived_configs=args.hived_config, strict=args.strict, user=args.user,
-                                skip_unknown=args.skip_unknown)
+                                as_walk=args.pre_commit)
     except (InputError, OSError) as exc:
         raise HivedlabError(str(exc)) from None
     text = render(report, args.format)

@@ -99,8 +99,12 @@ def test_sarif(cli, tmp_path):
     assert {r["id"] for r in doc["runs"][0]["tool"]["driver"]["rules"]} == {"job-schema"}
 
 
-def test_skip_unknown_for_pre_commit(cli, tmp_path):
+def test_pre_commit_mode_treats_named_files_like_a_walk(cli, tmp_path):
     other = tmp_path / "workflow.yaml"
     other.write_text("on: push\njobs: {}\n")
     assert cli("validate", str(other)).code == 1
-    assert cli("validate", "--skip-unknown", str(other)).code == 0
+    assert cli("validate", "--pre-commit", str(other)).code == 0
+    rejected = "jobs/rejected/job-over-quota-gang.yaml"
+    assert cli("validate", rejected).code == 1
+    result = cli("validate", "--pre-commit", rejected)
+    assert result.code == 0 and "expected rejection: [one-vc.yaml] Job requests 4 SKUs" in result.out
