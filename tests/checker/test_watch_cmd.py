@@ -1,0 +1,71 @@
+"""`hivedlab watch`: help, bad configuration, and a real run against the local API server ended by SIGINT."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+from checker.evidence import read_evidence
+from tests.checker.k8s_server import FakeApiServer
+
+KUBECONFIG = """\
+apiVersion: v1
+kind: Config
+clusters:
+- name: local
+  cluster: {{server: "{url}"}}
+contexts:
+- name: lab
+  context: {{cluster: local, user: student}}
+current-context: lab
+users:
+- name: student
+  user: {{token: not-a-secret}}
+"""
+
+
+def test_help(cli) -> None:
+    result = cli("watch", "--help")
+    assert result.code == 0 and "examples:" in result.out and "--kubeconfig" in result.out
+
+
+def test_log_is_required(cli) -> None:
+    assert cli("watch").code == 2
+
+
+def test_missing_kubeconfig_is_one_line(cli, tmp_path: Path) -> None:
+    result = cli("watch", "--log", str(tmp_path / "w.jsonl"), "--kubeconfig", str(tmp_path / "nope"))
+    assert result.code == 2 and "no kubeconfig" in result.err and result.err.count("\n") == 1
+
+
+def test_unknown_context_is_one_line(cli, tmp_path: Path) -> None:
+    config = tmp_path / "kubeconfig"
+    config.write_text(KUBECONFIG.format(url="http://127.0.0.1:9"), encoding="utf-8")
+    result = cli("watch", "--log", str(tmp_path / "w.jsonl"), "--kubeconfig", str(config), "--context", "nope")
+    assert result.code == 2 and "cannot configure" in result.err and "Traceback" not in result.err
+
+
+def test_records_until_sigint(cli, tmp_path: Path) -> None:
+    log, config = tmp_path / "w.jsonl", tmp_path / "kubeconfig"
+    with FakeApiServer() as server:
+        config.write_text(KUBECONFIG.format(url=server.url), encoding="utf-8")
+        server.add("pods", "p0")
+
+        def interrupt() -> None:
+            deadline = time.monotonic() + 5
+            pause = threading.Event()
+            while time.monotonic() < deadline:
+                if log.exists() and any(r.resource == "pods" for r in read_evidence(log).records):
+                    break
+                pause.wait(0.01)
+            os.kill(os.getpid(), signal.SIGINT)
+
+        threading.Thread(target=interrupt, daemon=True).start()
+        result = cli("watch", "--log", str(log), "--kubeconfig", str(config), "--context", "lab")
+    assert result.code == 0 and "stopped" in result.err
+    evidence = read_evidence(log)
+    assert evidence.chain_ok and evidence.warnings == ()
+    assert [r.object["metadata"]["name"] for r in evidence.records if r.resource == "pods"] == ["p0"]
