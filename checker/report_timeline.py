@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from checker.charts import TaskAttempt
-from checker.evidence import read_evidence
+from checker.evidence import iter_evidence
 from checker.timeline import JobTimeline, Mark, Timeline, build_timeline
 
 
@@ -80,16 +80,17 @@ def attempts_of(timeline: Timeline, names: dict[str, str]) -> tuple[TaskAttempt,
 def timeline_for_chart(path: Path, run_tag: str = "") -> ExperimentTimeline:
     """Read an evidence log into the report's view of it. Never raises: problems become lines."""
     where = f"{path.parent.name}/evidence.jsonl"
-    log = read_evidence(path)
-    problems = [f"{where}: {w}" for w in log.warnings[:3]]
-    if len(log.warnings) > 3:
-        problems.append(f"{where}: {len(log.warnings) - 3} more warning(s)")
-    if not log.records:
-        return ExperimentTimeline(problems=tuple(problems))
+    stream = iter_evidence(path)  # streamed: a long real-cluster log is never held whole
     try:
-        timeline = build_timeline(log.records)
+        timeline = build_timeline(stream)
     except Exception as exc:  # noqa: BLE001 - a log the timeline cannot fold must not stop the report
-        return ExperimentTimeline(problems=(*problems, f"{where}: no timeline could be built ({exc})"))
+        return ExperimentTimeline(problems=(f"{where}: no timeline could be built ({exc})",))
+    warnings = [*stream.warnings, *([stream.unreadable] if stream.unreadable else [])]
+    problems = [f"{where}: {w}" for w in warnings[:3]]
+    if len(warnings) > 3:
+        problems.append(f"{where}: {len(warnings) - 3} more warning(s)")
+    if stream.count == 0:
+        return ExperimentTimeline(problems=(*problems, f"{where}: the log holds no records"))
     names = display_names(timeline.jobs, timeline.experiment or path.parent.name, run_tag)
     t0 = timeline.first.t if timeline.first else 0.0
     rejections = tuple(

@@ -197,3 +197,14 @@ def test_an_unusable_inventory_is_a_note_not_a_crash(run_dir):
     (run_dir / "inventory.yaml").write_text("members: [\n", encoding="utf-8")
     md = render(run_dir, "en")
     assert "Note: inventory.yaml: not valid YAML" in md
+
+
+@pytest.mark.parametrize(
+    ("content", "note"),
+    [(b"", "evidence.jsonl: the log holds no records"), (b"\xff\xfe not json\n", "evidence.jsonl: line 1")],
+)
+def test_an_empty_or_garbled_log_is_a_note(run_dir, content, note):
+    (run_dir / "experiments" / "gang" / "evidence.jsonl").write_bytes(content)
+    md = render(run_dir, "en")
+    assert f"Note: gang/{note}" in md
+    assert "| Gang Scheduling |" in md
