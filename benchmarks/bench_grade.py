@@ -46,7 +46,7 @@ def main() -> int:
         records = sum(1 for p in (subs / "group-000").rglob("evidence.jsonl") for _ in p.open("rb"))
         rubric = load_rubric()
         lab, plans = load_lab()
-        judge = make_judge(plans, lab)
+        judge = make_judge(plans)
         started = time.perf_counter()
         result = grade_batch(subs, work / "grades", rubric, lab, judge, jobs=args.jobs)
         elapsed = time.perf_counter() - started

@@ -71,25 +71,7 @@ def load_lab() -> tuple[LabSpec, Mapping[str, Any]]:
     return lab_spec_from_plans(plans, _read_protocol), {plan.id: plan for plan in plans}
 
 
-def _ruleset_for(plans: Mapping[str, Any], lab: LabSpec) -> Any:
-    """`checker.verdicts.RuleSet`s built from the plans (what `hivedlab check` judges with)."""
-    from checker.rules.common import Text
-    from checker.verdicts import RuleSet
-
-    def ruleset(experiment: str) -> Any:
-        plan = plans.get(experiment)
-        if plan is None:
-            raise HivedlabError(f"no experiment plan {experiment!r}")
-        spec = lab.get(experiment)
-        names = {job.name: job.key for job in spec.jobs if job.known} if spec else {}
-        questions = tuple(Text(zh, en) for zh, en in zip(plan.questions["zh"], plan.questions["en"], strict=False))
-        return RuleSet(experiment, Text(plan.title.get("zh", plan.id), plan.title.get("en", plan.id)), questions,
-                       tuple(plan.rules), names)
-
-    return ruleset
-
-
-def make_judge(plans: Mapping[str, Any], lab: LabSpec) -> Judge | None:
+def make_judge(plans: Mapping[str, Any]) -> Judge | None:
     """The checker's verdicts as judge(log, experiment) -> Judgement; None when the checker lacks them.
 
     The log is already read (and its chain checked) by the grader, so its records are folded into the checker's
@@ -100,12 +82,18 @@ def make_judge(plans: Mapping[str, Any], lab: LabSpec) -> Judge | None:
         from checker.timeline import TimelineBuilder
     except ImportError:
         return None
-    if not all(hasattr(verdicts, name) for name in ("judge", "LogSummary", "to_json", "RuleSet")):
+    try:
+        from labs.plans import to_ruleset
+    except ImportError:
         return None
-    ruleset = _ruleset_for(plans, lab)
+    if not all(hasattr(verdicts, name) for name in ("judge", "LogSummary", "to_json")):
+        return None
 
     def judge(log: EvidenceLog, experiment: str) -> Judgement:
-        rules = ruleset(experiment)
+        plan = plans.get(experiment)
+        if plan is None:
+            raise HivedlabError(f"no experiment plan {experiment!r}")
+        rules = to_ruleset(plan)
         builder = TimelineBuilder()
         for record in log.records:
             builder.feed(record)
@@ -148,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
         raise HivedlabError(f"{target} is not a run directory" if args.self_check
                             else f"{target} is not a folder of group folders")
     lab, plans = load_lab()
-    judge = make_judge(plans, lab)
+    judge = make_judge(plans)
     if judge is None:
         print("hivedlab grade: warning: the checker's verdicts are not available; answers cannot be re-judged",
               file=sys.stderr)

@@ -18,7 +18,7 @@ BASE = FIXTURES / "base"
 VARIANTS = FIXTURES / "variants"
 RUBRIC = load_rubric()
 LAB, PLANS = load_lab()
-JUDGE = make_judge(PLANS, LAB)
+JUDGE = make_judge(PLANS)
 EXPERIMENTS = ("vc-safety", "priority", "opportunistic", "gang", "incremental")
 
 
