@@ -137,6 +137,11 @@ def _check_hived(data: Mapping[str, Any], out: _Out, targets: Sequence[HivedTarg
         known = sorted({v for t in targets for v in t.leaf_cells})
         close = difflib.get_close_matches(str(vc), known, n=1)
         hint = f" (did you mean '{close[0]}'?)" if close else f"; known VCs: {', '.join(known) or 'none'}"
+        if vc == "default":
+            out.add("job-unknown-vc", ERROR, "/defaults/virtualCluster" if "defaults" in data else "",
+                    f"VC 'default' is not defined in any HiveD config ({names}){hint}. The rest-server accepts the "
+                    "job (every user has 'default'), but HiveD refuses its pods: 'VC default does not exists!'")
+            return
         out.add("job-unknown-vc", ERROR, "/defaults/virtualCluster",
                 f"VC '{vc}' is not defined in any HiveD config ({names}){hint}. The rest-server answers 403 "
                 f"ForbiddenUserError: User {user} is not allowed to do operation in {vc}")

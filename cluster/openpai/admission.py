@@ -99,7 +99,7 @@ def admit_job(
     """Admit or reject a job exactly like rest-server v1.2.0 with HiveD enabled.
 
     `existing_jobs` holds `user~name` ids already submitted (409 on a repeat); `user_vcs` the VCs the user may use
-    (default: every VC of the config, an admin).
+    (default: every VC of the config and `default`, as for an admin).
     """
     data = parse_body(protocol)
     check_protocol(data)
@@ -115,7 +115,8 @@ def admit_job(
     job_id = f"{user}~{data['name']}"
     if job_id in existing_jobs:
         raise Rejection(409, "ConflictJobError", f"Job {job_id} already exists.", "/name", "submit")
-    allowed = hived_spec.vc_leaf_cells(hived_config).keys() if user_vcs is None else user_vcs
+    # every user has `default`, whether HiveD has it or not (openpai.md §5.1)
+    allowed = {*hived_spec.vc_leaf_cells(hived_config), "default"} if user_vcs is None else user_vcs
     if plan.virtual_cluster not in allowed:
         raise Rejection(403, "ForbiddenUserError", f"User {user} is not allowed to do operation in "
                         f"{plan.virtual_cluster}", "/defaults/virtualCluster", "submit")

@@ -151,3 +151,10 @@ def test_vc_leaf_cells_counts_virtual_and_pinned_cells():
                                   "pinnedCells": [{"pinnedCellId": "pin"}]}},
     }
     assert hived_spec.vc_leaf_cells(config) == {"v": {"G": 6}}
+
+
+def test_every_user_has_default_even_when_hived_does_not():
+    config = {**LAB, "virtualClusters": {"vc1": LAB["virtualClusters"]["vc1"]}}
+    job = _job()
+    job["defaults"]["virtualCluster"] = "default"
+    assert admit_job(job, "alice", config).virtual_cluster == "default"
