@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import copy
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -36,8 +36,6 @@ from tests.hived.hived_cases_views import (
     victim_names,
 )
 
-SpecParser = Callable[[str], Any]
-
 
 class FlowMismatch(AssertionError):
     """The model's behaviour differs from HiveD's recorded behaviour at one step."""
@@ -57,11 +55,13 @@ def same(what: str, expected: Any, actual: Any) -> None:
 
 
 class FlowRunner:
-    def __init__(self, data: CasesFile, case: Case, api: ModuleType, parse_spec: SpecParser | None = None) -> None:
+    def __init__(self, data: CasesFile, case: Case, api: ModuleType, codec: ModuleType | None = None) -> None:
+        """`api` is `cluster.hived`; `codec` is `cluster.hived_codec` (annotation text: specYaml steps, and the
+        bind info a restart recovers from)."""
         self.data = data
         self.case = case
         self.api = api
-        self.parse_spec = parse_spec
+        self.codec = codec
         self.bound: dict[str, BoundPod] = {}
         self.remembered: dict[str, dict[str, list[int]]] = {}
         self.random_binds: list[tuple[str, str]] = []  # (HiveD's node, model's node) of nondeterministic binds
@@ -110,10 +110,10 @@ class FlowRunner:
         """The spec mapping to schedule with, or (None, UserError) when the annotation text itself is rejected."""
         if step.spec_yaml is None:
             return step.spec, None
-        if self.parse_spec is None:
+        if self.codec is None:
             raise FlowMismatch("no annotation codec to parse specYaml")
         try:
-            return self.parse_spec(step.spec_yaml), None
+            return self.codec.parse_pod_scheduling_spec(step.spec_yaml), None
         except self.api.UserError as err:
             return None, err
 
@@ -145,6 +145,8 @@ class FlowRunner:
         if wanted == "bind":
             same("HiveD's test: bind node", expect["node"], outcome.node)
             same("HiveD's test: leafCellIsolation", list(expect["leafCellIsolation"]), list(outcome.leaf_cell_isolation))
+        if wanted not in ("error", "bind", "bind_any", "not_bind"):
+            raise FlowMismatch(f"unknown expect result {wanted!r}")
         if wanted == "not_bind":
             if kind == "bind":
                 raise FlowMismatch(f"HiveD's test expects no bind, model: {self._describe(outcome)}")
@@ -262,7 +264,7 @@ class FlowRunner:
         self.sched = self._start(step.raw["config"])
         errors: list[str] = []
         for name, bound in self.bound.items():
-            info = self.api.BindInfo.from_dict(bound.bind_info.to_dict())  # recovery reads the annotation
+            info = self._recovered_bind_info(bound.bind_info)
             try:
                 self.sched.add_allocated_pod(bound.pod, bound.spec, info)
             except Exception as exc:  # the file records re-add errors as data
@@ -279,6 +281,12 @@ class FlowRunner:
                 actual["missingCells"] = summary["missingCells"]
                 wanted = {**wanted, "missingCells": wanted.get("missingCells", 0)}
             same(f"group {name} after the restart", dict(wanted), actual)
+
+    def _recovered_bind_info(self, info: Any) -> Any:
+        """What HiveD reads back on restart: the pod-bind-info annotation (spec §3.12, §4.1)."""
+        if self.codec is None:
+            return self.api.BindInfo.from_dict(info.to_dict())
+        return self.codec.load_bind_info(self.codec.dump_bind_info(info))
 
     def _restart_summary(self, name: str, group: Mapping[str, Any]) -> dict[str, Any]:
         summary = group_summary(group)

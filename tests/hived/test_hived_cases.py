@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.hived.hived_cases_data import CaseFileError, Suggested, group_of, load_cases, parse_cases
-from tests.hived.hived_cases_runner import FlowMismatch, FlowRunner, SpecParser
+from tests.hived.hived_cases_runner import FlowMismatch, FlowRunner
 from tests.hived.hived_cases_views import (
     cell_users,
     group_summary,
@@ -37,10 +37,10 @@ def hived() -> ModuleType:
 
 
 @pytest.fixture(scope="module")
-def parse_spec() -> SpecParser:
+def codec() -> ModuleType:
     from cluster import hived_codec
 
-    return hived_codec.parse_pod_scheduling_spec
+    return hived_codec
 
 
 # -- the flows -------------------------------------------------------------------------------------------------
@@ -59,16 +59,16 @@ def test_observed_flows_loaded() -> None:
 
 
 @pytest.mark.parametrize("case", UNIT, ids=[case.id for case in UNIT])
-def test_hived_unit_flow(case: Any, hived: ModuleType, parse_spec: SpecParser) -> None:
-    FlowRunner(DATA, case, hived, parse_spec).run()
+def test_hived_unit_flow(case: Any, hived: ModuleType, codec: ModuleType) -> None:
+    FlowRunner(DATA, case, hived, codec).run()
 
 
 @pytest.mark.parametrize("case", OBSERVED, ids=[case.id for case in OBSERVED])
-def test_hived_observed_flow(case: Any, hived: ModuleType, parse_spec: SpecParser) -> None:
-    FlowRunner(DATA, case, hived, parse_spec).run()
+def test_hived_observed_flow(case: Any, hived: ModuleType, codec: ModuleType) -> None:
+    FlowRunner(DATA, case, hived, codec).run()
 
 
-def test_harness_reports_a_wrong_bind(hived: ModuleType, parse_spec: SpecParser) -> None:
+def test_harness_reports_a_wrong_bind(hived: ModuleType, codec: ModuleType) -> None:
     """The harness fails a flow whose recorded bind differs from the model's, naming case, step and both sides."""
     case = next(c for c in OBSERVED if c.id == "lab1/vc-safety")
     first = case.steps[0]
@@ -77,16 +77,16 @@ def test_harness_reports_a_wrong_bind(hived: ModuleType, parse_spec: SpecParser)
     broken = dataclasses.replace(case, steps=(dataclasses.replace(first, observed=MappingProxyType(observed)),))
     with pytest.raises(FlowMismatch, match=r"lab1/vc-safety step 0 \(schedule safety-a-train-0\): bind node: "
                                            r"HiveD 'hostname-dan', model 'hostname-carol'"):
-        FlowRunner(DATA, broken, hived, parse_spec).run()
+        FlowRunner(DATA, broken, hived, codec).run()
 
 
-def test_harness_reports_a_wrong_wait_reason(hived: ModuleType, parse_spec: SpecParser) -> None:
+def test_harness_reports_a_wrong_wait_reason(hived: ModuleType, codec: ModuleType) -> None:
     case = next(c for c in OBSERVED if c.id == "lab2/equal-priority-no-preemption")
     last = case.steps[-1]
     observed = {**last.observed, "reason": "something else"}
     broken = dataclasses.replace(case, steps=case.steps[:-1] + (dataclasses.replace(last, observed=observed),))
     with pytest.raises(FlowMismatch, match="wait reason: HiveD 'something else', model 'insufficient capacity"):
-        FlowRunner(DATA, broken, hived, parse_spec).run()
+        FlowRunner(DATA, broken, hived, codec).run()
 
 
 # -- the loader ------------------------------------------------------------------------------------------------
