@@ -57,3 +57,13 @@ def test_unreadable_and_invalid_yaml_files(tmp_path: Path) -> None:
     bad.write_text("items: [\n")
     with pytest.raises(HivedlabError, match="not valid YAML"):
         load_rubric(bad)
+
+
+def test_the_rubric_schema_is_a_valid_json_schema() -> None:
+    import json
+
+    import jsonschema
+
+    from checker.grading.rubric import RUBRIC_SCHEMA
+
+    jsonschema.Draft202012Validator.check_schema(json.loads(RUBRIC_SCHEMA.read_text()))
