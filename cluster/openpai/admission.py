@@ -7,7 +7,9 @@ would answer (§2.8, §4.3).
 
 from __future__ import annotations
 
+import copy
 import json
+import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -127,7 +129,7 @@ def admit_job(
 
 
 def _admitted(data: Mapping[str, Any], user: str, plan: hived_spec.HivedPlan) -> AdmittedJob:
-    full = proto.with_defaults(data)
+    full = with_defaults(data)
     roles = []
     for name, spec in data["taskRoles"].items():
         completion = spec.get("completion") or {}
@@ -137,8 +139,59 @@ def _admitted(data: Mapping[str, Any], user: str, plan: hived_spec.HivedPlan) ->
             pod_scheduling_spec=plan.specs[name],
             min_failed_instances=completion.get("minFailedInstances"),
             min_succeeded_instances=completion.get("minSucceededInstances"),
-            commands=proto.render_commands(data, name),
+            commands=render_commands(data, name),
             resources=dict(spec["resourcePerInstance"]),
         ))
     return AdmittedJob(user, str(data["name"]), plan.virtual_cluster, int(plan.priority or 0), plan.gang,
                        tuple(roles), full)
+
+
+_PLACEHOLDER = re.compile(r"<%\s*\$(parameters|script|output|data)((?:\.[^\s%]+|\[\d+\])*)\s*%>")
+
+
+def render_commands(protocol: Mapping[str, Any], role: str) -> tuple[str, ...]:
+    """The task role's commands with the default deployment's pre/post commands and placeholders rendered."""
+    spec = protocol["taskRoles"][role]
+    commands = list(spec.get("commands") or [])
+    default = (protocol.get("defaults") or {}).get("deployment")
+    for deployment in protocol.get("deployments") or []:
+        if default is not None and deployment.get("name") == default:
+            hooks = (deployment.get("taskRoles") or {}).get(role) or {}
+            commands = list(hooks.get("preCommands") or []) + commands + list(hooks.get("postCommands") or [])
+    prereqs = {(p.get("type"), p.get("name")): p for p in protocol.get("prerequisites") or []}
+    scope = {"parameters": protocol.get("parameters") or {}}
+    for kind in ("script", "output", "data"):
+        if kind in spec:
+            scope[kind] = prereqs.get((kind, spec[kind]), {})
+    return tuple(_PLACEHOLDER.sub(lambda m: _lookup(scope, m), command.strip()) for command in commands)
+
+
+def _lookup(scope: Mapping[str, Any], match: re.Match[str]) -> str:
+    value: Any = scope.get(match.group(1))
+    for part in re.findall(r"\.([^.\[]+)|\[(\d+)\]", match.group(2)):
+        key = part[0] or part[1]
+        if isinstance(value, list) and key.isdigit() and int(key) < len(value):
+            value = value[int(key)]
+        elif isinstance(value, dict) and key in value:
+            value = value[key]
+        else:
+            return match.group(0)
+    if value is None or isinstance(value, dict | list):
+        return match.group(0) if value is None else json.dumps(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return proto.js_number_text(value) if isinstance(value, int | float) else str(value)
+
+
+def with_defaults(protocol: Mapping[str, Any]) -> dict[str, Any]:
+    """A deep copy with the defaults the rest-server and the Framework apply (§1.1, §1.3, §2.3)."""
+    out = copy.deepcopy(dict(protocol))
+    out.setdefault("jobRetryCount", 0)
+    defaults = out.setdefault("defaults", {})
+    if isinstance(defaults, dict):
+        defaults.setdefault("virtualCluster", "default")
+    for spec in (out.get("taskRoles") or {}).values():
+        if isinstance(spec, dict):
+            spec.setdefault("instances", 1)
+            spec.setdefault("taskRetryCount", 0)
+    return out

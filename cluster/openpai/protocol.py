@@ -8,11 +8,12 @@ Three steps, in the rest-server's order:
 2. `schema_issues(protocol)`: the JSON Schema of `configs/schemas/job-protocol.schema.json` (the protocol schema and
    the HiveD schema, §1.3); each issue says which of the two schemas it belongs to.
 3. `semantic_issues(protocol)`: the checks after the schema (§1.4) with the rest-server's messages.
+
+Rendering (§1.5) is in `cluster.openpai.admission`.
 """
 
 from __future__ import annotations
 
-import copy
 import difflib
 import json
 import math
@@ -314,10 +315,10 @@ def _js_key(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, Timestamp):
         return value.text
-    return _js_number_text(value)
+    return js_number_text(value)
 
 
-def _js_number_text(value: float | int) -> str:
+def js_number_text(value: float | int) -> str:
     if isinstance(value, float):
         if math.isnan(value):
             return "NaN"
@@ -521,7 +522,7 @@ def _type_name(value: Any) -> str:
     if isinstance(value, bool):
         return f"the boolean {str(value).lower()}"
     if isinstance(value, int | float):
-        return f"the number {_js_number_text(value)}"
+        return f"the number {js_number_text(value)}"
     if isinstance(value, str):
         return f"the string {json.dumps(value)}"
     return "a list" if isinstance(value, list) else "a mapping"
@@ -564,58 +565,3 @@ def semantic_issues(protocol: Mapping[str, Any]) -> list[Issue]:
     if default is not None and default not in names:
         issues.append(Issue(STAGE_SEMANTIC, "/defaults/deployment", f"Default deployment {default} does not exist."))
     return issues
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Rendering (§1.5): what the task's commands become
-# ---------------------------------------------------------------------------------------------------------------
-
-_PLACEHOLDER = re.compile(r"<%\s*\$(parameters|script|output|data)((?:\.[^\s%]+|\[\d+\])*)\s*%>")
-
-
-def render_commands(protocol: Mapping[str, Any], role: str) -> tuple[str, ...]:
-    """The task role's commands with the default deployment's pre/post commands and placeholders rendered."""
-    spec = protocol["taskRoles"][role]
-    commands = list(spec.get("commands") or [])
-    default = (protocol.get("defaults") or {}).get("deployment")
-    for deployment in protocol.get("deployments") or []:
-        if default is not None and deployment.get("name") == default:
-            hooks = (deployment.get("taskRoles") or {}).get(role) or {}
-            commands = list(hooks.get("preCommands") or []) + commands + list(hooks.get("postCommands") or [])
-    prereqs = {(p.get("type"), p.get("name")): p for p in protocol.get("prerequisites") or []}
-    scope = {"parameters": protocol.get("parameters") or {}}
-    for kind in ("script", "output", "data"):
-        if kind in spec:
-            scope[kind] = prereqs.get((kind, spec[kind]), {})
-    return tuple(_PLACEHOLDER.sub(lambda m: _lookup(scope, m), command.strip()) for command in commands)
-
-
-def _lookup(scope: Mapping[str, Any], match: re.Match[str]) -> str:
-    value: Any = scope.get(match.group(1))
-    for part in re.findall(r"\.([^.\[]+)|\[(\d+)\]", match.group(2)):
-        key = part[0] or part[1]
-        if isinstance(value, list) and key.isdigit() and int(key) < len(value):
-            value = value[int(key)]
-        elif isinstance(value, dict) and key in value:
-            value = value[key]
-        else:
-            return match.group(0)
-    if value is None or isinstance(value, dict | list):
-        return match.group(0) if value is None else json.dumps(value)
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return _js_number_text(value) if isinstance(value, int | float) else str(value)
-
-
-def with_defaults(protocol: Mapping[str, Any]) -> dict[str, Any]:
-    """A deep copy with the defaults the rest-server and the Framework apply (§1.1, §1.3, §2.3)."""
-    out = copy.deepcopy(dict(protocol))
-    out.setdefault("jobRetryCount", 0)
-    defaults = out.setdefault("defaults", {})
-    if isinstance(defaults, dict):
-        defaults.setdefault("virtualCluster", "default")
-    for spec in (out.get("taskRoles") or {}).values():
-        if isinstance(spec, dict):
-            spec.setdefault("instances", 1)
-            spec.setdefault("taskRetryCount", 0)
-    return out
