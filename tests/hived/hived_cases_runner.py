@@ -223,12 +223,23 @@ class FlowRunner:
             raise FlowMismatch(f"{self.case.id}: leaf types of the binds: HiveD {dict(hived)}, model {dict(model)}")
 
     def _check_group_after(self, observed: Mapping[str, Any]) -> None:
+        """The group's state after the call, in the listing and in the one-group view (spec §4.3)."""
         after = observed.get("groupAfter")
         if after is None:
             return
-        group = self._groups().get(after["name"])
-        actual = group["status"]["state"] if group is not None else "None"
-        same(f"state of group {after['name']} after the call", after["state"], actual)
+        name = after["name"]
+        group = self._groups().get(name)
+        same(f"state of group {name} after the call", after["state"], group["status"]["state"] if group else "None")
+        if group is not None:
+            same(f"affinity_group({name!r})", group, self.sched.affinity_group(name))
+            return
+        try:
+            single = self.sched.affinity_group(name)
+        except self.api.UserError as err:
+            same(f"affinity_group({name!r}) error", f"Affinity group {name} does not exist since it is not allocated "
+                 "or preempting", err.message)
+        else:
+            raise FlowMismatch(f"affinity_group({name!r}) of a group not in the listing returned {single!r:.200}")
 
     def _groups(self) -> dict[str, Mapping[str, Any]]:
         return groups_by_name(self.sched.affinity_groups())
@@ -305,6 +316,7 @@ class FlowRunner:
             same("affinity groups", expected, actual)
         elif what == "virtualcluster":
             cells = self.sched.vc_status(step.raw["name"])
+            same("the VC in cluster_status()", cells, self.sched.cluster_status()["virtualClusters"][step.raw["name"]])
             actual_vc = sorted((vc_cell_summary(c) for c in cells), key=lambda c: str(c["cellAddress"]))
             expected_vc = sorted(step.observed["virtualCluster"], key=lambda c: str(c["cellAddress"]))
             same(f"VC {step.raw['name']} status", expected_vc, actual_vc)
