@@ -49,9 +49,9 @@ class BoundPod:
     group: str
 
 
-def same(what: str, expected: Any, actual: Any) -> None:
+def same(what: str, expected: Any, actual: Any, sides: tuple[str, str] = ("HiveD", "model")) -> None:
     if expected != actual:
-        raise FlowMismatch(f"{what}: HiveD {expected!r}, model {actual!r}")
+        raise FlowMismatch(f"{what}: {sides[0]} {expected!r}, {sides[1]} {actual!r}")
 
 
 class FlowRunner:
@@ -231,7 +231,7 @@ class FlowRunner:
         group = self._groups().get(name)
         same(f"state of group {name} after the call", after["state"], group["status"]["state"] if group else "None")
         if group is not None:
-            same(f"affinity_group({name!r})", group, self.sched.affinity_group(name))
+            same(f"group {name}", group, self.sched.affinity_group(name), ("affinity_groups()", "affinity_group()"))
             return
         try:
             single = self.sched.affinity_group(name)
@@ -316,7 +316,8 @@ class FlowRunner:
             same("affinity groups", expected, actual)
         elif what == "virtualcluster":
             cells = self.sched.vc_status(step.raw["name"])
-            same("the VC in cluster_status()", cells, self.sched.cluster_status()["virtualClusters"][step.raw["name"]])
+            listed = self.sched.cluster_status()["virtualClusters"][step.raw["name"]]
+            same(f"VC {step.raw['name']}", cells, listed, ("vc_status()", "cluster_status()"))
             actual_vc = sorted((vc_cell_summary(c) for c in cells), key=lambda c: str(c["cellAddress"]))
             expected_vc = sorted(step.observed["virtualCluster"], key=lambda c: str(c["cellAddress"]))
             same(f"VC {step.raw['name']} status", expected_vc, actual_vc)
