@@ -14,6 +14,7 @@ Every object change is written to the evidence log as a watch record with the vi
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 import yaml
@@ -55,8 +56,6 @@ class SimCluster(FrameworkController):
             raise HivedlabError(f"HiveD config '{name}' is not valid YAML: {str(exc).splitlines()[0]}") from None
         if self.api is None:
             self.api = hooks.hived_api()
-        if self._dump_bind_info is None:
-            self._dump_bind_info = hooks.bind_info_dumper()
         self.scheduler = hooks.new_scheduler(self.api, mapping, name, self.clock.k8s_time)
         self.config_mapping = mapping
 
@@ -67,12 +66,13 @@ class SimCluster(FrameworkController):
         self._advance_to(self.clock.now_us + seconds_to_us(self.rng.uniform(low, high)))
         name = _job_name_of(protocol)
         framework = naming.framework_name(user, name) if name else ""
-        admitted, reply = hooks.admit(protocol, user, self.config_mapping, self.scheduler)
-        if admitted is not None and (user, admitted.name) in self.jobs:
+        admitted = hooks.admit(protocol, user, self.config_mapping, self.scheduler)
+        if isinstance(admitted, Reply):
+            reply = admitted
+        elif (user, admitted.name) in self.jobs:
             job_id = naming.job_id(user, admitted.name)
             reply = Reply(409, {"code": "ConflictJobError", "message": f"Job {job_id} already exists."})
-            admitted = None
-        if admitted is not None:
+        else:
             self._accept(job_key, admitted, protocol)
             reply = Reply(202, {"status": 202, "message": f"Update job {admitted.name} for user {user} successfully."})
         return SubmitResult(user=user, job_key=job_key, job_name=name, framework_name=framework, reply=reply)
@@ -253,7 +253,7 @@ class SimCluster(FrameworkController):
                     continue
                 self._add_event(victim_job, pod, "Preempted", f"by {naming.NAMESPACE}/{preemptor} on node {node}")
                 self._emit_pod(victim_job, key, deletion_timestamp=self.clock.k8s_time())
-                self._after(self.settings.grace_s, lambda j=victim_job, k=key: self._remove_pod(j, k, uid))
+                self._after(self.settings.grace_s, partial(self._remove_pod, victim_job, key, uid))
                 # FC sees the pod deleted by someone else: the task attempt ends with -101 (spec/openpai.md §3.4)
                 if victim_job.completing is None:
                     self._task_completed(victim_job, key, CODE_POD_EXTERNAL_DELETED)

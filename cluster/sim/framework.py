@@ -30,6 +30,10 @@ from cluster.sim.settings import SimSettings, task_seconds
 from cluster.sim.store import ApiStore, Clock, EventQueue, seconds_to_us
 
 
+def _dump_with_codec(bind_info: Any) -> str:
+    return hooks.bind_info_dumper()(bind_info)
+
+
 class FrameworkController:
     """The state of the simulated cluster and FrameworkController's reactions to it."""
 
@@ -51,7 +55,7 @@ class FrameworkController:
         self.node_ips = dict(node_ips or {})
         self.other_nodes = other_nodes  # K8s nodes that are not workers (the master): they fail the node selector
         self.api = hived_api  # the HiveD model (cluster.hived); resolved on first use so tests can pass a double
-        self._dump_bind_info = dump_bind_info
+        self._dump_bind_info: Callable[[Any], str] = dump_bind_info or _dump_with_codec
         self.scheduler: Any = None
         self.config_mapping: dict[str, Any] | None = None
         self.jobs: dict[tuple[str, str], SimJob] = {}

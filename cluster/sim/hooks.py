@@ -78,8 +78,8 @@ def vc_leaf_cells(scheduler: Any, config: Mapping[str, Any]) -> dict[str, dict[s
     return out
 
 
-def admit(protocol: str, user: str, config: Mapping[str, Any], scheduler: Any) -> tuple[Any, Reply | None]:
-    """rest-server's admission: (AdmittedJob, None) or (None, the error reply)."""
+def admit(protocol: str, user: str, config: Mapping[str, Any], scheduler: Any) -> Any:
+    """rest-server's admission: the `AdmittedJob`, or the error `Reply`."""
     from cluster.openpai import admission
 
     try:
@@ -87,9 +87,9 @@ def admit(protocol: str, user: str, config: Mapping[str, Any], scheduler: Any) -
     except (AttributeError, TypeError, KeyError):
         quota = None  # no usable VC status: the config's own cell counts
     try:
-        return admission.admit_job(protocol, user, config, quota), None
+        return admission.admit_job(protocol, user, config, quota)
     except admission.Rejection as rejection:
         body: dict[str, Any] = {"message": rejection.message}
         if rejection.code:
             body = {"code": rejection.code, "message": rejection.message}
-        return None, Reply(rejection.status, body)
+        return Reply(rejection.status, body)

@@ -42,7 +42,8 @@ def job_info(admitted: Any, config_text: str, submission_time: str, submit_epoch
     raw_roles = protocol.get("taskRoles") or {}
     roles = []
     image = ""
-    extras = protocol.get("extras") if isinstance(protocol.get("extras"), Mapping) else {}
+    extras = protocol.get("extras")
+    extras = extras if isinstance(extras, Mapping) else {}
     framework_gang = extras.get("gangAllocation") is not False  # the Framework's own reading (spec/openpai.md §2.5)
     for plan in admitted.task_roles:
         raw = raw_roles.get(plan.name) or {}
