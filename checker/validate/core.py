@@ -152,7 +152,7 @@ def validate_paths(
     del strict  # the verdict is the caller's: Report.exit_code(strict)
     inputs, findings = _expand(paths)
     unreadable = bool(findings)
-    cache: list[list[HivedTarget]] = []
+    cache: list[list[HivedTarget]] = [load_targets(hived_configs)] if hived_configs else []
 
     def targets() -> list[HivedTarget]:  # loaded on the first job only
         if not cache:

@@ -108,3 +108,15 @@ def test_pre_commit_mode_treats_named_files_like_a_walk(cli, tmp_path):
     assert cli("validate", rejected).code == 1
     result = cli("validate", "--pre-commit", rejected)
     assert result.code == 0 and "expected rejection: [one-vc.yaml] Job requests 4 SKUs" in result.out
+
+
+def test_jobs_against_a_services_configuration(cli):
+    services = str(FIX / "good" / "services-configuration.yaml")
+    assert cli("validate", "jobs/job-config-6.yaml", "--hived-config", services).code == 0
+    result = cli("validate", "jobs/job-config-0.yaml", "--hived-config", services)
+    assert result.code == 1 and "VC 'vc1' is not defined in any HiveD config (services-configuration.yaml)" in result.out
+
+
+def test_a_bad_hived_config_is_refused_even_without_jobs(cli):
+    result = cli("validate", "configs/group.example.yaml", "--hived-config", "configs/group.example.yaml")
+    assert result.code == 2 and "not a HiveD config" in result.err
