@@ -297,7 +297,7 @@ class EventState:
 
     @property
     def type(self) -> str:
-        return "Normal" if self.reason == "Scheduled" else "Warning"
+        return "Warning" if self.reason == "FailedScheduling" else "Normal"  # K8s 1.15: Scheduled, Preempted
 
 
 def event_object(event: EventState) -> dict[str, Any]:

@@ -244,14 +244,16 @@ class SimCluster(FrameworkController):
         self._failed_scheduling(job, key, self._fit_error(reasons, workers), nominated)
         for node in sorted(victims):
             for ref in sorted(victims[node], key=lambda r: r.name):
-                self._delete_victim(ref.uid, name, node)
+                self._delete_victim(ref.uid, name, node, naming.scheduler_name(job.info.virtual_cluster))
 
-    def _delete_victim(self, uid: str, preemptor: str, node: str) -> None:
+    def _delete_victim(self, uid: str, preemptor: str, node: str, component: str) -> None:
+        """K8s 1.15 records `Preempted` on the victim from the preemptor's scheduler, then deletes it."""
         for victim_job in self.jobs.values():
             for key, pod in list(victim_job.pods.items()):
                 if pod.uid != uid or pod.deletion_timestamp is not None:
                     continue
-                self._add_event(victim_job, pod, "Preempted", f"by {naming.NAMESPACE}/{preemptor} on node {node}")
+                message = f"by {naming.NAMESPACE}/{preemptor} on node {node}"
+                self._add_event(victim_job, pod, "Preempted", message, component)
                 self._emit_pod(victim_job, key, deletion_timestamp=self.clock.k8s_time())
                 self._after(self.settings.grace_s, partial(self._remove_pod, victim_job, key, uid))
                 # FC sees the pod deleted by someone else: the task attempt ends with -101 (spec/openpai.md §3.4)
@@ -261,7 +263,9 @@ class SimCluster(FrameworkController):
 
     # -- events -----------------------------------------------------------------------------------------------
 
-    def _add_event(self, job: SimJob, pod: PodState, reason: str, message: str) -> EventState:
+    def _add_event(
+        self, job: SimJob, pod: PodState, reason: str, message: str, component: str | None = None
+    ) -> EventState:
         now = self.clock.k8s_time()
         pod_name = pod.name(job.info.framework)
         event = EventState(
@@ -272,7 +276,7 @@ class SimCluster(FrameworkController):
             pod_uid=pod.uid,
             reason=reason,
             message=message,
-            component=naming.scheduler_name(job.info.virtual_cluster),
+            component=component or naming.scheduler_name(job.info.virtual_cluster),
             first=now,
             last=now,
         )

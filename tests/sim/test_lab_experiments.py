@@ -78,6 +78,7 @@ def test_opportunistic(tmp_path: Path, seed: int) -> None:
     assert nodes(seen, guest) == ["hostname-carol"]
     preempted = events(seen, "Preempted", oppo)
     assert len(preempted) == 1 and f"{guest}-train-0 on node hostname-carol" in preempted[0].obj["message"]
+    assert preempted[0].obj["source"] == {"component": "hivedscheduler-ds-default"}  # the preemptor's scheduler
     assert waits(seen, oppo) == [PHYSICAL]
 
 

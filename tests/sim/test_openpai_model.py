@@ -175,7 +175,7 @@ def test_event_object() -> None:
     event = EventState("p.1", "e-uid", "9", "p", "p-uid", "Preempted", "by default/q on node hostname-dan",
                        "hivedscheduler-ds-vc1", "2026-01-01T08:00:00Z", "2026-01-01T08:00:00Z")
     obj = event_object(event)
-    assert obj["kind"] == "Event" and obj["type"] == "Warning"
+    assert obj["kind"] == "Event" and obj["type"] == "Normal"
     assert obj["involvedObject"] == {"apiVersion": "v1", "kind": "Pod", "namespace": "default", "name": "p", "uid": "p-uid"}
     assert obj["source"] == {"component": "hivedscheduler-ds-vc1"}
 
