@@ -217,10 +217,12 @@ def plan_hived(
     requested: float | None = 0
     for role, role_spec in roles.items():
         name = js_get(hived, "taskRoles", role, "affinityGroupName")
-        if name is not None and name in groups:
-            specs[role]["affinityGroup"] = {"name": f"{user}~{protocol['name']}/{name}", "members": groups[name]}
+        if name is not None and name in groups:  # each spec gets its own copy of the members
+            specs[role]["affinityGroup"] = {"name": f"{user}~{protocol['name']}/{name}",
+                                            "members": [dict(m) for m in groups[name]]}
         if default_group is not None:
-            specs[role]["affinityGroup"] = {"name": f"{user}~{protocol['name']}/default", "members": default_group}
+            specs[role]["affinityGroup"] = {"name": f"{user}~{protocol['name']}/default",
+                                            "members": [dict(m) for m in default_group]}
         cells = specs[role]["leafCellNumber"]
         instances = role_spec.get("instances")
         requested = None if requested is None or cells is None or instances is None else requested + instances * cells
