@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 PRIORITIES = {"crit": 120, "prod": 100, "test": 10, "oppo": -1}  # §2.2 (crit is refused by the schema)
@@ -58,7 +58,7 @@ class HivedPlan:
     gang: bool
     opportunistic: bool
     requested_cells: int | None  # None when some count is unknown (e.g. `instances` missing)
-    vc: VcStatus = field(repr=False, default=VcStatus(False, MAX_SAFE_INTEGER, {}))
+    vc: VcStatus
 
 
 def js_parse_int(value: Any) -> float:
