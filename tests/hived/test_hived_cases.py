@@ -8,8 +8,11 @@ HiveD's algorithm (lab configs, validation, feature demos). The harness lives in
 
 from __future__ import annotations
 
+import copy
 import dataclasses
-from types import MappingProxyType, ModuleType
+import re
+from collections.abc import Mapping
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -68,16 +71,79 @@ def test_hived_observed_flow(case: Any, hived: ModuleType, codec: ModuleType) ->
     FlowRunner(DATA, case, hived, codec).run()
 
 
-def test_harness_reports_a_wrong_bind(hived: ModuleType, codec: ModuleType) -> None:
-    """The harness fails a flow whose recorded bind differs from the model's, naming case, step and both sides."""
-    case = next(c for c in OBSERVED if c.id == "lab1/vc-safety")
-    first = case.steps[0]
-    assert first.observed["node"] == "hostname-carol"
-    observed = {**first.observed, "node": "hostname-dan"}
-    broken = dataclasses.replace(case, steps=(dataclasses.replace(first, observed=MappingProxyType(observed)),))
-    with pytest.raises(FlowMismatch, match=r"lab1/vc-safety step 0 \(schedule safety-a-train-0\): bind node: "
-                                           r"HiveD 'hostname-dan', model 'hostname-carol'"):
-        FlowRunner(DATA, broken, hived, codec).run()
+def _with_change(case_id: str, index: int, path: tuple[Any, ...], value: Any, key: str = "observed") -> Any:
+    """The case cut after step `index`, with one recorded value of that step replaced."""
+    case = next(c for c in DATA.all_cases if c.id == case_id)
+    step = case.steps[index]
+    record = copy.deepcopy(_plain(getattr(step, key)))
+    target = record
+    for part in path[:-1]:
+        target = target[part]
+    assert path[-1] in target if isinstance(target, dict) else path[-1] < len(target)
+    target[path[-1]] = value
+    return dataclasses.replace(case, steps=case.steps[:index] + (dataclasses.replace(step, **{key: record}),))
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+# One recorded value per kind of check; changing it must fail the flow at that step (a harness that compares
+# nothing would pass every flow).
+CHANGES = [
+    ("lab1/vc-safety", 0, ("node",), "hostname-dan", "bind node: HiveD 'hostname-dan', model 'hostname-carol'"),
+    ("unit/normal-operations", 7, ("leafCellIsolation",), [0, 1, 2, 3, 4, 6, 7], "leafCellIsolation"),
+    ("unit/normal-operations", 7, ("cellChain",), "CT1-NODE", "bind info"),
+    ("unit/normal-operations", 3, ("affinityGroupBindInfo", 0, "podPlacements", 0, "preassignedCellTypes", 0),
+     "DGX2-V100-NODE", "bind info"),
+    ("unit/normal-operations", 6, ("reason",), "insufficient capacity when scheduling in VC VC1", "wait reason"),
+    ("unit/normal-operations", 19, ("message",), "other", "user error message"),
+    ("unit/normal-operations", 9, ("victims", "0.0.3.1"), ["pod5"], "victims"),
+    ("unit/normal-operations", 9, ("groupAfter", "state"), "Allocated", "state of group group11 after the call"),
+    ("unit/normal-operations", 24, ("deleted",), "unallocated", "deleted pod was"),
+    ("unit/normal-operations", 40, ("present",), ["group1"], "groups present"),
+    ("unit/suggested-nodes", 6, ("reportedVictimsOneRandomNode",), ["pod28"], "HiveD reported victims ['pod28']"),
+    ("unit/suggested-nodes", 11, ("states", "group24"), "Allocated", "group states"),
+    ("unit/backtracking-cell-search", 4, ("group27", "hasVirtualPlacement"), False, "lazy preemption status"),
+    ("unit/stateful-preemption", 11, ("state",), "Allocated", "group group26"),
+    ("unit/stateful-preemption", 14, ("cells", "0.0.3.1"), ["Used/4"], "returned cells"),
+    ("unit/bad-nodes-doomed-cells", 5, ("VC1/2", "priority"), 1, "VC cells"),
+    ("unit/reconfiguration", 19, ("groups", "group15", "lazyPreemptor"), "group15", "group group15 after the restart"),
+    ("unit/reconfiguration", 20, ("group9", "preemptor"), "group13", "lazy preemption status"),
+    ("lab1/opportunistic-then-preempted", 3, ("groups", "default/oppo-a-train-0", "priority"), 0, "affinity groups"),
+    ("lab1/opportunistic-then-preempted", 5, ("cells", "hostname-dan", "0"),
+     "Reserving/100/using=default/oppo-a-train-0/vcell=vc1/0/0", "leaf cells"),
+    ("lab1/opportunistic-then-preempted", 10, ("virtualCluster", 0, "cellPriority"), 0, "VC default status"),
+    ("demo/reconfig-delete-node", 2, ("groups", "admin~itc-reconfig-3/default", "missingCells"), 0, "after the restart"),
+    ("demo/bad-node", 0, ("result",), "error", "result: HiveD 'error', model 'ok'"),
+]
+
+
+@pytest.mark.parametrize(("case_id", "index", "path", "value", "message"), CHANGES,
+                         ids=[f"{c[0]}-{c[1]}-{c[2][0]}" for c in CHANGES])
+def test_harness_fails_a_changed_record(case_id: str, index: int, path: tuple[Any, ...], value: Any, message: str,
+                                        hived: ModuleType, codec: ModuleType) -> None:
+    with pytest.raises(FlowMismatch, match=rf"^{case_id} step {index} \(.*{re.escape(message)}"):
+        FlowRunner(DATA, _with_change(case_id, index, path, value), hived, codec).run()
+
+
+def test_harness_fails_a_changed_unit_test_assertion(hived: ModuleType, codec: ModuleType) -> None:
+    case = _with_change("unit/normal-operations", 0, ("node",), "0.0.5.0", key="expect")
+    with pytest.raises(FlowMismatch, match="HiveD's test: bind node: HiveD '0.0.5.0', model '0.0.1.0'"):
+        FlowRunner(DATA, case, hived, codec).run()
+
+
+def test_harness_checks_the_invariant_of_a_random_case(hived: ModuleType, codec: ModuleType) -> None:
+    """demo/sku-type-unspecified: the nodes may differ from HiveD's, the leaf types used may not (4 K80 + 2 M60)."""
+    case = next(c for c in DATA.all_cases if c.id == "demo/sku-type-unspecified")
+    changed = [dataclasses.replace(s, observed={**s.observed, "node": "10.151.41.18"}) for s in case.steps]
+    with pytest.raises(FlowMismatch, match="leaf types of the binds: HiveD"):
+        FlowRunner(DATA, dataclasses.replace(case, steps=tuple(changed)), hived, codec).run()
+    FlowRunner(DATA, case, hived, codec).run()
 
 
 def test_harness_reports_a_wrong_wait_reason(hived: ModuleType, codec: ModuleType) -> None:
