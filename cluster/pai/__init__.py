@@ -4,7 +4,8 @@ Connection settings come from the arguments, else the environment:
 - `HIVEDLAB_PAI_URL` (default `http://<master ip>` from the inventory, through pylon);
 - `HIVEDLAB_PAI_TOKEN`, or `HIVEDLAB_PAI_TOKEN_FILE` (chmod 600; one token or `user: token` lines);
 - `KUBECONFIG` (default `~/pai-deploy/kube/config`, what quick-start writes), `HIVEDLAB_KUBE_CONTEXT`;
-- `HIVEDLAB_HIVED_URL` (default `http://<master ip>:30096`).
+- `HIVEDLAB_HIVED_URL` (default `http://<master ip>:30096`);
+- `HIVEDLAB_PAI_POLL_S`: seconds between job-status polls while waiting (default 5).
 """
 
 from __future__ import annotations
@@ -85,7 +86,7 @@ def open_backend(
     interactive: bool | None = None,
     watcher_factory: Callable[..., Any] | None = None,
     view: LiveView | None = None,
-    poll_s: float = 5.0,
+    poll_s: float | None = None,
     sleep: Callable[[float], None] | None = None,
     environ: dict[str, str] | None = None,
 ) -> PaiBackend:
@@ -99,6 +100,11 @@ def open_backend(
     if not hived:
         raise HivedlabError("no HiveD address: set HIVEDLAB_HIVED_URL or give the master's ip in the inventory")
     config = find_kubeconfig(kubeconfig, env) if watcher_factory is None else None
+    if poll_s is None:
+        try:
+            poll_s = float(env.get("HIVEDLAB_PAI_POLL_S") or 5.0)
+        except ValueError:
+            raise HivedlabError("HIVEDLAB_PAI_POLL_S must be a number of seconds") from None
     folder = Path(run_dir) if run_dir else Path(writer.path).resolve().parent.parent.parent
     state = RunState(folder / "pai", experiment=Path(writer.path).resolve().parent.name)
     tokens = load_tokens(token, token_file, env)

@@ -33,6 +33,8 @@ class FakePai:
         self.tokens = {make_jwt(u): u for u in self.users}
         self.jobs: dict[str, dict[str, Any]] = {}
         self.faults: list[tuple[str, str, Any, bool]] = []
+        self.auto_advance: tuple[int, int] | None = None  # (GETs until RUNNING, GETs until SUCCEEDED)
+        self.gets: dict[str, int] = {}
         self.server: LocalServer = serve(self.handle)
         self.url = self.server.url + "/rest-server"
 
@@ -103,7 +105,8 @@ class FakePai:
             if job is None:
                 return json_reply(404, {"code": "NoJobError", "message": f"Job {job_id} is not found."})
             if not tail and method == "GET":
-                return json_reply(200, job)
+                self._advance(job_id)
+                return json_reply(200, self.jobs[job_id])
             if tail == "executionType" and method == "PUT":
                 if job["jobStatus"]["username"] != user and user != "admin":
                     return json_reply(403, {"code": "ForbiddenUserError",
@@ -113,6 +116,15 @@ class FakePai:
         if route == "/api/v2/virtual-clusters":
             return json_reply(200, {vc: {"capacity": 50, "resourcesTotal": {"gpu": 1}} for vc in self.vcs})
         return json_reply(404, {"code": "NoApiError", "message": f"API {route} is not found."})
+
+    def _advance(self, job_id: str) -> None:
+        if not self.auto_advance or self.jobs[job_id]["jobStatus"]["state"] not in ("WAITING", "RUNNING"):
+            return
+        count = self.gets[job_id] = self.gets.get(job_id, 0) + 1
+        if count >= self.auto_advance[1]:
+            self.set_state(job_id, "SUCCEEDED")
+        elif count >= self.auto_advance[0]:
+            self.set_state(job_id, "RUNNING")
 
     def _submit(self, user: str, content_type: str, body: bytes):
         if not content_type.startswith("text/"):

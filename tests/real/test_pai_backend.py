@@ -296,3 +296,38 @@ def test_live_view_renders_jobs_tasks_and_nodes():
     view.close()
     text = buffer.getvalue()
     assert "low-alice-r1" in text and "train-0@hostname-dan" in text and "submit low as alice" in text
+
+
+def test_hivedlab_run_cluster_pai_end_to_end(world, tmp_path, monkeypatch, cli):
+    """`hivedlab run priority --cluster pai` through helper E's runner, configured from the environment only."""
+    import cluster.pai as pai_module
+
+    pai, hived, token_file = world
+    pai.auto_advance = (2, 4)
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("apiVersion: v1\nkind: Config\n")
+    watchers = []
+
+    def fake_watcher(writer, *, kubeconfig, context, namespace):
+        watchers.append(ReplayWatcher(writer))
+        return watchers[-1]
+
+    monkeypatch.setattr(pai_module, "default_watcher", fake_watcher)
+    for key, value in {"HIVEDLAB_PAI_URL": pai.url, "HIVEDLAB_HIVED_URL": hived.server.url,
+                       "HIVEDLAB_PAI_TOKEN_FILE": str(token_file), "KUBECONFIG": str(kubeconfig),
+                       "HIVEDLAB_PAI_POLL_S": "0.001"}.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("HIVEDLAB_PAI_TOKEN", raising=False)
+    out = tmp_path / "out"
+    result = cli("run", "priority", "--cluster", "pai", "--out", str(out), "--no-report")
+    assert result.code in (0, 1), result.err
+    assert watchers and watchers[0].stopped
+    assert sorted(j["jobStatus"]["state"] for j in pai.jobs.values()) == ["SUCCEEDED", "SUCCEEDED"]
+    assert all(job_id.startswith("alice~") for job_id in pai.jobs)
+    log = read_evidence(out / "experiments" / "priority" / "evidence.jsonl")
+    actions = [r.action["type"] for r in log.records if r.kind == "action"]
+    assert actions[0] == "plan" and actions.count("submit") == 2 and actions[-1] == "end"
+    assert log.records[-1].action["status"] == "finished"
+    state = json.loads((out / "pai" / "submitted.json").read_text())
+    assert {v["experiment"] for v in state.values()} == {"priority"}
+    assert pai.token("alice") not in (out / "pai" / "rest-calls.jsonl").read_text()
