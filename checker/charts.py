@@ -248,7 +248,17 @@ def draw(data: ChartData, salt: str = "") -> tuple[bytes, str]:
             fig.savefig(svg_buf, format="svg", metadata={"Date": None, "Creator": None})
         finally:
             plt.close(fig)
-    return png_buf.getvalue(), svg_buf.getvalue()
+    return png_buf.getvalue(), _prefix_ids(svg_buf.getvalue(), salt or data.title)
+
+
+_ID_USE = re.compile(r'(\bid="|href="#|url\(#)([^")]+)')
+
+
+def _prefix_ids(svg: str, salt: str) -> str:
+    """Prefix every id and reference (matplotlib's glyph ids like `DejaVuSans-41` are the same in every chart), so
+    that several charts inline in one HTML page never share an id."""
+    prefix = re.sub(r"[^A-Za-z0-9_-]", "-", salt) or "chart"
+    return _ID_USE.sub(lambda m: f"{m.group(1)}{prefix}-{m.group(2)}", svg)
 
 
 def _paint(ax, data: ChartData, patch_type) -> None:  # noqa: ANN001 - matplotlib objects

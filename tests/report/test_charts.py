@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -120,3 +121,12 @@ def test_draw_gives_png_and_well_formed_svg_even_with_mathtext_in_names():
     assert png.startswith(b"\x89PNG")
     root = ET.fromstring(svg.encode("utf-8"))
     assert root.tag.endswith("svg")
+
+
+def test_drawing_is_deterministic_and_salted_ids_differ():
+    data = chart_data("priority", _priority_attempts(), NODES, TWO_VC, 670)
+    first, second = draw(data, salt="priority"), draw(data, salt="priority")
+    assert first == second  # re-rendering a report does not churn its files
+    ids = set(re.findall(r'id="([^"]+)"', first[1]))
+    other = set(re.findall(r'id="([^"]+)"', draw(data, salt="gang")[1]))
+    assert ids and not ids & other  # two charts inline in one HTML page never share an id

@@ -134,15 +134,18 @@ class _Checker(HTMLParser):
         self.errors: list[str] = []
         self.refs: list[str] = []
         self.tags: list[str] = []
+        self.ids: list[str] = []
 
     def handle_starttag(self, tag, attrs):
         self.tags.append(tag)
+        self.ids += [v for k, v in attrs if k == "id"]
         self.refs += [v for k, v in attrs if k in ("href", "src", "xlink:href") and v]
         if tag not in self.VOID:
             self.stack.append(tag)
 
     def handle_startendtag(self, tag, attrs):
         self.tags.append(tag)
+        self.ids += [v for k, v in attrs if k == "id"]
         self.refs += [v for k, v in attrs if k in ("href", "src", "xlink:href") and v]
 
     def handle_endtag(self, tag):
@@ -159,6 +162,9 @@ def check_html(path: Path) -> _Checker:
     checker.feed(path.read_text(encoding="utf-8"))
     checker.close()
     assert checker.errors == [] and checker.stack == []
+    assert len(checker.ids) == len(set(checker.ids)), "ids are unique across the inline charts"
+    inner = {r[1:] for r in checker.refs if r.startswith("#")}
+    assert inner <= set(checker.ids), "every #reference resolves"
     return checker
 
 
