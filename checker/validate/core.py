@@ -66,6 +66,9 @@ def _expand(paths: Sequence[str | Path]) -> tuple[list[_Input], list[Finding]]:
                     problems.append(Finding("input-unreadable", ERROR, str(path), 0, 0, "",
                                             f"more than {MAX_FILES} YAML files; validate fewer at a time"))
                     return inputs[:MAX_FILES], problems
+        elif path.is_file() and path.suffix == ".j2":
+            problems.append(Finding("file-kind", WARNING, str(path), 0, 0, "", "a Jinja2 template, not validated: "
+                                    "render it first (hivedlab scheduler-config) and validate the result"))
         elif path.is_file():
             inputs.append(_Input(path, False, False))
         else:
@@ -151,7 +154,7 @@ def validate_paths(
     """
     del strict  # the verdict is the caller's: Report.exit_code(strict)
     inputs, findings = _expand(paths)
-    unreadable = bool(findings)
+    unreadable = any(f.rule == "input-unreadable" for f in findings)
     cache: list[list[HivedTarget]] = [load_targets(hived_configs)] if hived_configs else []
 
     def targets() -> list[HivedTarget]:  # loaded on the first job only

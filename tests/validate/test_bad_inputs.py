@@ -137,3 +137,10 @@ def test_a_file_without_read_permission(tmp_path):
     locked.chmod(0)
     report = validate_paths([locked])
     assert report.exit_code() == 2
+
+
+def test_a_named_template_is_not_parsed():
+    template = Path(__file__).resolve().parents[2] / "configs" / "hived" / "templates" / "two-vc.yaml.j2"
+    report = validate_paths([template])
+    assert [(f.rule, f.severity) for f in report.findings] == [("file-kind", WARNING)]
+    assert report.exit_code() == 0
