@@ -49,6 +49,14 @@ class BoundPod:
     group: str
 
 
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    return value
+
+
 def same(what: str, expected: Any, actual: Any, sides: tuple[str, str] = ("HiveD", "model")) -> None:
     if expected != actual:
         raise FlowMismatch(f"{what}: {sides[0]} {expected!r}, {sides[1]} {actual!r}")
@@ -108,8 +116,8 @@ class FlowRunner:
 
     def _spec_of(self, step: Step) -> tuple[Any, Any]:
         """The spec mapping to schedule with, or (None, UserError) when the annotation text itself is rejected."""
-        if step.spec_yaml is None:
-            return step.spec, None
+        if step.spec_yaml is None:  # a copy: the loaded file is shared by every flow
+            return copy.deepcopy(_plain(step.spec)), None
         if self.codec is None:
             raise FlowMismatch("no annotation codec to parse specYaml")
         try:
