@@ -32,6 +32,7 @@ from tests.hived.hived_cases_views import (
     normalized_bind_info,
     observed_group_summary,
     physical_leaves,
+    plain,
     vc_cell_summary,
     victim_names,
 )
@@ -47,14 +48,6 @@ class BoundPod:
     spec: Mapping[str, Any]
     bind_info: Any  # BindInfo
     group: str
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {key: _plain(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_plain(item) for item in value]
-    return value
 
 
 def same(what: str, expected: Any, actual: Any, sides: tuple[str, str] = ("HiveD", "model")) -> None:
@@ -117,7 +110,7 @@ class FlowRunner:
     def _spec_of(self, step: Step) -> tuple[Any, Any]:
         """The spec mapping to schedule with, or (None, UserError) when the annotation text itself is rejected."""
         if step.spec_yaml is None:  # a copy: the loaded file is shared by every flow
-            return copy.deepcopy(_plain(step.spec)), None
+            return plain(step.spec), None
         if self.codec is None:
             raise FlowMismatch("no annotation codec to parse specYaml")
         try:

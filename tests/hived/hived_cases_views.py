@@ -12,6 +12,15 @@ from typing import Any
 FREE_PRIORITY = -2  # spec §2.4: internally a free cell has priority -2
 
 
+def plain(value: Any) -> Any:
+    """Plain dicts and lists (the loaded file's read-only mappings included), as a fresh copy."""
+    if isinstance(value, Mapping):
+        return {key: plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [plain(item) for item in value]
+    return value
+
+
 def normalized_bind_info(info: Mapping[str, Any]) -> dict[str, Any]:
     """A bind info dict with its members sorted by leaf cells per pod (conventions.results.bind: HiveD emits
     `affinityGroupBindInfo` members in random map order; the file sorts them by leaf cell number)."""

@@ -8,10 +8,8 @@ HiveD's algorithm (lab configs, validation, feature demos). The harness lives in
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import re
-from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
@@ -25,6 +23,7 @@ from tests.hived.hived_cases_views import (
     groups_by_name,
     normalized_bind_info,
     physical_leaves,
+    plain,
 )
 
 DATA = load_cases()
@@ -77,21 +76,13 @@ def _with_change(case_id: str, index: int, path: tuple[Any, ...], value: Any, ke
     """The case cut after step `index`, with one recorded value of that step replaced."""
     case = next(c for c in DATA.all_cases if c.id == case_id)
     step = case.steps[index]
-    record = copy.deepcopy(_plain(getattr(step, key)))
+    record = plain(getattr(step, key))
     target = record
     for part in path[:-1]:
         target = target[part]
     assert path[-1] in target if isinstance(target, dict) else path[-1] < len(target)
     target[path[-1]] = value
     return dataclasses.replace(case, steps=case.steps[:index] + (dataclasses.replace(step, **{key: record}),))
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
 
 
 # One recorded value per kind of check; changing it must fail the flow at that step (a harness that compares
