@@ -256,6 +256,7 @@ def run_experiments(
     ctx.out.mkdir(parents=True, exist_ok=True)
     write_atomic(ctx.out / "inventory.yaml", _inventory_text(ctx.inventory))
     results: list[ExperimentRun] = []
+    extra: dict[str, Any] = {}
     for plan in plans:
         folder = ctx.out / "experiments" / plan.id
         evidence = folder / "evidence.jsonl"
@@ -269,8 +270,11 @@ def run_experiments(
                 results.append(run_plan(plan, backend, writer, ctx))
             finally:
                 backend.close()
-        _write_run_json(ctx, started, results, finished=False)
-    _write_run_json(ctx, started, results, finished=True)
+                info = getattr(backend, "run_info", None)  # optional: what a backend learnt, e.g. openpai_version
+                if isinstance(info, dict):
+                    extra.update(info)
+        _write_run_json(ctx, started, results, extra, finished=False)
+    _write_run_json(ctx, started, results, extra, finished=True)
     return results
 
 
@@ -287,8 +291,11 @@ def _inventory_text(inventory: Inventory) -> str:
     return yaml.safe_dump({"group": inventory.group, "members": members}, sort_keys=False, allow_unicode=True)
 
 
-def _write_run_json(ctx: RunContext, started: str, results: list[ExperimentRun], finished: bool) -> None:
+def _write_run_json(
+    ctx: RunContext, started: str, results: list[ExperimentRun], extra: dict[str, Any], finished: bool
+) -> None:
     run: dict[str, Any] = {
+        **extra,
         "hivedlab_version": __version__,
         "cluster": ctx.cluster,
         "seed": ctx.seed,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import unicodedata
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,8 @@ into out/experiments/<id>/evidence.jsonl; then judge each experiment and write t
 
 --cluster sim (default) runs on the embedded simulated OpenPAI + HiveD cluster in virtual time (seconds);
 --cluster pai runs on the group's real cluster (minutes per experiment)."""
+
+VERDICT_ZH = {"consistent": "一致", "inconsistent": "不一致", "inconclusive": "无法判断"}
 
 EXAMPLES = """\
   hivedlab run all                           # the whole lab on the simulated cluster, report in out/
@@ -82,7 +85,7 @@ def _pai_factory(inventory: Any) -> Any:
 
 
 def _summary(results: list[Any], verdicts: dict[str, dict[str, Any]], lang: str) -> tuple[list[str], bool]:
-    rows = [("experiment", "verdict", "answer")]
+    rows = [("实验", "判定", "回答") if lang == "zh" else ("experiment", "verdict", "answer")]
     bad = False
     for result in results:
         verdict = verdicts.get(result.experiment, {})
@@ -94,9 +97,19 @@ def _summary(results: list[Any], verdicts: dict[str, dict[str, Any]], lang: str)
             line = f"{result.status}: {result.reason}" if result.reason else result.status
             bad = True
         bad = bad or state == "inconsistent"
-        rows.append((result.experiment, state, " ".join(str(line).split())))
-    width = [max(len(r[i]) for r in rows) for i in range(2)]
-    return [f"{r[0]:<{width[0]}}  {r[1]:<{width[1]}}  {r[2]}".rstrip() for r in rows], bad
+        shown = VERDICT_ZH.get(state, state) if lang == "zh" else state
+        rows.append((result.experiment, shown, " ".join(str(line).split())))
+    width = [max(_width(r[i]) for r in rows) for i in range(2)]
+    return [f"{_pad(r[0], width[0])}  {_pad(r[1], width[1])}  {r[2]}".rstrip() for r in rows], bad
+
+
+def _width(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def _pad(text: str, width: int) -> str:
+    """Left-justify by display width (a CJK character takes two columns)."""
+    return text + " " * max(0, width - _width(text))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -127,5 +140,5 @@ def run(args: argparse.Namespace) -> int:
                 print(f"hivedlab run: {name}: {note}", file=sys.stderr)
     lines, bad = _summary(results, verdicts, args.lang)
     print("\n".join(lines))
-    print(f"run directory: {out}")
+    print(f"运行目录：{out}" if args.lang == "zh" else f"run directory: {out}")
     return EXIT_FINDINGS if bad else EXIT_OK

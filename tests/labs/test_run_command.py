@@ -44,16 +44,25 @@ def test_real_cluster_backend_absent_or_unusable_is_one_line(
 
 
 def test_run_one_experiment_on_the_simulator(cli: Callable[..., CliResult], tmp_path: Path) -> None:
-    result = cli("run", "gang", "--out", str(tmp_path), "--seed", "3", "--no-report")
+    result = cli("run", "gang", "--out", str(tmp_path), "--seed", "3", "--no-report", "--lang", "en")
     assert result.code == 0, result.err
     lines = result.out.splitlines()
     assert lines[0].split() == ["experiment", "verdict", "answer"]
-    assert lines[1].split()[0] == "gang"
+    assert lines[1].split()[0] == "gang" and lines[-1] == f"run directory: {tmp_path}"
     run = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
     assert run["cluster"] == "sim" and run["seed"] == 3 and run["run_tag"] == "s3"
     assert (tmp_path / "experiments" / "gang" / "evidence.jsonl").is_file()
     names = sorted(p.name for p in (tmp_path / "jobs" / "gang").iterdir())
     assert names == ["job-config-5-alice-gang-s3.yaml", "job-config-6-alice-gang-s3.yaml"]
+
+
+def test_summary_in_chinese_by_default(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    result = cli("run", "priority", "--out", str(tmp_path))
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    assert lines[0].split() == ["实验", "判定", "回答"]
+    assert lines[1].split()[:2] == ["priority", "一致"]
+    assert lines[-1] == f"运行目录：{tmp_path}"
 
 
 def test_same_seed_same_logs(cli: Callable[..., CliResult], tmp_path: Path) -> None:

@@ -171,3 +171,12 @@ def test_pipeline_is_declared_once_and_survives_a_failing_step(tmp_path: Path, m
     monkeypatch.setattr(runner, "PIPELINE", (runner.PipelineStep("verdicts", broken), *runner.PIPELINE[1:]))
     result = run_pipeline(tmp_path, [], "en")
     assert result.notes["verdicts"] == "failed: no evidence" and "report" in result.notes
+
+
+def test_what_a_backend_learnt_goes_into_run_json(tmp_path: Path) -> None:
+    class Informed(SimCluster):
+        run_info = {"openpai_version": "v1.2.0"}
+
+    ctx = RunContext(tmp_path, "sim", 1, INVENTORY, "s1")
+    run_experiments([load_plan("gang")], lambda plan, writer: Informed(writer), ctx)
+    assert json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))["openpai_version"] == "v1.2.0"
