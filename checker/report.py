@@ -90,7 +90,7 @@ def render_markdown(inputs: RunInputs, lang: str, out_dir: Path, charts: dict[st
     return text
 
 
-_IMG = re.compile(r'<img alt="[^"]*" src="(?P<src>experiments/[^"]+/timeline\.png)"\s*/?>')
+_IMG = re.compile(r'(?P<p><p>\s*)?<img alt="[^"]*" src="(?P<src>experiments/[^"]+/timeline\.png)"\s*/?>(?P<end>\s*</p>)?')
 
 
 def _inline_svg(svg: str) -> str:
@@ -107,9 +107,12 @@ def render_html(md_text: str, lang: str, out_dir: Path, title: str) -> str:
     def inline(match: re.Match[str]) -> str:
         svg_path = (out_dir / unquote(match.group("src"))).with_suffix(".svg")
         try:
-            return _inline_svg(svg_path.read_text(encoding="utf-8"))
+            figure = _inline_svg(svg_path.read_text(encoding="utf-8"))
         except OSError:
             return match.group(0)
+        if match.group("p") and match.group("end"):
+            return figure  # a figure may not sit inside a <p>
+        return (match.group("p") or "") + figure + (match.group("end") or "")
 
     body = _IMG.sub(inline, body)
     template = _environment().get_template("report.html.j2")

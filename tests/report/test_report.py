@@ -127,6 +127,7 @@ def test_report_says_the_evidence_is_simulated(built):
 
 class _Checker(HTMLParser):
     VOID = {"meta", "br", "hr", "img", "link", "input", "col", "area", "base", "source", "wbr"}
+    BLOCK = {"figure", "table", "div", "ul", "ol", "p", "h1", "h2", "h3", "h4", "blockquote", "pre"}
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
@@ -139,6 +140,8 @@ class _Checker(HTMLParser):
     def handle_starttag(self, tag, attrs):
         self.tags.append(tag)
         self.ids += [v for k, v in attrs if k == "id"]
+        if tag in self.BLOCK and "p" in self.stack:
+            self.errors.append(f"<{tag}> inside <p>")
         self.refs += [v for k, v in attrs if k in ("href", "src", "xlink:href") and v]
         if tag not in self.VOID:
             self.stack.append(tag)
