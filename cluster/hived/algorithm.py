@@ -88,6 +88,7 @@ class HivedScheduler(CellOps):
         self.pod_nodes: dict[str, str] = {}
         self.opp_entries: dict[str, list[PhysicalCell]] = {vc: [] for vc in self.vc_names}
         self.bad_nodes: set[str] = set()
+        self._last_spec: tuple | None = None
         self._start_up(ready_nodes)
 
     # -- construction ---------------------------------------------------------------------------------------
@@ -114,6 +115,8 @@ class HivedScheduler(CellOps):
             for entry in vc.virtual_cells:
                 for _ in range(entry.cell_number):
                     cell = build_virtual(vc.name, entry.chain, types, entry.cell_type, f"{vc.name}/{index}", None, 0)
+                    # cellLevelToType of the VC cell's chain at its level (§4.1)
+                    cell.bind_type = self.level_type.get(entry.chain, {}).get(cell.level, "")
                     index += 1
                     per_chain.setdefault(entry.chain, []).append(cell)
                     level_free = free.setdefault(entry.chain, {})
@@ -125,6 +128,7 @@ class HivedScheduler(CellOps):
                 cell = build_virtual(vc.name, physical.chain, types, physical.cell_type, f"{vc.name}/{index}",
                                      None, 0)
                 cell.pinned_id = pid
+                cell.bind_type = self.level_type[physical.chain].get(cell.level, "")
                 index += 1
                 self.vc_pinned[vc.name][pid] = cell
                 level_free = free.setdefault(physical.chain, {})
@@ -202,9 +206,18 @@ class HivedScheduler(CellOps):
         return [(chain, per_chain[chain]) for chain in self.chains if chain in per_chain]
 
     # -- Schedule (§3.2) ----------------------------------------------------------------------------------
+    def _parse(self, pod: PodRef, spec: Mapping[str, Any] | None) -> PodSchedulingSpec:
+        # the same spec object for the same pod (schedule, then add_allocated_pod) is parsed once
+        cached = self._last_spec
+        if cached is not None and cached[0] is spec and cached[1] == pod:
+            return cached[2]
+        s = parse_spec(pod, spec)
+        self._last_spec = (spec, pod, s)
+        return s
+
     def schedule(self, pod: PodRef, spec: Mapping[str, Any] | None, suggested_nodes: Collection[str],
                  phase: Phase) -> Bind | Preempt | Wait:
-        s = parse_spec(pod, spec)
+        s = self._parse(pod, spec)
         self.pending[pod.uid] = s
         suggested = suggested_nodes if isinstance(suggested_nodes, (set, frozenset)) else set(suggested_nodes)
         group = self.groups.get(s.group_name)
@@ -222,7 +235,7 @@ class HivedScheduler(CellOps):
         slots = group.allocated_pods.get(s.leaf_cell_number, [])
         for slot, occupant in enumerate(slots):
             if occupant is None:
-                return self._bind(group.physical, group.virtual, s.leaf_cell_number, slot)
+                return self._bind(group.physical, group.virtual, s.leaf_cell_number, slot, group)
         raise UserError(f"Requesting more pods than the configured number for {s.leaf_cell_number} leaf cells "
                         f"({len(slots)} pods) in affinity group {group.name}")
 
@@ -237,7 +250,7 @@ class HivedScheduler(CellOps):
         victims, _ = self._collect_victims(group.physical)
         if victims:
             return Preempt(victims)
-        return self._bind(group.physical, group.virtual, s.leaf_cell_number, 0)
+        return self._bind(group.physical, group.virtual, s.leaf_cell_number, 0, group)
 
     def _from_new_group(self, s: PodSchedulingSpec, suggested: Collection[str], phase: Phase,
                         pod: PodRef) -> Bind | Preempt | Wait:
@@ -347,20 +360,27 @@ class HivedScheduler(CellOps):
                             f"(virtual placement : {_format_placement(leaves)})")
 
     def _bind(self, physical: Mapping[int, list[list[PhysicalCell | None]]],
-              virtual: Mapping[int, list[list[VirtualCell | None]]] | None, number: int, slot: int) -> Bind:
-        members: list[MemberBindInfo] = []
+              virtual: Mapping[int, list[list[VirtualCell | None]]] | None, number: int, slot: int,
+              group: Group | None = None) -> Bind:
+        """The bind decision for pod `slot` of member `number`, with the whole group's bind info (§4.1)."""
+        if group is not None and group.bind_cache and group.bind_cache[0] is virtual:
+            members = group.bind_cache[1]
+        else:
+            members = tuple(
+                MemberBindInfo(tuple(self._pod_placement(pod_leaves, virtual[n][i] if virtual else None)
+                                     for i, pod_leaves in enumerate(physical[n])))
+                for n in sorted(physical)
+            )
+            if group is not None:
+                group.bind_cache = (virtual, members)
         node, isolation, chain = "", (), ""
-        for n in sorted(physical):
-            placements = []
-            for index, pod_leaves in enumerate(physical[n]):
-                placements.append(self._pod_placement(pod_leaves, virtual[n][index] if virtual else None))
+        for n, member in zip(sorted(physical), members, strict=True):
             if n == number:
-                node = placements[slot].physical_node
-                isolation = placements[slot].physical_leaf_cell_indices
+                placement = member.pod_placements[slot]
+                node, isolation = placement.physical_node, placement.physical_leaf_cell_indices
                 first = physical[n][slot][0]
                 chain = first.chain if first is not None else ""
-            members.append(MemberBindInfo(tuple(placements)))
-        info = BindInfo(node, isolation, chain, tuple(members))
+        info = BindInfo(node, isolation, chain, members)
         return Bind(node, isolation, info)
 
     def _pod_placement(self, leaves: list[PhysicalCell | None], vleaves: list[VirtualCell | None] | None
@@ -370,12 +390,12 @@ class HivedScheduler(CellOps):
         types = []
         for i in range(len(leaves)):
             v = vleaves[i] if vleaves else None
-            types.append(self.level_type.get(v.chain, {}).get(v.preassigned.level, "") if v is not None else "")
+            types.append(v.preassigned.bind_type if v is not None else "")
         return PodPlacement(node, tuple(leaf.index for leaf in present), tuple(types))
 
     # -- AddAllocatedPod / deletions (§3.9) ----------------------------------------------------------------
     def add_allocated_pod(self, pod: PodRef, spec: Mapping[str, Any], bind_info: BindInfo) -> None:
-        s = parse_spec(pod, spec)
+        s = self._parse(pod, spec)
         number = s.leaf_cell_number
         group = self.groups.get(s.group_name)
         slot = 0

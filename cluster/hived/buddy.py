@@ -78,14 +78,29 @@ class ChainState:
         return cur.level
 
     # -- bad-free list ------------------------------------------------------------------------------------------
-    def _bad_remove(self, cell: PhysicalCell) -> None:
+    def _bad_append(self, cell: PhysicalCell) -> None:
         lst = self.bad_free[cell.level]
-        for i, c in enumerate(lst):
-            if c is cell:
-                last = lst.pop()
-                if i < len(lst):
-                    lst[i] = last
+        # positions make removal O(1); a cell appended twice (possible in HiveD's odd states) falls back to a scan
+        cell.bad_pos = len(lst) if cell.bad_pos == -1 else -2
+        lst.append(cell)
+
+    def _bad_remove(self, cell: PhysicalCell) -> None:
+        pos = cell.bad_pos
+        if pos == -1:
+            return
+        lst = self.bad_free[cell.level]
+        if pos == -2:
+            pos = next((i for i, c in enumerate(lst) if c is cell), -1)
+            if pos < 0:
+                cell.bad_pos = -1
                 return
+        last = lst.pop()
+        if last is not cell:
+            lst[pos] = last
+            if last.bad_pos != -2:
+                last.bad_pos = pos
+        if cell.bad_pos != -2 or not any(c is cell for c in lst):
+            cell.bad_pos = -1
 
     def healthy_obtainable(self, level: int) -> int:
         return self.obtainable[level] - len(self.bad_free[level])
@@ -126,7 +141,7 @@ class ChainState:
         for k in range(lv + 1, up_to + 1):
             self.obtainable[k] += 1
             if not ancestor.healthy:
-                self.bad_free[k].append(ancestor)
+                self._bad_append(ancestor)
             else:
                 self.check_unbind(k)
             ancestor = ancestor.parent
@@ -198,7 +213,7 @@ class ChainState:
                 self.bind_bad(child)
 
     def unbind_bad(self, cell: PhysicalCell) -> None:
-        self.bad_free[cell.level].append(cell)
+        self._bad_append(cell)
         if cell.virtual is not None:
             cell.virtual.physical = None
             cell.virtual = None
@@ -215,7 +230,7 @@ class ChainState:
             self.mark_bad(cell.parent)
         lv = cell.level
         if in_free_sense(cell):
-            self.bad_free[lv].append(cell)
+            self._bad_append(cell)
             if self.all_vc_free[lv] > self.obtainable[lv] - len(self.bad_free[lv]):
                 self.check_bind(lv)
         elif cell.virtual is None and not cell.split:

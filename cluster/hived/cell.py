@@ -20,7 +20,7 @@ class Cell:
     """What physical and virtual cells share: tree position, priority and used-leaf counts."""
 
     __slots__ = ("chain", "level", "address", "cell_type", "parent", "children", "at_or_above_node",
-                 "total_leaves", "priority", "used", "order")
+                 "total_leaves", "priority", "used", "used_total", "order")
 
     def __init__(self, chain: str, info: CellTypeInfo, address: str, parent: Cell | None) -> None:
         self.chain = chain
@@ -33,6 +33,7 @@ class Cell:
         self.total_leaves = info.leaf_cell_number
         self.priority = FREE_PRIORITY
         self.used: dict[int, int] = {}
+        self.used_total = 0  # sum of `used` over all priorities, kept incrementally
         self.order = 0  # creation order inside its view
 
     def __repr__(self) -> str:
@@ -41,7 +42,7 @@ class Cell:
 
 class PhysicalCell(Cell):
     __slots__ = ("nodes", "leaf_indices", "index", "pinned_id", "healthy", "virtual", "split", "in_free",
-                 "free_pos", "state", "using_group", "reserving_group", "desc_counts", "vc_name", "is_node")
+                 "free_pos", "bad_pos", "state", "using_group", "reserving_group", "desc_counts", "vc_name", "is_node")
 
     def __init__(self, chain: str, info: CellTypeInfo, address: str, parent: PhysicalCell | None) -> None:
         super().__init__(chain, info, address, parent)
@@ -54,6 +55,7 @@ class PhysicalCell(Cell):
         self.split = False
         self.in_free = False
         self.free_pos = -1
+        self.bad_pos = -1  # position in its level's bad-free list, -1 when not in it
         self.state = FREE
         self.using_group = None
         self.reserving_group = None
@@ -63,7 +65,7 @@ class PhysicalCell(Cell):
 
 
 class VirtualCell(Cell):
-    __slots__ = ("vc", "preassigned", "physical", "pinned_id")
+    __slots__ = ("vc", "preassigned", "physical", "pinned_id", "bind_type")
 
     def __init__(self, vc: str, chain: str, info: CellTypeInfo, address: str, parent: VirtualCell | None) -> None:
         super().__init__(chain, info, address, parent)
@@ -71,23 +73,31 @@ class VirtualCell(Cell):
         self.preassigned: VirtualCell = self if parent is None else parent.preassigned
         self.physical: PhysicalCell | None = None
         self.pinned_id = ""
+        self.bind_type = ""  # on a preassigned cell: the type written in bind info (§4.1 preassignedCellTypes)
 
 
 def set_priority(cell: Cell, priority: int) -> None:
-    """A cell's priority is the max of its children's; propagate upwards."""
+    """A cell's priority is the max of its children's; propagate upwards (HiveD's setCellPriority)."""
+    original = cell.priority
     cell.priority = priority
     parent = cell.parent
     while parent is not None:
-        best = max(child.priority for child in parent.children)
-        if best == parent.priority:
+        if priority > parent.priority:
+            original, parent.priority = parent.priority, priority
+        elif original == parent.priority and priority < original:
+            best = max(child.priority for child in parent.children)
+            original, parent.priority = parent.priority, best
+            priority = best
+        else:
             return
-        parent.priority = best
         parent = parent.parent
 
 
 def update_used(cell: Cell | None, priority: int, delta: int) -> None:
     while cell is not None:
-        cell.used[priority] = cell.used.get(priority, 0) + delta
+        used = cell.used
+        used[priority] = used.get(priority, 0) + delta
+        cell.used_total += delta
         cell = cell.parent
 
 

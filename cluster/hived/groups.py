@@ -14,7 +14,7 @@ VirtualPlacement = dict[int, list[list[VirtualCell | None]]]
 
 class Group:
     __slots__ = ("name", "vc", "priority", "lazy", "pinned_id", "state", "pod_numbers", "allocated_pods",
-                 "physical", "virtual", "preempting_pods", "lazy_status", "chain")
+                 "physical", "virtual", "preempting_pods", "lazy_status", "chain", "bind_cache")
 
     def __init__(self, spec: PodSchedulingSpec, state: str) -> None:
         self.name = spec.group_name
@@ -32,6 +32,7 @@ class Group:
         self.preempting_pods: dict[str, PodRef] = {}
         self.lazy_status: dict[str, str] | None = None
         self.chain = ""
+        self.bind_cache: tuple = ()  # (virtual placement it was built from, members of the bind info)
 
     def leaves(self) -> list[tuple[int, int, int, PhysicalCell | None]]:
         """(leafCellNumber, slot, position, physical leaf), members ascending (§3.7 recommended order)."""

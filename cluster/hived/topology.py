@@ -42,25 +42,17 @@ class TopologyScheduler:
         self.level_leaves = level_leaves
         self.virtual = virtual  # VC view: cross-priority packing; physical view: opportunistic ordering
 
-    def _node_facts(self, cell: Cell, suggested: Collection[str] | None) -> tuple[bool, bool, str]:
-        physical = cell.physical if self.virtual else cell
-        if physical is None:
-            return True, True, ""
-        ok = suggested is None or any(n in suggested for n in physical.nodes)
-        return physical.healthy, ok, physical.address
-
     def schedule(self, pod_numbers: Mapping[int, int], priority: int, suggested: Collection[str] | None
                  ) -> tuple[dict[int, list[list[Cell]]] | None, str]:
         """Place pods (leafCellNumber -> pod count); `suggested` None = ignore suggested nodes."""
         sizes = [n for n in sorted(pod_numbers) for _ in range(pod_numbers[n])]
-        facts = {id(c): self._node_facts(c, suggested) for c in self.view}
-        self._sort(facts)
-        chosen, reason = self._find_nodes(sizes, OPPORTUNISTIC_PRIORITY, facts)
+        self._sort(suggested)
+        chosen, reason = self._find_nodes(sizes, OPPORTUNISTIC_PRIORITY, suggested)
         used_priority = OPPORTUNISTIC_PRIORITY
         if chosen is None and priority > OPPORTUNISTIC_PRIORITY:
             used_priority = priority
-            self._sort(facts)
-            chosen, reason = self._find_nodes(sizes, priority, facts)
+            self._sort(suggested)
+            chosen, reason = self._find_nodes(sizes, priority, suggested)
         if chosen is None:
             return None, reason
         placement: dict[int, list[list[Cell]]] = {}
@@ -74,22 +66,31 @@ class TopologyScheduler:
             placement.setdefault(size, []).append(self._pick_leaves(remaining, node, size))
         return placement, ""
 
-    def _sort(self, facts: dict[int, tuple[bool, bool, str]]) -> None:
-        if self.virtual:
-            def key(c: Cell) -> tuple:
-                healthy, ok, _ = facts[id(c)]
-                return (not healthy, not ok, -sum(c.used.values()))
-        else:
-            def key(c: Cell) -> tuple:
-                healthy, ok, _ = facts[id(c)]
-                used = c.used
-                opp = used.get(OPPORTUNISTIC_PRIORITY, 0)
-                higher = sum(v for p, v in used.items() if p > OPPORTUNISTIC_PRIORITY)
-                return (not healthy, not ok, -opp, higher)
+    def _physical(self, cell: Cell) -> Cell | None:
+        return cell.physical if self.virtual else cell  # type: ignore[attr-defined]
+
+    def _sort(self, suggested: Collection[str] | None) -> None:
+        """Stable sort: healthy first, suggested first, then the view's packing order (§3.4)."""
+        virtual = self.virtual
+
+        def key(c: Cell) -> tuple:
+            physical = c.physical if virtual else c  # type: ignore[attr-defined]
+            if physical is None:
+                bad = missing = False
+            else:
+                bad = not physical.healthy
+                missing = suggested is not None and not any(n in suggested for n in physical.nodes)
+            if virtual:
+                return (bad, missing, -c.used_total)
+            opp = c.used.get(OPPORTUNISTIC_PRIORITY, 0)
+            higher = c.used_total - opp - c.used.get(FREE_PRIORITY, 0)
+            return (bad, missing, -opp, higher)
+
         self.view.sort(key=key)
 
-    def _find_nodes(self, sizes: list[int], priority: int, facts: dict[int, tuple[bool, bool, str]]
+    def _find_nodes(self, sizes: list[int], priority: int, suggested: Collection[str] | None
                     ) -> tuple[list[Cell] | None, str]:
+        """Greedy pods-to-nodes walk over the sorted view (HiveD's findNodesForPods)."""
         view = self.view
         if not view:
             raise InternalError("index out of range: empty cluster view")
@@ -101,11 +102,12 @@ class TopologyScheduler:
         while pod < len(sizes):
             node = view[node_index]
             if free - picked >= sizes[pod]:
-                healthy, ok, address = facts[id(node)]
-                if not healthy:
-                    return None, f"have to use at least one bad node {address}"
-                if not ok:
-                    return None, f"have to use at least one non-suggested node {address}"
+                physical = self._physical(node)
+                if physical is not None:
+                    if not physical.healthy:
+                        return None, f"have to use at least one bad node {physical.address}"
+                    if suggested is not None and not any(n in suggested for n in physical.nodes):
+                        return None, f"have to use at least one non-suggested node {physical.address}"
                 chosen.append(node)
                 picked += sizes[pod]
                 pod += 1
@@ -129,6 +131,8 @@ class TopologyScheduler:
 
 
 def _free_at(cell: Cell, priority: int) -> int:
+    if priority == OPPORTUNISTIC_PRIORITY:  # everything but the free-priority entry (§3.1 quirk may make it -1)
+        return cell.total_leaves - cell.used_total + cell.used.get(FREE_PRIORITY, 0)
     return cell.total_leaves - sum(v for p, v in cell.used.items() if p >= priority)
 
 
