@@ -317,9 +317,10 @@ class FrameworkController:
         pod = job.pods.get(key)
         if pod is None or pod.uid != uid:
             return
+        now = self.clock.k8s_time()
         if pod.node is not None and pod.finished_at is None and pod.started_at is not None:
-            pod = replace(pod, finished_at=self.clock.k8s_time(), exit_code=137, phase="Failed")
-            job.pods[key] = pod
+            pod = replace(pod, finished_at=now, exit_code=143, phase="Failed")  # the container ends on SIGTERM
+        pod = replace(pod, deletion_timestamp=pod.deletion_timestamp or now)
         self._hived_release(job, pod)
         del job.pods[key]
         self._enqueued.pop(uid, None)
