@@ -90,7 +90,9 @@ def render_markdown(inputs: RunInputs, lang: str, out_dir: Path, charts: dict[st
     return text
 
 
-_IMG = re.compile(r'(?P<p><p>\s*)?<img alt="[^"]*" src="(?P<src>experiments/[^"]+/timeline\.png)"\s*/?>(?P<end>\s*</p>)?')
+_IMG = re.compile(
+    r'(?P<p><p>\s*)?<img alt="[^"]*" src="(?P<src>experiments/[^"]+/timeline\.png)"\s*/?>(?P<end>\s*</p>)?'
+)
 
 
 def _inline_svg(svg: str) -> str:

@@ -352,7 +352,8 @@ def build_claims(inputs: RunInputs, lang: str, files: dict[str, dict[str, object
             "facts": [
                 {
                     "job": a.job, "task": a.task, "attempt": a.attempt, "node": a.node, "gpus": list(a.gpus),
-                    "bound_s": a.bound, "start_s": a.start, "end_s": a.end, "outcome": a.outcome, "preempted": a.preempted,
+                    "bound_s": a.bound, "start_s": a.start, "end_s": a.end, "outcome": a.outcome,
+                    "preempted": a.preempted,
                     "recreated": a.recreated, "waiting_s": [[s, e] for s, e in a.waiting],
                 }
                 for a in exp.timeline.attempts
