@@ -203,3 +203,12 @@ def test_unknown_vc_pod_waits_with_hived_user_error(tmp_path: Path) -> None:
     assert message.startswith("Code: 400, Message: hivedscheduler: User Error: [")
     assert message.endswith("]: VC vc1 does not exists!")
     assert sim.job_status("alice", "x").state == "WAITING"
+
+
+def test_the_simulator_is_a_backend() -> None:
+    from cluster.backend import Backend
+
+    sim = SimCluster(None)
+    assert isinstance(sim, Backend) and sim.cluster == "sim"
+    assert sim.now() == "2026-01-01T08:00:00.000000Z"
+    assert sim.advance_until(lambda: False, 90) is False and sim.now() == "2026-01-01T08:01:30.000000Z"
