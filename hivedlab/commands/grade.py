@@ -89,11 +89,12 @@ def make_judge(plans: Mapping[str, Any]) -> Judge | None:
     if not all(hasattr(verdicts, name) for name in ("judge", "LogSummary", "to_json")):
         return None
 
+    rulesets = {experiment: to_ruleset(plan) for experiment, plan in plans.items()}  # once, before workers fork
+
     def judge(log: EvidenceLog, experiment: str) -> Judgement:
-        plan = plans.get(experiment)
-        if plan is None:
+        rules = rulesets.get(experiment)
+        if rules is None:
             raise HivedlabError(f"no experiment plan {experiment!r}")
-        rules = to_ruleset(plan)
         builder = TimelineBuilder()
         for record in log.records:
             builder.feed(record)
