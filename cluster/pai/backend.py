@@ -161,6 +161,7 @@ class PaiBackend:
         self.interactive, self.poll_s, self.switch_timeout_s = interactive, poll_s, switch_timeout_s
         self._sleep, self._clock, self._ask = sleep, clock, ask
         self._cache: dict[str, tuple[float, JobStatus, str]] = {}
+        self.cache_s = min(STATUS_CACHE_S, poll_s)
         self._ran: set[str] = set()
         self.index = _ObservedIndex()
         self.vcs: set[str] = set()
@@ -269,7 +270,7 @@ class PaiBackend:
     def job_status(self, user: str, job_name: str) -> JobStatus:
         key = f"{user}~{job_name}"
         cached = self._cache.get(key)
-        if cached and self._clock() - cached[0] < STATUS_CACHE_S:
+        if cached and self._clock() - cached[0] < self.cache_s:
             return cached[1]
         detail = self.client(user).job(user, job_name)
         framework = framework_name(user, job_name)
