@@ -212,3 +212,19 @@ def test_the_simulator_is_a_backend() -> None:
     assert isinstance(sim, Backend) and sim.cluster == "sim"
     assert sim.now() == "2026-01-01T08:00:00.000000Z"
     assert sim.advance_until(lambda: False, 90) is False and sim.now() == "2026-01-01T08:01:30.000000Z"
+
+
+def test_pending_pods_are_retried_in_k8s_priority_order(tmp_path: Path) -> None:
+    """With the HiveD model: a later prod job overtakes an earlier waiting test job (K8s queue order, §3.3)."""
+    log = tmp_path / "e.jsonl"
+    sim, _ = new_cluster(log, "two-vc")
+    sim.submit("alice", "a", job_text("job-config-0.yaml", "first-prod"))
+    assert sim.advance_until(lambda: sim.job_status("alice", "first-prod").ran, 60)
+    sim.submit("bob", "b", job_text("job-config-0.yaml", "early-test", ("jobPriorityClass: prod", "jobPriorityClass: test")))
+    sim.submit("carol", "c", job_text("job-config-0.yaml", "late-prod"))
+    assert sim.advance_until(lambda: sim.job_status("carol", "late-prod").waiting, 60)
+    assert sim.job_status("bob", "early-test").waiting  # equal or lower priority never preempts
+    assert sim.advance_until(lambda: sim.job_status("bob", "early-test").finished, 3600)
+    order = [name[:32] for _, name, _ in binds(read_log(log))]
+    assert order == [FW("alice", "first-prod"), FW("carol", "late-prod"), FW("bob", "early-test")]
+    assert events(read_log(log), "Preempted") == []
