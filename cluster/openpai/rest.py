@@ -189,6 +189,8 @@ def explain(reply: RestReply, what: str) -> PaiError:
         en, zh = ("the rest-server's rate limit was hit (60 submissions per hour per user, 60 job lists per "
                   "minute): wait a few minutes and resume the run",
                   "触发了 rest-server 的限流（每用户每小时 60 次提交、每分钟 60 次列表）：请等几分钟后继续运行")
+    elif code == "ForbiddenUserError" and " in " not in message:
+        en, zh = (f"{short}: only the job's owner or an admin may do this", f"{short}：只有任务的所有者或管理员可以这样做")
     elif code in table:
         en, zh = table[code]
     elif status == 500 and ("property 'gpu'" in message or "reading 'gpu'" in message):

@@ -115,6 +115,13 @@ def test_unknown_vc_is_403_with_advice(pai, sleeps):
     assert "scheduler-config" in sentence and "not allowed to do operation in vc9" in sentence
 
 
+def test_stopping_someone_elses_job_is_403_with_its_own_advice(pai, sleeps):
+    client(pai, sleeps, user="bob").submit(job("bobs-job"), "bobs-job")
+    with pytest.raises(PaiError, match="only the job's owner or an admin") as caught:
+        client(pai, sleeps).stop("bob", "bobs-job")
+    assert caught.value.status == 403
+
+
 def test_job_name_taken_is_409(pai, sleeps):
     c = client(pai, sleeps)
     assert c.submit(job(), "job-config-0-alice-r1").status == 202
