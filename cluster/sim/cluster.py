@@ -185,8 +185,9 @@ class SimCluster(FrameworkController):
         except getattr(self.api, "InternalError", ()) as err:
             raise HivedlabError(f"HiveD v0.3.4 itself would fail here (scheduling {name}): {err}") from None
         except self.api.UserError as err:
-            message = f"[{pod.uid}({naming.NAMESPACE}/{name})]: {err.message}"
-            self._failed_scheduling(job, key, f"Code: 400, Message: hivedscheduler: User Error: {message}")
+            # the extender's error reply, which K8s puts into the event as is (spec/hived.md §4.2)
+            where = f"[{pod.uid}({naming.NAMESPACE}/{name})]: filterRoutine: Failed: "
+            self._failed_scheduling(job, key, f"Code: 400, Message: hivedscheduler: User Error: {where}{err.message}")
             return
         kind = hooks.result_kind(self.api, result)
         if kind == "bind":

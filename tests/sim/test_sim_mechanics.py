@@ -201,7 +201,7 @@ def test_unknown_vc_pod_waits_with_hived_user_error(tmp_path: Path) -> None:
     sim.advance_until(lambda: False, 10)
     message = events(read_log(log), "FailedScheduling")[0].obj["message"]
     assert message.startswith("Code: 400, Message: hivedscheduler: User Error: [")
-    assert message.endswith("]: VC vc1 does not exists!")
+    assert message.endswith("]: filterRoutine: Failed: VC vc1 does not exists!")
     assert sim.job_status("alice", "x").state == "WAITING"
 
 
