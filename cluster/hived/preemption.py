@@ -174,12 +174,12 @@ class CellOps:
             self._release_leaf(p, group.vc)
             if p.reserving_group is group:
                 p.reserving_group = None
-            if p.state == RESERVING:
+            if p.state == RESERVING and p.using_group is not None:
                 p.state = USED
                 victim = p.using_group
                 v = _retrieve_virtual(victim, p) if victim.virtual is not None else None
                 self._allocate_leaf(p, v, victim.priority, victim.vc)
-            elif p.state == RESERVED:
+            elif p.state in (RESERVED, RESERVING):
                 p.state = FREE
         if self.groups.get(group.name) is group:
             del self.groups[group.name]
