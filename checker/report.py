@@ -140,7 +140,9 @@ def build_report(
             previous = md_path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise HivedlabError(f"{md_path}: cannot read the existing report to keep its free text ({exc})") from None
-        extract(previous, str(md_path))  # refuse before writing anything if its markers are broken
+        if previous.strip() and not extract(previous, str(md_path)):  # broken markers raise here, before any write
+            raise HivedlabError(f"{md_path} exists but is not a hivedlab report (no free-text markers): move it "
+                                "away or write the report elsewhere with --out, so that nothing of it is lost")
     chart_files: list[Path] = []
     chart_links: dict[str, str] = {}
     claim_files: dict[str, dict[str, object]] = {}

@@ -51,6 +51,14 @@ def test_a_log_without_verdicts_is_judged_from_its_evidence(cli, run_dir):
     assert gang["verdict"] == "consistent" and [a["question"] for a in gang["answers"]] == [0, 1]
 
 
+def test_a_foreign_report_md_is_never_overwritten(cli, run_dir):
+    mine = "# Our own report\n\nWritten by hand.\n"
+    (run_dir / "report.md").write_text(mine, encoding="utf-8")
+    result = cli("report", str(run_dir))
+    assert result.code == 2 and "not a hivedlab report" in result.err
+    assert (run_dir / "report.md").read_text(encoding="utf-8") == mine
+
+
 def test_broken_markers_leave_the_report_untouched(cli, run_dir):
     broken = "# mine\n<!-- hivedlab:free-text deploy -->\nhalf-written notes, no closing marker\n"
     (run_dir / "report.md").write_text(broken, encoding="utf-8")
