@@ -35,7 +35,7 @@ EXAMPLES = """\
   hivedlab grade submissions/ --out grades/                # default rubric (configs/rubric.default.yaml)
   hivedlab grade submissions/ --rubric my-rubric.yaml --out grades/ --jobs 2
   hivedlab grade --self out/                                # a student's self-check of a run directory
-  hivedlab grade --self out/ --format json                  # the Gradescope results a TA would upload (no hidden items)
+  hivedlab grade --self out/ --format json                  # as Gradescope shows it to students (no hidden items)
 """
 
 
