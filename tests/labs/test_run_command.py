@@ -86,3 +86,24 @@ def test_run_all_with_report(cli: Callable[..., CliResult], tmp_path: Path) -> N
         assert verdicts["verdict"] == "consistent", (experiment, verdicts["answers"])
     assert (tmp_path / "report.md").is_file() and (tmp_path / "report.html").is_file()
     assert (tmp_path / "claims.json").is_file() and (tmp_path / "experiments" / "gang" / "timeline.png").is_file()
+
+
+def test_a_plans_sim_block_sets_the_simulators_knobs(tmp_path: Path) -> None:
+    import dataclasses
+
+    import pytest
+
+    from checker.evidence import EvidenceWriter
+    from hivedlab.commands.run import _sim_factory
+    from hivedlab.errors import HivedlabError
+    from hivedlab.inventory import load_inventory
+    from labs.plans import load_plan
+
+    make = _sim_factory(1, load_inventory())
+    plan = dataclasses.replace(load_plan("gang"), sim={"training_s": 10, "durations": {"holder": 30}})
+    with EvidenceWriter(tmp_path / "e.jsonl", "sim") as writer:
+        sim = make(plan, writer)
+        assert sim.settings.training_s == 10.0 and sim.settings.durations == {"holder": 30.0}
+        assert sim.other_nodes == 1 and sim.node_ips["hostname-dan"] == "192.0.2.13"
+        with pytest.raises(HivedlabError, match="unknown key 'speed'"):
+            make(dataclasses.replace(plan, sim={"speed": 2}), writer)
