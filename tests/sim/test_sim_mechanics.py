@@ -228,3 +228,26 @@ def test_pending_pods_are_retried_in_k8s_priority_order(tmp_path: Path) -> None:
     order = [name[:32] for _, name, _ in binds(read_log(log))]
     assert order == [FW("alice", "first-prod"), FW("carol", "late-prod"), FW("bob", "early-test")]
     assert events(read_log(log), "Preempted") == []
+
+
+def test_durations_come_from_commands_or_the_plan(tmp_path: Path) -> None:
+    from cluster.sim.settings import SimSettings
+
+    settings = SimSettings(container_start_s=(3.0, 3.0), submit_gap_s=(1.0, 1.0), durations={"fixed": 42.0})
+    log = tmp_path / "e.jsonl"
+    sim, _ = new_cluster(log, "one-vc", api=fake_hived, settings=settings)
+    sim.submit("alice", "fixed", job_text("job-config-5.yaml", "fixed"))
+    sim.submit("alice", "commands", job_text("job-config-2.yaml", "by-commands", ("vc1", "default")))
+    sim.run_until_idle()
+    seen = read_log(log)
+
+    def run_time(framework: str) -> tuple[str, str]:
+        phases = {s.obj["status"]["phase"]: s.obj["status"] for s in seen
+                  if s.resource == "pods" and s.name.startswith(framework)}
+        terminated = phases["Succeeded"]["containerStatuses"][0]["state"]["terminated"]
+        return terminated["startedAt"], terminated["finishedAt"]
+
+    assert run_time(FW("alice", "fixed")) == ("2026-01-01T08:00:05Z", "2026-01-01T08:00:47Z")  # 1+1+0.5 +3, +42
+    started, finished = run_time(FW("alice", "by-commands"))
+    assert started == "2026-01-01T08:00:06Z"
+    assert "2026-01-01T08:05:57Z" <= finished <= "2026-01-01T08:06:09Z"  # 60 s ± 5 % of training + sleep 5m
