@@ -260,8 +260,8 @@ def run_experiments(
     for plan in plans:
         folder = ctx.out / "experiments" / plan.id
         evidence = folder / "evidence.jsonl"
-        for stale in (evidence, folder / "verdicts.json"):
-            stale.unlink(missing_ok=True)  # a rerun into the same folder starts a fresh log
+        for stale in (evidence, folder / "verdicts.json", *_files(ctx.out / "jobs" / plan.id)):
+            stale.unlink(missing_ok=True)  # a rerun into the same folder starts afresh
         if progress:
             progress(plan.id)
         with EvidenceWriter(evidence, "sim" if ctx.cluster == "sim" else "k8s") as writer:
@@ -276,6 +276,10 @@ def run_experiments(
         _write_run_json(ctx, started, results, extra, finished=False)
     _write_run_json(ctx, started, results, extra, finished=True)
     return results
+
+
+def _files(folder: Path) -> list[Path]:
+    return [p for p in folder.iterdir() if p.is_file()] if folder.is_dir() else []
 
 
 def _inventory_text(inventory: Inventory) -> str:

@@ -158,6 +158,11 @@ def test_a_rerun_into_the_same_folder_starts_fresh_logs(tmp_path: Path) -> None:
     first = (tmp_path / "experiments" / "gang" / "evidence.jsonl").read_bytes()
     run_experiments([load_plan("gang")], sim_factory(), ctx)
     assert (tmp_path / "experiments" / "gang" / "evidence.jsonl").read_bytes() == first
+    other = RunContext(tmp_path, "sim", 2, INVENTORY, "s2")
+    run_experiments([load_plan("gang")], sim_factory(2), other)
+    assert sorted(p.name for p in (tmp_path / "jobs" / "gang").iterdir()) == [
+        "job-config-5-alice-gang-s2.yaml", "job-config-6-alice-gang-s2.yaml",
+    ]
 
 
 def test_pipeline_is_declared_once_and_survives_a_failing_step(tmp_path: Path, monkeypatch: Any) -> None:
