@@ -136,6 +136,10 @@ def score_answer(result: ExperimentResult | None) -> tuple[float, str, str, tupl
     if bad:
         en += f"; not consistent: {', '.join(bad)}"
         zh += f"；不一致或无法判定：{', '.join(bad)}"
+    missing = [m for m in result.verdict.get("missing") or [] if isinstance(m, Mapping)][:2]
+    if missing:
+        en += " — missing: " + "; ".join(str(m.get("en", "")) for m in missing)
+        zh += " —— 缺少：" + "；".join(str(m.get("zh", "")) for m in missing)
     return len(good) / len(answers), en, zh, tuple(dict.fromkeys(refs))
 
 

@@ -104,6 +104,9 @@ def test_a_truncated_log(tmp_path: Path) -> None:
     g = grade(group(tmp_path, "truncated-log"))
     assert points(g)["priority.ran"] == 1.5
     assert not [f for f in g.findings if f.kind == "chain"]  # a cut is not an edit
+    if JUDGE is not None:  # the student is told what the checker missed
+        answer = next(s for s in g.items if s.item.id == "priority.answer")
+        assert "missing:" in answer.en and "缺少" in answer.zh
 
 
 def test_an_overclaiming_report_is_flagged_with_the_contradicting_record(tmp_path: Path) -> None:
