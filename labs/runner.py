@@ -265,7 +265,13 @@ def run_experiments(
         if progress:
             progress(plan.id)
         with EvidenceWriter(evidence, "sim" if ctx.cluster == "sim" else "k8s") as writer:
-            backend = make_backend(plan, writer)
+            try:
+                backend = make_backend(plan, writer)
+            except BaseException:
+                writer.close()
+                if evidence.stat().st_size == 0:
+                    evidence.unlink()  # no cluster, no log: leave nothing that looks like a run
+                raise
             try:
                 results.append(run_plan(plan, backend, writer, ctx))
             finally:

@@ -185,3 +185,15 @@ def test_what_a_backend_learnt_goes_into_run_json(tmp_path: Path) -> None:
     ctx = RunContext(tmp_path, "sim", 1, INVENTORY, "s1")
     run_experiments([load_plan("gang")], lambda plan, writer: Informed(writer), ctx)
     assert json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))["openpai_version"] == "v1.2.0"
+
+
+def test_a_backend_that_cannot_start_leaves_no_log(tmp_path: Path) -> None:
+    from hivedlab.errors import HivedlabError
+
+    def refuse(plan: Any, writer: EvidenceWriter) -> SimCluster:
+        raise HivedlabError("no kubeconfig")
+
+    ctx = RunContext(tmp_path, "pai", None, INVENTORY, "20260101t000000")
+    with pytest.raises(HivedlabError, match="no kubeconfig"):
+        run_experiments([load_plan("gang")], refuse, ctx)
+    assert not (tmp_path / "experiments" / "gang" / "evidence.jsonl").exists()
