@@ -83,6 +83,7 @@ def _env_value(key: str, member: MemberInfo | None, record: EnvRecord | None, in
 
 
 def environment(inputs: RunInputs, lang: str) -> dict[str, Any]:
+    """The manual's 实验环境 table: one column per member, its rows, and notes on what is missing."""
     columns = _columns(inputs)
     rows = []
     for key, group, label_zh, label_en in ENV_ROWS:
@@ -91,6 +92,10 @@ def environment(inputs: RunInputs, lang: str) -> dict[str, Any]:
             "label": _t(lang, label_zh, label_en),
             "cells": [cell(_env_value(key, member, record, inputs, lang)) for _, member, record in columns],
         })
+    return {"members": [cell(name) for name, _, _ in columns], "rows": rows, "notes": _env_notes(columns, inputs, lang)}
+
+
+def _env_notes(columns: list[tuple[str, MemberInfo | None, EnvRecord | None]], inputs: RunInputs, lang: str) -> list[str]:
     notes = []
     if inputs.cluster == "sim" and not inputs.env:
         notes.append(_t(
@@ -125,7 +130,7 @@ def environment(inputs: RunInputs, lang: str) -> dict[str, Any]:
         notes.append(_t(lang, "没有组员清单（inventory.yaml），也没有环境记录：无法填写本表。",
                         "Neither a group inventory (inventory.yaml) nor environment records: the table cannot be "
                         "filled."))
-    return {"members": [cell(name) for name, _, _ in columns], "rows": rows, "notes": notes}
+    return notes
 
 
 # ---------------------------------------------------------------- experiments
@@ -180,7 +185,7 @@ def answers(exp: ExperimentInputs, lang: str) -> list[dict[str, Any]]:
     for raw in (exp.verdict or {}).get("answers") or []:
         if not isinstance(raw, dict):
             continue
-        evidence = [e for e in raw.get("evidence") or [] if isinstance(e, int) and not isinstance(e, bool)]
+        evidence = [e for e in raw.get("evidence") or [] if _is_int(e)]
         verdict = raw.get("verdict") if raw.get("verdict") in VERDICT_LABELS else "inconclusive"
         index = next((raw.get(k) for k in ("question_index", "question") if _is_int(raw.get(k))), None)
         result.append({
@@ -244,7 +249,7 @@ def _ended(a: TaskAttempt, lang: str) -> str:
 
 
 _OUTCOMES = {"preempted": "被抢占", "succeeded": "成功", "failed": "失败", "deleted": "被删除", "stopped": "被停止",
-             "running": "运行中", "waiting": "等待中"}
+             "running": "运行中", "waiting": "等待中", "bound": "已绑定节点"}
 
 
 def _outcome(a: TaskAttempt, lang: str) -> str:
