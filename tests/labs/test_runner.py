@@ -68,11 +68,24 @@ def test_run_directory_and_records(tmp_path: Path) -> None:
     assert read_evidence(log).chain_ok
     acts = actions(log)
     assert [a["type"] for a in acts] == [
-        "plan", "config-switch", "submit", "step", "step", "submit", "step", "step", "end",
+        "plan",
+        "config-switch",
+        "submit",
+        "step",
+        "step",
+        "submit",
+        "step",
+        "step",
+        "end",
     ]
     assert acts[0] == {
-        "type": "plan", "experiment": "priority", "plan": "labs/experiments/priority.yaml", "cluster": "sim",
-        "seed": 1, "members": ["alice", "bob", "carol", "dan"], "hived_config": "two-vc",
+        "type": "plan",
+        "experiment": "priority",
+        "plan": "labs/experiments/priority.yaml",
+        "cluster": "sim",
+        "seed": 1,
+        "members": ["alice", "bob", "carol", "dan"],
+        "hived_config": "two-vc",
     }
     assert acts[1]["text"] == (tmp_path / "hived" / "two-vc.yaml").read_text(encoding="utf-8")
     submit = acts[2]
@@ -107,7 +120,9 @@ def test_a_timed_out_wait_fails_the_experiment_and_the_next_one_runs(tmp_path: P
     assert results[1].status == "finished"
     acts = actions(tmp_path / "experiments" / "gang" / "evidence.jsonl")
     assert acts[-2]["status"] == "timed-out" and acts[-1] == {
-        "type": "end", "status": "failed", "reason": "holder not finished after 30 s",
+        "type": "end",
+        "status": "failed",
+        "reason": "holder not finished after 30 s",
     }
     outcomes = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))["outcomes"]
     assert outcomes["gang"]["status"] == "failed"
@@ -161,7 +176,8 @@ def test_a_rerun_into_the_same_folder_starts_fresh_logs(tmp_path: Path) -> None:
     other = RunContext(tmp_path, "sim", 2, INVENTORY, "s2")
     run_experiments([load_plan("gang")], sim_factory(2), other)
     assert sorted(p.name for p in (tmp_path / "jobs" / "gang").iterdir()) == [
-        "job-config-5-alice-gang-s2.yaml", "job-config-6-alice-gang-s2.yaml",
+        "job-config-5-alice-gang-s2.yaml",
+        "job-config-6-alice-gang-s2.yaml",
     ]
 
 

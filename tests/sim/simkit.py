@@ -78,7 +78,12 @@ def binds(log: list[Seen], pod_prefix: str = "") -> list[tuple[str, str, str]]:
     out, bound = [], set()
     for s in log:
         uid = s.obj.get("metadata", {}).get("uid")
-        if s.resource == "pods" and s.name.startswith(pod_prefix) and uid not in bound and s.obj["spec"].get("nodeName"):
+        if (
+            s.resource == "pods"
+            and s.name.startswith(pod_prefix)
+            and uid not in bound
+            and s.obj["spec"].get("nodeName")
+        ):
             bound.add(uid)
             out.append((s.time, s.name, s.obj["spec"]["nodeName"]))
     return out

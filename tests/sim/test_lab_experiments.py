@@ -55,17 +55,25 @@ def test_priority_and_preemption(tmp_path: Path, seed: int) -> None:
     _, seen, fw = run(tmp_path, "priority", seed)
     low, high = fw["low"], fw["high"]
     assert [(name[:32], node) for _, name, node in binds(seen)] == [
-        (low, "hostname-dan"), (high, "hostname-dan"), (low, "hostname-dan"),
+        (low, "hostname-dan"),
+        (high, "hostname-dan"),
+        (low, "hostname-dan"),
     ]
     preempted = events(seen, "Preempted", low)
     assert len(preempted) == 1 and preempted[0].obj["message"].endswith(f"{high}-train-0 on node hostname-dan")
     assert waits(seen, high) == []  # the prod job did not wait: it preempted
     assert waits(seen, low) == [VC1]  # the re-created attempt waits
-    attempts = {s.obj["metadata"]["annotations"]["FC_FRAMEWORK_ATTEMPT_ID"] for s in seen
-                if s.resource == "pods" and s.name.startswith(low)}
+    attempts = {
+        s.obj["metadata"]["annotations"]["FC_FRAMEWORK_ATTEMPT_ID"]
+        for s in seen
+        if s.resource == "pods" and s.name.startswith(low)
+    }
     assert attempts == {"0", "1"}
-    high_done = next(s.time for s in seen if s.resource == "pods" and s.name.startswith(high)
-                     and s.obj["status"]["phase"] == "Succeeded")
+    high_done = next(
+        s.time
+        for s in seen
+        if s.resource == "pods" and s.name.startswith(high) and s.obj["status"]["phase"] == "Succeeded"
+    )
     assert binds(seen, low)[1][0] == high_done  # the new attempt binds as soon as the prod job is done
 
 
@@ -91,8 +99,11 @@ def test_gang(tmp_path: Path, seed: int) -> None:
     both = binds(seen, gang)
     assert len(both) == 2 and both[0][0] == both[1][0]  # the same scheduling round
     assert sorted(node for _, _, node in both) == ["hostname-carol", "hostname-dan"]
-    holder_done = next(s.time for s in seen if s.resource == "pods" and s.name.startswith(holder)
-                       and s.obj["status"]["phase"] == "Succeeded")
+    holder_done = next(
+        s.time
+        for s in seen
+        if s.resource == "pods" and s.name.startswith(holder) and s.obj["status"]["phase"] == "Succeeded"
+    )
     assert both[0][0] == holder_done  # only once both GPUs are free
     final = [s for s in seen if s.resource == "frameworks" and s.name == gang][-1].obj["status"]
     assert final["state"] == "Completed" and final["attemptStatus"]["completionStatus"]["code"] == 0
@@ -129,12 +140,16 @@ def test_rejected_submission_is_recorded_with_its_reply(tmp_path: Path) -> None:
 
     run(tmp_path, "incremental", 1)
     log = tmp_path / "experiments" / "incremental" / "evidence.jsonl"
-    actions = [json.loads(line)["action"] for line in log.read_text(encoding="utf-8").splitlines()
-               if '"kind":"action"' in line]
+    actions = [
+        json.loads(line)["action"] for line in log.read_text(encoding="utf-8").splitlines() if '"kind":"action"' in line
+    ]
     submit = next(a for a in actions if a["type"] == "submit" and a["job"] == "over-gang")
     assert submit["reply"] == {
         "status": 400,
-        "body": {"code": "InvalidProtocolError", "message": "Job requests 4 SKUs, exceeds maximum 2 SKUs in VC default."},
+        "body": {
+            "code": "InvalidProtocolError",
+            "message": "Job requests 4 SKUs, exceeds maximum 2 SKUs in VC default.",
+        },
     }
     assert submit["expect"] == "rejected"
     step = next(a for a in actions if a["type"] == "step" and a["step"].get("submit", {}).get("job") == "over-gang")

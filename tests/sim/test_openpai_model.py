@@ -47,7 +47,10 @@ def test_framework_name(user: str, job: str, expected: str) -> None:
 
 def test_task_role_and_pod_names() -> None:
     assert naming.fc_name("Worker_A") == "workera"
-    assert naming.pod_name("13c3e7e8cfac2009119395723466e92a", "TaskRole", 0) == "13c3e7e8cfac2009119395723466e92a-taskrole-0"
+    assert (
+        naming.pod_name("13c3e7e8cfac2009119395723466e92a", "TaskRole", 0)
+        == "13c3e7e8cfac2009119395723466e92a-taskrole-0"
+    )
     assert naming.scheduler_name("vc1") == "hivedscheduler-ds-vc1"
 
 
@@ -129,14 +132,29 @@ def _job() -> JobInfo:
         "affinityGroup": {"name": "alice~j/default", "members": [{"podNumber": 2, "leafCellNumber": 1}]},
     }
     role = TaskRoleInfo("Train_A", 2, spec, 1, 1, ("sleep 5m",), 2, 4096, 1, RetryPolicy(False, 0))
-    return JobInfo("alice", "j", "default", 100, True, "2026-01-01T08:00:00Z", 1767254400, "name: j\n", (role,),
-                   RetryPolicy(True, 0), "openpai/pai.example.pytorch")
+    return JobInfo(
+        "alice",
+        "j",
+        "default",
+        100,
+        True,
+        "2026-01-01T08:00:00Z",
+        1767254400,
+        "name: j\n",
+        (role,),
+        RetryPolicy(True, 0),
+        "openpai/pai.example.pytorch",
+    )
 
 
 def test_scheduling_spec_is_dumped_like_js_yaml() -> None:
     text = dump_scheduling_spec(_job().task_roles[0].scheduling_spec)
     assert text.splitlines()[:5] == [
-        "virtualCluster: default", "priority: 100", "pinnedCellId: null", "leafCellType: null", "leafCellNumber: 1",
+        "virtualCluster: default",
+        "priority: 100",
+        "pinnedCellId: null",
+        "leafCellType: null",
+        "leafCellNumber: 1",
     ]
     assert "  members:\n    - podNumber: 2\n      leafCellNumber: 1\n" in text
     assert yaml.safe_load(text) == _job().task_roles[0].scheduling_spec
@@ -149,8 +167,12 @@ def test_pod_object_labels_annotations_and_spec() -> None:
     fw = naming.framework_name("alice", "j")
     assert obj["metadata"]["name"] == f"{fw}-traina-1"
     assert obj["metadata"]["labels"] == {
-        "FC_FRAMEWORK_NAME": fw, "FC_TASKROLE_NAME": "traina", "FC_TASK_INDEX": "1", "type": "kube-launcher-task",
-        "userName": "alice", "virtualCluster": "default",
+        "FC_FRAMEWORK_NAME": fw,
+        "FC_TASKROLE_NAME": "traina",
+        "FC_TASK_INDEX": "1",
+        "type": "kube-launcher-task",
+        "userName": "alice",
+        "virtualCluster": "default",
     }
     annotations = obj["metadata"]["annotations"]
     assert yaml.safe_load(annotations[ANN_SPEC])["affinityGroup"]["name"] == "alice~j/default"
@@ -161,9 +183,23 @@ def test_pod_object_labels_annotations_and_spec() -> None:
     assert limits["hivedscheduler.microsoft.com/pod-scheduling-enable"] == "1" and "nvidia.com/gpu" not in limits
     assert obj["status"]["phase"] == "Pending" and "nodeName" not in obj["spec"]
 
-    bound = PodState("traina", 1, "uid-1", "8", "2026-01-01T08:00:01Z", 0, "cm-uid", 0, phase="Running",
-                     node="hostname-dan", host_ip="192.0.2.13", isolation="0", bind_info="node: hostname-dan\n",
-                     scheduled_at="2026-01-01T08:00:02Z", started_at="2026-01-01T08:00:05Z")
+    bound = PodState(
+        "traina",
+        1,
+        "uid-1",
+        "8",
+        "2026-01-01T08:00:01Z",
+        0,
+        "cm-uid",
+        0,
+        phase="Running",
+        node="hostname-dan",
+        host_ip="192.0.2.13",
+        isolation="0",
+        bind_info="node: hostname-dan\n",
+        scheduled_at="2026-01-01T08:00:02Z",
+        started_at="2026-01-01T08:00:05Z",
+    )
     obj = pod_object(job, bound)
     assert obj["spec"]["nodeName"] == "hostname-dan" and obj["status"]["hostIP"] == "192.0.2.13"
     assert obj["metadata"]["annotations"][ANN_ISOLATION] == "0"
@@ -172,20 +208,47 @@ def test_pod_object_labels_annotations_and_spec() -> None:
 
 
 def test_event_object() -> None:
-    event = EventState("p.1", "e-uid", "9", "p", "p-uid", "Preempted", "by default/q on node hostname-dan",
-                       "hivedscheduler-ds-vc1", "2026-01-01T08:00:00Z", "2026-01-01T08:00:00Z")
+    event = EventState(
+        "p.1",
+        "e-uid",
+        "9",
+        "p",
+        "p-uid",
+        "Preempted",
+        "by default/q on node hostname-dan",
+        "hivedscheduler-ds-vc1",
+        "2026-01-01T08:00:00Z",
+        "2026-01-01T08:00:00Z",
+    )
     obj = event_object(event)
     assert obj["kind"] == "Event" and obj["type"] == "Normal"
-    assert obj["involvedObject"] == {"apiVersion": "v1", "kind": "Pod", "namespace": "default", "name": "p", "uid": "p-uid"}
+    assert obj["involvedObject"] == {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "namespace": "default",
+        "name": "p",
+        "uid": "p-uid",
+    }
     assert obj["source"] == {"component": "hivedscheduler-ds-vc1"}
 
 
 def test_framework_object_after_preemption() -> None:
     job = _job()
     task = TaskState("traina", 0, "Completed", "t0", "t1", pod_uid="u", code=-101)
-    fw = FrameworkState("AttemptCompleted", "t0", "t1", "10", "fw-uid", 0, "t0", "cm", (task,), code=-101,
-                        trigger=("traina", 0, "FailedTaskCount 1 has reached MinFailedTaskCount 1 in TaskRole traina"),
-                        retry_delay_sec=0)
+    fw = FrameworkState(
+        "AttemptCompleted",
+        "t0",
+        "t1",
+        "10",
+        "fw-uid",
+        0,
+        "t0",
+        "cm",
+        (task,),
+        code=-101,
+        trigger=("traina", 0, "FailedTaskCount 1 has reached MinFailedTaskCount 1 in TaskRole traina"),
+        retry_delay_sec=0,
+    )
     obj = framework_object(job, fw)
     assert obj["kind"] == "Framework" and obj["apiVersion"] == "frameworkcontroller.microsoft.com/v1"
     assert obj["metadata"]["annotations"]["jobName"] == "j" and obj["metadata"]["annotations"]["totalGpuNumber"] == "2"
@@ -195,5 +258,6 @@ def test_framework_object_after_preemption() -> None:
     statuses = obj["status"]["attemptStatus"]["taskRoleStatuses"][0]["taskStatuses"]
     assert statuses[0]["attemptStatus"]["completionStatus"]["diagnostics"] == "Pod is being deleted by others"
     assert obj["spec"]["taskRoles"][0]["frameworkAttemptCompletionPolicy"] == {
-        "minFailedTaskCount": 1, "minSucceededTaskCount": 1,
+        "minFailedTaskCount": 1,
+        "minSucceededTaskCount": 1,
     }

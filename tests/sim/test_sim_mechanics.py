@@ -49,11 +49,17 @@ def test_gang_victim_gets_a_new_attempt(tmp_path: Path) -> None:
     assert len(uids) == 2  # same pod name, new uid
     assert waits(seen, low_pod) == ["insufficient capacity when scheduling in VC vc1"]
     fw_states = framework_states(seen, FW("alice", "low"))
-    assert ("AttemptCompleted", 0) in fw_states and ("AttemptRunning", 1) in fw_states and fw_states[-1] == ("Completed", 1)
+    assert (
+        ("AttemptCompleted", 0) in fw_states
+        and ("AttemptRunning", 1) in fw_states
+        and fw_states[-1] == ("Completed", 1)
+    )
     completion = next(
         s.obj["status"]["attemptStatus"]["completionStatus"]
         for s in seen
-        if s.resource == "frameworks" and s.name == FW("alice", "low") and s.obj["status"]["state"] == "AttemptCompleted"
+        if s.resource == "frameworks"
+        and s.name == FW("alice", "low")
+        and s.obj["status"]["state"] == "AttemptCompleted"
     )
     assert completion["code"] == -101 and completion["phrase"] == "PodExternalDeleted"
     assert states[0] == "RUNNING" and "WAITING" in states
@@ -220,7 +226,9 @@ def test_pending_pods_are_retried_in_k8s_priority_order(tmp_path: Path) -> None:
     sim, _ = new_cluster(log, "two-vc")
     sim.submit("alice", "a", job_text("job-config-0.yaml", "first-prod"))
     assert sim.advance_until(lambda: sim.job_status("alice", "first-prod").ran, 60)
-    sim.submit("bob", "b", job_text("job-config-0.yaml", "early-test", ("jobPriorityClass: prod", "jobPriorityClass: test")))
+    sim.submit(
+        "bob", "b", job_text("job-config-0.yaml", "early-test", ("jobPriorityClass: prod", "jobPriorityClass: test"))
+    )
     sim.submit("carol", "c", job_text("job-config-0.yaml", "late-prod"))
     assert sim.advance_until(lambda: sim.job_status("carol", "late-prod").waiting, 60)
     assert sim.job_status("bob", "early-test").waiting  # equal or lower priority never preempts
@@ -242,8 +250,11 @@ def test_durations_come_from_commands_or_the_plan(tmp_path: Path) -> None:
     seen = read_log(log)
 
     def run_time(framework: str) -> tuple[str, str]:
-        phases = {s.obj["status"]["phase"]: s.obj["status"] for s in seen
-                  if s.resource == "pods" and s.name.startswith(framework)}
+        phases = {
+            s.obj["status"]["phase"]: s.obj["status"]
+            for s in seen
+            if s.resource == "pods" and s.name.startswith(framework)
+        }
         terminated = phases["Succeeded"]["containerStatuses"][0]["state"]["terminated"]
         return terminated["startedAt"], terminated["finishedAt"]
 
