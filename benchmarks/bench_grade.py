@@ -9,6 +9,8 @@ into 200 group folders, then times `hivedlab grade` on them (all checks, re-judg
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import shutil
 import sys
 import tempfile
@@ -22,6 +24,11 @@ from checker.grading.batch import grade_batch  # noqa: E402
 from checker.grading.rubric import load_rubric  # noqa: E402
 from hivedlab.cli import main as hivedlab  # noqa: E402
 from hivedlab.commands.grade import load_lab, make_judge  # noqa: E402
+
+
+def _cpu() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def main() -> int:
@@ -47,14 +54,16 @@ def main() -> int:
         rubric = load_rubric()
         lab, plans = load_lab()
         judge = make_judge(plans)
-        started = time.perf_counter()
+        started, cpu0 = time.perf_counter(), _cpu()
         result = grade_batch(subs, work / "grades", rubric, lab, judge, jobs=args.jobs)
-        elapsed = time.perf_counter() - started
+        elapsed, cpu = time.perf_counter() - started, _cpu() - cpu0
         totals = {g.total() for g in result.grades}
         print(f"groups: {len(result.grades)} ({size / 1024:.0f} KB, {records} evidence records each); jobs: {args.jobs}; "
               f"judge: {'checker.verdicts' if judge else 'none'}")
         print(f"graded in {elapsed:.2f} s ({1000 * elapsed / max(1, len(result.grades)):.1f} ms per group); "
               f"totals: {sorted(totals)}; needs a look: {len(result.needs_look)}")
+        print(f"CPU time: {cpu:.2f} s (this process and its workers); load average now: "
+              f"{', '.join(f'{x:.1f}' for x in os.getloadavg())} (other work on the machine slows the wall time)")
         print("target: under 30 s for 200 groups on 2 cores -> " + ("OK" if elapsed < 30 else "TOO SLOW"))
     return 0
 
