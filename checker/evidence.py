@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from hivedlab.errors import HivedlabError
 
@@ -41,6 +41,7 @@ WATCH_TYPES = ("ADDED", "MODIFIED", "DELETED", "BOOKMARK", "LISTED")
 RESOURCES = ("pods", "events", "frameworks")
 ACTION_TYPES = ("plan", "config-switch", "submit", "stop", "step", "end", "watch")
 _HASH_KEY = ',"hash":"'
+_HASH_KEY_B = _HASH_KEY.encode()
 _TAIL_LEN = len(_HASH_KEY) + 64 + 2  # ,"hash":"<64 hex>"}
 
 
@@ -59,6 +60,11 @@ def parse_time(text: str | None) -> datetime | None:
     """Parse an RFC 3339 time (Kubernetes' `2026-01-01T00:00:00Z` or ours with microseconds); None if unparsable."""
     if not text or not isinstance(text, str):
         return None
+    if len(text) == 27 and text[-1] == "Z":  # our own format, the common case in a big log
+        try:
+            return datetime.fromisoformat(text[:-1]).replace(tzinfo=timezone.utc)
+        except ValueError:
+            pass
     value = text.strip()
     if value.endswith(("Z", "z")):
         value = value[:-1] + "+00:00"
@@ -87,9 +93,9 @@ def record_hash(record: dict[str, Any]) -> str:
     return hashlib.sha256(canonical_json(record).encode("utf-8")).hexdigest()
 
 
-@dataclass(frozen=True)
-class Record:
-    """One evidence record as read back. `object`/`action` hold the raw dicts (treat as read-only)."""
+class Record(NamedTuple):
+    """One evidence record as read back (immutable; a NamedTuple because a big log makes millions of them).
+    `object`/`action` hold the raw dicts (treat as read-only)."""
 
     seq: int
     time: str
@@ -146,7 +152,7 @@ class _Verifier:
         # Held back: a bad last line is a crash cut; a bad line in the middle is flagged once the next record comes.
         self.pending_bad.append(f"line {lineno}: {why}")
 
-    def accept(self, raw: str, data: Any, lineno: int) -> Record | None:
+    def accept(self, raw: bytes, data: Any, lineno: int) -> Record | None:
         self.bad_lines += len(self.pending_bad)
         for text in self.pending_bad:
             self.warnings.append(f"{text} (skipped; the chain decides whether a record is missing)")
@@ -180,10 +186,10 @@ class _Verifier:
         self.pending_bad.clear()
 
 
-def _hash_ok(raw: str, data: dict[str, Any], claimed: str) -> bool:
-    if raw.endswith('"}') and raw[-_TAIL_LEN:].startswith(_HASH_KEY):
-        fast = hashlib.sha256((raw[:-_TAIL_LEN] + "}").encode("utf-8")).hexdigest()
-        if fast == claimed:
+def _hash_ok(raw: bytes, data: dict[str, Any], claimed: str) -> bool:
+    # fast path: the writer's own line is the canonical text with `,"hash":"…"` spliced in before the last brace
+    if raw[-_TAIL_LEN:].startswith(_HASH_KEY_B) and raw.endswith(b'"}'):
+        if hashlib.sha256(raw[:-_TAIL_LEN] + b"}").hexdigest() == claimed:
             return True
     return record_hash(data) == claimed
 
@@ -197,42 +203,32 @@ def _to_record(data: Any, lineno: int) -> Record | None:
         return None
     if kind not in KINDS or not isinstance(prev, str) or not isinstance(digest, str):
         return None
-    common = {"seq": seq, "time": time, "source": source, "kind": kind, "prev": prev, "hash": digest, "line": lineno}
     if kind == "object":
         watch = data.get("watch")
         if not isinstance(watch, dict) or not isinstance(watch.get("object"), dict):
             return None
-        return Record(
-            **common,
-            watch_type=str(watch.get("type")),
-            resource=str(watch.get("resource")),
-            object=watch["object"],
-            synthetic=bool(watch.get("synthetic", False)),
-        )
+        return Record(seq, time, source, kind, prev, digest, lineno, str(watch.get("type")), str(watch.get("resource")),
+                      watch["object"], bool(watch.get("synthetic", False)))
     action = data.get("action")
     if not isinstance(action, dict) or not isinstance(action.get("type"), str):
         return None
-    return Record(**common, action=action)
-
-
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    with path.open("rb") as handle:
-        for lineno, raw in enumerate(handle, start=1):
-            yield lineno, raw.decode("utf-8", errors="replace").rstrip("\r\n")
+    return Record(seq, time, source, kind, prev, digest, lineno, action=action)
 
 
 def _walk(path: Path, verifier: _Verifier) -> Iterator[Record]:
-    for lineno, raw in _lines(path):
-        if not raw.strip():
-            continue
-        try:
-            data = json.loads(raw)
-        except ValueError:
-            verifier.bad_line(lineno, "not a JSON record")
-            continue
-        record = verifier.accept(raw, data, lineno)
-        if record is not None:
-            yield record
+    with path.open("rb") as handle:
+        for lineno, line in enumerate(handle, start=1):
+            raw = line.rstrip(b"\r\n")
+            if not raw.strip():
+                continue
+            try:
+                data = json.loads(raw)
+            except ValueError:  # also UnicodeDecodeError
+                verifier.bad_line(lineno, "not a JSON record")
+                continue
+            record = verifier.accept(raw, data, lineno)
+            if record is not None:
+                yield record
     verifier.finish()
 
 

@@ -21,7 +21,7 @@ import hashlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -37,8 +37,7 @@ _NEXT_REASON = re.compile(r",\s+\d+ ")
 OUTCOMES = ("waiting", "bound", "running", "succeeded", "failed", "preempted", "deleted")
 
 
-@dataclass(frozen=True)
-class Mark:
+class Mark(NamedTuple):
     """When something was observed: the evidence record's seq and time (`t`: POSIX seconds)."""
 
     seq: int
@@ -360,6 +359,8 @@ class TimelineBuilder:
         self.jobs: dict[str, _Job] = {}
         self.attempts: dict[str, Attempt] = {}
         self.pending_events: dict[str, list[tuple[str, Mark, str]]] = {}  # pod key -> (reason, mark, message)
+        self.waits: dict[str, list[Wait]] = {}  # pod uid -> FailedScheduling events
+        self.events_seen: set[tuple[Any, Any]] = set()
         self.uid_by_name: dict[str, str] = {}
         self.experiments: list[str] = []
         self.source: str | None = None
@@ -496,7 +497,9 @@ class TimelineBuilder:
 
     def _apply_event(self, attempt: Attempt, reason: str, mark: Mark, message: str) -> Attempt:
         if reason == "FailedScheduling":
-            return replace(attempt, waits=(*attempt.waits, Wait(mark, hived_reason(message), message)))
+            # kept aside (a tuple rebuilt per event would be quadratic in a long wait); attached in result()
+            self.waits.setdefault(attempt.uid, []).append(Wait(mark, hived_reason(message), message))
+            return attempt
         if reason == "Preempted" and attempt.preempted is None:
             return replace(attempt, preempted=mark, preempted_by=message)
         return attempt
@@ -508,6 +511,11 @@ class TimelineBuilder:
         involved = event.get("involvedObject") or event.get("regarding") or {}
         if involved.get("kind", "Pod") != "Pod":
             return
+        meta = event.get("metadata") or {}
+        key_seen = (meta.get("uid"), meta.get("resourceVersion"))
+        if key_seen[0] and key_seen in self.events_seen:  # the same event version re-delivered (watch restart)
+            return
+        self.events_seen.add(key_seen)
         message = str(event.get("message") or event.get("note") or "")
         uid, name = involved.get("uid"), involved.get("name")
         key = uid if uid in self.attempts else (self.uid_by_name.get(name) if not uid else None)
@@ -570,6 +578,8 @@ class TimelineBuilder:
             attempts = []
             for uid in job.attempt_uids:
                 attempt = self.attempts[uid]
+                if uid in self.waits:
+                    attempt = replace(attempt, waits=tuple(self.waits[uid]))
                 code = job.fc_task_codes.get(uid)
                 if code is not None:
                     attempt = replace(attempt, fc_exit_code=code)

@@ -102,3 +102,19 @@ def test_attempt_fields_for_charts() -> None:
         (0, "hostname-carol", (0,), "succeeded", "2026-03-02T08:06:50.000000Z", "2026-03-02T08:07:50.000000Z"),
         (1, "hostname-dan", (0,), "deleted", "2026-03-02T08:06:52.000000Z", "2026-03-02T08:07:51.000000Z"),
     ]
+
+
+def test_redelivered_event_counts_once(tmp_path: Path) -> None:
+    from checker.evidence import EvidenceWriter
+
+    lines = (LOGS / "gang-consistent.jsonl").read_text(encoding="utf-8").splitlines()
+    records = read_evidence(LOGS / "gang-consistent.jsonl").records
+    event = next(r for r in records if r.resource == "events")
+    path = tmp_path / "e.jsonl"
+    path.write_text("\n".join(lines[:-1]) + "\n", encoding="utf-8")  # drop the end record
+    with EvidenceWriter(path, "k8s") as writer:
+        writer.write_object("LISTED", "events", event.object)
+    before = build_timeline(records)
+    after = build_timeline(read_evidence(path).records)
+    count = lambda t: sum(len(a.waits) for j in t.jobs for a in j.attempts)  # noqa: E731
+    assert count(after) == count(before)
