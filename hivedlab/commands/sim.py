@@ -27,7 +27,7 @@ EXAMPLES = """\
 
   ops.json is a JSON array, e.g.
     [{"op": "schedule", "pod": "j1-0", "spec": {"virtualCluster": "default", "priority": 10,
-      "leafCellType": "GPU", "leafCellNumber": 1}},
+      "leafCellType": "GPU-C", "leafCellNumber": 1}},
      {"op": "node_bad", "node": "hostname-dan"},
      {"op": "delete", "pod": "j1-0"}]
 """
