@@ -262,3 +262,10 @@ def test_durations_come_from_commands_or_the_plan(tmp_path: Path) -> None:
     started, finished = run_time(FW("alice", "by-commands"))
     assert started == "2026-01-01T08:00:06Z"
     assert "2026-01-01T08:05:57Z" <= finished <= "2026-01-01T08:06:09Z"  # 60 s ± 5 % of training + sleep 5m
+
+
+def test_unparsable_protocol_is_a_500_without_code(tmp_path: Path) -> None:
+    sim, _ = new_cluster(tmp_path / "e.jsonl", "two-vc", api=fake_hived)
+    result = sim.submit("alice", "bad", "name: [unclosed\n")
+    assert result.reply.status == 500 and "code" not in result.reply.body and result.reply.body["message"]
+    assert result.job_name == "" and result.framework_name == "" and not result.accepted
