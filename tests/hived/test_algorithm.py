@@ -142,3 +142,44 @@ def test_nodes_not_ready_at_start_up_stay_bad() -> None:
     assert sched.bad_nodes == {"hostname-dan"}
     assert _run(sched, "a-0", _spec(10, 1, "a")).node == "hostname-carol"
     assert isinstance(_run(sched, "b-0", _spec(10, 1, "b")), Wait)
+
+
+def _nodes_config(n: int, leaves: int = 1) -> dict[str, Any]:
+    return {
+        "physicalCluster": {
+            "cellTypes": {"NODE": {"childCellType": "GPU", "childCellNumber": leaves, "isNodeLevel": True}},
+            "physicalCells": [{"cellType": "NODE", "cellAddress": f"n{i}"} for i in range(1, n + 1)],
+        },
+        "virtualClusters": {"a": {"virtualCells": [{"cellType": "NODE", "cellNumber": n}]}},
+    }
+
+
+def test_no_suggested_node_at_the_top_level_waits_with_the_mapping_reason() -> None:
+    """§3.5 step 4: a top-level preassigned cell cannot be relaxed; the pod waits, HiveD does not crash."""
+    sched = HivedScheduler(load_config(_nodes_config(3)))
+    spec = {"virtualCluster": "a", "priority": 0, "leafCellNumber": 1, "ignoreK8sSuggestedNodes": False}
+    result = sched.schedule(PodRef("default", "p", "p"), spec, set(), "Preempting")
+    assert isinstance(result, Wait)
+    assert result.reason.startswith("Mapping the virtual placement would need to use at least one bad or "
+                                    "non-suggested node (virtual placement : {")
+
+
+def test_a_single_leaf_vc_cell_is_given_back_and_merges() -> None:
+    """§3.9: 2-leaf nodes in 2-node racks; after the last leaf of rack 0 is returned the top list is 1, 0."""
+    config = {
+        "physicalCluster": {
+            "cellTypes": {"NODE": {"childCellType": "GPU", "childCellNumber": 2, "isNodeLevel": True},
+                          "RACK": {"childCellType": "NODE", "childCellNumber": 2}},
+            "physicalCells": [{"cellType": "RACK"}, {"cellType": "RACK"}],
+        },
+        "virtualClusters": {"a": {"virtualCells": [{"cellType": "RACK.GPU", "cellNumber": 2}]}},
+    }
+    sched = HivedScheduler(load_config(config))
+    top = sched.chain_state["RACK"].free[3]
+    first = [c.address for c in top][0]
+    spec = {"virtualCluster": "a", "priority": 0, "leafCellNumber": 1}
+    bound = [_run(sched, name, dict(spec)) for name in ("p", "q")]
+    assert all(isinstance(b, Bind) for b in bound)
+    for name in ("p", "q"):
+        sched.delete_allocated_pod(PodRef("default", name, name))
+    assert [c.address for c in top][-1] == first  # merged back up and appended at the end
