@@ -22,6 +22,7 @@ import yaml
 
 from checker.evidence import EvidenceWriter, format_time
 from cluster.backend import Backend, JobStatus, SubmitResult
+from cluster.openpai.naming import framework_name
 from hivedlab import __version__
 from hivedlab.cliutil import write_atomic
 from hivedlab.errors import HivedlabError
@@ -147,7 +148,7 @@ class _PlanRun:
                     "user": user,
                     "job": step.job,
                     "job_name": result.job_name or name,
-                    "framework_name": result.framework_name,
+                    "framework_name": result.framework_name or framework_name(user, name),
                     "protocol": text,
                     "expect": step.expect,
                     "reply": result.reply.as_dict(),
