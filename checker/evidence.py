@@ -346,6 +346,8 @@ class EvidenceWriter:
                 last, cut = _last_whole_record(self.path)
             except OSError as exc:
                 raise EvidenceError(f"cannot read {self.path}: {exc.strerror or exc}") from exc
+            if last is None and self.path.stat().st_size > 0:
+                raise EvidenceError(f"{self.path} is not an evidence log; refusing to append to it")
             if last is not None:
                 if last.get("source") != source:
                     raise EvidenceError(

@@ -199,3 +199,26 @@ def test_written_records_match_the_schema(tmp_path: Path) -> None:
     bad = json.loads(path.read_text(encoding="utf-8").splitlines()[2])
     del bad["action"]["reply"]
     assert list(validator.iter_errors(bad))
+
+
+def test_refuses_to_append_to_a_non_log(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text("my lab notes\n", encoding="utf-8")
+    with pytest.raises(EvidenceError, match="not an evidence log"):
+        EvidenceWriter(path, "k8s")
+    assert path.read_text(encoding="utf-8") == "my lab notes\n"
+
+
+def test_concurrent_writers_threads_keep_the_chain(tmp_path: Path) -> None:
+    import threading
+
+    path = tmp_path / "e.jsonl"
+    with EvidenceWriter(path, "k8s") as writer:
+        threads = [threading.Thread(target=lambda: [writer.write_object("ADDED", "pods", POD) for _ in range(50)])
+                   for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    log = read_evidence(path)
+    assert log.chain_ok and len(log.records) == 200

@@ -99,3 +99,22 @@ def test_a_sixth_experiment_is_a_file(tmp_path: Path) -> None:
         (tmp_path / plan.path.name).write_text(plan.path.read_text(encoding="utf-8"), encoding="utf-8")
     _copy(tmp_path, lambda d: d.update(id="extra", order=6))
     assert [p.id for p in load_plans(tmp_path)][-1] == "extra"
+
+
+def test_ruleset_maps_protocol_names_to_keys() -> None:
+    from labs.plans import to_ruleset
+
+    rules = to_ruleset(load_plan("priority"))
+    assert rules.job_names == {"job-config-1": "low", "job-config-2": "high"}
+    assert rules.questions[0].en == "Does the later job run only after the earlier job has finished?"
+    assert [r["kind"] for r in rules.rules] == ["preempts", "retried-after", "placement"]
+
+
+def test_every_rule_kind_in_the_schema_is_implemented() -> None:
+    import json
+
+    from checker.verdicts import RULE_KINDS
+    from hivedlab.paths import SCHEMAS
+
+    schema = json.loads((SCHEMAS / "experiment-plan.schema.json").read_text(encoding="utf-8"))
+    assert set(schema["$defs"]["rule"]["properties"]["kind"]["enum"]) == set(RULE_KINDS)
