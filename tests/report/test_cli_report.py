@@ -32,7 +32,7 @@ def test_happy_path_writes_the_three_files(cli, run_dir, tmp_path):
     assert json.loads((out / "claims.json").read_text(encoding="utf-8"))["lang"] == "en"
 
 
-def test_inconclusive_experiments_are_listed(cli, run_dir):
+def test_inconclusive_experiments_are_listed(cli, run_dir, quick_charts):
     path = run_dir / "experiments" / "gang" / "verdicts.json"
     verdict = json.loads(path.read_text(encoding="utf-8"))
     path.write_text(json.dumps({**verdict, "verdict": "inconclusive", "missing": ["no pods"]}), encoding="utf-8")
@@ -41,7 +41,7 @@ def test_inconclusive_experiments_are_listed(cli, run_dir):
     assert "无法判定的实验：gang" in result.out
 
 
-def test_a_log_without_verdicts_is_judged_from_its_evidence(cli, run_dir):
+def test_a_log_without_verdicts_is_judged_from_its_evidence(cli, run_dir, quick_charts):
     (run_dir / "experiments" / "gang" / "verdicts.json").unlink()
     result = cli("report", str(run_dir), "--lang", "en")
     assert result.code == 0 and "inconclusive" not in result.out

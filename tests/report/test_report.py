@@ -186,7 +186,7 @@ def test_charts_sit_beside_the_report(built):
         assert "<svg" in (built / "experiments" / exp / "timeline.svg").read_text(encoding="utf-8")
 
 
-def test_regenerating_keeps_the_students_text_even_in_another_language(run_dir):
+def test_regenerating_keeps_the_students_text_even_in_another_language(run_dir, quick_charts):
     build_report(run_dir, "zh")
     md_path = run_dir / "report.md"
     text = md_path.read_text(encoding="utf-8")
@@ -200,7 +200,7 @@ def test_regenerating_keeps_the_students_text_even_in_another_language(run_dir):
     assert "Using different scheduling policies" in md_path.read_text(encoding="utf-8")
 
 
-def test_report_elsewhere_links_back_to_the_run(run_dir, tmp_path):
+def test_report_elsewhere_links_back_to_the_run(run_dir, tmp_path, quick_charts):
     out = tmp_path / "site"
     build_report(run_dir, "en", out)
     checker = check_html(out / "report.html")
