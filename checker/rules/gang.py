@@ -220,13 +220,21 @@ def partial_run(ctx: Context, rule: dict[str, Any]) -> Outcome:
     peak = max(sum(1 for s, e in intervals if s <= start < e) for start, _ in intervals)
     ran = [i for i, a in tasks.items() if a.started]
     waited = [i for i, a in tasks.items() if a.waits]
+    first = [i for i in ran if i not in waited]
+    later = [i for i in waited if tasks[i].started]
     limit = int(rule.get("max_parallel", 2))
+
+    def ids(items: list[int], sep: str) -> str:
+        return sep.join(map(str, items)) or "-"
+
+    later_zh = f"（其中 {ids(later, '、')} 号之后才运行）" if later else ""
+    later_en = f" ({ids(later, ', ')} of them ran later)" if later else ""
     text = Text(
         f"{who(job).zh}（{len(tasks)} 个子任务，gangAllocation 为 false）于 {clock(sub.mark)} 被接受（HTTP {sub.status}），"
-        f"并部分运行：{'、'.join(map(str, ran))} 号子任务运行，{'、'.join(map(str, waited)) or '无'} 号子任务等待，最多同时运行 {peak} 个",
+        f"并部分运行：{ids(first, '、')} 号子任务先运行，{ids(waited, '、')} 号子任务等待{later_zh}，最多同时运行 {peak} 个",
         f"{who(job).en} ({len(tasks)} tasks, gangAllocation: false) was accepted at {clock(sub.mark)} (HTTP {sub.status}) "
-        f"and ran partially: task(s) {', '.join(map(str, ran))} ran, task(s) {', '.join(map(str, waited)) or 'none'} "
-        f"waited, at most {peak} at once",
+        f"and ran partially: task(s) {ids(first, ', ')} ran first while task(s) {ids(waited, ', ')} waited{later_en}; "
+        f"at most {peak} ran at once",
     )
     if job.finished is not None:
         text = text + Text(f"；任务于 {clock(job.finished)} 结束（{job.state}）。", f"; the job finished at {clock(job.finished)} "

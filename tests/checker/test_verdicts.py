@@ -32,6 +32,12 @@ CASES = [
     ("chain-broken-at-record-7.jsonl", Q, [Q, Q]),
     ("mixed-nodes-of-another-cluster.jsonl", Q, [Q, Q]),
     ("mixed-two-experiments.jsonl", Q, [Q, Q]),
+    # logs written by the simulated cluster (cluster/sim) through EvidenceWriter, copied as they were
+    ("from-simulator-vc-safety.jsonl", C, [C, C, C]),
+    ("from-simulator-priority.jsonl", C, [C, C, C]),
+    ("from-simulator-opportunistic.jsonl", C, [C, C, C]),
+    ("from-simulator-gang.jsonl", C, [C, C]),
+    ("from-simulator-incremental.jsonl", C, [C, C, C, C]),
 ]
 
 
