@@ -1,9 +1,12 @@
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # report_checks.py, the checks the tests share
 
 RUN_SIM = Path(__file__).resolve().parents[1] / "fixtures" / "report" / "run-sim"
 

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_report import ROWS_ZH, check_html, check_lab6_answers, table_rows  # noqa: E402
+from report_checks import ROWS_ZH, check_html, check_lab6_answers, table_rows
 
 
 @pytest.fixture(scope="module")
