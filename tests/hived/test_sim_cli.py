@@ -99,3 +99,21 @@ def test_bad_input_is_one_line_exit_2(cli: Callable[..., Any], tmp_path: Path, c
 def test_unreadable_file(cli: Callable[..., Any], tmp_path: Path) -> None:
     result = cli("sim", "replay", str(tmp_path / "missing.yaml"), str(tmp_path / "missing.json"))
     assert result.code == 2 and "cannot read HiveD config" in result.err
+
+
+def test_replay_imports_only_what_it_needs(tmp_path: Path) -> None:
+    """The replay must stay fast: no kubernetes, requests, rich, jinja2 or matplotlib on its path."""
+    import subprocess
+    import sys
+
+    config, ops = _write(tmp_path, LAB2["config"], LAB2["ops"][:3])
+    probe = (
+        "import sys, io, contextlib\n"
+        "from hivedlab.cli import main\n"
+        f"with contextlib.redirect_stdout(io.StringIO()): code = main(['sim', 'replay', {config!r}, {ops!r}])\n"
+        "heavy = sorted({'kubernetes', 'requests', 'rich', 'jinja2', 'matplotlib', 'docker'} & set(sys.modules))\n"
+        "print(code, heavy)\n"
+    )
+    root = Path(__file__).resolve().parent.parent.parent
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=root, check=False)
+    assert done.stdout.strip() == "0 []", done.stderr
