@@ -88,15 +88,45 @@ def state_from_log(path: str | Path) -> dict[str, _State]:
     return states
 
 
+def make_api_client(kubeconfig: str | None = None, context: str | None = None) -> Any:
+    """A kubernetes ApiClient like kubectl makes one: the kubeconfig (default $KUBECONFIG, ~/.kube/config) and
+    context, or, when there is no kubeconfig and none was named, the in-cluster service account.
+    Raises HivedlabError (one line) when neither works."""
+    from kubernetes import client, config
+    from kubernetes.config.config_exception import ConfigException
+
+    from hivedlab.errors import HivedlabError
+
+    try:
+        if kubeconfig is not None and not Path(kubeconfig).expanduser().is_file():
+            raise HivedlabError(f"no kubeconfig at {kubeconfig}")
+        try:
+            path = str(Path(kubeconfig).expanduser()) if kubeconfig else None
+            return config.new_client_from_config(config_file=path, context=context)
+        except ConfigException:
+            if kubeconfig or context:
+                raise
+        configuration = client.Configuration()
+        config.load_incluster_config(client_configuration=configuration)
+        return client.ApiClient(configuration)
+    except ConfigException as exc:
+        raise HivedlabError(f"cannot configure the Kubernetes client: {str(exc).splitlines()[0]}") from exc
+
+
 class Watcher:
-    """List+watch of pods (OpenPAI task pods, optionally one user's), events and Frameworks in one namespace."""
+    """List+watch of pods (OpenPAI task pods, optionally one user's), events and Frameworks in one namespace.
+
+    `api_client` is a kubernetes ApiClient; without one, `kubeconfig`/`context` make one (`make_api_client`).
+    """
 
     def __init__(
         self,
-        api_client: Any,
-        namespace: str,
-        writer: EvidenceWriter,
+        api_client: Any = None,
+        namespace: str = "default",
+        writer: EvidenceWriter | None = None,
         *,
+        kubeconfig: str | None = None,
+        context: str | None = None,
         user: str | None = None,
         resources: tuple[str, ...] = RESOURCES,
         server_timeout_s: int = 55,
@@ -108,6 +138,10 @@ class Watcher:
     ) -> None:
         from kubernetes import client  # imported here: the kubernetes package is slow to import
 
+        if writer is None:
+            raise TypeError("Watcher needs an EvidenceWriter (writer=...)")
+        if api_client is None:
+            api_client = make_api_client(kubeconfig, context)
         self.core = client.CoreV1Api(api_client)
         self.custom = client.CustomObjectsApi(api_client)
         self.namespace = namespace

@@ -6,11 +6,8 @@ import argparse
 import signal
 import sys
 import threading
-from pathlib import Path
-from typing import Any
 
 from hivedlab.cliutil import new_parser
-from hivedlab.errors import HivedlabError
 
 DESCRIPTION = """\
 Record what a real OpenPAI v1.2.0 + HiveD cluster does: the pods of OpenPAI jobs (label
@@ -41,32 +38,11 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     return parser
 
 
-def api_client(kubeconfig: str | None, context: str | None) -> Any:
-    """A kubernetes ApiClient from a kubeconfig (like kubectl) or, failing that, the in-cluster config."""
-    from kubernetes import client, config
-    from kubernetes.config.config_exception import ConfigException
-
-    try:
-        path = kubeconfig or None
-        if path is not None and not Path(path).expanduser().is_file():
-            raise HivedlabError(f"no kubeconfig at {path}")
-        try:
-            return config.new_client_from_config(config_file=path, context=context)
-        except ConfigException:
-            if kubeconfig or context:
-                raise
-        configuration = client.Configuration()
-        config.load_incluster_config(client_configuration=configuration)
-        return client.ApiClient(configuration)
-    except ConfigException as exc:
-        raise HivedlabError(f"cannot configure the Kubernetes client: {str(exc).splitlines()[0]}") from exc
-
-
 def record(args: argparse.Namespace, stop: threading.Event) -> int:
     from checker.evidence import EvidenceWriter
-    from checker.watcher import Watcher
+    from checker.watcher import Watcher, make_api_client
 
-    client = api_client(args.kubeconfig, args.context)
+    client = make_api_client(args.kubeconfig, args.context)
     with EvidenceWriter(args.log, "k8s") as writer:
         watcher = Watcher(client, args.namespace, writer, user=args.user,
                           on_warning=lambda text: print(f"hivedlab watch: warning: {text}", file=sys.stderr))

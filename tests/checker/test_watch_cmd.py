@@ -55,7 +55,7 @@ def test_records_until_sigint(cli, tmp_path: Path) -> None:
         server.add("pods", "p0")
 
         def interrupt() -> None:
-            deadline = time.monotonic() + 5
+            deadline = time.monotonic() + 10
             pause = threading.Event()
             while time.monotonic() < deadline:
                 if log.exists() and any(r.resource == "pods" for r in read_evidence(log).records):
@@ -69,3 +69,22 @@ def test_records_until_sigint(cli, tmp_path: Path) -> None:
     evidence = read_evidence(log)
     assert evidence.chain_ok and evidence.warnings == ()
     assert [r.object["metadata"]["name"] for r in evidence.records if r.resource == "pods"] == ["p0"]
+
+
+def test_watcher_built_from_kubeconfig_as_the_real_backend_does(tmp_path: Path) -> None:
+    from checker.evidence import EvidenceWriter
+    from checker.watcher import Watcher
+
+    log, config = tmp_path / "w.jsonl", tmp_path / "kubeconfig"
+    with FakeApiServer() as server:
+        config.write_text(KUBECONFIG.format(url=server.url), encoding="utf-8")
+        server.add("pods", "p0")
+        with EvidenceWriter(log, "k8s") as writer:
+            watcher = Watcher(writer=writer, kubeconfig=str(config), context="lab", namespace="default")
+            watcher.start()
+            deadline, pause = time.monotonic() + 10, threading.Event()
+            while not any(r.resource == "pods" for r in read_evidence(log).records):
+                assert time.monotonic() < deadline
+                pause.wait(0.01)
+            watcher.stop(timeout=5)
+    assert [r.watch_type for r in read_evidence(log).records if r.resource == "pods"] == ["LISTED"]

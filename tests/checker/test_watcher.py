@@ -34,7 +34,7 @@ def _recorded(path: Path, resource: str = "pods") -> Counter:
                    if r.kind == "object" and r.resource == resource and r.watch_type != "BOOKMARK" and not r.synthetic)
 
 
-def _wait(predicate: Callable[[], bool], timeout: float = 5.0) -> None:
+def _wait(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
     pause = threading.Event()
     while not predicate():
