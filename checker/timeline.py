@@ -273,6 +273,7 @@ class TimelineBuilder:
         self.pending_events: dict[str, list[tuple[str, Mark, str]]] = {}  # pod key -> (reason, mark, message)
         self.waits: dict[str, list[Wait]] = {}  # pod uid -> FailedScheduling events
         self.events_seen: set[tuple[Any, Any]] = set()
+        self.reasons: dict[str, tuple[str, str]] = {}
         self.uid_by_name: dict[str, str] = {}
         self.experiments: list[str] = []
         self.source: str | None = None
@@ -410,7 +411,10 @@ class TimelineBuilder:
     def _apply_event(self, attempt: Attempt, reason: str, mark: Mark, message: str) -> Attempt:
         if reason == "FailedScheduling":
             # kept aside (a tuple rebuilt per event would be quadratic in a long wait); attached in result()
-            self.waits.setdefault(attempt.uid, []).append(Wait(mark, hived_reason(message), message))
+            cached = self.reasons.get(message)
+            if cached is None:  # a long wait repeats the same message thousands of times: keep one copy
+                cached = self.reasons[message] = (message, hived_reason(message))
+            self.waits.setdefault(attempt.uid, []).append(Wait(mark, cached[1], cached[0]))
             return attempt
         if reason == "Preempted" and attempt.preempted is None:
             return replace(attempt, preempted=mark, preempted_by=message)
