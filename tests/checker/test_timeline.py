@@ -118,3 +118,16 @@ def test_redelivered_event_counts_once(tmp_path: Path) -> None:
     after = build_timeline(read_evidence(path).records)
     count = lambda t: sum(len(a.waits) for j in t.jobs for a in j.attempts)  # noqa: E731
     assert count(after) == count(before)
+
+
+def test_committed_fixtures_match_their_generator(tmp_path: Path) -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_fixtures", LOGS / "make_fixtures.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.write_all(tmp_path)
+    generated = sorted(p.name for p in tmp_path.glob("*.jsonl"))
+    assert len(generated) >= 19
+    for name in generated:
+        assert (tmp_path / name).read_bytes() == (LOGS / name).read_bytes(), name
