@@ -149,7 +149,7 @@ def judge(timeline: Timeline, rules: RuleSet, log: LogSummary) -> ExperimentVerd
     for answer in answers:
         for item in answer.missing:
             seen.setdefault(item.en, item)
-    if timeline.end_status not in (None, "finished"):
+    if timeline.end_status not in (None, "finished") and overall != CONSISTENT:
         why = f": {timeline.end_reason}" if timeline.end_reason else ""
         seen.setdefault("end", Text(f"实验没有运行完（{timeline.end_status}{why}）",
                                     f"the run did not finish ({timeline.end_status}{why})"))

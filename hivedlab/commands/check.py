@@ -41,12 +41,16 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     return parser
 
 
+_ORDER: dict[str, int] = {}
+
+
 def _logs(paths: list[str]) -> list[Path]:
     found: list[Path] = []
     for text in paths:
         path = Path(text)
         if path.is_dir():
             logs = sorted(path.glob("experiments/*/evidence.jsonl")) or sorted(path.glob("*/evidence.jsonl"))
+            logs.sort(key=lambda log: _ORDER.get(log.parent.name, 1 << 30))
             if not logs:
                 raise HivedlabError(f"{path}: no experiments/*/evidence.jsonl in this directory")
             found += logs
@@ -57,7 +61,7 @@ def _logs(paths: list[str]) -> list[Path]:
 
 def run(args: argparse.Namespace) -> int:
     from checker.verdicts import check_log, render_json, render_text
-    from labs.plans import load_plan, to_ruleset
+    from labs.plans import load_plan, load_plans, to_ruleset
 
     config_text = None
     if args.hived_config:
@@ -67,6 +71,10 @@ def run(args: argparse.Namespace) -> int:
             raise HivedlabError(f"cannot read {args.hived_config}: {exc}") from exc
     if args.experiment:
         load_plan(args.experiment)  # an unknown id fails here, once, with a hint
+    try:
+        _ORDER.update({plan.id: plan.order for plan in load_plans()})
+    except HivedlabError:
+        pass  # a broken plan file is reported when a log needs it
 
     results, worst = [], 0
     for log in _logs(args.logs):
