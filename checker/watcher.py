@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from checker.evidence import EvidenceWriter, iter_evidence
+from checker.evidence import EvidenceError, EvidenceWriter, iter_evidence
 
 FRAMEWORK_GROUP, FRAMEWORK_VERSION = "frameworkcontroller.microsoft.com", "v1"
 POD_SELECTOR = "type=kube-launcher-task"  # openpai.md §3.3
@@ -186,6 +186,15 @@ class Watcher:
 
     # -- one resource ----------------------------------------------------------------------------------
     def _loop(self, resource: str) -> None:
+        try:
+            self._follow(resource)
+        except EvidenceError as exc:  # the log is gone (closed, disk full): nothing more can be recorded
+            if self._stop.is_set():
+                return
+            self.errors.append(str(exc))
+            self.on_warning(f"{resource}: {exc}; watching stopped")
+
+    def _follow(self, resource: str) -> None:
         state = self.states[resource]
         delay = self.backoff[0]
         need_list = state.resource_version is None
@@ -210,6 +219,8 @@ class Watcher:
                 self._note("reconnect", resource, state.resource_version, str(exc))
                 self._stop.wait(delay)
                 delay = min(delay * 2, self.backoff[1])
+            except EvidenceError:
+                raise
             except Exception as exc:  # noqa: BLE001 - any client/server failure: back off and retry, never die
                 if self._stop.is_set():
                     break
@@ -271,6 +282,8 @@ class Watcher:
         with self._lock:
             self._responses[resource] = response
         try:
+            if self._stop.is_set():  # stop() came between the request and the registration above
+                return
             for line in self._lines(response):
                 if self._stop.is_set():
                     return
@@ -350,7 +363,11 @@ class Watcher:
         payload: dict[str, Any] = {"event": event, "resource": resource, "resource_version": version}
         if detail:
             payload["detail"] = detail
-        self.writer.write_action("watch", payload)
+        try:
+            self.writer.write_action("watch", payload)
+        except EvidenceError:
+            if not self._stop.is_set():  # the log was closed under a running watcher: that is a bug, say so
+                raise
 
     def _close_streams(self) -> None:
         with self._lock:

@@ -129,3 +129,43 @@ def test_bad_argument(cli) -> None:
 def test_unknown_experiment_hint(cli) -> None:
     result = cli("check", str(LOGS / "watch-only-priority.jsonl"), "--experiment", "priorty")
     assert result.code == 2 and "did you mean 'priority'" in result.err
+
+
+def _scenario_module():
+    import importlib
+    import sys
+
+    if str(LOGS) not in sys.path:
+        sys.path.insert(0, str(LOGS))
+    return importlib.import_module("scenario")
+
+
+def _later_runs_first(path: Path, source: str) -> None:
+    sc = _scenario_module().Scenario(path, source=source, seed="order")
+    sc.at(0).plan("vc-safety", cluster="sim" if source == "sim" else "pai")
+    sc.config("two-vc")
+    alice = sc.at(1).submit("alice", "prod", "job-config-0", "vc1", "prod")
+    bob = sc.at(5).submit("bob", "prod", "job-config-0", "vc1", "prod")
+    sc.at(6).pod_add(alice, 0)
+    sc.pod_add(bob, 0)
+    sc.at(7).pod_bind(bob, 0, "hostname-dan")
+    sc.pod_wait(alice, 0, "insufficient capacity when scheduling in VC vc1")
+    sc.at(10).pod_run(bob, 0)
+    sc.at(70).pod_exit(bob, 0)
+    sc.at(71).framework(bob, "Completed", 0)
+    sc.at(72).pod_bind(alice, 0, "hostname-dan")
+    sc.at(75).pod_run(alice, 0)
+    sc.at(135).pod_exit(alice, 0)
+    sc.at(136).framework(alice, "Completed", 0)
+    sc.end()
+    sc.close()
+
+
+def test_queue_order_judged_on_the_simulator_only(cli, tmp_path: Path) -> None:
+    for source, verdict in (("k8s", C), ("sim", X)):
+        path = tmp_path / f"{source}.jsonl"
+        _later_runs_first(path, source)
+        _, data = _json(cli, str(path))
+        order = data["answers"][2]
+        assert order["verdict"] == verdict, source
+        assert "submitted later but ran first" in order["answer"]["en"]
