@@ -75,7 +75,7 @@ def state_from_log(path: str | Path) -> dict[str, _State]:
             continue
         state = states[record.resource]
         uid, version = _meta(record.object)
-        if version:
+        if version and not record.synthetic:  # a synthetic delete carries an old object's version
             state.resource_version = version
         if record.watch_type == "BOOKMARK" or not uid:
             continue
