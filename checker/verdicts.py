@@ -78,6 +78,7 @@ class LogSummary:
     warnings: tuple[str, ...]
     source: str | None
     end_status: str | None
+    sources: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -102,6 +103,9 @@ def _blockers(timeline: Timeline, log: LogSummary) -> list[Text]:
         at_zh = f"（第 {log.first_broken_seq} 条记录）" if log.first_broken_seq is not None else ""
         found.append(Text(f"哈希链断裂{at_zh}：日志被修改、重排或截断", f"the hash chain is broken{at}: the log was edited, "
                           "reordered or truncated"))
+    if len(log.sources) > 1:
+        names = ", ".join(log.sources)
+        found.append(Text(f"日志混合了不同来源的记录（{names}）", f"the log mixes records of different sources ({names})"))
     if len(timeline.experiments_seen) > 1:
         names = ", ".join(timeline.experiments_seen)
         found.append(Text(f"日志混合了多个实验的运行（{names}）", f"the log mixes runs of several experiments ({names})"))
@@ -185,7 +189,7 @@ def check_log(
     if timeline.experiment is None:
         timeline = replace(timeline, experiment=chosen)
     log = LogSummary(str(path), stream.count, stream.chain_ok, stream.first_broken_seq, stream.warnings,
-                     timeline.source, timeline.end_status)
+                     timeline.source, timeline.end_status, stream.sources)
     return judge(timeline, rules, log)
 
 

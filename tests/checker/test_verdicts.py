@@ -169,3 +169,23 @@ def test_queue_order_judged_on_the_simulator_only(cli, tmp_path: Path) -> None:
         order = data["answers"][2]
         assert order["verdict"] == verdict, source
         assert "submitted later but ran first" in order["answer"]["en"]
+
+
+def test_mixed_sources_are_never_evidence(cli, tmp_path: Path) -> None:
+    import hashlib
+
+    from checker.evidence import canonical_json
+
+    lines = (LOGS / "gang-consistent.jsonl").read_text(encoding="utf-8").splitlines()
+    records = [json.loads(line) for line in lines]
+    prev = "0" * 64
+    for record in records:  # re-chain after relabelling half the log, as a forger would
+        if record["seq"] > 15:
+            record["source"] = "sim"
+        record["prev"] = prev
+        record["hash"] = prev = hashlib.sha256(canonical_json(record).encode()).hexdigest()
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in records) + "\n", encoding="utf-8")
+    _, data = _json(cli, str(path))
+    assert data["log"]["chain_ok"] and data["verdict"] == Q
+    assert any("different sources" in m["en"] for m in data["missing"])
