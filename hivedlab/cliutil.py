@@ -38,6 +38,9 @@ def write_atomic(path: Path, data: str | bytes) -> None:
     try:
         with os.fdopen(fd, mode, **({} if isinstance(data, bytes) else {"encoding": "utf-8"})) as handle:
             handle.write(data)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; reports and charts are for others to read too
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -26,7 +26,7 @@ from cluster.openpai.naming import framework_name
 from hivedlab import __version__
 from hivedlab.cliutil import write_atomic
 from hivedlab.errors import HivedlabError
-from hivedlab.hived_configs import render_hived_config
+from hivedlab.hived_configs import plan_layout
 from hivedlab.inventory import Inventory
 from hivedlab.paths import ROOT
 from labs.plans import Plan, StopStep, SubmitStep, WaitStep
@@ -122,7 +122,7 @@ class _PlanRun:
 
     def switch_config(self) -> None:
         name = self.plan.hived_config
-        text = render_hived_config(name, self.ctx.inventory)
+        text = plan_layout(name, self.ctx.inventory).text
         write_atomic(self.ctx.out / "hived" / f"{name}.yaml", text)
         self.backend.switch_config(name, text)
         self.action("config-switch", {"name": name, "text": text})

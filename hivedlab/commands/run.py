@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import sys
 import unicodedata
 from datetime import datetime, timezone
@@ -112,6 +113,18 @@ def _pad(text: str, width: int) -> str:
     return text + " " * max(0, width - _width(text))
 
 
+def _previous_run_tag(out: Path) -> str | None:
+    """A real run resumed in the same folder keeps its job names, so the backend finds what it already submitted."""
+    try:
+        previous = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(previous, dict) or previous.get("cluster") != "pai":
+        return None
+    tag = previous.get("run_tag")
+    return tag if isinstance(tag, str) and tag else None
+
+
 def run(args: argparse.Namespace) -> int:
     from hivedlab.inventory import load_inventory
     from labs.runner import RunContext, run_experiments, run_pipeline
@@ -124,7 +137,8 @@ def run(args: argparse.Namespace) -> int:
         ctx = RunContext(out, "sim", args.seed, inventory, f"s{args.seed}")
     else:
         make = _pai_factory(inventory)
-        ctx = RunContext(out, "pai", None, inventory, datetime.now(timezone.utc).strftime("%Y%m%dt%H%M%S"))
+        tag = _previous_run_tag(out) or datetime.now(timezone.utc).strftime("%Y%m%dt%H%M%S")
+        ctx = RunContext(out, "pai", None, inventory, tag)
 
     def progress(experiment: str) -> None:
         if args.cluster == "pai":

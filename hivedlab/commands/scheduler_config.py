@@ -1,10 +1,6 @@
 """`hivedlab scheduler-config two-vc|one-vc`: the HiveD config for the group, spliced into services-configuration.yaml.
 
-The manual's hardware (two workers with one GPU each) gets the shipped templates. Other groups get equivalent configs
-built from the inventory, so that every VC still holds the same number of GPUs as in the manual:
-- workers with several GPUs: each VC owns one GPU (two-vc) or two (one-vc) of its node(s), the rest is unassigned;
-- a single worker (3-person group) with >= 2 GPUs: its GPUs are split between the VCs.
-Each such config comes with a note on what changes in the experiments.
+Which config a group gets (the manual's, or an equivalent for other hardware) is `hivedlab.hived_configs.plan_layout`.
 """
 
 from __future__ import annotations
@@ -13,7 +9,6 @@ import argparse
 import difflib
 import shutil
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
@@ -28,12 +23,10 @@ from cluster.pai.services_config import (
 )
 from hivedlab.cliutil import add_lang, new_parser, write_atomic
 from hivedlab.errors import HivedlabError
-from hivedlab.hived_configs import CONFIG_NAMES, render_hived_config
-from hivedlab.inventory import Inventory, Member, load_inventory
+from hivedlab.hived_configs import CONFIG_NAMES, Layout, plan_layout
+from hivedlab.inventory import Inventory, load_inventory
 
 CONTAINER_CONFIG_DIR = "/cluster-configuration"  # where the manual's dev-box container mounts the config (step 2.3)
-SKU = {"gpu": 1, "cpu": 2, "memory": "4096Mi"}  # the manual's SKUs (step 4.1 / 4.5)
-
 EXAMPLES = """\
   hivedlab scheduler-config two-vc --inventory group.yaml                  # print the HiveD config and the notes
   hivedlab scheduler-config two-vc --inventory group.yaml \\
@@ -42,125 +35,6 @@ EXAMPLES = """\
       --services-config /cluster-configuration --in-place                  # as the manual's step 4.5 (keeps a .orig)
   hivedlab scheduler-config one-vc --inventory group.yaml --wait 600        # then wait until HiveD shows the new VCs
 """
-
-
-@dataclass(frozen=True)
-class Layout:
-    """A HiveD config for the group: its text, the VCs with their GPU counts, and what differs from the manual."""
-
-    name: str
-    text: str
-    vcs: dict[str, int]
-    case: str  # manual | multi-gpu | single-worker
-    notes: tuple[tuple[str, str], ...] = ()  # (zh, en)
-
-
-def _gpus(member: Member) -> int:
-    return member.gpus if member.gpus > 0 else 1
-
-
-def _dump(config: dict, header: str) -> str:
-    return header + yaml.safe_dump(config, sort_keys=False, default_flow_style=False)
-
-
-def plan_layout(name: str, inventory: Inventory) -> Layout:
-    """Choose and render the config for the group's workers (pure apart from reading the shipped templates)."""
-    if name not in CONFIG_NAMES:
-        raise HivedlabError(f"unknown HiveD config '{name}' (choose one of: {', '.join(CONFIG_NAMES)})")
-    workers = inventory.workers
-    missing = [w.name for w in workers if not w.hostname]
-    if missing:
-        raise HivedlabError(f"worker(s) without a hostname in the group inventory: {', '.join(missing)}")
-    if not workers:
-        raise HivedlabError("the group inventory has no worker")
-    if len(workers) >= 2 and all(_gpus(w) == 1 for w in workers[:2]) and (name == "two-vc" or all(
-            _gpus(w) == 1 for w in workers)):
-        vcs = {"default": 1, "vc1": 1} if name == "two-vc" else {"default": len(workers)}
-        return Layout(name, render_hived_config(name, inventory), vcs, "manual")
-    if len(workers) >= 2:
-        return _multi_gpu(name, workers)
-    return _single_worker(name, workers[0])
-
-
-def _multi_gpu(name: str, workers: tuple[Member, ...]) -> Layout:
-    header = f"# {name} for workers with several GPUs: each VC holds as many GPUs as in the manual\n"
-    if name == "two-vc":
-        c, d = workers[0], workers[1]
-        config = {
-            "physicalCluster": {
-                "skuTypes": {"GPU-C": dict(SKU), "GPU-D": dict(SKU)},
-                "cellTypes": {
-                    "GPU-C-NODE": {"childCellType": "GPU-C", "childCellNumber": _gpus(c), "isNodeLevel": True},
-                    "GPU-C-NODE-POOL": {"childCellType": "GPU-C-NODE", "childCellNumber": 1},
-                    "GPU-D-NODE": {"childCellType": "GPU-D", "childCellNumber": _gpus(d), "isNodeLevel": True},
-                    "GPU-D-NODE-POOL": {"childCellType": "GPU-D-NODE", "childCellNumber": 1},
-                },
-                "physicalCells": [
-                    {"cellType": "GPU-C-NODE-POOL", "cellChildren": [{"cellAddress": c.hostname}]},
-                    {"cellType": "GPU-D-NODE-POOL", "cellChildren": [{"cellAddress": d.hostname}]},
-                ],
-            },
-            "virtualClusters": {
-                "default": {"virtualCells": [{"cellType": "GPU-C-NODE-POOL.GPU-C-NODE.GPU-C", "cellNumber": 1}]},
-                "vc1": {"virtualCells": [{"cellType": "GPU-D-NODE-POOL.GPU-D-NODE.GPU-D", "cellNumber": 1}]},
-            },
-        }
-        notes = (
-            (f"每个 VC 只拥有其 worker 上的 1 块 GPU（与手册相同），其余 {_gpus(c) + _gpus(d) - 2} 块 GPU 不属于任何 VC："
-             "oppo 任务可能直接用这些空闲 GPU 运行，4.4 中 default VC 的 test 任务可能不需要抢占它。",
-             f"each VC owns 1 GPU of its worker (as in the manual); the other {_gpus(c) + _gpus(d) - 2} GPUs belong to "
-             "no VC: the oppo job may run on them, and the test job of step 4.4 may not need to preempt it."),
-        )
-        return Layout(name, _dump(config, header), {"default": 1, "vc1": 1}, "multi-gpu", notes)
-    per_node = min(_gpus(w) for w in workers)
-    config = {
-        "physicalCluster": {
-            "skuTypes": {"GPU": dict(SKU)},
-            "cellTypes": {
-                "GPU-NODE": {"childCellType": "GPU", "childCellNumber": per_node, "isNodeLevel": True},
-                "GPU-NODE-POOL": {"childCellType": "GPU-NODE", "childCellNumber": len(workers)},
-            },
-            "physicalCells": [{"cellType": "GPU-NODE-POOL",
-                               "cellChildren": [{"cellAddress": w.hostname} for w in workers]}],
-        },
-        "virtualClusters": {"default": {"virtualCells": [{"cellType": "GPU-NODE-POOL.GPU-NODE.GPU", "cellNumber": 2}]}},
-    }
-    notes = (
-        ("default VC 有 2 块 GPU（与手册相同），但它们可能在同一台机器上：4.6/4.7 中 2 个子任务可能运行在同一台 worker 上。",
-         "the default VC has 2 GPUs (as in the manual) but HiveD may pack them on one node: the 2 tasks of steps "
-         "4.6/4.7 may run on the same worker."),
-    )
-    return Layout(name, _dump(config, header), {"default": 2}, "multi-gpu", notes)
-
-
-def _single_worker(name: str, worker: Member) -> Layout:
-    gpus = _gpus(worker)
-    wanted = 1 if name == "two-vc" else 2
-    vc_names = ("default", "vc1") if name == "two-vc" else ("default",)
-    if gpus < wanted * len(vc_names):
-        raise HivedlabError(
-            f"a single worker with {gpus} GPU cannot hold the '{name}' config ({wanted * len(vc_names)} GPUs needed): "
-            "run these experiments on the simulator (`hivedlab run --cluster sim`) / 单个 worker 的 GPU 不足以构成该配置，"
-            "请在模拟集群上完成这些实验")
-    header = f"# {name} for a single worker: its {gpus} GPUs are split between the VCs\n"
-    config = {
-        "physicalCluster": {
-            "skuTypes": {"GPU": dict(SKU)},
-            "cellTypes": {"GPU-NODE": {"childCellType": "GPU", "childCellNumber": gpus, "isNodeLevel": True}},
-            "physicalCells": [{"cellType": "GPU-NODE", "cellAddress": worker.hostname}],
-        },
-        "virtualClusters": {vc: {"virtualCells": [{"cellType": "GPU-NODE.GPU", "cellNumber": wanted}]}
-                            for vc in vc_names},
-    }
-    notes = [
-        ("只有一台 worker：所有任务都运行在它上面，4.2 “任务在哪台机器上运行”的答案总是这台机器；VC 的隔离以 GPU 为单位。",
-         "a single worker: every job runs on it, so step 4.2's 'which machine' is always this one; VCs are isolated "
-         "per GPU instead of per machine."),
-    ]
-    if name == "one-vc":
-        notes.append(("4.6/4.7 中 2 个子任务运行在同一台机器的 2 块 GPU 上，而不是两台机器上。",
-                      "the 2 tasks of steps 4.6/4.7 run on 2 GPUs of the same machine, not on two machines."))
-    return Layout(name, _dump(config, header), {vc: wanted for vc in vc_names}, "single-worker", tuple(notes))
 
 
 def validate_layout(layout: Layout) -> None:

@@ -9,8 +9,9 @@ import yaml
 
 from cluster.pai import hived_inspect
 from cluster.pai.services_config import splice_hived_config, verify_splice
-from hivedlab.commands.scheduler_config import plan_layout, validate_layout
+from hivedlab.commands.scheduler_config import validate_layout
 from hivedlab.errors import HivedlabError
+from hivedlab.hived_configs import Layout, plan_layout
 from hivedlab.inventory import inventory_from_mapping
 
 from .conftest import FIXTURES, json_reply
@@ -254,7 +255,7 @@ def test_command_wait_uses_the_masters_ip(cli, tmp_path, serve):
 
 
 def test_validation_uses_hiveds_load_time_rules():
-    from hivedlab.commands.scheduler_config import Layout
+
 
     good = plan_layout("two-vc", group(("Carol", 1), ("Dan", 1)))
     broken = Layout("two-vc", good.text.replace("GPU-D-NODE-POOL.GPU-D-NODE\n", "GPU-D-NODE-POOL.GPU-X-NODE\n"),
@@ -267,7 +268,7 @@ def test_validation_uses_hiveds_load_time_rules():
 
 
 def test_vc_names_must_be_lower_case_alphanumerics():
-    from hivedlab.commands.scheduler_config import Layout
+
 
     good = plan_layout("two-vc", group(("Carol", 1), ("Dan", 1)))
     with pytest.raises(HivedlabError, match="lower-case letters and digits"):
