@@ -1,0 +1,42 @@
+"""The numbered experiment scripts 03-07 run as programs, say which manual step they are, and run that experiment."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from labs.front import STEPS
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+SCRIPTS = {
+    "03_vc_safety.py": "vc-safety",
+    "04_priority.py": "priority",
+    "05_opportunistic.py": "opportunistic",
+    "06_gang.py": "gang",
+    "07_incremental.py": "incremental",
+}
+
+
+def test_every_experiment_plan_has_a_numbered_script():
+    plans = {p.stem for p in (ROOT / "labs" / "experiments").glob("*.yaml")}
+    assert set(SCRIPTS.values()) == plans == set(STEPS)
+
+
+@pytest.mark.parametrize("script", sorted(SCRIPTS))
+def test_script_prints_its_step_and_runs_the_experiment(script, tmp_path, cli):
+    experiment = SCRIPTS[script]
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "labs" / script), "--out", str(tmp_path), "--no-report", "--lang", "en"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )
+    assert done.returncode == 0, done.stderr
+    step = STEPS[experiment][0]
+    assert done.stdout.startswith(f"[实验手册 {step} / manual step {step}]")
+    judged = cli("check", str(tmp_path / "experiments" / experiment / "evidence.jsonl"), "--format", "json")
+    assert judged.code == 0, judged.out + judged.err
+    assert json.loads(judged.out)["experiment"] == experiment
