@@ -97,6 +97,17 @@ def end_of(job: JobTimeline) -> float:
     return mark.t if mark is not None else INF
 
 
+def released_at(job: JobTimeline) -> float:
+    """When the job's cells were free again: its last pod's end once every attempt ended (HiveD releases a group's
+    cells when its pods complete, hived.md §2.1), which can come a moment before FrameworkController completes the
+    Framework; otherwise the job's end."""
+    if job.attempts and all(a.ended is not None for a in job.attempts):
+        last = job.last_ended
+        if last is not None:
+            return min(last.t, end_of(job))
+    return end_of(job)
+
+
 def end_seq(job: JobTimeline) -> int | None:
     mark = job.end
     return mark.seq if mark is not None else None

@@ -12,10 +12,10 @@ from checker.rules.common import (
     Outcome,
     Text,
     clock,
-    end_of,
     idle_during,
     missing,
     not_run,
+    released_at,
     seqs,
     span,
     where,
@@ -51,7 +51,7 @@ def gang_waits(ctx: Context, rule: dict[str, Any]) -> Outcome:
         return not_run(rule["job"])
     if holder is None or holder.first_started is None:
         return not_run(rule["while"])
-    holder_end = end_of(holder)
+    holder_end = released_at(holder)
     early = [a for a in job.attempts if a.bound is not None and a.bound.t < holder_end]
     waits = [w for a in job.attempts for w in a.waits]
     reasons = sorted({w.reason for w in waits})
@@ -153,7 +153,7 @@ def incremental(ctx: Context, rule: dict[str, Any]) -> Outcome:
     tasks = _tasks(job)
     if len(tasks) < 2:
         return missing(f"{who(job).zh} 只出现了 {len(tasks)} 个子任务", f"only {len(tasks)} task(s) of {who(job).en} appeared")
-    holder_end = end_of(holder)
+    holder_end = released_at(holder)
     early = {i: a for i, a in tasks.items() if a.started and a.started.t < holder_end}
     rest = {i: a for i, a in tasks.items() if i not in early}
     evidence = list(seqs(holder.end, job.finished, *(a.started for a in tasks.values())))

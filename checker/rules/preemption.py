@@ -15,6 +15,7 @@ from checker.rules.common import (
     end_of,
     missing,
     not_run,
+    released_at,
     seqs,
     span,
     where,
@@ -118,7 +119,7 @@ def retried_after(ctx: Context, rule: dict[str, Any]) -> Outcome:
                         f", and ran again from {clock(retry.started)} on {where(retry)}")
     text = text + started_text
     reason = rule.get("reason")
-    if retry.started.t < end_of(high):
+    if retry.started.t < released_at(high):
         return Outcome(INCONSISTENT, text + Text(f"，而此时 {who(high).zh} 还没有结束。", f", before {who(high).en} had ended."),
                        tuple(sorted(evidence)))
     if reason and not any(reason in r for r in reasons):

@@ -189,3 +189,44 @@ def test_mixed_sources_are_never_evidence(cli, tmp_path: Path) -> None:
     _, data = _json(cli, str(path))
     assert data["log"]["chain_ok"] and data["verdict"] == Q
     assert any("different sources" in m["en"] for m in data["missing"])
+
+
+def _gang_binds_in_the_release_gap(path: Path) -> None:
+    """The holder's pod ends at 400 s (HiveD frees its cell then); FrameworkController completes it at 401 s; the gang
+    binds at 400.5 s, in between — what a real cluster can do."""
+    sc = _scenario_module().Scenario(path, seed="gap")
+    sc.at(0).plan("gang", members=("alice",))
+    sc.config("one-vc")
+    holder = sc.at(1).submit("alice", "holder", "job-config-5", "default", "prod")
+    sc.framework(holder, "AttemptCreationPending", watch_type="ADDED")
+    sc.at(2).pod_add(holder, 0)
+    sc.at(3).pod_bind(holder, 0, "hostname-carol")
+    sc.at(10).pod_run(holder, 0)
+    sc.framework(holder, "AttemptRunning")
+    job = sc.at(30).submit("alice", "gang", "job-config-6", "default", "prod", tasks=2)
+    sc.framework(job, "AttemptCreationPending", watch_type="ADDED")
+    sc.at(31).pod_add(job, 0)
+    sc.pod_add(job, 1)
+    sc.at(32).pod_wait(job, 0, "insufficient capacity when scheduling in VC default")
+    sc.pod_wait(job, 1, "insufficient capacity when scheduling in VC default")
+    sc.at(400).pod_exit(holder, 0)
+    sc.at(400.5).pod_bind(job, 0, "hostname-carol")
+    sc.pod_bind(job, 1, "hostname-dan")
+    sc.at(401).framework(holder, "Completed", 0)
+    sc.pod_delete(holder, 0)
+    sc.at(410).pod_run(job, 0)
+    sc.at(411).pod_run(job, 1)
+    sc.framework(job, "AttemptRunning")
+    sc.at(470).pod_exit(job, 0)
+    sc.at(471).framework(job, "Completed", 0)
+    sc.pod_delete(job, 0)
+    sc.pod_delete(job, 1, code=-220)
+    sc.at(472).end()
+    sc.close()
+
+
+def test_gang_bound_after_the_holders_pod_ended_but_before_its_framework_completed(cli, tmp_path: Path) -> None:
+    path = tmp_path / "gap.jsonl"
+    _gang_binds_in_the_release_gap(path)
+    _, data = _json(cli, str(path))
+    assert data["verdict"] == C, [a["answer"]["en"] for a in data["answers"] if a["verdict"] != C]
