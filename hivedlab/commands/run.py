@@ -113,6 +113,22 @@ def _pad(text: str, width: int) -> str:
     return text + " " * max(0, width - _width(text))
 
 
+def _next_steps(out: Path, lang: str, report: bool) -> str:
+    """Where a newcomer looks next."""
+    if lang == "zh":
+        lines = [f"运行目录：{out}"]
+        if report:
+            lines.append(f"实验报告：{out / 'report.md'}（浏览器打开 {out / 'report.html'}）")
+        lines.append(f"每个实验的证据、判定和时间线图：{out / 'experiments'}/<实验>/；重新判定：hivedlab check {out}")
+    else:
+        lines = [f"run directory: {out}"]
+        if report:
+            lines.append(f"the report: {out / 'report.md'} (or open {out / 'report.html'} in a browser)")
+        lines.append(f"each experiment's evidence, verdicts and chart: {out / 'experiments'}/<id>/; "
+                     f"judge again: hivedlab check {out}")
+    return "\n".join(lines)
+
+
 def _previous_run_tag(out: Path) -> str | None:
     """A real run resumed in the same folder keeps its job names, so the backend finds what it already submitted."""
     try:
@@ -154,5 +170,5 @@ def run(args: argparse.Namespace) -> int:
                 print(f"hivedlab run: {name}: {note}", file=sys.stderr)
     lines, bad = _summary(results, verdicts, args.lang)
     print("\n".join(lines))
-    print(f"运行目录：{out}" if args.lang == "zh" else f"run directory: {out}")
+    print(_next_steps(out, args.lang, report=not args.no_report))
     return EXIT_FINDINGS if bad else EXIT_OK

@@ -48,7 +48,9 @@ def test_run_one_experiment_on_the_simulator(cli: Callable[..., CliResult], tmp_
     assert result.code == 0, result.err
     lines = result.out.splitlines()
     assert lines[0].split() == ["experiment", "verdict", "answer"]
-    assert lines[1].split()[0] == "gang" and lines[-1] == f"run directory: {tmp_path}"
+    assert lines[1].split()[0] == "gang" and lines[-2] == f"run directory: {tmp_path}"
+    assert lines[-1].startswith(f"each experiment's evidence, verdicts and chart: {tmp_path / 'experiments'}")
+    assert "report.md" not in result.out  # --no-report: no report to point to
     run = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
     assert run["cluster"] == "sim" and run["seed"] == 3 and run["run_tag"] == "s3"
     assert (tmp_path / "experiments" / "gang" / "evidence.jsonl").is_file()
@@ -62,7 +64,9 @@ def test_summary_in_chinese_by_default(cli: Callable[..., CliResult], tmp_path: 
     lines = result.out.splitlines()
     assert lines[0].split() == ["实验", "判定", "回答"]
     assert lines[1].split()[:2] == ["priority", "一致"]
-    assert lines[-1] == f"运行目录：{tmp_path}"
+    assert lines[-3] == f"运行目录：{tmp_path}"
+    assert lines[-2] == f"实验报告：{tmp_path / 'report.md'}（浏览器打开 {tmp_path / 'report.html'}）"
+    assert (tmp_path / "report.md").is_file() and (tmp_path / "report.html").is_file()
 
 
 def test_same_seed_same_logs(cli: Callable[..., CliResult], tmp_path: Path) -> None:
