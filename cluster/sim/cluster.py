@@ -19,7 +19,9 @@ from typing import Any
 
 import yaml
 
+from cluster import hived
 from cluster.backend import JobStatus, Reply, SubmitResult, TaskStatus
+from cluster.hived_codec import dump_bind_info
 from cluster.openpai import naming
 from cluster.openpai.jobstate import CODE_POD_EXTERNAL_DELETED, rest_state
 from cluster.openpai.objects import EventState, PodState, event_object
@@ -54,9 +56,7 @@ class SimCluster(FrameworkController):
             mapping = yaml.load(text, Loader=_LOADER)
         except yaml.YAMLError as exc:
             raise HivedlabError(f"HiveD config '{name}' is not valid YAML: {str(exc).splitlines()[0]}") from None
-        if self.api is None:
-            self.api = hooks.hived_api()
-        self.scheduler = hooks.new_scheduler(self.api, mapping, name, self.clock.k8s_time)
+        self.scheduler = hooks.new_scheduler(mapping, name, self.clock.k8s_time)
         self.config_mapping = mapping
 
     def submit(self, user: str, job_key: str, protocol: str) -> SubmitResult:
@@ -178,21 +178,20 @@ class SimCluster(FrameworkController):
 
     def _schedule_pod(self, job: SimJob, key: TaskKey, pod: PodState, nodes: list[str]) -> None:
         name = pod.name(job.info.framework)
-        ref = hooks.pod_ref(self.api, name, pod.uid)
+        ref = hooks.pod_ref(name, pod.uid)
         spec = job.spec(key[0])
         try:
             result = self.scheduler.schedule(ref, spec, nodes, "Preempting")
-        except getattr(self.api, "InternalError", ()) as err:
+        except hived.InternalError as err:
             raise HivedlabError(f"HiveD v0.3.4 itself would fail here (scheduling {name}): {err}") from None
-        except self.api.UserError as err:
+        except hived.UserError as err:
             # the extender's error reply, which K8s puts into the event as is (spec/hived.md §4.2)
             where = f"[{pod.uid}({naming.NAMESPACE}/{name})]: filterRoutine: Failed: "
             self._failed_scheduling(job, key, f"Code: 400, Message: hivedscheduler: User Error: {where}{err.message}")
             return
-        kind = hooks.result_kind(self.api, result)
-        if kind == "bind":
+        if isinstance(result, hived.Bind):
             self._bind(job, key, ref, spec, result)
-        elif kind == "preempt":
+        elif isinstance(result, hived.Preempt):
             self._preempt(job, key, name, result.victims, len(nodes))
         else:
             text = f"1 {WAIT_PREFIX}{result.reason}"
@@ -217,7 +216,7 @@ class SimCluster(FrameworkController):
             scheduled_at=now,
             unschedulable=None,
             isolation=",".join(str(i) for i in result.leaf_cell_isolation),
-            bind_info=self._dump_bind_info(result.bind_info),
+            bind_info=dump_bind_info(result.bind_info),
         )
         job.set_task(key, node=node, host_ip=pod.host_ip)
         self._add_event(job, pod, "Scheduled", f"Successfully assigned {naming.NAMESPACE}/{ref.name} to {node}")

@@ -30,10 +30,6 @@ from cluster.sim.settings import SimSettings, task_seconds
 from cluster.sim.store import ApiStore, Clock, EventQueue, seconds_to_us
 
 
-def _dump_with_codec(bind_info: Any) -> str:
-    return hooks.bind_info_dumper()(bind_info)
-
-
 class FrameworkController:
     """The state of the simulated cluster and FrameworkController's reactions to it."""
 
@@ -44,8 +40,6 @@ class FrameworkController:
         settings: SimSettings | None = None,
         node_ips: Mapping[str, str] | None = None,
         other_nodes: int = 0,
-        hived_api: Any = None,
-        dump_bind_info: Callable[[Any], str] | None = None,
     ) -> None:
         self.settings = settings or SimSettings()
         self.clock = Clock.at(self.settings.start)
@@ -54,8 +48,6 @@ class FrameworkController:
         self.rng = random.Random(seed)
         self.node_ips = dict(node_ips or {})
         self.other_nodes = other_nodes  # K8s nodes that are not workers (the master): they fail the node selector
-        self.api = hived_api  # the HiveD model (cluster.hived); resolved on first use so tests can pass a double
-        self._dump_bind_info: Callable[[Any], str] = dump_bind_info or _dump_with_codec
         self.scheduler: Any = None
         self.config_mapping: dict[str, Any] | None = None
         self.jobs: dict[tuple[str, str], SimJob] = {}
@@ -338,7 +330,7 @@ class FrameworkController:
             self._create_pod(job, key)
 
     def _hived_release(self, job: SimJob, pod: PodState) -> None:
-        ref = hooks.pod_ref(self.api, pod.name(job.info.framework), pod.uid)
+        ref = hooks.pod_ref(pod.name(job.info.framework), pod.uid)
         state = self._hived_pods.pop(pod.uid, None)
         if state == "allocated":
             self.scheduler.delete_allocated_pod(ref)

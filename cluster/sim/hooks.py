@@ -1,60 +1,29 @@
-"""The simulator's seams to the HiveD model (`cluster.hived`, `cluster.hived_codec`) and to OpenPAI's admission
-(`cluster.openpai.admission`): imported when first used, adapted to what the loop needs."""
+"""The simulator's seams to the HiveD model (`cluster.hived`) and to OpenPAI's admission
+(`cluster.openpai.admission`), adapted to what the loop needs."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import yaml
-
+from cluster import hived
 from cluster.backend import Reply
 from cluster.openpai import naming
 from hivedlab.errors import HivedlabError
 
 
-def hived_api() -> Any:
-    """The HiveD model's module: HivedScheduler, load_config, PodRef, Bind, Preempt, Wait, UserError, ConfigError."""
-    from cluster import hived
-
-    return hived
-
-
-def _dump_bind_info_yaml(bind_info: Any) -> str:
-    data = bind_info.to_dict() if hasattr(bind_info, "to_dict") else bind_info
-    return yaml.safe_dump(data, sort_keys=False, default_flow_style=False)
-
-
-def bind_info_dumper() -> Callable[[Any], str]:
-    """`cluster.hived_codec.dump_bind_info`: the pod-bind-info annotation text; while the codec is not installed,
-    the bind info's own mapping (HiveD's field order, spec/hived.md §4.1) as YAML."""
-    try:
-        from cluster import hived_codec
-    except ImportError:
-        return _dump_bind_info_yaml
-    return getattr(hived_codec, "dump_bind_info", _dump_bind_info_yaml)
-
-
-def new_scheduler(api: Any, mapping: Any, name: str, clock: Callable[[], str]) -> Any:
+def new_scheduler(mapping: Any, name: str, clock: Callable[[], str]) -> hived.HivedScheduler:
     """A fresh `HivedScheduler` for a config mapping; a config HiveD would refuse is a one-line error."""
+    if not isinstance(mapping, Mapping):
+        raise HivedlabError(f"HiveD config '{name}' would not load: the top level is not a mapping")
     try:
-        return api.HivedScheduler(api.load_config(mapping), clock=clock)
-    except api.ConfigError as exc:
+        return hived.HivedScheduler(hived.load_config(mapping), clock=clock)
+    except hived.ConfigError as exc:
         raise HivedlabError(f"HiveD config '{name}' would not load: {exc}") from None
 
 
-def pod_ref(api: Any, name: str, uid: str) -> Any:
-    return api.PodRef(naming.NAMESPACE, name, uid)
-
-
-def result_kind(api: Any, result: Any) -> str:
-    if isinstance(result, api.Bind):
-        return "bind"
-    if isinstance(result, api.Preempt):
-        return "preempt"
-    if isinstance(result, api.Wait):
-        return "wait"
-    raise HivedlabError(f"the HiveD model returned {type(result).__name__}, not Bind/Preempt/Wait")
+def pod_ref(name: str, uid: str) -> hived.PodRef:
+    return hived.PodRef(naming.NAMESPACE, name, uid)
 
 
 def _leaves(cell: Mapping[str, Any]) -> int:

@@ -32,14 +32,11 @@ def job_text(file: str, name: str, *edits: tuple[str, str]) -> str:
 
 
 def new_cluster(
-    log: Path, config: str, seed: int = 1, api: Any = None, settings: SimSettings | None = None
+    log: Path, config: str, seed: int = 1, settings: SimSettings | None = None
 ) -> tuple[SimCluster, EvidenceWriter]:
     writer = EvidenceWriter(log, "sim")
     OPEN_WRITERS.append(writer)
-    kwargs: dict[str, Any] = {}
-    if api is not None:
-        kwargs = {"hived_api": api, "dump_bind_info": api.dump_bind_info}
-    sim = SimCluster(writer, seed, settings, node_ips=IPS, **kwargs)
+    sim = SimCluster(writer, seed, settings, node_ips=IPS)
     sim.switch_config(config, render_hived_config(config, INVENTORY))
     return sim, writer
 

@@ -1,5 +1,5 @@
-"""The simulated cluster's Kubernetes + FrameworkController + rest-server mechanics, with a stand-in HiveD
-(`fake_hived`) so that they are tested apart from HiveD's own decisions."""
+"""The simulated cluster's Kubernetes + FrameworkController + rest-server mechanics (on the lab's 1-GPU nodes, where
+the HiveD model's decisions are the lab's; its own fidelity is tested in tests/hived/)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from cluster.hived import UserError
 from cluster.openpai import naming
 from cluster.sim import SimCluster
 from hivedlab.errors import HivedlabError
-from tests.sim import fake_hived
 from tests.sim.simkit import binds, events, framework_states, job_text, new_cluster, read_log, waits
 
 FW = naming.framework_name
@@ -29,7 +29,7 @@ def _states(sim: SimCluster, user: str, name: str, seconds: float, step: float =
 
 def test_gang_victim_gets_a_new_attempt(tmp_path: Path) -> None:
     log = tmp_path / "e.jsonl"
-    sim, _ = new_cluster(log, "two-vc", api=fake_hived)
+    sim, _ = new_cluster(log, "two-vc")
     assert sim.submit("alice", "low", job_text("job-config-1.yaml", "low")).accepted
     assert sim.advance_until(lambda: sim.job_status("alice", "low").ran, 60)
     assert sim.submit("alice", "high", job_text("job-config-2.yaml", "high")).accepted
@@ -72,7 +72,7 @@ def test_gang_victim_gets_a_new_attempt(tmp_path: Path) -> None:
 
 def test_non_gang_victim_retries_only_its_task(tmp_path: Path) -> None:
     log = tmp_path / "e.jsonl"
-    sim, _ = new_cluster(log, "one-vc", api=fake_hived)
+    sim, _ = new_cluster(log, "one-vc")
     elastic = job_text("job-config-7.yaml", "elastic", ("jobPriorityClass: prod", "jobPriorityClass: test"))
     assert sim.submit("bob", "elastic", elastic).accepted
     assert sim.advance_until(lambda: all(t.node for t in sim.job_status("bob", "elastic").tasks), 60)
@@ -91,7 +91,7 @@ def test_non_gang_victim_retries_only_its_task(tmp_path: Path) -> None:
 
 def test_gang_binds_both_pods_in_one_round_and_first_success_ends_the_job(tmp_path: Path) -> None:
     log = tmp_path / "e.jsonl"
-    sim, _ = new_cluster(log, "one-vc", api=fake_hived)
+    sim, _ = new_cluster(log, "one-vc")
     sim.submit("carol", "holder", job_text("job-config-5.yaml", "holder"))
     assert sim.advance_until(lambda: sim.job_status("carol", "holder").ran, 60)
     sim.submit("carol", "gang", job_text("job-config-6.yaml", "gang"))
@@ -109,7 +109,7 @@ def test_gang_binds_both_pods_in_one_round_and_first_success_ends_the_job(tmp_pa
 
 def test_rejected_submission_leaves_nothing(tmp_path: Path) -> None:
     log = tmp_path / "e.jsonl"
-    sim, _ = new_cluster(log, "one-vc", api=fake_hived)
+    sim, _ = new_cluster(log, "one-vc")
     text = job_text("job-config-6.yaml", "big", ("instances: 2", "instances: 4"))
     result = sim.submit("dan", "big", text)
     assert not result.accepted
@@ -126,7 +126,7 @@ def test_rejected_submission_leaves_nothing(tmp_path: Path) -> None:
 
 
 def test_duplicate_name_is_a_conflict(tmp_path: Path) -> None:
-    sim, _ = new_cluster(tmp_path / "e.jsonl", "two-vc", api=fake_hived)
+    sim, _ = new_cluster(tmp_path / "e.jsonl", "two-vc")
     assert sim.submit("alice", "a", job_text("job-config-0.yaml", "same")).reply.status == 202
     again = sim.submit("alice", "a", job_text("job-config-0.yaml", "same"))
     assert again.reply.status == 409 and again.reply.body["message"] == "Job alice~same already exists."
@@ -135,7 +135,7 @@ def test_duplicate_name_is_a_conflict(tmp_path: Path) -> None:
 
 def test_stop(tmp_path: Path) -> None:
     log = tmp_path / "e.jsonl"
-    sim, _ = new_cluster(log, "two-vc", api=fake_hived)
+    sim, _ = new_cluster(log, "two-vc")
     sim.submit("alice", "a", job_text("job-config-3.yaml", "long"))
     assert sim.advance_until(lambda: sim.job_status("alice", "long").ran, 60)
     reply = sim.stop("alice", "long")
@@ -151,7 +151,7 @@ def test_stop(tmp_path: Path) -> None:
 
 
 def test_stop_before_the_framework_exists(tmp_path: Path) -> None:
-    sim, _ = new_cluster(tmp_path / "e.jsonl", "two-vc", api=fake_hived)
+    sim, _ = new_cluster(tmp_path / "e.jsonl", "two-vc")
     sim.submit("alice", "a", job_text("job-config-0.yaml", "early"))
     assert sim.job_status("alice", "early").state == "WAITING"  # the DB's mock status
     sim.stop("alice", "early")
@@ -161,7 +161,7 @@ def test_stop_before_the_framework_exists(tmp_path: Path) -> None:
 
 
 def _run_priority(log: Path, seed: int) -> list[tuple[str, str]]:
-    sim, writer = new_cluster(log, "two-vc", seed=seed, api=fake_hived)
+    sim, writer = new_cluster(log, "two-vc", seed=seed)
     sim.submit("alice", "low", job_text("job-config-1.yaml", "low"))
     sim.advance_until(lambda: sim.job_status("alice", "low").ran, 60)
     sim.submit("alice", "high", job_text("job-config-2.yaml", "high"))
@@ -186,21 +186,23 @@ def test_time_only_moves_forward_and_records_are_virtual(tmp_path: Path) -> None
 
 
 def test_config_problems_are_one_line_errors(tmp_path: Path) -> None:
-    sim = SimCluster(None, hived_api=fake_hived, dump_bind_info=fake_hived.dump_bind_info)
+    sim = SimCluster(None)
     with pytest.raises(HivedlabError, match="switch_config first"):
         sim.submit("alice", "a", job_text("job-config-0.yaml", "x"))
     with pytest.raises(HivedlabError, match="not valid YAML"):
         sim.switch_config("two-vc", "a: [")
     with pytest.raises(HivedlabError, match="would not load"):
-        sim.switch_config("two-vc", "virtualClusters: {}\n")
+        sim.switch_config("two-vc", "virtualClusters: {vc1: {virtualCells: [{cellType: X.Y, cellNumber: 1}]}}\n")
+    with pytest.raises(HivedlabError, match="not a mapping"):
+        sim.switch_config("two-vc", "- a list\n")
 
 
 def test_unknown_vc_pod_waits_with_hived_user_error(tmp_path: Path) -> None:
     log = tmp_path / "e.jsonl"
-    sim, _ = new_cluster(log, "two-vc", api=fake_hived)
+    sim, _ = new_cluster(log, "two-vc")
 
     def broken(*_: object) -> None:
-        raise fake_hived.UserError("VC vc1 does not exists!")
+        raise UserError("VC vc1 does not exists!")
 
     sim.submit("alice", "a", job_text("job-config-0.yaml", "x"))
     sim.scheduler.schedule = broken
@@ -243,7 +245,7 @@ def test_durations_come_from_commands_or_the_plan(tmp_path: Path) -> None:
 
     settings = SimSettings(container_start_s=(3.0, 3.0), submit_gap_s=(1.0, 1.0), durations={"fixed": 42.0})
     log = tmp_path / "e.jsonl"
-    sim, _ = new_cluster(log, "one-vc", api=fake_hived, settings=settings)
+    sim, _ = new_cluster(log, "one-vc", settings=settings)
     sim.submit("alice", "fixed", job_text("job-config-5.yaml", "fixed"))
     sim.submit("alice", "commands", job_text("job-config-2.yaml", "by-commands", ("vc1", "default")))
     sim.run_until_idle()
@@ -265,7 +267,7 @@ def test_durations_come_from_commands_or_the_plan(tmp_path: Path) -> None:
 
 
 def test_unparsable_protocol_is_a_500_without_code(tmp_path: Path) -> None:
-    sim, _ = new_cluster(tmp_path / "e.jsonl", "two-vc", api=fake_hived)
+    sim, _ = new_cluster(tmp_path / "e.jsonl", "two-vc")
     result = sim.submit("alice", "bad", "name: [unclosed\n")
     assert result.reply.status == 500 and "code" not in result.reply.body and result.reply.body["message"]
     assert result.job_name == "" and result.framework_name == "" and not result.accepted
