@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from checker.validate.findings import ERROR, WARNING, Finding, locate
+from hivedlab.inventory import ROLES
 
-ROLES = ("dev-box", "master", "worker")
 _HOSTNAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _USER = re.compile(r"^[A-Za-z0-9_]+$")  # OpenPAI user names
 _KNOWN = ("name", "user", "roles", "hostname", "ip", "gpus")
