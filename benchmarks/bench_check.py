@@ -68,8 +68,8 @@ def write_big_log(path: Path, megabytes: int) -> int:
 CHILD = """
 import json, resource, sys, time
 sys.path.insert(0, {root!r})
-from checker.verdicts import check_log
-from labs.plans import load_plan, to_ruleset
+from hivedlab.checker.verdicts import check_log
+from hivedlab.checker.plans import load_plan, to_ruleset
 start = time.perf_counter()
 result = check_log({log!r}, lambda exp: to_ruleset(load_plan(exp)))
 elapsed = time.perf_counter() - start
@@ -98,8 +98,8 @@ def bench_check(megabytes: int) -> dict[str, float | str]:
 def bench_watcher(changes: int) -> dict[str, float]:
     import kubernetes
 
-    from checker.evidence import EvidenceWriter, read_evidence
-    from checker.watcher import Watcher
+    from hivedlab.cluster.pai.watcher import Watcher
+    from hivedlab.evidence import EvidenceWriter, read_evidence
     from tests.checker.k8s_server import FakeApiServer
 
     filler = {"annotations": {f"note-{i}": "x" * 100 for i in range(20)}}  # ~3 kB objects, like real pods

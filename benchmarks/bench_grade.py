@@ -20,10 +20,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from checker.grading.batch import grade_batch  # noqa: E402
-from checker.grading.rubric import load_rubric  # noqa: E402
-from hivedlab.cli import main as hivedlab  # noqa: E402
-from hivedlab.commands.grade import load_lab, make_judge  # noqa: E402
+from hivedlab.checker.grading.batch import grade_batch  # noqa: E402
+from hivedlab.checker.grading.rubric import load_rubric  # noqa: E402
+from hivedlab.cli.commands.grade import load_lab, make_judge  # noqa: E402
+from hivedlab.cli.main import main as hivedlab  # noqa: E402
 
 
 def _cpu() -> float:
@@ -59,7 +59,7 @@ def main() -> int:
         elapsed, cpu = time.perf_counter() - started, _cpu() - cpu0
         totals = {g.total() for g in result.grades}
         print(f"groups: {len(result.grades)} ({size / 1024:.0f} KB, {records} evidence records each); jobs: {args.jobs}; "
-              f"judge: {'checker.verdicts' if judge else 'none'}")
+              f"judge: {'hivedlab.checker.verdicts' if judge else 'none'}")
         print(f"graded in {elapsed:.2f} s ({1000 * elapsed / max(1, len(result.grades)):.1f} ms per group); "
               f"totals: {sorted(totals)}; needs a look: {len(result.needs_look)}")
         print(f"CPU time: {cpu:.2f} s (this process and its workers); load average now: "

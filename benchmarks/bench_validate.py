@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 _IMPORT_STARTED = time.perf_counter()
-from checker.validate import validate_paths  # noqa: E402
+from hivedlab.checker.validate import validate_paths  # noqa: E402
 
 IMPORT_SECONDS = time.perf_counter() - _IMPORT_STARTED
 

@@ -23,8 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
-from checker.evidence import Record, parse_time
-from checker.pod_facts import (  # noqa: F401 - re-exported for callers of checker.timeline
+from hivedlab.checker.pod_facts import (  # noqa: F401 - re-exported for callers of hivedlab.checker.timeline
     BIND_INFO,
     LEAF_CELL_ISOLATION,
     WAIT_PREFIX,
@@ -33,6 +32,7 @@ from checker.pod_facts import (  # noqa: F401 - re-exported for callers of check
     hived_reason,
     vc_nodes_from_config,
 )
+from hivedlab.evidence import Record, parse_time
 
 # FrameworkController exit codes (openpai.md §3.4)
 POD_EXTERNAL_DELETED = -101
@@ -560,3 +560,15 @@ def build_timeline(records: Iterable[Record], job_names: dict[str, str] | None =
     for record in records:
         builder.feed(record)
     return builder.result()
+
+
+def display_names(jobs: tuple[JobTimeline, ...], experiment: str, run_tag: str) -> dict[str, str]:
+    """framework name -> the name a reader knows (`job-config-1`), `job-config-0 (alice)` when several users ran it."""
+    bases: dict[str, str] = {}
+    for job in jobs:
+        name = job.job_name or job.job_key or job.framework_name
+        suffix = f"-{job.user}-{experiment}-{run_tag}" if job.user and run_tag else ""
+        bases[job.framework_name] = name[: -len(suffix)] if suffix and name.endswith(suffix) else name
+    shared = {b for b in bases.values() if list(bases.values()).count(b) > 1}
+    users = {job.framework_name: job.user for job in jobs}
+    return {fw: f"{b} ({users[fw]})" if b in shared and users[fw] else b for fw, b in bases.items()}

@@ -33,11 +33,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from checker.evidence import iter_evidence
-from checker.rules import gang, preemption, vc
-from checker.rules.common import CONSISTENT, INCONCLUSIVE, INCONSISTENT, Context, Outcome, Text
-from checker.timeline import Timeline, TimelineBuilder, vc_nodes_from_config
-from hivedlab.errors import HivedlabError
+from hivedlab.basics.errors import HivedlabError
+from hivedlab.checker.rules import gang, preemption, vc
+from hivedlab.checker.rules.common import CONSISTENT, INCONCLUSIVE, INCONSISTENT, Context, Outcome, Text
+from hivedlab.checker.timeline import Timeline, TimelineBuilder, vc_nodes_from_config
+from hivedlab.evidence import iter_evidence
 
 RULE_KINDS: dict[str, Callable[[Context, dict[str, Any]], Outcome]] = {**vc.RULES, **preemption.RULES, **gang.RULES}
 VERDICTS = (CONSISTENT, INCONSISTENT, INCONCLUSIVE)
@@ -47,7 +47,7 @@ VERDICT_TEXT = {CONSISTENT: Text("一致", "consistent"), INCONSISTENT: Text("�
 
 @dataclass(frozen=True)
 class RuleSet:
-    """What the checker needs of a plan (the command builds it from `labs.plans.Plan`)."""
+    """What the checker needs of a plan (the command builds it from `hivedlab.checker.plans.Plan`)."""
 
     experiment: str
     title: Text

@@ -1,5 +1,5 @@
-"""The interface both cluster backends implement: the simulated cluster (`cluster.sim`) and a real
-OpenPAI v1.2.0 + HiveD v0.3.4 cluster (`cluster.pai`).
+"""The interface both cluster backends implement: the simulated cluster (`hivedlab.cluster.sim`) and a real
+OpenPAI v1.2.0 + HiveD v0.3.4 cluster (`hivedlab.cluster.pai`).
 
 The runner (`labs/runner.py`) drives a plan only through this interface. A backend writes every object it
 observes (Pods, core/v1 Events, Frameworks) into the run's `EvidenceWriter`; the runner writes the action
@@ -83,7 +83,7 @@ class JobStatus:
 
 @runtime_checkable
 class Backend(Protocol):
-    """A cluster the runner can drive. Every method may raise `hivedlab.errors.HivedlabError`
+    """A cluster the runner can drive. Every method may raise `hivedlab.basics.errors.HivedlabError`
     for a failure the user must see (one line); a rejected submission is not a failure but a reply."""
 
     cluster: str  # "sim" or "pai"

@@ -1,7 +1,7 @@
 """HiveD's annotations as text (spec §2.2, §4.1): the pod-scheduling-spec YAML and the pod-bind-info YAML.
 
 `spec_from_annotation` reproduces HiveD's parsing: the blind old-name text replacement, the empty-annotation error
-and the YAML error, and hands the mapping to `cluster.hived` (which applies defaults and validation).
+and the YAML error, and hands the mapping to `hivedlab.cluster.hived` (which applies defaults and validation).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Any
 
 import yaml
 
-from cluster.hived import BindInfo, UserError
-from cluster.hived.types import SPEC_PREFIX
+from hivedlab.cluster.hived import BindInfo, UserError
+from hivedlab.cluster.hived.types import SPEC_PREFIX
 
 SPEC_ANNOTATION = "hivedscheduler.microsoft.com/pod-scheduling-spec"
 BIND_INFO_ANNOTATION = "hivedscheduler.microsoft.com/pod-bind-info"

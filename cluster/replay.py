@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from cluster.hived import (
+from hivedlab.cluster.hived import (
     PHASE_PREEMPTING,
     Bind,
     HivedConfig,

@@ -1,3 +1,3 @@
-from hivedlab.cli import main
+from hivedlab.cli.main import main
 
 raise SystemExit(main())

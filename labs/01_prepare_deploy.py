@@ -6,7 +6,7 @@ Usage: python labs/01_prepare_deploy.py --inventory group.yaml [--env out/env] [
 
 import sys
 
-from labs.front import run_command_step
+from hivedlab.labs.front import run_command_step
 
 if __name__ == "__main__":
     sys.exit(run_command_step(

@@ -7,7 +7,7 @@ Usage: python labs/02_switch_scheduler_config.py two-vc|one-vc --inventory group
 
 import sys
 
-from labs.front import run_command_step
+from hivedlab.labs.front import run_command_step
 
 if __name__ == "__main__":
     step = "4.5" if sys.argv[1:2] == ["one-vc"] else "4.1"

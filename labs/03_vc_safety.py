@@ -6,7 +6,7 @@ Usage: python labs/03_vc_safety.py [--cluster sim|pai] [--out DIR] [--seed N] [-
 
 import sys
 
-from labs.front import run_experiment_step
+from hivedlab.labs.front import run_experiment_step
 
 if __name__ == "__main__":
     sys.exit(run_experiment_step("vc-safety", sys.argv[1:]))

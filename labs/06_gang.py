@@ -6,7 +6,7 @@ Usage: python labs/06_gang.py [--cluster sim|pai] [--out DIR] [--seed N] [--inve
 
 import sys
 
-from labs.front import run_experiment_step
+from hivedlab.labs.front import run_experiment_step
 
 if __name__ == "__main__":
     sys.exit(run_experiment_step("gang", sys.argv[1:]))

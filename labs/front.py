@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from hivedlab.cli import main
+from hivedlab.cli.main import main
 
 # experiment id -> (manual step, zh summary, en summary)
 STEPS: dict[str, tuple[str, str, str]] = {

@@ -1,6 +1,6 @@
 """Run experiment plans on a backend (simulated or real) and write the run directory (docs/architecture.md).
 
-`run_plan` drives one plan through the `cluster.backend.Backend` interface and writes the runner's action records
+`run_plan` drives one plan through the `hivedlab.cluster.backend.Backend` interface and writes the runner's action records
 (`plan`, `config-switch`, `submit`, `stop`, `step`, `end`) through the same `EvidenceWriter` as the backend's
 observed objects. `run_experiments` runs several plans, writes run.json, the inventory, the HiveD configs and the
 job files as submitted, then runs the post-run pipeline (`PIPELINE`: verdicts, report) on the run directory.
@@ -20,16 +20,16 @@ from typing import Any
 
 import yaml
 
-from checker.evidence import EvidenceWriter, format_time
-from cluster.backend import Backend, JobStatus, SubmitResult
-from cluster.openpai.naming import framework_name
 from hivedlab import __version__
-from hivedlab.cliutil import write_atomic
-from hivedlab.errors import HivedlabError
-from hivedlab.hived_configs import plan_layout
-from hivedlab.inventory import Inventory
-from hivedlab.paths import ROOT
-from labs.plans import Plan, StopStep, SubmitStep, WaitStep
+from hivedlab.basics.errors import HivedlabError
+from hivedlab.basics.files import write_atomic
+from hivedlab.basics.resources import shipped_name
+from hivedlab.checker.plans import Plan, StopStep, SubmitStep, WaitStep
+from hivedlab.cluster.backend import Backend, JobStatus, SubmitResult
+from hivedlab.cluster.openpai.naming import framework_name
+from hivedlab.evidence import EvidenceWriter, format_time
+from hivedlab.group.inventory import Inventory
+from hivedlab.group.layouts import plan_layout
 
 MAX_JOB_NAME = 255  # spec/openpai.md §1.1
 _NAME_LINE = re.compile(r"^name:[^\n]*$", re.MULTILINE)
@@ -199,7 +199,7 @@ class _PlanRun:
             "plan",
             {
                 "experiment": self.plan.id,
-                "plan": _relative(self.plan.path),
+                "plan": shipped_name(self.plan.path),
                 "cluster": self.ctx.cluster,
                 "seed": self.ctx.seed,
                 "members": list(self.ctx.inventory.users),
@@ -217,13 +217,6 @@ class _PlanRun:
             if failure:
                 return "failed", failure
         return "finished", ""
-
-
-def _relative(path: Path) -> str:
-    try:
-        return path.resolve().relative_to(ROOT).as_posix()
-    except ValueError:
-        return path.name
 
 
 def run_plan(plan: Plan, backend: Backend, writer: EvidenceWriter, ctx: RunContext) -> ExperimentRun:
@@ -344,13 +337,13 @@ def _optional(module: str, attribute: str) -> Callable[..., Any] | None:
 
 
 def _verdicts_step(out: Path, runs: Sequence[ExperimentRun], lang: str) -> str:
-    """verdicts.json per experiment (`checker.verdicts.check_log` with the plan's rules)."""
-    check_log = _optional("checker.verdicts", "check_log")
-    to_json = _optional("checker.verdicts", "to_json")
-    to_ruleset = _optional("labs.plans", "to_ruleset")
+    """verdicts.json per experiment (`hivedlab.checker.verdicts.check_log` with the plan's rules)."""
+    check_log = _optional("hivedlab.checker.verdicts", "check_log")
+    to_json = _optional("hivedlab.checker.verdicts", "to_json")
+    to_ruleset = _optional("hivedlab.checker.plans", "to_ruleset")
     if check_log is None or to_json is None or to_ruleset is None:
-        return "skipped: checker.verdicts is not available"
-    from labs.plans import load_plan
+        return "skipped: hivedlab.checker.verdicts is not available"
+    from hivedlab.checker.plans import load_plan
 
     failed = []
     for run in runs:
@@ -367,9 +360,9 @@ def _verdicts_step(out: Path, runs: Sequence[ExperimentRun], lang: str) -> str:
 
 
 def _report_step(out: Path, runs: Sequence[ExperimentRun], lang: str) -> str:
-    build = _optional("checker.report", "build_report")
+    build = _optional("hivedlab.checker.report.build", "build_report")
     if build is None:
-        return "skipped: checker.report.build_report is not available"
+        return "skipped: hivedlab.checker.report.build.build_report is not available"
     result = build(out, lang)
     return f"report: {Path(result.markdown_path).name}, {Path(result.html_path).name}, charts {len(result.charts)}"
 

@@ -28,7 +28,7 @@ if [[ -e "$submissions" ]]; then
   exit 2
 fi
 echo "== unpacking $export_dir -> $submissions"
-"$python" -m checker.grading.unpack "$export_dir" "$submissions" || echo "(some archives could not be unpacked; they are graded as they are)"
+"$python" -m hivedlab.checker.grading.unpack "$export_dir" "$submissions" || echo "(some archives could not be unpacked; they are graded as they are)"
 
 echo "== grading"
 status=0

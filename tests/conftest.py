@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hivedlab.cli import main
+from hivedlab.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"

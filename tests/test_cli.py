@@ -1,4 +1,4 @@
-from hivedlab.cli import COMMANDS
+from hivedlab.cli.main import COMMANDS
 
 
 def test_top_level_help_lists_every_command(cli):

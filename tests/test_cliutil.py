@@ -3,7 +3,7 @@ import stat
 
 import pytest
 
-from hivedlab.cliutil import write_atomic
+from hivedlab.basics.files import write_atomic
 
 
 def test_write_atomic_writes_whole_file_readable_by_others(tmp_path):

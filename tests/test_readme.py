@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hivedlab.cli import COMMANDS
+from hivedlab.cli.main import COMMANDS
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")

@@ -15,14 +15,14 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from checker.grading.findings import Finding
-from checker.grading.grader import GroupResult, Judge, grade_folder
-from checker.grading.labspec import LabSpec
-from checker.grading.outputs import Skipped, feedback_md, grades_csv, grades_md, results_json
-from checker.grading.rubric import Rubric
-from checker.grading.scoring import GroupGrade, score_group
-from checker.grading.submission import Submission
-from hivedlab.cliutil import write_atomic
+from hivedlab.basics.files import write_atomic
+from hivedlab.checker.grading.findings import Finding
+from hivedlab.checker.grading.grader import GroupResult, Judge, grade_folder
+from hivedlab.checker.grading.labspec import LabSpec
+from hivedlab.checker.grading.outputs import Skipped, feedback_md, grades_csv, grades_md, results_json
+from hivedlab.checker.grading.rubric import Rubric
+from hivedlab.checker.grading.scoring import GroupGrade, score_group
+from hivedlab.checker.grading.submission import Submission
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -71,7 +71,7 @@ def discover(submissions: Path, out: Path | None = None) -> tuple[list[tuple[str
 
 
 def _refused_result(name: str, root: Path) -> GroupResult:
-    from checker.grading.safefs import GroupFolder
+    from hivedlab.checker.grading.safefs import GroupFolder
 
     finding = Finding("problem", "unsafe-symlink-outside", f"{name} is a symlink that leads outside the submissions "
                       "folder (not read)", f"{name} 是指向提交目录之外的符号链接（未读取）")
@@ -91,7 +91,7 @@ def grade_one(name: str, root: Path, rubric: Rubric, lab: LabSpec, judge: Judge 
     except Exception as exc:  # noqa: BLE001 - the batch must survive a folder that breaks the grader
         finding = Finding("problem", "grader-error", f"the grader failed on this folder: {type(exc).__name__}: {exc}"[:300],
                           f"评分程序处理该目录时出错：{type(exc).__name__}")
-        from checker.grading.safefs import GroupFolder
+        from hivedlab.checker.grading.safefs import GroupFolder
 
         sub = Submission(name, GroupFolder(root), "", None, None, {}, {}, (), None, None, (finding,))
         result = GroupResult(sub, (), 0, 0, (finding,))

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from checker.grading.findings import Finding
+from hivedlab.checker.grading.findings import Finding
 
 RANK = {"consistent": 2, "inconclusive": 1, "inconsistent": 0}
 

@@ -1,7 +1,7 @@
 """The report's key facts (claims.json `facts`: per task attempt its node, outcome, preemption) against the log.
 
-The facts the evidence shows come from the checker's timeline (`checker.timeline.build_timeline`) keyed the way the
-report keys them (`checker.report_timeline`: display job name, `<taskRole>-<index>`, attempt number in creation
+The facts the evidence shows come from the checker's timeline (`hivedlab.checker.timeline.build_timeline`) keyed the way the
+report keys them (`hivedlab.checker.report.timeline`: display job name, `<taskRole>-<index>`, attempt number in creation
 order), so an edited claims.json is caught with the record that shows what really happened.
 """
 
@@ -11,8 +11,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from checker.evidence import Record
-from checker.grading.findings import Finding
+from hivedlab.checker.grading.findings import Finding
+from hivedlab.checker.timeline import build_timeline, display_names
+from hivedlab.evidence import Record
 
 
 @dataclass(frozen=True)
@@ -30,9 +31,6 @@ def attempt_facts(records: Sequence[Record], experiment: str, run_tag: str,
     """Each task attempt's facts as the report names them (from `timeline` when the judge already built it);
     None when no timeline can be built."""
     try:
-        from checker.report_timeline import display_names
-        from checker.timeline import build_timeline
-
         timeline = timeline if timeline is not None else build_timeline(records)
         names = display_names(timeline.jobs, timeline.experiment or experiment, run_tag)
     except Exception:  # noqa: BLE001 - a log the timeline cannot fold is judged elsewhere; facts are then unchecked

@@ -3,7 +3,7 @@
 The steps, in order (each a small function):
     read_submission -> per experiment: read_evidence (chain) -> check_log (tamper + lab conformance)
     -> judge (the checker's verdicts) -> claims vs re-judged verdicts
-The judge is passed in (the `grade` command builds it from the plans and `checker.verdicts`), so this package
+The judge is passed in (the `grade` command builds it from the plans and `hivedlab.checker.verdicts`), so this package
 never imports `labs`. Nothing here raises on a submission's content.
 """
 
@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from checker.evidence import EvidenceLog, read_evidence
-from checker.grading.claims import compare_claim, parse_claims
-from checker.grading.facts import AttemptFact, attempt_facts, check_facts
-from checker.grading.findings import Finding
-from checker.grading.integrity import LogFacts, check_log
-from checker.grading.labspec import LabSpec
-from checker.grading.submission import ExperimentFiles, Submission, read_submission
+from hivedlab.checker.grading.claims import compare_claim, parse_claims
+from hivedlab.checker.grading.facts import AttemptFact, attempt_facts, check_facts
+from hivedlab.checker.grading.findings import Finding
+from hivedlab.checker.grading.integrity import LogFacts, check_log
+from hivedlab.checker.grading.labspec import LabSpec
+from hivedlab.checker.grading.submission import ExperimentFiles, Submission, read_submission
+from hivedlab.evidence import EvidenceLog, read_evidence
 
 
 @dataclass(frozen=True)

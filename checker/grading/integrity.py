@@ -1,6 +1,6 @@
 """Tamper checks over an evidence log's raw records: what a forger gets wrong.
 
-The hash chain (checked by `checker.evidence`) is unkeyed: it catches an edited log, not a log written from scratch
+The hash chain (checked by `hivedlab.evidence`) is unkeyed: it catches an edited log, not a log written from scratch
 by a script. These checks look for what an API server and HiveD always do and a hand-made log easily misses.
 Timestamps written by different nodes (container start times, event times) are never compared with each other:
 node clocks may differ by seconds. Only the recorder's own `time` (one clock) must not go backwards.
@@ -16,9 +16,9 @@ from typing import Any
 
 import yaml
 
-from checker.evidence import Record, parse_time
-from checker.grading.findings import Finding
-from checker.grading.labspec import PRIORITY_CLASSES, ExperimentSpec
+from hivedlab.checker.grading.findings import Finding
+from hivedlab.checker.grading.labspec import PRIORITY_CLASSES, ExperimentSpec
+from hivedlab.evidence import Record, parse_time
 
 HIVED = "hivedscheduler.microsoft.com/"
 BIND_INFO = HIVED + "pod-bind-info"

@@ -91,7 +91,7 @@ def unknown_job(key: str) -> ExpectedJob:
 
 
 def lab_spec_from_plans(plans: Iterable[Any], read_protocol: Callable[[Path], Any]) -> LabSpec:
-    """Build the lab spec from `labs.plans.Plan`-like objects (id, order, title, hived_config, jobs{key: .path},
+    """Build the lab spec from `hivedlab.checker.plans.Plan`-like objects (id, order, title, hived_config, jobs{key: .path},
     questions); `read_protocol(path)` parses a job file or raises OSError/ValueError (that job is then unknown)."""
     experiments = []
     for plan in plans:

@@ -14,9 +14,9 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from checker.grading.findings import Finding
-from checker.grading.rubric import Rubric
-from checker.grading.scoring import GroupGrade
+from hivedlab.checker.grading.findings import Finding
+from hivedlab.checker.grading.rubric import Rubric
+from hivedlab.checker.grading.scoring import GroupGrade
 
 BUCKETS = ((90, "90–100"), (80, "80–89"), (70, "70–79"), (60, "60–69"), (0, "0–59"))
 

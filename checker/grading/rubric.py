@@ -10,8 +10,8 @@ from typing import Any
 import jsonschema
 import yaml
 
-from hivedlab.errors import HivedlabError
-from hivedlab.paths import CONFIGS, SCHEMAS
+from hivedlab.basics.errors import HivedlabError
+from hivedlab.basics.resources import CONFIGS, SCHEMAS
 
 DEFAULT_RUBRIC = CONFIGS / "rubric.default.yaml"
 RUBRIC_SCHEMA = SCHEMAS / "rubric.schema.json"

@@ -19,12 +19,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from checker.grading.claims import question_index
-from checker.grading.findings import Finding
-from checker.grading.grader import ExperimentResult, GroupResult
-from checker.grading.labspec import LabSpec
-from checker.grading.rubric import Item, Penalty, Rubric
-from checker.grading.submission import deployment_text
+from hivedlab.checker.grading.claims import question_index
+from hivedlab.checker.grading.findings import Finding
+from hivedlab.checker.grading.grader import ExperimentResult, GroupResult
+from hivedlab.checker.grading.labspec import LabSpec
+from hivedlab.checker.grading.rubric import Item, Penalty, Rubric
+from hivedlab.checker.grading.submission import deployment_text
 
 FINISHED = ("finished", "completed", "done", "ok", "success")
 

@@ -16,11 +16,11 @@ from typing import Any
 
 import yaml
 
-from checker.grading.findings import Finding
-from checker.grading.integrity import SAFE_LOADER
-from checker.grading.safefs import GroupFolder, UnsafeFile
-from hivedlab.errors import HivedlabError
-from hivedlab.inventory import Inventory, inventory_from_mapping
+from hivedlab.basics.errors import HivedlabError
+from hivedlab.checker.grading.findings import Finding
+from hivedlab.checker.grading.integrity import SAFE_LOADER
+from hivedlab.checker.grading.safefs import GroupFolder, UnsafeFile
+from hivedlab.group.inventory import Inventory, inventory_from_mapping
 
 SMALL_FILE_BYTES = 1 * 1024 * 1024  # run.json, inventory, env records, HiveD configs, verdicts, claims
 REPORT_BYTES = 4 * 1024 * 1024

@@ -2,7 +2,7 @@
 
 An archive from a student may hold `../../.bashrc`, absolute paths, symlinks, device files or a zip bomb. Members
 like that are skipped and reported; sizes and member counts are capped; nothing is written outside the group's
-folder and nothing is executed. Run as `python -m checker.grading.unpack ARCHIVES_DIR DEST_DIR`
+folder and nothing is executed. Run as `python -m hivedlab.checker.grading.unpack ARCHIVES_DIR DEST_DIR`
 (`scripts/grade_all.sh` does it for the TA).
 """
 
@@ -143,7 +143,7 @@ def unpack_all(archives: Path, dest: Path) -> list[Unpacked]:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 2:
-        print("usage: python -m checker.grading.unpack ARCHIVES_DIR DEST_DIR", file=sys.stderr)
+        print("usage: python -m hivedlab.checker.grading.unpack ARCHIVES_DIR DEST_DIR", file=sys.stderr)
         return 2
     source, dest = Path(args[0]), Path(args[1])
     if not source.is_dir():

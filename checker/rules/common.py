@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from checker.timeline import Attempt, JobTimeline, Mark, Timeline
+from hivedlab.checker.timeline import Attempt, JobTimeline, Mark, Timeline
 
 CONSISTENT, INCONSISTENT, INCONCLUSIVE = "consistent", "inconsistent", "inconclusive"
 INF = float("inf")

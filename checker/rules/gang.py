@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from checker.rules.common import (
+from hivedlab.checker.rules.common import (
     CONSISTENT,
     INCONSISTENT,
     INF,
@@ -21,7 +21,7 @@ from checker.rules.common import (
     where,
     who,
 )
-from checker.timeline import Attempt, JobTimeline
+from hivedlab.checker.timeline import Attempt, JobTimeline
 
 DEFAULT_TOLERANCE = {"sim": 0.0, "k8s": 30.0}
 

@@ -1,14 +1,14 @@
 """`hivedlab validate`: job protocols, HiveD configs (bare or in services-configuration.yaml) and group inventories,
 with the verdicts of OpenPAI v1.2.0's rest-server and HiveD v0.3.4, plus warnings for what they accept but is wrong.
 
-    from checker.validate import validate_paths
+    from hivedlab.checker.validate import validate_paths
     report = validate_paths(["jobs", "configs"])
     report.exit_code(strict=False)  # 0 no errors, 1 errors, 2 unreadable input
 """
 
-from checker.validate.core import InputError, kind_of, load_targets, validate_paths
-from checker.validate.findings import ERROR, NOTE, RULES, WARNING, Finding, Report
-from checker.validate.formats import FORMATS, render
+from hivedlab.checker.validate.core import InputError, kind_of, load_targets, validate_paths
+from hivedlab.checker.validate.findings import ERROR, NOTE, RULES, WARNING, Finding, Report
+from hivedlab.checker.validate.formats import FORMATS, render
 
 __all__ = [
     "ERROR", "FORMATS", "NOTE", "RULES", "WARNING", "Finding", "InputError", "Report", "kind_of", "load_targets",

@@ -12,14 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from checker.validate.findings import ERROR, NOTE, WARNING, Finding, Report
-from checker.validate.hived import check_hived_config, check_services_config
-from checker.validate.inventory import check_inventory
-from checker.validate.jobs import HivedTarget, check_job, prepare_target
-from cluster.openpai.protocol import YamlError, parse_yaml
+from hivedlab.basics.resources import HIVED_CONFIGS
+from hivedlab.checker.validate.findings import ERROR, NOTE, WARNING, Finding, Report
+from hivedlab.checker.validate.hived import check_hived_config, check_services_config
+from hivedlab.checker.validate.inventory import check_inventory
+from hivedlab.checker.validate.jobs import HivedTarget, check_job, prepare_target
+from hivedlab.cluster.openpai.protocol import YamlError, parse_yaml
 
-ROOT = Path(__file__).resolve().parents[2]
-SHIPPED_HIVED_CONFIGS = ROOT / "configs" / "hived"
+SHIPPED_HIVED_CONFIGS = HIVED_CONFIGS
 MAX_FILE_BYTES = 1024 * 1024
 MAX_FILES = 20_000
 YAML_SUFFIXES = (".yaml", ".yml")

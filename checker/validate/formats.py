@@ -6,7 +6,7 @@ import json
 from collections import defaultdict
 from xml.sax.saxutils import escape, quoteattr
 
-from checker.validate.findings import ERROR, NOTE, RULES, WARNING, Finding, Report
+from hivedlab.checker.validate.findings import ERROR, NOTE, RULES, WARNING, Finding, Report
 
 FORMATS = ("text", "json", "junit", "github", "sarif")
 

@@ -1,4 +1,4 @@
-"""HiveD-config checks: HiveD v0.3.4's own load verdict (`cluster.hived.load_config`), what the rest-server needs from
+"""HiveD-config checks: HiveD v0.3.4's own load verdict (`hivedlab.cluster.hived.load_config`), what the rest-server needs from
 the config (skuTypes), and the mistakes HiveD accepts silently (hived.md §1.4-§1.7, openpai.md §2.1, §5.1)."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from checker.validate.findings import ERROR, NOTE, WARNING, Finding, locate
-from cluster.hived import ConfigError, load_config
-from cluster.openpai import hived_spec
-from cluster.openpai.protocol import escape
+from hivedlab.checker.validate.findings import ERROR, NOTE, WARNING, Finding, locate
+from hivedlab.cluster.hived import ConfigError, load_config
+from hivedlab.cluster.openpai import hived_spec
+from hivedlab.cluster.openpai.protocol import escape
 
 _K8S_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _SAFE_VC = re.compile(r"^[a-z0-9]+$")
@@ -213,7 +213,7 @@ def check_services_config(
     data: Mapping[str, Any], positions: Mapping[str, tuple[int, int]], file: str, text: str
 ) -> tuple[list[Finding], Mapping[str, Any] | None]:
     """The `hivedscheduler` section of services-configuration.yaml; returns its findings and the parsed config."""
-    from cluster.openpai.protocol import YamlError, parse_yaml  # the same YAML reading as everything else
+    from hivedlab.cluster.openpai.protocol import YamlError, parse_yaml  # the same YAML reading as everything else
 
     section = data.get("hivedscheduler")
     findings: list[Finding] = []

@@ -1,4 +1,4 @@
-"""Group-inventory checks (configs/group.example.yaml, read by hivedlab.inventory)."""
+"""Group-inventory checks (configs/group.example.yaml, read by hivedlab.group.inventory)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from checker.validate.findings import ERROR, WARNING, Finding, locate
-from hivedlab.inventory import ROLES
+from hivedlab.checker.validate.findings import ERROR, WARNING, Finding, locate
+from hivedlab.group.inventory import ROLES
 
 _HOSTNAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _USER = re.compile(r"^[A-Za-z0-9_]+$")  # OpenPAI user names

@@ -8,8 +8,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from checker.validate.findings import ERROR, NOTE, WARNING, Finding, locate
-from cluster.openpai import hived_spec, protocol
+from hivedlab.checker.validate.findings import ERROR, NOTE, WARNING, Finding, locate
+from hivedlab.cluster.openpai import hived_spec, protocol
 
 MAX_BODY_BYTES = 100 * 1024
 _HIVED_KEYS = ("jobPriorityClass", "taskRoles", "lazyPreemptionEnable", "gangReleaseEnable", "ignoreK8sSuggestedNodes")

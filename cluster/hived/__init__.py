@@ -4,10 +4,10 @@
 HiveD's start-up and then answers `schedule` calls with exactly one of `Bind`, `Preempt` or `Wait`.
 """
 
-from cluster.hived.algorithm import HivedScheduler
-from cluster.hived.cell import InternalError
-from cluster.hived.config import ConfigError, HivedConfig, load_config
-from cluster.hived.types import (
+from hivedlab.cluster.hived.algorithm import HivedScheduler
+from hivedlab.cluster.hived.cell import InternalError
+from hivedlab.cluster.hived.config import ConfigError, HivedConfig, load_config
+from hivedlab.cluster.hived.types import (
     PHASE_FILTERING,
     PHASE_PREEMPTING,
     Bind,

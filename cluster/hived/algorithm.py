@@ -2,7 +2,7 @@
 
 `schedule` returns exactly one of Bind, Preempt or Wait (or raises UserError); `add_allocated_pod`,
 `delete_allocated_pod`, `delete_unallocated_pod`, `set_node_bad` and `set_node_healthy` change state.
-Cell-level procedures (allocation, release, preemption) live in `cluster.hived.preemption`.
+Cell-level procedures (allocation, release, preemption) live in `hivedlab.cluster.hived.preemption`.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import json
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
-from cluster.hived import inspect as inspect_views
-from cluster.hived.buddy import ChainState
-from cluster.hived.cell import (
+from hivedlab.cluster.hived import inspect as inspect_views
+from hivedlab.cluster.hived.buddy import ChainState
+from hivedlab.cluster.hived.cell import (
     MIN_GUARANTEED_PRIORITY,
     OPPORTUNISTIC_PRIORITY,
     RESERVED,
@@ -26,12 +26,12 @@ from cluster.hived.cell import (
     build_virtual,
     levels_of,
 )
-from cluster.hived.config import HivedConfig
-from cluster.hived.groups import ALLOCATED, BEING_PREEMPTED, PREEMPTING, Group
-from cluster.hived.mapping import map_to_physical
-from cluster.hived.preemption import CellOps
-from cluster.hived.topology import TopologyScheduler, build_view
-from cluster.hived.types import (
+from hivedlab.cluster.hived.config import HivedConfig
+from hivedlab.cluster.hived.groups import ALLOCATED, BEING_PREEMPTED, PREEMPTING, Group
+from hivedlab.cluster.hived.mapping import map_to_physical
+from hivedlab.cluster.hived.preemption import CellOps
+from hivedlab.cluster.hived.topology import TopologyScheduler, build_view
+from hivedlab.cluster.hived.types import (
     PHASE_PREEMPTING,
     Bind,
     BindInfo,

@@ -6,7 +6,7 @@ gets, so swap-removes, appends and the order of the doomed checks are reproduced
 
 from __future__ import annotations
 
-from cluster.hived.cell import InternalError, PhysicalCell, VirtualCell
+from hivedlab.cluster.hived.cell import InternalError, PhysicalCell, VirtualCell
 
 
 class ChainState:

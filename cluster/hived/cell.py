@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cluster.hived.config import CellTypeInfo, HivedConfig, PhysicalCellSpec
+from hivedlab.cluster.hived.config import CellTypeInfo, HivedConfig, PhysicalCellSpec
 
 FREE_PRIORITY = -2
 OPPORTUNISTIC_PRIORITY = -1

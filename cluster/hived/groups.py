@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from cluster.hived.cell import PhysicalCell, VirtualCell
-from cluster.hived.types import PodRef, PodSchedulingSpec
+from hivedlab.cluster.hived.cell import PhysicalCell, VirtualCell
+from hivedlab.cluster.hived.types import PodRef, PodSchedulingSpec
 
 ALLOCATED, PREEMPTING, BEING_PREEMPTED = "Allocated", "Preempting", "BeingPreempted"
 

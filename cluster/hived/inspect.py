@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from cluster.hived.cell import FREE, RESERVED, RESERVING, USED, Cell, PhysicalCell, VirtualCell
-from cluster.hived.types import UserError
+from hivedlab.cluster.hived.cell import FREE, RESERVED, RESERVING, USED, Cell, PhysicalCell, VirtualCell
+from hivedlab.cluster.hived.types import UserError
 
 if TYPE_CHECKING:
-    from cluster.hived.algorithm import HivedScheduler
+    from hivedlab.cluster.hived.algorithm import HivedScheduler
 
 
 def _state(cell: Cell) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from cluster.hived.cell import OPPORTUNISTIC_PRIORITY, InternalError, PhysicalCell, VirtualCell
+from hivedlab.cluster.hived.cell import OPPORTUNISTIC_PRIORITY, InternalError, PhysicalCell, VirtualCell
 
 
 class Vertex:

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cluster.hived.buddy import in_free_sense
-from cluster.hived.cell import (
+from hivedlab.cluster.hived.buddy import in_free_sense
+from hivedlab.cluster.hived.cell import (
     FREE,
     FREE_PRIORITY,
     MAX_GUARANTEED_PRIORITY,
@@ -23,11 +23,18 @@ from cluster.hived.cell import (
     set_priority,
     update_used,
 )
-from cluster.hived.groups import ALLOCATED, BEING_PREEMPTED, PREEMPTING, Group, PhysicalPlacement, VirtualPlacement
-from cluster.hived.types import BindInfo, PodRef, PodSchedulingSpec
+from hivedlab.cluster.hived.groups import (
+    ALLOCATED,
+    BEING_PREEMPTED,
+    PREEMPTING,
+    Group,
+    PhysicalPlacement,
+    VirtualPlacement,
+)
+from hivedlab.cluster.hived.types import BindInfo, PodRef, PodSchedulingSpec
 
 if TYPE_CHECKING:
-    from cluster.hived.buddy import ChainState
+    from hivedlab.cluster.hived.buddy import ChainState
 
 
 class CellOps:

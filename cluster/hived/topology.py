@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 
-from cluster.hived.cell import FREE_PRIORITY, OPPORTUNISTIC_PRIORITY, Cell, InternalError
+from hivedlab.cluster.hived.cell import FREE_PRIORITY, OPPORTUNISTIC_PRIORITY, Cell, InternalError
 
 _HIGHEST = 1 << 30
 

@@ -14,8 +14,8 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from cluster.openpai import hived_spec
-from cluster.openpai import protocol as proto
+from hivedlab.cluster.openpai import hived_spec
+from hivedlab.cluster.openpai import protocol as proto
 
 MAX_BODY_BYTES = 100 * 1024  # body-parser's default limit (§1.6)
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import yaml
 
-from cluster.openpai import naming
-from cluster.openpai.jobstate import DIAGNOSTICS, RetryPolicy, exit_spec
+from hivedlab.cluster.openpai import naming
+from hivedlab.cluster.openpai.jobstate import DIAGNOSTICS, RetryPolicy, exit_spec
 
 ANN_SPEC = "hivedscheduler.microsoft.com/pod-scheduling-spec"
 ANN_BIND_INFO = "hivedscheduler.microsoft.com/pod-bind-info"

@@ -9,7 +9,7 @@ Three steps, in the rest-server's order:
    the HiveD schema, §1.3); each issue says which of the two schemas it belongs to.
 3. `semantic_issues(protocol)`: the checks after the schema (§1.4) with the rest-server's messages.
 
-Rendering (§1.5) is in `cluster.openpai.admission`.
+Rendering (§1.5) is in `hivedlab.cluster.openpai.admission`.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from urllib.parse import quote, urlsplit
 
 import requests
 
-from hivedlab.errors import HivedlabError
+from hivedlab.basics.errors import HivedlabError
 
 TOKEN_ENV = "HIVEDLAB_PAI_TOKEN"
 TOKEN_FILE_ENV = "HIVEDLAB_PAI_TOKEN_FILE"

@@ -18,13 +18,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from checker.evidence import EvidenceWriter
-from cluster.openpai.rest import PaiClient, PaiError
-from cluster.pai.backend import PaiBackend, RunState, _TapWriter
-from cluster.pai.hived_inspect import hived_url as default_hived_url
-from cluster.pai.live import LiveView
-from cluster.pai.tokens import load_tokens
-from hivedlab.errors import HivedlabError
+from hivedlab.basics.errors import HivedlabError
+from hivedlab.cluster.openpai.rest import PaiClient, PaiError
+from hivedlab.cluster.pai.backend import PaiBackend, RunState, _TapWriter
+from hivedlab.cluster.pai.hived_inspect import hived_url as default_hived_url
+from hivedlab.cluster.pai.live import LiveView
+from hivedlab.cluster.pai.tokens import load_tokens
+from hivedlab.evidence import EvidenceWriter
 
 __all__ = ["PaiBackend", "open_backend"]
 
@@ -49,11 +49,11 @@ def find_kubeconfig(kubeconfig: str | None, environ: dict[str, str] | os._Enviro
 
 
 def default_watcher(writer: Any, *, kubeconfig: Path, context: str | None, namespace: str) -> Any:
-    """Helper D's `checker.watcher.Watcher` writing into `writer`, started in the background."""
+    """Helper D's `hivedlab.cluster.pai.watcher.Watcher` writing into `writer`, started in the background."""
     try:
-        module = importlib.import_module("checker.watcher")
+        module = importlib.import_module("hivedlab.cluster.pai.watcher")
     except ImportError as exc:
-        raise HivedlabError(f"the Kubernetes watcher (checker.watcher) cannot be loaded: {exc}") from None
+        raise HivedlabError(f"the Kubernetes watcher (hivedlab.cluster.pai.watcher) cannot be loaded: {exc}") from None
     watcher_class = module.Watcher
     offered = {"writer": writer, "kubeconfig": str(kubeconfig), "context": context, "namespace": namespace}
     accepted = inspect.signature(watcher_class).parameters

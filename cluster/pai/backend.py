@@ -1,8 +1,8 @@
 """The real backend: a group's OpenPAI v1.2.0 + HiveD cluster, driven over REST and watched through Kubernetes.
 
-- Submissions, stops and job states go through the rest-server (`cluster.openpai.rest`), as each member.
+- Submissions, stops and job states go through the rest-server (`hivedlab.cluster.openpai.rest`), as each member.
 - What the cluster does (Pods, core/v1 Events, Frameworks) is recorded by the Kubernetes watcher
-  (`checker.watcher.Watcher`), which runs in the background writing the evidence log. The backend reads the
+  (`hivedlab.cluster.pai.watcher.Watcher`), which runs in the background writing the evidence log. The backend reads the
   objects as they are written (a tap on the writer) to know when a task pod waits (FailedScheduling) or runs.
 - Its own REST calls and replies go to `<run>/pai/rest-calls.jsonl` (never a token); the runner records the submit
   and stop actions in the evidence log. Submitted job names are kept in `<run>/pai/submitted.json` so that a resumed
@@ -22,13 +22,13 @@ from typing import Any
 
 import yaml
 
-from checker.evidence import EvidenceWriter, format_time
-from cluster.backend import FINISHED_STATES, JobStatus, Reply, SubmitResult, TaskStatus
-from cluster.openpai.naming import framework_name
-from cluster.openpai.rest import PaiClient, PaiError, RestCall, RestReply, explain
-from cluster.pai.hived_inspect import fetch_vcs, wait_for_vcs
-from cluster.pai.live import JobRow, LiveView
-from hivedlab.errors import HivedlabError
+from hivedlab.basics.errors import HivedlabError
+from hivedlab.cluster.backend import FINISHED_STATES, JobStatus, Reply, SubmitResult, TaskStatus
+from hivedlab.cluster.openpai.naming import framework_name
+from hivedlab.cluster.openpai.rest import PaiClient, PaiError, RestCall, RestReply, explain
+from hivedlab.cluster.pai.hived_inspect import fetch_vcs, wait_for_vcs
+from hivedlab.cluster.pai.live import JobRow, LiveView
+from hivedlab.evidence import EvidenceWriter, format_time
 
 UNFINISHED = ("WAITING", "RUNNING", "STOPPING")
 STATUS_CACHE_S = 3.0  # poll job detail at most this often per job (rest-server: 600 requests/min per IP)
@@ -136,7 +136,7 @@ def config_vcs(text: str) -> set[str]:
 
 
 class PaiBackend:
-    """`cluster.backend.Backend` on a real cluster. Build it with `cluster.pai.open_backend`."""
+    """`hivedlab.cluster.backend.Backend` on a real cluster. Build it with `hivedlab.cluster.pai.open_backend`."""
 
     cluster = "pai"
 

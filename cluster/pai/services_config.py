@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from hivedlab.errors import HivedlabError
+from hivedlab.basics.errors import HivedlabError
 
 FILE_NAMES = ("services-configuration.yaml", "service-configuration.yaml")  # the manual writes the second
 _TOP_KEY = re.compile(r"^hivedscheduler\s*:\s*(#.*)?$")

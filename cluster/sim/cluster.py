@@ -19,17 +19,17 @@ from typing import Any
 
 import yaml
 
-from cluster import hived
-from cluster.backend import JobStatus, Reply, SubmitResult, TaskStatus
-from cluster.hived_codec import dump_bind_info
-from cluster.openpai import naming
-from cluster.openpai.jobstate import CODE_POD_EXTERNAL_DELETED, rest_state
-from cluster.openpai.objects import EventState, PodState, event_object
-from cluster.sim import hooks
-from cluster.sim.framework import FrameworkController
-from cluster.sim.jobs import SimJob, TaskKey
-from cluster.sim.store import seconds_to_us
-from hivedlab.errors import HivedlabError
+from hivedlab.basics.errors import HivedlabError
+from hivedlab.cluster import hived
+from hivedlab.cluster.backend import JobStatus, Reply, SubmitResult, TaskStatus
+from hivedlab.cluster.hived_codec import dump_bind_info
+from hivedlab.cluster.openpai import naming
+from hivedlab.cluster.openpai.jobstate import CODE_POD_EXTERNAL_DELETED, rest_state
+from hivedlab.cluster.openpai.objects import EventState, PodState, event_object
+from hivedlab.cluster.sim import hooks
+from hivedlab.cluster.sim.framework import FrameworkController
+from hivedlab.cluster.sim.jobs import SimJob, TaskKey
+from hivedlab.cluster.sim.store import seconds_to_us
 
 WAIT_PREFIX = "Pod is waiting for preemptible or free resource to appear: "  # HiveD's filter reply (§4.2)
 MAX_STEPS_PER_INSTANT = 10_000
@@ -37,7 +37,7 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present:
 
 
 class SimCluster(FrameworkController):
-    """A `cluster.backend.Backend` on virtual time. One instance per experiment (one evidence log)."""
+    """A `hivedlab.cluster.backend.Backend` on virtual time. One instance per experiment (one evidence log)."""
 
     cluster = "sim"
 

@@ -1,7 +1,7 @@
 """FrameworkController v0.8.0 and the rest-server's side of the simulated cluster: jobs accepted, Frameworks,
 attempts, task pods, completion and retry policies, pod deletion (spec/openpai.md §3.2–§3.5).
 
-`FrameworkController` holds the simulated cluster's state; `cluster.sim.cluster.SimCluster` adds the Backend
+`FrameworkController` holds the simulated cluster's state; `hivedlab.cluster.sim.cluster.SimCluster` adds the Backend
 interface, the event loop and Kubernetes' scheduling with HiveD as extender.
 """
 
@@ -12,8 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from checker.evidence import EvidenceWriter
-from cluster.openpai.jobstate import (
+from hivedlab.cluster.openpai.jobstate import (
     CODE_ATTEMPT_COMPLETION,
     CODE_STOP_REQUESTED,
     CODE_SUCCEEDED,
@@ -23,11 +22,19 @@ from cluster.openpai.jobstate import (
     attempt_completion,
     should_retry,
 )
-from cluster.openpai.objects import EventState, FrameworkState, PodState, TaskState, framework_object, pod_object
-from cluster.sim import hooks
-from cluster.sim.jobs import SimJob, TaskKey, job_info
-from cluster.sim.settings import SimSettings, task_seconds
-from cluster.sim.store import ApiStore, Clock, EventQueue, seconds_to_us
+from hivedlab.cluster.openpai.objects import (
+    EventState,
+    FrameworkState,
+    PodState,
+    TaskState,
+    framework_object,
+    pod_object,
+)
+from hivedlab.cluster.sim import hooks
+from hivedlab.cluster.sim.jobs import SimJob, TaskKey, job_info
+from hivedlab.cluster.sim.settings import SimSettings, task_seconds
+from hivedlab.cluster.sim.store import ApiStore, Clock, EventQueue, seconds_to_us
+from hivedlab.evidence import EvidenceWriter
 
 
 class FrameworkController:

@@ -1,15 +1,15 @@
-"""The simulator's seams to the HiveD model (`cluster.hived`) and to OpenPAI's admission
-(`cluster.openpai.admission`), adapted to what the loop needs."""
+"""The simulator's seams to the HiveD model (`hivedlab.cluster.hived`) and to OpenPAI's admission
+(`hivedlab.cluster.openpai.admission`), adapted to what the loop needs."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from cluster import hived
-from cluster.backend import Reply
-from cluster.openpai import naming
-from hivedlab.errors import HivedlabError
+from hivedlab.basics.errors import HivedlabError
+from hivedlab.cluster import hived
+from hivedlab.cluster.backend import Reply
+from hivedlab.cluster.openpai import naming
 
 
 def new_scheduler(mapping: Any, name: str, clock: Callable[[], str]) -> hived.HivedScheduler:
@@ -49,7 +49,7 @@ def vc_leaf_cells(scheduler: Any, config: Mapping[str, Any]) -> dict[str, dict[s
 
 def admit(protocol: str, user: str, config: Mapping[str, Any], scheduler: Any) -> Any:
     """rest-server's admission: the `AdmittedJob`, or the error `Reply`."""
-    from cluster.openpai import admission
+    from hivedlab.cluster.openpai import admission
 
     try:
         quota = vc_leaf_cells(scheduler, config)

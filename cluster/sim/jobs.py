@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from cluster.openpai.jobstate import (
+from hivedlab.cluster.openpai.jobstate import (
     AttemptCompletion,
     CompletionPolicy,
     RetryPolicy,
@@ -14,7 +14,14 @@ from cluster.openpai.jobstate import (
     framework_retry_policy,
     task_retry_policy,
 )
-from cluster.openpai.objects import FrameworkState, JobInfo, PodState, TaskRoleInfo, TaskState, dump_scheduling_spec
+from hivedlab.cluster.openpai.objects import (
+    FrameworkState,
+    JobInfo,
+    PodState,
+    TaskRoleInfo,
+    TaskState,
+    dump_scheduling_spec,
+)
 
 TaskKey = tuple[str, int]  # (FC task-role name, task index)
 
@@ -37,7 +44,7 @@ def _docker_image(protocol: Mapping[str, Any], role: Mapping[str, Any]) -> str:
 
 
 def job_info(admitted: Any, config_text: str, submission_time: str, submit_epoch_s: int) -> JobInfo:
-    """JobInfo from `cluster.openpai.admission.AdmittedJob` (duck-typed: only its documented fields are read)."""
+    """JobInfo from `hivedlab.cluster.openpai.admission.AdmittedJob` (duck-typed: only its documented fields are read)."""
     protocol = admitted.protocol if isinstance(admitted.protocol, Mapping) else {}
     raw_roles = protocol.get("taskRoles") or {}
     roles = []

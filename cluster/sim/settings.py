@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from hivedlab.errors import HivedlabError
+from hivedlab.basics.errors import HivedlabError
 
 SHORT_COMMANDS = ("echo", "nvidia-smi", "ls", "cat", "true", "pwd", "hostname", "date", "env")
 _SLEEP = re.compile(r"^sleep\s+(\d+(?:\.\d+)?)([smhd]?)$")

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from checker.evidence import EvidenceWriter, format_time, parse_time
-from hivedlab.errors import HivedlabError
+from hivedlab.basics.errors import HivedlabError
+from hivedlab.evidence import EvidenceWriter, format_time, parse_time
 
 _UID_NAMESPACE = uuid.UUID("6f1d2a8e-6c1b-4c55-9d7e-2f0a4c3b9e10")
 US = 1_000_000

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from checker.evidence import (
+from hivedlab.evidence import (
     ZERO_HASH,
     EvidenceError,
     EvidenceWriter,
@@ -177,7 +177,7 @@ def test_time_format_and_parse() -> None:
 def test_written_records_match_the_schema(tmp_path: Path) -> None:
     import jsonschema
 
-    from hivedlab.paths import SCHEMAS
+    from hivedlab.basics.resources import SCHEMAS
 
     schema = json.loads((SCHEMAS / "evidence-record.schema.json").read_text(encoding="utf-8"))
     path = tmp_path / "e.jsonl"

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hivedlab.errors import HivedlabError
-from hivedlab.paths import EXPERIMENTS
-from labs.plans import SubmitStep, WaitStep, load_plan, load_plans
+from hivedlab.basics.errors import HivedlabError
+from hivedlab.basics.resources import EXPERIMENTS
+from hivedlab.checker.plans import SubmitStep, WaitStep, load_plan, load_plans
 
 
 def test_five_plans_in_report_order() -> None:
@@ -102,7 +102,7 @@ def test_a_sixth_experiment_is_a_file(tmp_path: Path) -> None:
 
 
 def test_ruleset_maps_protocol_names_to_keys() -> None:
-    from labs.plans import to_ruleset
+    from hivedlab.checker.plans import to_ruleset
 
     rules = to_ruleset(load_plan("priority"))
     assert rules.job_names == {"job-config-1": "low", "job-config-2": "high"}
@@ -113,8 +113,8 @@ def test_ruleset_maps_protocol_names_to_keys() -> None:
 def test_every_rule_kind_in_the_schema_is_implemented() -> None:
     import json
 
-    from checker.verdicts import RULE_KINDS
-    from hivedlab.paths import SCHEMAS
+    from hivedlab.basics.resources import SCHEMAS
+    from hivedlab.checker.verdicts import RULE_KINDS
 
     schema = json.loads((SCHEMAS / "experiment-plan.schema.json").read_text(encoding="utf-8"))
     assert set(schema["$defs"]["rule"]["properties"]["kind"]["enum"]) == set(RULE_KINDS)

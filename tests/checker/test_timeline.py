@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from checker.evidence import read_evidence
-from checker.timeline import build_timeline, framework_name, hived_reason, vc_nodes_from_config
+from hivedlab.checker.timeline import build_timeline, framework_name, hived_reason, vc_nodes_from_config
+from hivedlab.evidence import read_evidence
 
 LOGS = Path(__file__).resolve().parent.parent / "fixtures" / "logs"
 
@@ -105,7 +105,7 @@ def test_attempt_fields_for_charts() -> None:
 
 
 def test_redelivered_event_counts_once(tmp_path: Path) -> None:
-    from checker.evidence import EvidenceWriter
+    from hivedlab.evidence import EvidenceWriter
 
     lines = (LOGS / "gang-consistent.jsonl").read_text(encoding="utf-8").splitlines()
     records = read_evidence(LOGS / "gang-consistent.jsonl").records

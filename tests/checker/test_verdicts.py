@@ -8,7 +8,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from hivedlab.paths import SCHEMAS
+from hivedlab.basics.resources import SCHEMAS
 
 LOGS = Path(__file__).resolve().parent.parent / "fixtures" / "logs"
 C, X, Q = "consistent", "inconsistent", "inconclusive"
@@ -174,7 +174,7 @@ def test_queue_order_judged_on_the_simulator_only(cli, tmp_path: Path) -> None:
 def test_mixed_sources_are_never_evidence(cli, tmp_path: Path) -> None:
     import hashlib
 
-    from checker.evidence import canonical_json
+    from hivedlab.evidence import canonical_json
 
     lines = (LOGS / "gang-consistent.jsonl").read_text(encoding="utf-8").splitlines()
     records = [json.loads(line) for line in lines]

@@ -8,7 +8,7 @@ import threading
 import time
 from pathlib import Path
 
-from checker.evidence import read_evidence
+from hivedlab.evidence import read_evidence
 from tests.checker.k8s_server import FakeApiServer
 
 KUBECONFIG = """\
@@ -72,8 +72,8 @@ def test_records_until_sigint(cli, tmp_path: Path) -> None:
 
 
 def test_watcher_built_from_kubeconfig_as_the_real_backend_does(tmp_path: Path) -> None:
-    from checker.evidence import EvidenceWriter
-    from checker.watcher import Watcher
+    from hivedlab.cluster.pai.watcher import Watcher
+    from hivedlab.evidence import EvidenceWriter
 
     log, config = tmp_path / "w.jsonl", tmp_path / "kubeconfig"
     with FakeApiServer() as server:

@@ -12,8 +12,8 @@ from pathlib import Path
 import kubernetes
 import pytest
 
-from checker.evidence import EvidenceWriter, read_evidence
-from checker.watcher import Watcher
+from hivedlab.cluster.pai.watcher import Watcher
+from hivedlab.evidence import EvidenceWriter, read_evidence
 from tests.checker.k8s_server import FakeApiServer, Fault
 
 

@@ -8,8 +8,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from checker.evidence import EvidenceWriter, format_time
-from checker.grading.labspec import ExpectedJob, ExperimentSpec, LabSpec
+from hivedlab.checker.grading.labspec import ExpectedJob, ExperimentSpec, LabSpec
+from hivedlab.evidence import EvidenceWriter, format_time
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 BIND_INFO = "hivedscheduler.microsoft.com/pod-bind-info"

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from grade_builders import LAB, fake_judge, make_run_dir
 
-from checker.grading.batch import discover, grade_batch, safe_name
-from checker.grading.outputs import feedback_md, results_json
-from checker.grading.rubric import load_rubric
+from hivedlab.checker.grading.batch import discover, grade_batch, safe_name
+from hivedlab.checker.grading.outputs import feedback_md, results_json
+from hivedlab.checker.grading.rubric import load_rubric
 
 RUBRIC = load_rubric()
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from checker.grading.batch import grade_one
-from checker.grading.rubric import load_rubric
-from checker.grading.scoring import GroupGrade
-from hivedlab.commands.grade import load_lab, make_judge
+from hivedlab.checker.grading.batch import grade_one
+from hivedlab.checker.grading.rubric import load_rubric
+from hivedlab.checker.grading.scoring import GroupGrade
+from hivedlab.cli.commands.grade import load_lab, make_judge
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE.parent / "fixtures" / "grade"
@@ -64,10 +64,10 @@ def test_a_genuine_simulated_run_raises_no_tamper_finding(tmp_path: Path) -> Non
 
 def test_right_answers_follow_the_checkers_re_judgement(tmp_path: Path) -> None:
     if JUDGE is None:
-        pytest.skip("checker.verdicts is not available")
+        pytest.skip("hivedlab.checker.verdicts is not available")
     root = group(tmp_path)
     g = grade(root)
-    from checker.evidence import read_evidence
+    from hivedlab.evidence import read_evidence
 
     for exp in EXPERIMENTS:
         result = JUDGE(read_evidence(root / "experiments" / exp / "evidence.jsonl"), exp)

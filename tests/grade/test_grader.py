@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from grade_builders import LAB, fake_judge, make_run_dir, priority_records, report_md
 
-from checker.grading.batch import grade_one
-from checker.grading.rubric import load_rubric
-from checker.grading.scoring import GroupGrade
+from hivedlab.checker.grading.batch import grade_one
+from hivedlab.checker.grading.rubric import load_rubric
+from hivedlab.checker.grading.scoring import GroupGrade
 
 RUBRIC = load_rubric()
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from grade_builders import HIGH, LOW, PRIORITY, pod, priority_records, protocol, write_log
 
-from checker.evidence import read_evidence
-from checker.grading.integrity import check_log
+from hivedlab.checker.grading.integrity import check_log
+from hivedlab.evidence import read_evidence
 
 NODES = frozenset({"hostname-carol", "hostname-dan"})
 
@@ -110,7 +110,7 @@ def test_a_mixed_source_log_is_flagged(tmp_path: Path) -> None:
     # rewrite one record's source and re-chain it, as a careful forger would
     import json
 
-    from checker.evidence import ZERO_HASH, record_hash
+    from hivedlab.evidence import ZERO_HASH, record_hash
 
     prev = ZERO_HASH
     out = []

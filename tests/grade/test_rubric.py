@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from checker.grading.rubric import DEFAULT_RUBRIC, load_rubric, rubric_from_mapping
-from hivedlab.errors import HivedlabError
+from hivedlab.basics.errors import HivedlabError
+from hivedlab.checker.grading.rubric import DEFAULT_RUBRIC, load_rubric, rubric_from_mapping
 
 
 def test_the_default_rubric_grades_the_five_experiments_out_of_100() -> None:
@@ -64,6 +64,6 @@ def test_the_rubric_schema_is_a_valid_json_schema() -> None:
 
     import jsonschema
 
-    from checker.grading.rubric import RUBRIC_SCHEMA
+    from hivedlab.checker.grading.rubric import RUBRIC_SCHEMA
 
     jsonschema.Draft202012Validator.check_schema(json.loads(RUBRIC_SCHEMA.read_text()))

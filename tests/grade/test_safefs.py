@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from checker.grading.safefs import GroupFolder, UnsafeFile
+from hivedlab.checker.grading.safefs import GroupFolder, UnsafeFile
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from grade_builders import make_run_dir
 
-from checker.grading.unpack import unpack_all, unpack_archive
+from hivedlab.checker.grading.unpack import unpack_all, unpack_archive
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from cluster.hived import Bind, HivedScheduler, PodRef, Preempt, UserError, Wait, load_config
+from hivedlab.cluster.hived import Bind, HivedScheduler, PodRef, Preempt, UserError, Wait, load_config
 
 from .scoring import PUBLIC
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from cluster.hived import Bind, HivedScheduler, PodRef, Wait, load_config
+from hivedlab.cluster.hived import Bind, HivedScheduler, PodRef, Wait, load_config
 
 PUBLIC = Path(__file__).resolve().parent.parent / "fixtures" / "hived-diff" / "public"
 

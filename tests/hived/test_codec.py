@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from cluster.hived import BindInfo, MemberBindInfo, PodPlacement, PodRef, UserError, parse_spec
-from cluster.hived_codec import (
+from hivedlab.cluster.hived import BindInfo, MemberBindInfo, PodPlacement, PodRef, UserError, parse_spec
+from hivedlab.cluster.hived_codec import (
     CodecError,
     dump_bind_info,
     isolation_annotation,

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from cluster.hived import ConfigError, load_config
+from hivedlab.cluster.hived import ConfigError, load_config
 
 CASES_FILE = Path(__file__).resolve().parent.parent / "fixtures" / "spec" / "hived-cases.yaml"
 _DATA = yaml.safe_load(CASES_FILE.read_text(encoding="utf-8"))

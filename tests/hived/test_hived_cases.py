@@ -33,14 +33,14 @@ OBSERVED = DATA.observed_cases
 
 @pytest.fixture(scope="module")
 def hived() -> ModuleType:
-    from cluster import hived as api
+    from hivedlab.cluster import hived as api
 
     return api
 
 
 @pytest.fixture(scope="module")
 def codec() -> ModuleType:
-    from cluster import hived_codec
+    from hivedlab.cluster import hived_codec
 
     return hived_codec
 

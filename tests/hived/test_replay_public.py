@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
-from cluster.hived import load_config
-from cluster.replay import replay
+from hivedlab.cluster.hived import load_config
+from hivedlab.cluster.replay import replay
 
 from .scoring import PUBLIC, first_mismatch
 

@@ -109,7 +109,7 @@ def test_replay_imports_only_what_it_needs(tmp_path: Path) -> None:
     config, ops = _write(tmp_path, LAB2["config"], LAB2["ops"][:3])
     probe = (
         "import sys, io, contextlib\n"
-        "from hivedlab.cli import main\n"
+        "from hivedlab.cli.main import main\n"
         f"with contextlib.redirect_stdout(io.StringIO()): code = main(['sim', 'replay', {config!r}, {ops!r}])\n"
         "heavy = sorted({'kubernetes', 'requests', 'rich', 'jinja2', 'matplotlib', 'docker'} & set(sys.modules))\n"
         "print(code, heavy)\n"

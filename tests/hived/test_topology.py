@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from cluster.hived import Bind, HivedScheduler, PodRef, load_config
-from cluster.hived.topology import _search
+from hivedlab.cluster.hived import Bind, HivedScheduler, PodRef, load_config
+from hivedlab.cluster.hived.topology import _search
 
 
 def _config() -> dict[str, Any]:

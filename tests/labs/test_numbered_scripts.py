@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from labs.front import STEPS
+from hivedlab.labs.front import STEPS
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 SCRIPTS = {

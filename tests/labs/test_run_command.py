@@ -36,11 +36,11 @@ def test_missing_inventory_is_one_line(cli: Callable[..., CliResult], tmp_path: 
 def test_real_cluster_backend_absent_or_unusable_is_one_line(
     cli: Callable[..., CliResult], tmp_path: Path, monkeypatch: Any
 ) -> None:
-    import cluster.pai
+    import hivedlab.cluster.pai
 
-    monkeypatch.delattr(cluster.pai, "open_backend", raising=False)
+    monkeypatch.delattr(hivedlab.cluster.pai, "open_backend", raising=False)
     result = cli("run", "gang", "--cluster", "pai", "--out", str(tmp_path))
-    assert result.code == 2 and "cluster.pai" in result.err and result.err.strip().count("\n") == 0
+    assert result.code == 2 and "hivedlab.cluster.pai" in result.err and result.err.strip().count("\n") == 0
 
 
 def test_run_one_experiment_on_the_simulator(cli: Callable[..., CliResult], tmp_path: Path) -> None:
@@ -97,11 +97,11 @@ def test_a_plans_sim_block_sets_the_simulators_knobs(tmp_path: Path) -> None:
 
     import pytest
 
-    from checker.evidence import EvidenceWriter
-    from hivedlab.commands.run import _sim_factory
-    from hivedlab.errors import HivedlabError
-    from hivedlab.inventory import load_inventory
-    from labs.plans import load_plan
+    from hivedlab.basics.errors import HivedlabError
+    from hivedlab.checker.plans import load_plan
+    from hivedlab.cli.commands.run import _sim_factory
+    from hivedlab.evidence import EvidenceWriter
+    from hivedlab.group.inventory import load_inventory
 
     make = _sim_factory(1, load_inventory())
     plan = dataclasses.replace(load_plan("gang"), sim={"training_s": 10, "durations": {"holder": 30}})

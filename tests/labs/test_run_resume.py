@@ -1,6 +1,6 @@
 import json
 
-from hivedlab.commands.run import _previous_run_tag
+from hivedlab.cli.commands.run import _previous_run_tag
 
 
 def test_real_run_resumed_in_same_folder_keeps_its_run_tag(tmp_path):

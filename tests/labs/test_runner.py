@@ -10,12 +10,12 @@ from typing import Any
 import jsonschema
 import pytest
 
-from checker.evidence import EvidenceWriter, read_evidence
-from cluster.sim import SimCluster
-from hivedlab.inventory import load_inventory
-from hivedlab.paths import SCHEMAS
-from labs.plans import PlanJob, SubmitStep, WaitStep, load_plan
-from labs.runner import (
+from hivedlab.basics.resources import SCHEMAS
+from hivedlab.checker.plans import PlanJob, SubmitStep, WaitStep, load_plan
+from hivedlab.cluster.sim import SimCluster
+from hivedlab.evidence import EvidenceWriter, read_evidence
+from hivedlab.group.inventory import load_inventory
+from hivedlab.labs.runner import (
     PIPELINE,
     RunContext,
     experiment_seed,
@@ -183,8 +183,8 @@ def test_a_rerun_into_the_same_folder_starts_fresh_logs(tmp_path: Path) -> None:
 
 def test_pipeline_is_declared_once_and_survives_a_failing_step(tmp_path: Path, monkeypatch: Any) -> None:
     assert [step.name for step in PIPELINE] == ["verdicts", "report"]
-    from hivedlab.errors import HivedlabError
-    from labs import runner
+    from hivedlab.basics.errors import HivedlabError
+    from hivedlab.labs import runner
 
     def broken(out: Path, runs: Any, lang: str) -> str:
         raise HivedlabError("no evidence")
@@ -204,7 +204,7 @@ def test_what_a_backend_learnt_goes_into_run_json(tmp_path: Path) -> None:
 
 
 def test_a_backend_that_cannot_start_leaves_no_log(tmp_path: Path) -> None:
-    from hivedlab.errors import HivedlabError
+    from hivedlab.basics.errors import HivedlabError
 
     def refuse(plan: Any, writer: EvidenceWriter) -> SimCluster:
         raise HivedlabError("no kubeconfig")

@@ -19,7 +19,7 @@ from .conftest import DOCKER, GPU_MACHINE, json_reply, nvidia_smi_script, write_
 ROOT = Path(__file__).resolve().parent.parent.parent
 SCRIPT = ROOT / "labs" / "00_check_env.py"
 SCHEMA = json.loads((ROOT / "configs" / "schemas" / "environment-record.schema.json").read_text(encoding="utf-8"))
-envcheck = importlib.import_module("labs.00_check_env")
+envcheck = importlib.import_module("hivedlab.labs.00_check_env")
 
 
 def validate(record: dict) -> None:

@@ -8,13 +8,13 @@ import json
 import pytest
 from rich.console import Console
 
-from checker.evidence import EvidenceWriter, read_evidence
-from cluster.backend import Backend
-from cluster.openpai.naming import framework_name
-from cluster.pai import open_backend
-from cluster.pai.live import JobRow, LiveView
-from hivedlab.errors import HivedlabError
-from hivedlab.inventory import inventory_from_mapping
+from hivedlab.basics.errors import HivedlabError
+from hivedlab.cluster.backend import Backend
+from hivedlab.cluster.openpai.naming import framework_name
+from hivedlab.cluster.pai import open_backend
+from hivedlab.cluster.pai.live import JobRow, LiveView
+from hivedlab.evidence import EvidenceWriter, read_evidence
+from hivedlab.group.inventory import inventory_from_mapping
 
 from .conftest import json_reply
 from .fakepai import FakePai
@@ -34,7 +34,7 @@ class FakeHived:
 
 
 class ReplayWatcher:
-    """Stands in for checker.watcher.Watcher: the test pushes objects, they go through the writer it was given."""
+    """Stands in for hivedlab.cluster.pai.watcher.Watcher: the test pushes objects, they go through the writer it was given."""
 
     def __init__(self, writer):
         self.writer, self.stopped = writer, False
@@ -300,7 +300,7 @@ def test_live_view_renders_jobs_tasks_and_nodes():
 
 def test_hivedlab_run_cluster_pai_end_to_end(world, tmp_path, monkeypatch, cli):
     """`hivedlab run priority --cluster pai` through helper E's runner, configured from the environment only."""
-    import cluster.pai as pai_module
+    import hivedlab.cluster.pai as pai_module
 
     pai, hived, token_file = world
     pai.auto_advance = (2, 4)

@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from cluster.openpai import rest
-from cluster.openpai.rest import PaiClient, PaiError
+from hivedlab.cluster.openpai import rest
+from hivedlab.cluster.openpai.rest import PaiClient, PaiError
 
 from .conftest import json_reply
 from .fakepai import FakePai, make_jwt

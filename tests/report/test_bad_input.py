@@ -9,9 +9,9 @@ import markdown
 import pytest
 import yaml
 
-from checker.report import render_html, render_markdown
-from checker.report_inputs import load_run
-from hivedlab.errors import HivedlabError
+from hivedlab.basics.errors import HivedlabError
+from hivedlab.checker.report.build import render_html, render_markdown
+from hivedlab.checker.report.inputs import load_run
 
 ENV = {
     "Alice": {"member": "Alice", "hostname": "alice-box", "ip": "10.0.1.1", "os": "Ubuntu 18.04.6 LTS", "vcpus": 8,

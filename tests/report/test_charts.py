@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from checker.charts import TaskAttempt, chart_data, draw, merge_shared
-from checker.report_timeline import timeline_for_chart
-from checker.timeline import vc_nodes_from_config
+from hivedlab.checker.report.charts import TaskAttempt, chart_data, draw, merge_shared
+from hivedlab.checker.report.timeline import timeline_for_chart
+from hivedlab.checker.timeline import vc_nodes_from_config
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "report"
 RUN = FIXTURES / "run-sim"

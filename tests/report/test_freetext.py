@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from checker.report_freetext import block, extract, merge
-from hivedlab.errors import HivedlabError
+from hivedlab.basics.errors import HivedlabError
+from hivedlab.checker.report.freetext import block, extract, merge
 
 FRESH = "\n\n".join(["# Report", block("deploy", "(Write here.)"), "## More", block("notes-a", "(Write here.)"), ""])
 

@@ -10,8 +10,8 @@ from urllib.parse import unquote, urlparse
 import pytest
 from report_checks import ROWS_ZH, check_html, check_lab6_answers, claims_of, table_rows
 
-from checker.report import build_report
-from checker.report_freetext import block, extract
+from hivedlab.checker.report.build import build_report
+from hivedlab.checker.report.freetext import block, extract
 
 RUN_SIM = Path(__file__).resolve().parents[1] / "fixtures" / "report" / "run-sim"
 

@@ -11,7 +11,7 @@ from report_checks import ROWS_ZH, check_html, check_lab6_answers, table_rows
 
 @pytest.fixture(scope="module")
 def sim_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from hivedlab.cli import main
+    from hivedlab.cli.main import main
 
     out = tmp_path_factory.mktemp("sim") / "out"
     try:

@@ -9,12 +9,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from checker.evidence import EvidenceWriter
-from cluster.sim import SimCluster
-from cluster.sim.settings import SimSettings
-from hivedlab.hived_configs import render_hived_config
-from hivedlab.inventory import load_inventory
-from hivedlab.paths import JOBS
+from hivedlab.basics.resources import JOBS
+from hivedlab.cluster.sim import SimCluster
+from hivedlab.cluster.sim.settings import SimSettings
+from hivedlab.evidence import EvidenceWriter
+from hivedlab.group.inventory import load_inventory
+from hivedlab.group.layouts import render_hived_config
 
 INVENTORY = load_inventory()
 IPS = {m.hostname: m.ip for m in INVENTORY.members if m.hostname}

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from checker.evidence import EvidenceWriter
-from cluster.openpai import naming
-from cluster.sim import SimCluster, settings_from_mapping
-from labs.plans import load_plan
-from labs.runner import ExperimentRun, RunContext, experiment_seed, run_plan
+from hivedlab.checker.plans import load_plan
+from hivedlab.cluster.openpai import naming
+from hivedlab.cluster.sim import SimCluster, settings_from_mapping
+from hivedlab.evidence import EvidenceWriter
+from hivedlab.labs.runner import ExperimentRun, RunContext, experiment_seed, run_plan
 from tests.sim.simkit import INVENTORY, IPS, Seen, binds, events, read_log, waits
 
 SEEDS = (1, 2, 3)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from cluster.openpai import naming
-from cluster.openpai.jobstate import (
+from hivedlab.cluster.openpai import naming
+from hivedlab.cluster.openpai.jobstate import (
     CompletionPolicy,
     RetryPolicy,
     TaskOutcome,
@@ -16,7 +16,7 @@ from cluster.openpai.jobstate import (
     should_retry,
     task_retry_policy,
 )
-from cluster.openpai.objects import (
+from hivedlab.cluster.openpai.objects import (
     ANN_BIND_INFO,
     ANN_ISOLATION,
     ANN_SPEC,

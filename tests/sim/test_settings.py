@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from cluster.sim.settings import SimSettings, command_seconds, settings_from_mapping, task_seconds
-from hivedlab.errors import HivedlabError
+from hivedlab.basics.errors import HivedlabError
+from hivedlab.cluster.sim.settings import SimSettings, command_seconds, settings_from_mapping, task_seconds
 
 MNIST = "python3 examples/mnist/main.py --epochs 1 --lr 0.01 --batch-size 64\n"
 

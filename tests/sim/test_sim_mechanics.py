@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from cluster.hived import UserError
-from cluster.openpai import naming
-from cluster.sim import SimCluster
-from hivedlab.errors import HivedlabError
+from hivedlab.basics.errors import HivedlabError
+from hivedlab.cluster.hived import UserError
+from hivedlab.cluster.openpai import naming
+from hivedlab.cluster.sim import SimCluster
 from tests.sim.simkit import binds, events, framework_states, job_text, new_cluster, read_log, waits
 
 FW = naming.framework_name
@@ -214,7 +214,7 @@ def test_unknown_vc_pod_waits_with_hived_user_error(tmp_path: Path) -> None:
 
 
 def test_the_simulator_is_a_backend() -> None:
-    from cluster.backend import Backend
+    from hivedlab.cluster.backend import Backend
 
     sim = SimCluster(None)
     assert isinstance(sim, Backend) and sim.cluster == "sim"
@@ -241,7 +241,7 @@ def test_pending_pods_are_retried_in_k8s_priority_order(tmp_path: Path) -> None:
 
 
 def test_durations_come_from_commands_or_the_plan(tmp_path: Path) -> None:
-    from cluster.sim.settings import SimSettings
+    from hivedlab.cluster.sim.settings import SimSettings
 
     settings = SimSettings(container_start_s=(3.0, 3.0), submit_gap_s=(1.0, 1.0), durations={"fixed": 42.0})
     log = tmp_path / "e.jsonl"

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cluster.openpai import hived_spec
-from cluster.openpai.admission import Rejection, admit_job
+from hivedlab.cluster.openpai import hived_spec
+from hivedlab.cluster.openpai.admission import Rejection, admit_job
 
 ROOT = Path(__file__).resolve().parents[2]
 ONE_VC = yaml.safe_load((ROOT / "tests" / "fixtures" / "validate" / "good" / "hived-one-vc.yaml").read_text())

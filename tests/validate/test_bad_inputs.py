@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from checker.validate import ERROR, WARNING, validate_paths
-from checker.validate.core import MAX_FILE_BYTES
+from hivedlab.checker.validate import ERROR, WARNING, validate_paths
+from hivedlab.checker.validate.core import MAX_FILE_BYTES
 
 GOOD_JOB = Path(__file__).resolve().parents[1] / "fixtures" / "validate" / "good" / "job-gang-two-tasks.yaml"
 ONE_VC = Path(__file__).resolve().parents[1] / "fixtures" / "validate" / "good" / "hived-one-vc.yaml"

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from checker.validate import ERROR, NOTE, WARNING, validate_paths
-from checker.validate.hived import check_hived_config
+from hivedlab.checker.validate import ERROR, NOTE, WARNING, validate_paths
+from hivedlab.checker.validate.hived import check_hived_config
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "validate"
 ONE_VC = FIX / "good" / "hived-one-vc.yaml"

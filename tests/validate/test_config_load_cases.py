@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from checker.validate import ERROR
-from checker.validate.hived import check_hived_config
+from hivedlab.checker.validate import ERROR
+from hivedlab.checker.validate.hived import check_hived_config
 
 FILE = Path(__file__).resolve().parents[1] / "fixtures" / "validate" / "hived-config-load-cases.yaml"
 CASES = yaml.safe_load(FILE.read_text(encoding="utf-8"))["cases"]

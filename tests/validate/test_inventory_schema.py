@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 import yaml
 
-from hivedlab.paths import GROUP_EXAMPLE, SCHEMAS
+from hivedlab.basics.resources import GROUP_EXAMPLE, SCHEMAS
 
 SCHEMA = json.loads((SCHEMAS / "group-inventory.schema.json").read_text(encoding="utf-8"))
 

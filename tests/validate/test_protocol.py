@@ -7,7 +7,7 @@ import copy
 import jsonschema
 import pytest
 
-from cluster.openpai.protocol import job_schema, schema_issues, semantic_issues
+from hivedlab.cluster.openpai.protocol import job_schema, schema_issues, semantic_issues
 
 BASE = {
     "protocolVersion": 2, "name": "j", "type": "job",

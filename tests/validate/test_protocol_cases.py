@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from checker.validate import ERROR
-from checker.validate.jobs import check_job, prepare_target
-from cluster.openpai import admission, hived_spec, protocol
+from hivedlab.checker.validate import ERROR
+from hivedlab.checker.validate.jobs import check_job, prepare_target
+from hivedlab.cluster.openpai import admission, hived_spec, protocol
 
 FILE = Path(__file__).resolve().parents[1] / "fixtures" / "spec" / "openpai-protocol-cases.yaml"
 DOC = yaml.safe_load(FILE.read_text(encoding="utf-8"))

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from cluster.openpai.protocol import Timestamp, YamlError, parse_yaml, schema_issues
+from hivedlab.cluster.openpai.protocol import Timestamp, YamlError, parse_yaml, schema_issues
 
 
 @pytest.mark.parametrize(

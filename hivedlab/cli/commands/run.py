@@ -12,8 +12,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from hivedlab.cliutil import add_lang, add_out, new_parser
-from hivedlab.errors import EXIT_FINDINGS, EXIT_OK, HivedlabError
+from hivedlab.basics.errors import EXIT_FINDINGS, EXIT_OK, HivedlabError
+from hivedlab.cli.options import add_lang, add_out, new_parser
 
 DESCRIPTION = """\
 Run the lab's experiments (labs/experiments/*.yaml) step by step on a cluster and record everything it does
@@ -45,7 +45,7 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
 
 
 def _plans(experiment: str) -> list[Any]:
-    from labs.plans import load_plan, load_plans
+    from hivedlab.checker.plans import load_plan, load_plans
 
     if experiment == "all":
         plans = load_plans()
@@ -56,8 +56,8 @@ def _plans(experiment: str) -> list[Any]:
 
 
 def _sim_factory(seed: int, inventory: Any) -> Any:
-    from cluster.sim import SimCluster, settings_from_mapping
-    from labs.runner import experiment_seed
+    from hivedlab.cluster.sim import SimCluster, settings_from_mapping
+    from hivedlab.labs.runner import experiment_seed
 
     ips = {m.hostname: m.ip for m in inventory.members if m.hostname}
     others = sum(1 for m in inventory.members if "master" in m.roles and "worker" not in m.roles)
@@ -70,14 +70,14 @@ def _sim_factory(seed: int, inventory: Any) -> Any:
 
 
 def _pai_factory(inventory: Any) -> Any:
-    """The real backend (helper-built `cluster.pai.open_backend(writer, inventory)`), imported only when asked for."""
+    """The real backend (helper-built `hivedlab.cluster.pai.open_backend(writer, inventory)`), imported only when asked for."""
     try:
-        pai = importlib.import_module("cluster.pai")
+        pai = importlib.import_module("hivedlab.cluster.pai")
     except ImportError as exc:
-        raise HivedlabError(f"the real-cluster backend (cluster.pai) cannot be loaded: {exc}") from None
+        raise HivedlabError(f"the real-cluster backend (hivedlab.cluster.pai) cannot be loaded: {exc}") from None
     opener = getattr(pai, "open_backend", None)
     if opener is None:
-        raise HivedlabError("the real-cluster backend is not available in this version (cluster.pai.open_backend)")
+        raise HivedlabError("the real-cluster backend is not available in this version (hivedlab.cluster.pai.open_backend)")
 
     def make(plan: Any, writer: Any) -> Any:
         return opener(writer, inventory)
@@ -142,8 +142,8 @@ def _previous_run_tag(out: Path) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hivedlab.inventory import load_inventory
-    from labs.runner import RunContext, run_experiments, run_pipeline
+    from hivedlab.group.inventory import load_inventory
+    from hivedlab.labs.runner import RunContext, run_experiments, run_pipeline
 
     plans = _plans(args.experiment)
     inventory = load_inventory(args.inventory)

@@ -6,8 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from hivedlab.cliutil import add_format, add_lang, add_out, new_parser, write_atomic
-from hivedlab.errors import EXIT_USAGE, HivedlabError
+from hivedlab.basics.errors import EXIT_USAGE, HivedlabError
+from hivedlab.basics.files import write_atomic
+from hivedlab.cli.options import add_format, add_lang, add_out, new_parser
 
 DESCRIPTION = """\
 Judge an experiment's evidence log: build the timeline of every job, task and attempt, apply the
@@ -60,8 +61,8 @@ def _logs(paths: list[str]) -> list[Path]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from checker.verdicts import check_log, render_json, render_text
-    from labs.plans import load_plan, load_plans, to_ruleset
+    from hivedlab.checker.plans import load_plan, load_plans, to_ruleset
+    from hivedlab.checker.verdicts import check_log, render_json, render_text
 
     config_text = None
     if args.hived_config:

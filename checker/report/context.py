@@ -11,11 +11,21 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from checker.charts import TaskAttempt
-from checker.evidence import parse_time
-from checker.report_inputs import EnvRecord, ExperimentInputs, MemberInfo, RunInputs
-from checker.report_text import ENV_GROUP_EN, ENV_ROWS, ROW_NAMES, ROW_QUESTIONS, VERDICT_LABELS, cell, clock, md, pick
-from checker.report_timeline import Rejection
+from hivedlab.checker.report.charts import TaskAttempt
+from hivedlab.checker.report.inputs import EnvRecord, ExperimentInputs, MemberInfo, RunInputs
+from hivedlab.checker.report.text import (
+    ENV_GROUP_EN,
+    ENV_ROWS,
+    ROW_NAMES,
+    ROW_QUESTIONS,
+    VERDICT_LABELS,
+    cell,
+    clock,
+    md,
+    pick,
+)
+from hivedlab.checker.report.timeline import Rejection
+from hivedlab.evidence import parse_time
 
 Link = Callable[[str], str]  # run-dir-relative path -> href relative to the report
 

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import jinja2
 import yaml
 
-from hivedlab.errors import HivedlabError
-from hivedlab.inventory import Inventory, Member
-from hivedlab.paths import HIVED_CONFIGS
+from hivedlab.basics.errors import HivedlabError
+from hivedlab.basics.resources import HIVED_CONFIGS
+from hivedlab.group.inventory import Inventory, Member
 
 CONFIG_NAMES = ("two-vc", "one-vc")
 TEMPLATES = HIVED_CONFIGS / "templates"

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from checker.evidence import EvidenceError, EvidenceWriter, iter_evidence
+from hivedlab.evidence import EvidenceError, EvidenceWriter, iter_evidence
 
 FRAMEWORK_GROUP, FRAMEWORK_VERSION = "frameworkcontroller.microsoft.com", "v1"
 POD_SELECTOR = "type=kube-launcher-task"  # openpai.md §3.3
@@ -95,7 +95,7 @@ def make_api_client(kubeconfig: str | None = None, context: str | None = None) -
     from kubernetes import client, config
     from kubernetes.config.config_exception import ConfigException
 
-    from hivedlab.errors import HivedlabError
+    from hivedlab.basics.errors import HivedlabError
 
     try:
         if kubeconfig is not None and not Path(kubeconfig).expanduser().is_file():

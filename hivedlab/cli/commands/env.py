@@ -10,8 +10,8 @@ import argparse
 import importlib
 from types import ModuleType
 
-from hivedlab.cliutil import new_parser
-from hivedlab.errors import HivedlabError
+from hivedlab.basics.errors import HivedlabError
+from hivedlab.cli.options import new_parser
 
 EXAMPLES = """\
   hivedlab env --member Carol --role worker                 # check, write env/Carol.json
@@ -23,7 +23,7 @@ EXAMPLES = """\
 
 def envcheck() -> ModuleType:
     """The stdlib-only check module (its file name starts with a digit, so it is imported by name)."""
-    return importlib.import_module("labs.00_check_env")
+    return importlib.import_module("hivedlab.labs.00_check_env")
 
 
 def build_parser(prog: str) -> argparse.ArgumentParser:

@@ -6,8 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from hivedlab.cliutil import add_format, new_parser, write_atomic
-from hivedlab.errors import HivedlabError
+from hivedlab.basics.errors import HivedlabError
+from hivedlab.basics.files import write_atomic
+from hivedlab.cli.options import add_format, new_parser
 
 DESCRIPTION = """\
 Validate job protocols, HiveD configs (bare, or inside services-configuration.yaml under
@@ -50,7 +51,7 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from checker.validate import InputError, render, validate_paths
+    from hivedlab.checker.validate import InputError, render, validate_paths
 
     try:
         report = validate_paths(args.paths, hived_configs=args.hived_config, strict=args.strict, user=args.user,

@@ -14,15 +14,15 @@ from typing import Any
 
 import yaml
 
-from checker.report_timeline import ExperimentTimeline, timeline_for_chart
-from checker.timeline import vc_nodes_from_config
-from hivedlab.errors import HivedlabError
-from hivedlab.inventory import load_inventory
-from hivedlab.paths import EXPERIMENTS
+from hivedlab.basics.errors import HivedlabError
+from hivedlab.basics.resources import EXPERIMENTS
+from hivedlab.checker.report.timeline import ExperimentTimeline, timeline_for_chart
+from hivedlab.checker.timeline import vc_nodes_from_config
+from hivedlab.group.inventory import load_inventory
 
 UNKNOWN = "unknown"
 # Judges an evidence log when its verdicts.json is missing: (experiment id, log path) -> verdict result.
-# The CLI passes one built on checker.verdicts and labs.plans (the checker may not import labs).
+# The CLI passes one built on hivedlab.checker.verdicts and hivedlab.checker.plans (the checker may not import hivedlab.labs).
 Judge = Callable[[str, Path], dict[str, Any]]
 
 

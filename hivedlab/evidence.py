@@ -32,7 +32,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from hivedlab.errors import HivedlabError
+from hivedlab.basics.errors import HivedlabError
 
 ZERO_HASH = "0" * 64
 SOURCES = ("sim", "k8s")

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from hivedlab.cliutil import add_lang, new_parser
+from hivedlab.cli.options import add_lang, new_parser
 
 EXAMPLES = """\
   hivedlab report out                    # out/report.md (+ PNG charts), out/report.html, out/claims.json
@@ -36,14 +36,14 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
 
 def judge(experiment: str, log: Path) -> dict[str, Any]:
     """Judge an evidence log whose verdicts.json is missing, as `hivedlab check` would (its plan's rules)."""
-    from checker.verdicts import check_log, to_json
-    from labs.plans import load_plan, to_ruleset
+    from hivedlab.checker.plans import load_plan, to_ruleset
+    from hivedlab.checker.verdicts import check_log, to_json
 
     return to_json(check_log(log, lambda exp: to_ruleset(load_plan(exp)), experiment))
 
 
 def run(args: argparse.Namespace) -> int:
-    from checker.report import build_report  # matplotlib and markdown load only when a report is made
+    from hivedlab.checker.report.build import build_report  # matplotlib and markdown load only when a report is made
 
     run_dir = Path(args.run_dir)
     out_dir = Path(args.out) if args.out else run_dir

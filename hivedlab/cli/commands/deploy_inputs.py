@@ -18,9 +18,10 @@ from typing import Any
 
 import yaml
 
-from hivedlab.cliutil import add_format, add_lang, new_parser, write_atomic
-from hivedlab.errors import EXIT_FINDINGS, HivedlabError
-from hivedlab.inventory import Inventory, Member, load_inventory
+from hivedlab.basics.errors import EXIT_FINDINGS, HivedlabError
+from hivedlab.basics.files import write_atomic
+from hivedlab.cli.options import add_format, add_lang, new_parser
+from hivedlab.group.inventory import Inventory, Member, load_inventory
 
 PASSWORD_ENV = "HIVEDLAB_SSH_PASSWORD"
 FIXED_BRANCH = "pai-1.2.y"

@@ -7,7 +7,7 @@ import signal
 import sys
 import threading
 
-from hivedlab.cliutil import new_parser
+from hivedlab.cli.options import new_parser
 
 DESCRIPTION = """\
 Record what a real OpenPAI v1.2.0 + HiveD cluster does: the pods of OpenPAI jobs (label
@@ -39,8 +39,8 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
 
 
 def record(args: argparse.Namespace, stop: threading.Event) -> int:
-    from checker.evidence import EvidenceWriter
-    from checker.watcher import Watcher, make_api_client
+    from hivedlab.cluster.pai.watcher import Watcher, make_api_client
+    from hivedlab.evidence import EvidenceWriter
 
     client = make_api_client(args.kubeconfig, args.context)
     with EvidenceWriter(args.log, "k8s") as writer:

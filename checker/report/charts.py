@@ -110,7 +110,7 @@ def chart_data(
     """Lay out an experiment's task attempts: node (or GPU) lanes grouped by VC, then one lane per waiting task.
 
     `nodes` are the cluster's nodes (so idle ones show), `vc_nodes` the nodes each VC's cells sit on
-    (`checker.timeline.vc_nodes_from_config`; VCs sharing nodes share a band), `end` the time the log ends (open
+    (`hivedlab.checker.timeline.vc_nodes_from_config`; VCs sharing nodes share a band), `end` the time the log ends (open
     bars run to it).
     """
     vc_nodes = merge_shared(vc_nodes or {})

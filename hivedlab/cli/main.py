@@ -17,9 +17,9 @@ import sys
 from collections.abc import Sequence
 
 from hivedlab import __version__
-from hivedlab.errors import EXIT_INTERRUPTED, EXIT_USAGE, HivedlabError
+from hivedlab.basics.errors import EXIT_INTERRUPTED, EXIT_USAGE, HivedlabError
 
-# name -> (module under hivedlab.commands, one-line summary)
+# name -> (module under hivedlab.cli.commands, one-line summary)
 COMMANDS: dict[str, tuple[str, str]] = {
     "validate": ("validate", "validate job protocols, HiveD configs and group inventories (CI)"),
     "run": ("run", "run lab experiments on the simulated (default) or a real cluster"),
@@ -72,7 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         hint = f" (did you mean '{close[0]}'?)" if close else ""
         print(f"hivedlab: error: unknown command '{name}'{hint}\n{USAGE}", file=sys.stderr)
         return EXIT_USAGE
-    module = importlib.import_module(f"hivedlab.commands.{COMMANDS[name][0]}")
+    module = importlib.import_module(f"hivedlab.cli.commands.{COMMANDS[name][0]}")
     parser = module.build_parser(f"hivedlab {name}")
     parsed = parser.parse_args(rest)
     try:

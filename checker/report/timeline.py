@@ -1,4 +1,4 @@
-"""An experiment's task attempts as the report and its chart need them: `checker.timeline` flattened.
+"""An experiment's task attempts as the report and its chart need them: `hivedlab.checker.timeline` flattened.
 
 Times become seconds since the log's first record (the chart's and the report's `T+`), job names lose the
 `-<user>-<experiment>-<run tag>` suffix the runner adds to make them unique (labs/runner.py `job_name_for`), and
@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from checker.charts import TaskAttempt
-from checker.evidence import iter_evidence
-from checker.timeline import JobTimeline, Mark, Timeline, build_timeline
+from hivedlab.checker.report.charts import TaskAttempt
+from hivedlab.checker.timeline import Mark, Timeline, build_timeline, display_names
+from hivedlab.evidence import iter_evidence
 
 
 @dataclass(frozen=True)
@@ -35,18 +35,6 @@ class ExperimentTimeline:
     rejections: tuple[Rejection, ...] = ()
     end_status: str = ""  # the runner's end record: finished | interrupted | failed
     problems: tuple[str, ...] = ()
-
-
-def display_names(jobs: tuple[JobTimeline, ...], experiment: str, run_tag: str) -> dict[str, str]:
-    """framework name -> the name a reader knows (`job-config-1`), `job-config-0 (alice)` when several users ran it."""
-    bases: dict[str, str] = {}
-    for job in jobs:
-        name = job.job_name or job.job_key or job.framework_name
-        suffix = f"-{job.user}-{experiment}-{run_tag}" if job.user and run_tag else ""
-        bases[job.framework_name] = name[: -len(suffix)] if suffix and name.endswith(suffix) else name
-    shared = {b for b in bases.values() if list(bases.values()).count(b) > 1}
-    users = {job.framework_name: job.user for job in jobs}
-    return {fw: f"{b} ({users[fw]})" if b in shared and users[fw] else b for fw, b in bases.items()}
 
 
 def attempts_of(timeline: Timeline, names: dict[str, str]) -> tuple[TaskAttempt, ...]:

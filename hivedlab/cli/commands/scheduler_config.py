@@ -1,6 +1,6 @@
 """`hivedlab scheduler-config two-vc|one-vc`: the HiveD config for the group, spliced into services-configuration.yaml.
 
-Which config a group gets (the manual's, or an equivalent for other hardware) is `hivedlab.hived_configs.plan_layout`.
+Which config a group gets (the manual's, or an equivalent for other hardware) is `hivedlab.group.layouts.plan_layout`.
 """
 
 from __future__ import annotations
@@ -13,18 +13,19 @@ from pathlib import Path
 
 import yaml
 
-from cluster.pai.hived_inspect import hived_url, wait_for_vcs
-from cluster.pai.services_config import (
+from hivedlab.basics.errors import HivedlabError
+from hivedlab.basics.files import write_atomic
+from hivedlab.cli.options import add_lang, new_parser
+from hivedlab.cluster.pai.hived_inspect import hived_url, wait_for_vcs
+from hivedlab.cluster.pai.services_config import (
     FILE_NAMES,
     current_hived_config,
     find_services_file,
     splice_hived_config,
     verify_splice,
 )
-from hivedlab.cliutil import add_lang, new_parser, write_atomic
-from hivedlab.errors import HivedlabError
-from hivedlab.hived_configs import CONFIG_NAMES, Layout, plan_layout
-from hivedlab.inventory import Inventory, load_inventory
+from hivedlab.group.inventory import Inventory, load_inventory
+from hivedlab.group.layouts import CONFIG_NAMES, Layout, plan_layout
 
 CONTAINER_CONFIG_DIR = "/cluster-configuration"  # where the manual's dev-box container mounts the config (step 2.3)
 EXAMPLES = """\
@@ -44,7 +45,7 @@ def validate_layout(layout: Layout) -> None:
         if not str(vc).isalnum() or str(vc) != str(vc).lower():
             raise HivedlabError(f"VC name {vc!r} must be lower-case letters and digits (it names a StatefulSet)")
     try:
-        from cluster.hived import ConfigError, load_config
+        from hivedlab.cluster.hived import ConfigError, load_config
     except ImportError:  # the model is another helper's; without it only the YAML shape is checked
         return
     try:

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from hivedlab.cliutil import new_parser
-from hivedlab.errors import EXIT_USAGE, HivedlabError
+from hivedlab.basics.errors import EXIT_USAGE, HivedlabError
+from hivedlab.cli.options import new_parser
 
 DESCRIPTION = """\
 Drive the simulated HiveD v0.3.4 scheduler directly.
@@ -61,7 +61,7 @@ def _read_text(path: str, what: str) -> str:
 def _load_config(path: str) -> Any:
     import yaml
 
-    from cluster.hived import ConfigError, load_config
+    from hivedlab.cluster.hived import ConfigError, load_config
 
     text = _read_text(path, "HiveD config")
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -90,8 +90,8 @@ def _load_ops(path: str) -> list[Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cluster.hived import InternalError
-    from cluster.replay import Replay
+    from hivedlab.cluster.hived import InternalError
+    from hivedlab.cluster.replay import Replay
 
     config = _load_config(args.config)
     ops = _load_ops(args.ops)

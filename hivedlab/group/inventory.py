@@ -8,8 +8,8 @@ from typing import Any
 
 import yaml
 
-from hivedlab.errors import HivedlabError
-from hivedlab.paths import GROUP_EXAMPLE
+from hivedlab.basics.errors import HivedlabError
+from hivedlab.basics.resources import GROUP_EXAMPLE
 
 ROLES = ("dev-box", "master", "worker")
 

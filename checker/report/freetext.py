@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from hivedlab.errors import HivedlabError
+from hivedlab.basics.errors import HivedlabError
 
 OPEN = "<!-- hivedlab:free-text {id} -->"
 CLOSE = "<!-- /hivedlab:free-text -->"

@@ -13,14 +13,15 @@ from typing import Any
 
 import yaml
 
-from checker.evidence import EvidenceLog
-from checker.grading.batch import grade_batch, grade_one
-from checker.grading.grader import Judge, Judgement
-from checker.grading.labspec import LabSpec, lab_spec_from_plans
-from checker.grading.outputs import feedback_md, results_json
-from checker.grading.rubric import Rubric, load_rubric
-from hivedlab.cliutil import new_parser, write_atomic
-from hivedlab.errors import EXIT_FINDINGS, EXIT_OK, HivedlabError
+from hivedlab.basics.errors import EXIT_FINDINGS, EXIT_OK, HivedlabError
+from hivedlab.basics.files import write_atomic
+from hivedlab.checker.grading.batch import grade_batch, grade_one
+from hivedlab.checker.grading.grader import Judge, Judgement
+from hivedlab.checker.grading.labspec import LabSpec, lab_spec_from_plans
+from hivedlab.checker.grading.outputs import feedback_md, results_json
+from hivedlab.checker.grading.rubric import Rubric, load_rubric
+from hivedlab.cli.options import new_parser
+from hivedlab.evidence import EvidenceLog
 
 DESCRIPTION = """\
 Grade every group's run directory in SUBMISSIONS_DIR (one folder per group) from its evidence:
@@ -65,7 +66,7 @@ def _read_protocol(path: Path) -> Any:
 
 def load_lab() -> tuple[LabSpec, Mapping[str, Any]]:
     """The lab's plans (labs/experiments) as the grader needs them, and the plans by id for the judge."""
-    from labs.plans import load_plans
+    from hivedlab.checker.plans import load_plans
 
     plans = load_plans()
     return lab_spec_from_plans(plans, _read_protocol), {plan.id: plan for plan in plans}
@@ -75,15 +76,15 @@ def make_judge(plans: Mapping[str, Any]) -> Judge | None:
     """The checker's verdicts as judge(log, experiment) -> Judgement; None when the checker lacks them.
 
     The log is already read (and its chain checked) by the grader, so its records are folded into the checker's
-    timeline here (`checker.timeline.TimelineBuilder`, as `checker.verdicts.check_log` does) and judged with
-    `checker.verdicts.judge`; the timeline goes back to the grader for the report's facts."""
+    timeline here (`hivedlab.checker.timeline.TimelineBuilder`, as `hivedlab.checker.verdicts.check_log` does) and judged with
+    `hivedlab.checker.verdicts.judge`; the timeline goes back to the grader for the report's facts."""
     try:
-        from checker import verdicts
-        from checker.timeline import TimelineBuilder
+        from hivedlab.checker import verdicts
+        from hivedlab.checker.timeline import TimelineBuilder
     except ImportError:
         return None
     try:
-        from labs.plans import to_ruleset
+        from hivedlab.checker.plans import to_ruleset
     except ImportError:
         return None
     if not all(hasattr(verdicts, name) for name in ("judge", "LogSummary", "to_json")):

@@ -18,13 +18,13 @@ import jinja2
 import markdown
 from markupsafe import Markup
 
-from checker import charts as chart_module
-from checker.report_context import build_claims, build_context, experiment_name
-from checker.report_freetext import block, extract, merge
-from checker.report_inputs import ExperimentInputs, Judge, RunInputs, load_run
-from hivedlab.cliutil import write_atomic
-from hivedlab.errors import HivedlabError
-from hivedlab.paths import REPORT_TEMPLATES
+from hivedlab.basics.errors import HivedlabError
+from hivedlab.basics.files import write_atomic
+from hivedlab.basics.resources import REPORT_TEMPLATES
+from hivedlab.checker.report import charts as chart_module
+from hivedlab.checker.report.context import build_claims, build_context, experiment_name
+from hivedlab.checker.report.freetext import block, extract, merge
+from hivedlab.checker.report.inputs import ExperimentInputs, Judge, RunInputs, load_run
 
 LANGS = ("zh", "en")
 _DEFAULT_FREE_TEXT = {

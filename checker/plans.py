@@ -15,10 +15,10 @@ import jsonschema
 import yaml
 from jsonschema.exceptions import best_match
 
-from checker.rules.common import Text
-from checker.verdicts import RuleSet
-from hivedlab.errors import HivedlabError
-from hivedlab.paths import EXPERIMENTS, JOBS, SCHEMAS
+from hivedlab.basics.errors import HivedlabError
+from hivedlab.basics.resources import EXPERIMENTS, JOBS, SCHEMAS
+from hivedlab.checker.rules.common import Text
+from hivedlab.checker.verdicts import RuleSet
 
 PLAN_SCHEMA = SCHEMAS / "experiment-plan.schema.json"
 # Rule parameters that name plan job keys (checked against `jobs`).
@@ -210,7 +210,7 @@ def protocol_name(job: PlanJob) -> str:
 
 
 def to_ruleset(plan: Plan) -> RuleSet:
-    """What the checker needs of a plan (`checker.verdicts.RuleSet`)."""
+    """What the checker needs of a plan (`hivedlab.checker.verdicts.RuleSet`)."""
     questions = tuple(Text(zh, en) for zh, en in zip(plan.questions["zh"], plan.questions["en"], strict=True))
     names = {protocol_name(job): key for key, job in plan.jobs.items()}
     return RuleSet(plan.id, Text(plan.title["zh"], plan.title["en"]), questions, plan.rules, names)
