@@ -68,10 +68,9 @@ def write_big_log(path: Path, megabytes: int) -> int:
 CHILD = """
 import json, resource, sys, time
 sys.path.insert(0, {root!r})
-from hivedlab.checker.verdicts import check_log
-from hivedlab.checker.plans import load_plan, to_ruleset
+from hivedlab.checker.judge import judge_file
 start = time.perf_counter()
-result = check_log({log!r}, lambda exp: to_ruleset(load_plan(exp)))
+result = judge_file({log!r})
 elapsed = time.perf_counter() - start
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps({{"seconds": elapsed, "peak_mb": peak, "verdict": result.verdict, "records": result.log.records}}))

@@ -21,8 +21,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from hivedlab.checker.grading.batch import grade_batch  # noqa: E402
+from hivedlab.checker.grading.labspec import shipped_lab  # noqa: E402
 from hivedlab.checker.grading.rubric import load_rubric  # noqa: E402
-from hivedlab.cli.commands.grade import load_lab, make_judge  # noqa: E402
+from hivedlab.checker.judge import judge_evidence  # noqa: E402
 from hivedlab.cli.main import main as hivedlab  # noqa: E402
 
 
@@ -52,8 +53,8 @@ def main() -> int:
         size = sum(p.stat().st_size for p in (subs / "group-000").rglob("*") if p.is_file())
         records = sum(1 for p in (subs / "group-000").rglob("evidence.jsonl") for _ in p.open("rb"))
         rubric = load_rubric()
-        lab, plans = load_lab()
-        judge = make_judge(plans)
+        lab = shipped_lab()
+        judge = judge_evidence
         started, cpu0 = time.perf_counter(), _cpu()
         result = grade_batch(subs, work / "grades", rubric, lab, judge, jobs=args.jobs)
         elapsed, cpu = time.perf_counter() - started, _cpu() - cpu0

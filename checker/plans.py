@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -214,3 +214,9 @@ def to_ruleset(plan: Plan) -> RuleSet:
     questions = tuple(Text(zh, en) for zh, en in zip(plan.questions["zh"], plan.questions["en"], strict=True))
     names = {protocol_name(job): key for key, job in plan.jobs.items()}
     return RuleSet(plan.id, Text(plan.title["zh"], plan.title["en"]), questions, plan.rules, names)
+
+
+@cache
+def ruleset_for(experiment: str) -> RuleSet:
+    """The rules of a shipped plan, by experiment id (loaded once per process)."""
+    return to_ruleset(load_plan(experiment))

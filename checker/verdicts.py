@@ -37,7 +37,7 @@ from hivedlab.basics.errors import HivedlabError
 from hivedlab.checker.rules import gang, preemption, vc
 from hivedlab.checker.rules.common import CONSISTENT, INCONCLUSIVE, INCONSISTENT, Context, Outcome, Text
 from hivedlab.checker.timeline import Timeline, TimelineBuilder, vc_nodes_from_config
-from hivedlab.evidence import iter_evidence
+from hivedlab.evidence import EvidenceLog, iter_evidence
 
 RULE_KINDS: dict[str, Callable[[Context, dict[str, Any]], Outcome]] = {**vc.RULES, **preemption.RULES, **gang.RULES}
 VERDICTS = (CONSISTENT, INCONSISTENT, INCONCLUSIVE)
@@ -175,6 +175,24 @@ def check_log(
         raise HivedlabError(stream.unreadable)
     if stream.count == 0:
         raise HivedlabError(f"{path}: not an evidence log (no JSON Lines evidence record in it)")
+    return _judge_folded(builder, ruleset_for, experiment, hived_config_text, str(path),
+                         lambda tl: LogSummary(str(path), stream.count, stream.chain_ok, stream.first_broken_seq,
+                                               stream.warnings, tl.source, tl.end_status, stream.sources))
+
+
+def check_evidence(log: EvidenceLog, ruleset_for: Callable[[str], RuleSet], experiment: str) -> ExperimentVerdict:
+    """Judge a log already read whole (`hivedlab.evidence.read_evidence`), as `check_log` judges a file."""
+    builder = TimelineBuilder()
+    for record in log.records:
+        builder.feed(record)
+    return _judge_folded(builder, ruleset_for, experiment, None, log.path,
+                         lambda tl: LogSummary(log.path, len(log.records), log.chain_ok, log.first_broken_seq,
+                                               log.warnings, tl.source, tl.end_status, log.sources))
+
+
+def _judge_folded(builder: TimelineBuilder, ruleset_for: Callable[[str], RuleSet], experiment: str | None,
+                  hived_config_text: str | None, path: str,
+                  summarize: Callable[[Timeline], LogSummary]) -> ExperimentVerdict:
     named = builder.experiments[0] if builder.experiments else None
     if experiment and named and experiment != named:
         raise HivedlabError(f"{path} is a run of experiment {named!r}, not {experiment!r}")
@@ -188,9 +206,7 @@ def check_log(
         timeline = replace(timeline, vc_nodes=vc_nodes_from_config(hived_config_text))
     if timeline.experiment is None:
         timeline = replace(timeline, experiment=chosen)
-    log = LogSummary(str(path), stream.count, stream.chain_ok, stream.first_broken_seq, stream.warnings,
-                     timeline.source, timeline.end_status, stream.sources)
-    return judge(timeline, rules, log)
+    return judge(timeline, rules, summarize(timeline))
 
 
 # -- output ---------------------------------------------------------------------------------------------

@@ -9,7 +9,6 @@ job files as submitted, then runs the post-run pipeline (`PIPELINE`: verdicts, r
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -24,7 +23,10 @@ from hivedlab import __version__
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import write_atomic
 from hivedlab.basics.resources import shipped_name
+from hivedlab.checker.judge import judge_file
 from hivedlab.checker.plans import Plan, StopStep, SubmitStep, WaitStep
+from hivedlab.checker.report.build import build_report
+from hivedlab.checker.verdicts import to_json
 from hivedlab.cluster.backend import Backend, JobStatus, SubmitResult
 from hivedlab.cluster.openpai.naming import framework_name
 from hivedlab.evidence import EvidenceWriter, format_time
@@ -328,27 +330,12 @@ class PipelineResult:
     verdicts: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
-def _optional(module: str, attribute: str) -> Callable[..., Any] | None:
-    """A function of a part that may not be installed yet (the checker's); None when it is missing."""
-    try:
-        return getattr(importlib.import_module(module), attribute, None)
-    except ImportError:
-        return None
-
-
 def _verdicts_step(out: Path, runs: Sequence[ExperimentRun], lang: str) -> str:
-    """verdicts.json per experiment (`hivedlab.checker.verdicts.check_log` with the plan's rules)."""
-    check_log = _optional("hivedlab.checker.verdicts", "check_log")
-    to_json = _optional("hivedlab.checker.verdicts", "to_json")
-    to_ruleset = _optional("hivedlab.checker.plans", "to_ruleset")
-    if check_log is None or to_json is None or to_ruleset is None:
-        return "skipped: hivedlab.checker.verdicts is not available"
-    from hivedlab.checker.plans import load_plan
-
+    """verdicts.json per experiment, judged by the plan's rules."""
     failed = []
     for run in runs:
         try:
-            result = check_log(run.evidence, lambda exp: to_ruleset(load_plan(exp)), run.experiment)
+            result = judge_file(run.evidence, run.experiment)
         except HivedlabError as exc:
             failed.append(f"{run.experiment}: {exc}")
             continue
@@ -360,10 +347,7 @@ def _verdicts_step(out: Path, runs: Sequence[ExperimentRun], lang: str) -> str:
 
 
 def _report_step(out: Path, runs: Sequence[ExperimentRun], lang: str) -> str:
-    build = _optional("hivedlab.checker.report.build", "build_report")
-    if build is None:
-        return "skipped: hivedlab.checker.report.build.build_report is not available"
-    result = build(out, lang)
+    result = build_report(out, lang)
     return f"report: {Path(result.markdown_path).name}, {Path(result.html_path).name}, charts {len(result.charts)}"
 
 

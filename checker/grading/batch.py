@@ -17,12 +17,13 @@ from pathlib import Path
 
 from hivedlab.basics.files import write_atomic
 from hivedlab.checker.grading.findings import Finding
-from hivedlab.checker.grading.grader import GroupResult, Judge, grade_folder
+from hivedlab.checker.grading.grader import GroupResult, grade_folder
 from hivedlab.checker.grading.labspec import LabSpec
 from hivedlab.checker.grading.outputs import Skipped, feedback_md, grades_csv, grades_md, results_json
 from hivedlab.checker.grading.rubric import Rubric
 from hivedlab.checker.grading.scoring import GroupGrade, score_group
 from hivedlab.checker.grading.submission import Submission
+from hivedlab.checker.judge import Judge
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 

@@ -3,13 +3,13 @@
 The steps, in order (each a small function):
     read_submission -> per experiment: read_evidence (chain) -> check_log (tamper + lab conformance)
     -> judge (the checker's verdicts) -> claims vs re-judged verdicts
-The judge is passed in (the `grade` command builds it from the plans and `hivedlab.checker.verdicts`), so this package
-never imports `labs`. Nothing here raises on a submission's content.
+The judge is passed in (`hivedlab.checker.judge.judge_evidence`; tests pass their own). Nothing here raises on a
+submission's content.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,20 +20,8 @@ from hivedlab.checker.grading.findings import Finding
 from hivedlab.checker.grading.integrity import LogFacts, check_log
 from hivedlab.checker.grading.labspec import LabSpec
 from hivedlab.checker.grading.submission import ExperimentFiles, Submission, read_submission
+from hivedlab.checker.judge import Judge, Judgement
 from hivedlab.evidence import EvidenceLog, read_evidence
-
-
-@dataclass(frozen=True)
-class Judgement:
-    """A judge's answer: the verdict result (verdict.schema.json) and the checker's timeline it judged, if any
-    (reused for the report's facts instead of being built again)."""
-
-    verdict: Mapping[str, Any]
-    timeline: Any = None
-
-
-# judge(log, experiment id) -> verdict result or Judgement; may raise, the grader records why
-Judge = Callable[[EvidenceLog, str], "Mapping[str, Any] | Judgement"]
 
 
 @dataclass(frozen=True)
@@ -83,9 +71,7 @@ def _judge(judge: Judge | None, log: EvidenceLog, experiment: str) -> tuple[Judg
     except Exception as exc:  # noqa: BLE001 - a bad log must not stop the batch; the reason is recorded
         first = str(exc).splitlines()[0] if str(exc) else ""
         return None, f"{type(exc).__name__}: {first}"[:300]
-    if isinstance(result, Judgement):
-        return result, None
-    return (Judgement(result), None) if isinstance(result, Mapping) else (None, "the checker returned no verdict")
+    return result, None
 
 
 def grade_experiment(sub: Submission, experiment: str, lab: LabSpec, judge: Judge | None) -> ExperimentResult:

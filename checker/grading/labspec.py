@@ -1,7 +1,6 @@
 """What the lab prescribes, as the grader needs it: per experiment its HiveD config and its jobs' VC and priority.
 
-Built by the `grade` command from the experiment plans and the job files (the checker never imports `labs`), so
-that a TA's sixth plan is graded like the five shipped ones.
+Built from the experiment plans and the job files, so that a TA's sixth plan is graded like the five shipped ones.
 """
 
 from __future__ import annotations
@@ -10,6 +9,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import yaml
+
+from hivedlab.checker.plans import load_plans
 
 # openpai.md §2.2: jobPriorityClass -> HiveD priority; `test` is the default when absent
 PRIORITY_CLASSES = {"prod": 100, "test": 10, "oppo": -1}
@@ -112,3 +115,15 @@ def lab_spec_from_plans(plans: Iterable[Any], read_protocol: Callable[[Path], An
 
 def _int(value: Any, default: int) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def _read_protocol(path: Path) -> Any:
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def shipped_lab() -> LabSpec:
+    """The lab as the shipped plans (labs/experiments) and job files describe it."""
+    return lab_spec_from_plans(load_plans(), _read_protocol)

@@ -24,7 +24,7 @@ from hivedlab.basics.resources import REPORT_TEMPLATES
 from hivedlab.checker.report import charts as chart_module
 from hivedlab.checker.report.context import build_claims, build_context, experiment_name
 from hivedlab.checker.report.freetext import block, extract, merge
-from hivedlab.checker.report.inputs import ExperimentInputs, Judge, RunInputs, load_run
+from hivedlab.checker.report.inputs import ExperimentInputs, RunInputs, load_run
 
 LANGS = ("zh", "en")
 _DEFAULT_FREE_TEXT = {
@@ -122,17 +122,14 @@ def render_html(md_text: str, lang: str, out_dir: Path, title: str) -> str:
 
 
 def build_report(
-    run_dir: Path, lang: str = "zh", out_dir: Path | None = None, judge: Judge | None = None
+    run_dir: Path, lang: str = "zh", out_dir: Path | None = None
 ) -> ReportResult:
-    """Write report.md, report.html, claims.json and the charts for a run directory.
-
-    `judge` judges an experiment whose verdicts.json is missing (see `report_inputs.Judge`); without it such an
-    experiment is inconclusive.
-    """
+    """Write report.md, report.html, claims.json and the charts for a run directory; an experiment whose
+    verdicts.json is missing is judged from its evidence log."""
     if lang not in LANGS:
         raise HivedlabError(f"unknown language '{lang}' (choose zh or en)")
     out_dir = out_dir or run_dir
-    inputs = load_run(run_dir, judge)
+    inputs = load_run(run_dir)
     md_path = out_dir / "report.md"
     previous = None
     if md_path.is_file():

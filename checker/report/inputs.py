@@ -7,7 +7,6 @@ what is missing. Only an unusable RUN_DIR itself raises `HivedlabError`.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,15 +14,14 @@ from typing import Any
 import yaml
 
 from hivedlab.basics.errors import HivedlabError
-from hivedlab.basics.resources import EXPERIMENTS
+from hivedlab.checker.judge import judge_file
+from hivedlab.checker.plans import load_plan
 from hivedlab.checker.report.timeline import ExperimentTimeline, timeline_for_chart
 from hivedlab.checker.timeline import vc_nodes_from_config
+from hivedlab.checker.verdicts import to_json
 from hivedlab.group.inventory import load_inventory
 
 UNKNOWN = "unknown"
-# Judges an evidence log when its verdicts.json is missing: (experiment id, log path) -> verdict result.
-# The CLI passes one built on hivedlab.checker.verdicts and hivedlab.checker.plans (the checker may not import hivedlab.labs).
-Judge = Callable[[str, Path], dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -175,28 +173,20 @@ def openpai_version_of(run: dict[str, Any]) -> str:
     return ""
 
 
-def load_plan(experiment: str) -> PlanInfo:
-    """The shipped plan's title, order and questions; a bare PlanInfo when there is none."""
-    path = EXPERIMENTS / f"{experiment}.yaml"
-    data, problem = _read_yaml(path) if path.is_file() else (None, "missing")
-    if problem or not isinstance(data, dict):
+def plan_info(experiment: str) -> PlanInfo:
+    """The shipped plan's title, order and questions; a bare PlanInfo when there is none (or it is broken)."""
+    try:
+        plan = load_plan(experiment)
+    except HivedlabError:
         return PlanInfo(experiment)
-    title = data.get("title") if isinstance(data.get("title"), dict) else {}
-    questions = data.get("questions") if isinstance(data.get("questions"), dict) else {}
-    order = data.get("order")
-
-    def texts(lang: str) -> tuple[str, ...]:
-        value = questions.get(lang)
-        return tuple(_text(q) for q in value) if isinstance(value, list) else ()
-
     return PlanInfo(
         id=experiment,
-        order=order if isinstance(order, int) and not isinstance(order, bool) else 99,
-        title_zh=_text(title.get("zh")),
-        title_en=_text(title.get("en")),
-        hived_config=_text(data.get("hived_config")),
-        questions_zh=texts("zh"),
-        questions_en=texts("en"),
+        order=plan.order,
+        title_zh=plan.title["zh"],
+        title_en=plan.title["en"],
+        hived_config=plan.hived_config,
+        questions_zh=plan.questions["zh"],
+        questions_en=plan.questions["en"],
     )
 
 
@@ -217,11 +207,11 @@ def _vc_nodes(run_dir: Path, plan: PlanInfo, timeline: ExperimentTimeline) -> tu
 
 
 def load_experiment(
-    run_dir: Path, experiment: str, run_tag: str = "", outcome: Any = None, judge: Judge | None = None
+    run_dir: Path, experiment: str, run_tag: str = "", outcome: Any = None
 ) -> ExperimentInputs:
     """One experiment's inputs; `outcome` is run.json's `outcomes[<id>]` ({status, reason}) when recorded."""
     folder = run_dir / "experiments" / experiment
-    plan = load_plan(experiment)
+    plan = plan_info(experiment)
     problems: list[str] = []
     if isinstance(outcome, dict) and _text(outcome.get("status")) not in ("", "finished"):
         reason = _text(outcome.get("reason"))
@@ -235,9 +225,9 @@ def load_experiment(
             problems.append(f"experiments/{experiment}/{problem or 'verdicts.json: not a verdict result'}")
         else:
             verdict = data
-    elif judge is not None and (folder / "evidence.jsonl").is_file():
+    elif (folder / "evidence.jsonl").is_file():
         try:
-            verdict = judge(experiment, folder / "evidence.jsonl")
+            verdict = to_json(judge_file(folder / "evidence.jsonl", experiment))
         except HivedlabError as exc:
             problems.append(f"experiments/{experiment}/verdicts.json is missing and the log cannot be judged: {exc}")
         else:
@@ -260,7 +250,7 @@ def load_experiment(
     return ExperimentInputs(experiment, plan, verdict, job_files, evidence, timeline, nodes, vc_nodes, tuple(problems))
 
 
-def load_run(run_dir: Path, judge: Judge | None = None) -> RunInputs:
+def load_run(run_dir: Path) -> RunInputs:
     """Everything the report prints, read from a run directory (see docs/architecture.md, "Run directory")."""
     if not run_dir.is_dir():
         raise HivedlabError(f"{run_dir}: not a run directory (no such folder)")
@@ -286,7 +276,7 @@ def load_run(run_dir: Path, judge: Judge | None = None) -> RunInputs:
     env, env_problems = load_env(run_dir)
     run_tag = _text(run.get("run_tag"))
     outcomes = run.get("outcomes") if isinstance(run.get("outcomes"), dict) else {}
-    loaded = (load_experiment(run_dir, e, run_tag, outcomes.get(e), judge) for e in ids)
+    loaded = (load_experiment(run_dir, e, run_tag, outcomes.get(e)) for e in ids)
     experiments = tuple(sorted(loaded, key=lambda x: (x.plan.order, x.id)))
     return RunInputs(
         run_dir=run_dir,

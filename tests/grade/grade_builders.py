@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from hivedlab.checker.grading.labspec import ExpectedJob, ExperimentSpec, LabSpec
+from hivedlab.checker.judge import Judgement
 from hivedlab.evidence import EvidenceWriter, format_time
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -159,7 +160,7 @@ def fake_judge_result(consistent: bool) -> dict[str, Any]:
                 {"question": 1, "answer": {"zh": "都结束", "en": "both ended"}, "verdict": verdict, "evidence": [8]}]}
 
 
-def fake_judge(log: Any, experiment: str) -> dict[str, Any]:
+def fake_judge(log: Any, experiment: str) -> Judgement:
     """Stands in for the checker's verdicts: consistent when the run reached its end record."""
     ended = any(r.kind == "action" and r.action_type == "end" for r in log.records)
-    return fake_judge_result(consistent=ended)
+    return Judgement(fake_judge_result(consistent=ended))

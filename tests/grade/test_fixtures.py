@@ -8,17 +8,18 @@ from pathlib import Path
 import pytest
 
 from hivedlab.checker.grading.batch import grade_one
+from hivedlab.checker.grading.labspec import shipped_lab
 from hivedlab.checker.grading.rubric import load_rubric
 from hivedlab.checker.grading.scoring import GroupGrade
-from hivedlab.cli.commands.grade import load_lab, make_judge
+from hivedlab.checker.judge import judge_evidence
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE.parent / "fixtures" / "grade"
 BASE = FIXTURES / "base"
 VARIANTS = FIXTURES / "variants"
 RUBRIC = load_rubric()
-LAB, PLANS = load_lab()
-JUDGE = make_judge(PLANS)
+LAB = shipped_lab()
+JUDGE = judge_evidence
 EXPERIMENTS = ("vc-safety", "priority", "opportunistic", "gang", "incremental")
 
 

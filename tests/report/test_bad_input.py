@@ -105,16 +105,29 @@ def test_an_inconclusive_experiment_says_why(run_dir):
     assert "Inconclusive experiments: Gang Scheduling (no pod of job-config-6 was seen)" in render(run_dir, "en")
 
 
-@pytest.mark.parametrize("damage", ["missing", "garbage"])
-def test_missing_or_broken_verdicts_make_the_row_inconclusive(run_dir, damage):
-    path = run_dir / "experiments" / "priority" / "verdicts.json"
-    if damage == "missing":
-        path.unlink()
-    else:
-        path.write_text("{not json", encoding="utf-8")
+def test_broken_verdicts_make_the_row_inconclusive(run_dir):
+    (run_dir / "experiments" / "priority" / "verdicts.json").write_text("{not json", encoding="utf-8")
     md = render(run_dir, "en")
     row = next(line for line in md.splitlines() if line.startswith("| Priority and Preemption |"))
     assert "**inconclusive**" in row and "verdicts.json" in row
+
+
+def test_missing_verdicts_are_judged_from_the_evidence_and_the_report_says_so(run_dir):
+    (run_dir / "experiments" / "priority" / "verdicts.json").unlink()
+    md = render(run_dir, "en")
+    row = next(line for line in md.splitlines() if line.startswith("| Priority and Preemption |"))
+    assert "**consistent with HiveD's behaviour**" in row
+    assert "verdicts.json is missing: judged now from the evidence log" in md
+
+
+def test_missing_verdicts_and_an_unusable_log_make_the_row_inconclusive(run_dir):
+    folder = run_dir / "experiments" / "priority"
+    (folder / "verdicts.json").unlink()
+    (folder / "evidence.jsonl").write_text("not evidence\n", encoding="utf-8")
+    md = render(run_dir, "en")
+    row = next(line for line in md.splitlines() if line.startswith("| Priority and Preemption |"))
+    assert "**inconclusive**" in row
+    assert "verdicts.json is missing and the log cannot be judged" in md
 
 
 def test_missing_evidence_and_job_files_still_render(run_dir):

@@ -61,8 +61,9 @@ def _logs(paths: list[str]) -> list[Path]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hivedlab.checker.plans import load_plan, load_plans, to_ruleset
-    from hivedlab.checker.verdicts import check_log, render_json, render_text
+    from hivedlab.checker.judge import judge_file
+    from hivedlab.checker.plans import load_plan, load_plans
+    from hivedlab.checker.verdicts import render_json, render_text
 
     config_text = None
     if args.hived_config:
@@ -80,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     results, worst = [], 0
     for log in _logs(args.logs):
         try:
-            results.append(check_log(log, lambda exp: to_ruleset(load_plan(exp)), args.experiment, config_text))
+            results.append(judge_file(log, args.experiment, config_text))
         except HivedlabError as exc:
             if len(args.logs) == 1 and not Path(args.logs[0]).is_dir():
                 raise

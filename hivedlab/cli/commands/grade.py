@@ -6,22 +6,19 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from hivedlab.basics.errors import EXIT_FINDINGS, EXIT_OK, HivedlabError
 from hivedlab.basics.files import write_atomic
 from hivedlab.checker.grading.batch import grade_batch, grade_one
-from hivedlab.checker.grading.grader import Judge, Judgement
-from hivedlab.checker.grading.labspec import LabSpec, lab_spec_from_plans
+from hivedlab.checker.grading.labspec import LabSpec, shipped_lab
 from hivedlab.checker.grading.outputs import feedback_md, results_json
 from hivedlab.checker.grading.rubric import Rubric, load_rubric
+from hivedlab.checker.judge import Judge, judge_evidence
+from hivedlab.checker.plans import ruleset_for
 from hivedlab.cli.options import new_parser
-from hivedlab.evidence import EvidenceLog
 
 DESCRIPTION = """\
 Grade every group's run directory in SUBMISSIONS_DIR (one folder per group) from its evidence:
@@ -57,60 +54,7 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     return parser
 
 
-def _read_protocol(path: Path) -> Any:
-    try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ValueError(str(exc)) from None
-
-
-def load_lab() -> tuple[LabSpec, Mapping[str, Any]]:
-    """The lab's plans (labs/experiments) as the grader needs them, and the plans by id for the judge."""
-    from hivedlab.checker.plans import load_plans
-
-    plans = load_plans()
-    return lab_spec_from_plans(plans, _read_protocol), {plan.id: plan for plan in plans}
-
-
-def make_judge(plans: Mapping[str, Any]) -> Judge | None:
-    """The checker's verdicts as judge(log, experiment) -> Judgement; None when the checker lacks them.
-
-    The log is already read (and its chain checked) by the grader, so its records are folded into the checker's
-    timeline here (`hivedlab.checker.timeline.TimelineBuilder`, as `hivedlab.checker.verdicts.check_log` does) and judged with
-    `hivedlab.checker.verdicts.judge`; the timeline goes back to the grader for the report's facts."""
-    try:
-        from hivedlab.checker import verdicts
-        from hivedlab.checker.timeline import TimelineBuilder
-    except ImportError:
-        return None
-    try:
-        from hivedlab.checker.plans import to_ruleset
-    except ImportError:
-        return None
-    if not all(hasattr(verdicts, name) for name in ("judge", "LogSummary", "to_json")):
-        return None
-
-    rulesets = {experiment: to_ruleset(plan) for experiment, plan in plans.items()}  # once, before workers fork
-
-    def judge(log: EvidenceLog, experiment: str) -> Judgement:
-        rules = rulesets.get(experiment)
-        if rules is None:
-            raise HivedlabError(f"no experiment plan {experiment!r}")
-        builder = TimelineBuilder()
-        for record in log.records:
-            builder.feed(record)
-        builder.set_job_names(rules.job_names)
-        timeline = builder.result()
-        if timeline.experiment is None:
-            timeline = replace(timeline, experiment=experiment)
-        summary = verdicts.LogSummary(log.path, len(log.records), log.chain_ok, log.first_broken_seq, log.warnings,
-                                      timeline.source, timeline.end_status)
-        return Judgement(verdicts.to_json(verdicts.judge(timeline, rules, summary)), timeline)
-
-    return judge
-
-
-def _self_check(args: argparse.Namespace, rubric: Rubric, lab: LabSpec, judge: Judge | None) -> int:
+def _self_check(args: argparse.Namespace, rubric: Rubric, lab: LabSpec, judge: Judge) -> int:
     run_dir = Path(args.path)
     grade = grade_one(run_dir.resolve().name, run_dir, rubric, lab, judge, args.max_file_mb * 1024 * 1024)
     text = results_json(_visible_only(grade), rubric) if args.format == "json" else feedback_md(grade, rubric)
@@ -137,11 +81,10 @@ def run(args: argparse.Namespace) -> int:
     if not target.is_dir():
         raise HivedlabError(f"{target} is not a run directory" if args.self_check
                             else f"{target} is not a folder of group folders")
-    lab, plans = load_lab()
-    judge = make_judge(plans)
-    if judge is None:
-        print("hivedlab grade: warning: the checker's verdicts are not available; answers cannot be re-judged",
-              file=sys.stderr)
+    lab = shipped_lab()
+    for experiment in lab.experiments:
+        ruleset_for(experiment.id)  # loaded once, before the worker processes fork
+    judge = judge_evidence
     if args.self_check:
         return _self_check(args, rubric, lab, judge)
     submissions = target

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
 from hivedlab.cli.options import add_lang, new_parser
 
@@ -34,20 +33,12 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     return parser
 
 
-def judge(experiment: str, log: Path) -> dict[str, Any]:
-    """Judge an evidence log whose verdicts.json is missing, as `hivedlab check` would (its plan's rules)."""
-    from hivedlab.checker.plans import load_plan, to_ruleset
-    from hivedlab.checker.verdicts import check_log, to_json
-
-    return to_json(check_log(log, lambda exp: to_ruleset(load_plan(exp)), experiment))
-
-
 def run(args: argparse.Namespace) -> int:
     from hivedlab.checker.report.build import build_report  # matplotlib and markdown load only when a report is made
 
     run_dir = Path(args.run_dir)
     out_dir = Path(args.out) if args.out else run_dir
-    result = build_report(run_dir, args.lang, out_dir, judge)
+    result = build_report(run_dir, args.lang, out_dir)
     zh = args.lang == "zh"
     print(("报告：" if zh else "report: ") + f"{result.markdown_path}, {result.html_path}, {result.claims_path}")
     if result.inconclusive:
