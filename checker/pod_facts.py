@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping
 from typing import Any
 
 import yaml
 
-LEAF_CELL_ISOLATION = "hivedscheduler.microsoft.com/pod-leaf-cell-isolation"
-LEAF_CELL_ISOLATION_OLD = "hivedscheduler.microsoft.com/pod-gpu-isolation"
-BIND_INFO = "hivedscheduler.microsoft.com/pod-bind-info"
+from hivedlab.cluster.hived import ConfigError, load_config
+from hivedlab.cluster.hived.annotations import BIND_INFO, LEAF_CELL_ISOLATION, LEAF_CELL_ISOLATION_OLD
+from hivedlab.cluster.hived.config import CellTypeInfo, PhysicalCellSpec
+
 WAIT_PREFIX = "Pod is waiting for preemptible or free resource to appear:"
 _NEXT_REASON = re.compile(r",\s+\d+ ")
 
@@ -28,51 +30,34 @@ def hived_reason(message: str) -> str:
     return rest[:-1] if rest.endswith(".") else rest
 
 
-def _nodes_of(cell: dict[str, Any], cell_types: dict[str, Any], cell_type: str | None) -> list[str]:
-    kind = cell.get("cellType", cell_type)
-    spec = cell_types.get(kind) if isinstance(kind, str) else None
-    if spec is None or spec.get("isNodeLevel"):
-        address = cell.get("cellAddress")
-        return [str(address)] if address is not None else []
-    nodes: list[str] = []
-    for child in cell.get("cellChildren") or []:
-        if isinstance(child, dict):
-            nodes += _nodes_of(child, cell_types, spec.get("childCellType"))
-    return nodes
+def _nodes_of(cell: PhysicalCellSpec, types: Mapping[str, CellTypeInfo]) -> list[str]:
+    """The nodes under a physical cell: a node-level cell is named by the last part of its address."""
+    info = types.get(cell.cell_type)
+    if info is None or info.child_type is None or (info.at_or_above_node and not info.multi_node):
+        return [cell.address.rsplit("/", 1)[-1]]
+    return [node for child in cell.children for node in _nodes_of(child, types)]
 
 
 def _parse_vc_nodes(text: str) -> dict[str, tuple[str, ...]]:
-    """Each VC's nodes in a HiveD config: the nodes of the physical chains (or pinned cells) it has cells in.
-
-    Exact for the lab's configs; for a chain shared by VCs every VC gets the whole chain's nodes.
-    Returns {} when the text is not a readable config.
+    """Each VC's nodes in a HiveD config, as HiveD loads it: the nodes of the physical chains (or pinned cells) it
+    has cells in. Exact for the lab's configs; for a chain shared by VCs every VC gets the whole chain's nodes.
+    Returns {} when the text is not a config HiveD would load.
     """
     try:
         data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError:
+        config = load_config(data if isinstance(data, dict) else {})
+    except (yaml.YAMLError, ConfigError):
         return {}
-    if not isinstance(data, dict):
-        return {}
-    physical = data.get("physicalCluster") or {}
-    cell_types = physical.get("cellTypes") or {}
     chains: dict[str, list[str]] = {}
-    pinned: dict[str, list[str]] = {}
-    for cell in physical.get("physicalCells") or []:
-        if not isinstance(cell, dict):
-            continue
-        nodes = _nodes_of(cell, cell_types, None)
-        chains.setdefault(str(cell.get("cellType")), []).extend(nodes)
-        if cell.get("pinnedCellId"):
-            pinned[str(cell["pinnedCellId"])] = nodes
+    for cell in config.physical_cells:
+        chains.setdefault(cell.cell_type, []).extend(_nodes_of(cell, config.cell_types))
     result: dict[str, tuple[str, ...]] = {}
-    for vc, body in (data.get("virtualClusters") or {}).items():
-        nodes: list[str] = []
-        for cell in (body or {}).get("virtualCells") or []:
-            chain = str(cell.get("cellType", "")).split(".", 1)[0]
-            nodes += chains.get(chain, [])
-        for cell in (body or {}).get("pinnedCells") or []:
-            nodes += pinned.get(str(cell.get("pinnedCellId")), [])
-        result[str(vc)] = tuple(dict.fromkeys(nodes))
+    for vc in config.virtual_clusters:
+        nodes = [node for cell in vc.virtual_cells for node in chains.get(cell.chain, [])]
+        for pinned_id in vc.pinned_cells:
+            pinned = config.pinned_cells.get(pinned_id)
+            nodes += _nodes_of(pinned, config.cell_types) if pinned is not None else []
+        result[vc.name] = tuple(dict.fromkeys(nodes))
     return result
 
 

@@ -17,8 +17,6 @@ The shapes the report's charts use:
 
 from __future__ import annotations
 
-import hashlib
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
@@ -32,6 +30,7 @@ from hivedlab.checker.pod_facts import (  # noqa: F401 - re-exported for callers
     hived_reason,
     vc_nodes_from_config,
 )
+from hivedlab.cluster.openpai.naming import framework_name
 from hivedlab.evidence import Record, parse_time
 
 # FrameworkController exit codes (openpai.md §3.4)
@@ -168,9 +167,6 @@ class JobTimeline:
             return self.last_ended
         return None
 
-    def task_attempts(self, index: int) -> tuple[Attempt, ...]:
-        return tuple(a for a in self.attempts if a.task_index == index)
-
 
 @dataclass(frozen=True)
 class Step:
@@ -202,21 +198,6 @@ class Timeline:
 
     def jobs_for(self, key: str) -> tuple[JobTimeline, ...]:
         return tuple(job for job in self.jobs if job.job_key == key)
-
-    def node_vc(self, node: str | None) -> str | None:
-        for vc, nodes in self.vc_nodes.items():
-            if node in nodes:
-                return vc
-        return None
-
-
-def framework_name(user: str, job_name: str) -> str:
-    """FrameworkController's name of an OpenPAI job (openpai.md §3.1)."""
-    job_id = f"{user}~{job_name}"
-    if "~" not in job_id or job_id.startswith("unknown"):
-        return re.sub(r"[^a-z0-9]", "", job_id.lower())
-    return hashlib.md5(job_id.encode("utf-8")).hexdigest()
-
 
 def _int(value: Any) -> int | None:
     try:

@@ -12,11 +12,8 @@ from typing import Any
 import yaml
 
 from hivedlab.cluster.hived import BindInfo, UserError
+from hivedlab.cluster.hived.annotations import BIND_INFO as BIND_INFO_ANNOTATION
 from hivedlab.cluster.hived.types import SPEC_PREFIX
-
-SPEC_ANNOTATION = "hivedscheduler.microsoft.com/pod-scheduling-spec"
-BIND_INFO_ANNOTATION = "hivedscheduler.microsoft.com/pod-bind-info"
-ISOLATION_ANNOTATION = "hivedscheduler.microsoft.com/pod-leaf-cell-isolation"
 
 # §2.2: replaced in the annotation text before parsing, even inside names
 OLD_NAMES = (

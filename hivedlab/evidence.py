@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -412,13 +411,6 @@ class EvidenceWriter:
         if action_type not in ACTION_TYPES:
             raise EvidenceError(f"action type must be one of {', '.join(ACTION_TYPES)}, not {action_type!r}")
         return self._write("action", "action", {**payload, "type": action_type}, time)
-
-    def sync(self) -> None:
-        """fsync the log (the runner calls it at step boundaries; per-record flush is already done)."""
-        with self._lock:
-            if not self._handle.closed:
-                self._handle.flush()
-                os.fsync(self._handle.fileno())
 
     def close(self) -> None:
         with self._lock:

@@ -17,13 +17,11 @@ from typing import Any
 import yaml
 
 from hivedlab.checker.grading.findings import Finding
-from hivedlab.checker.grading.labspec import PRIORITY_CLASSES, ExperimentSpec
+from hivedlab.checker.grading.labspec import ExperimentSpec
+from hivedlab.cluster.hived.annotations import BIND_INFO, LEAF_CELL_ISOLATION, PREFIX, SCHEDULING_SPEC
+from hivedlab.cluster.openpai.hived_spec import PRIORITIES
 from hivedlab.evidence import Record, parse_time
 
-HIVED = "hivedscheduler.microsoft.com/"
-BIND_INFO = HIVED + "pod-bind-info"
-ISOLATION = HIVED + "pod-leaf-cell-isolation"
-SCHEDULING_SPEC = HIVED + "pod-scheduling-spec"
 RECORDER_CLOCK_SLACK = timedelta(seconds=2)  # one clock, but NTP may step it a little
 _BIND_NODE = re.compile(r"^node:\s*(\S+)\s*$", re.MULTILINE)
 _PHYSICAL_NODE = re.compile(r"physicalNode:\s*(\S+)")
@@ -148,7 +146,7 @@ def check_pods(records: Sequence[Record], allowed_nodes: frozenset[str] | None,
         first_seen.setdefault(node, seq)
         annotations = _get(pod, "metadata", "annotations")
         annotations = annotations if isinstance(annotations, Mapping) else {}
-        missing = [key[len(HIVED):] for key in (BIND_INFO, ISOLATION) if not annotations.get(key)]
+        missing = [key[len(PREFIX):] for key in (BIND_INFO, LEAF_CELL_ISOLATION) if not annotations.get(key)]
         if missing:
             out.add("forgery", "no-hived-annotations",
                     f"pod {name} is bound to {node} without HiveD's {', '.join(missing)} annotation",
@@ -253,7 +251,7 @@ def _check_submission(action: Mapping[str, Any], key: str | None, spec: Experime
     if vc != expected.virtual_cluster:
         out.add("foreign", "foreign-vc", f"{key} was submitted to VC {vc}; the lab's job uses {expected.virtual_cluster}",
                 f"{key} 提交到了 VC {vc}，实验规定为 {expected.virtual_cluster}", seq)
-    if klass != expected.priority_class and PRIORITY_CLASSES.get(str(klass)) != expected.priority:
+    if klass != expected.priority_class and PRIORITIES.get(str(klass)) != expected.priority:
         out.add("foreign", "foreign-priority", f"{key} was submitted with priority {klass}; the lab's job uses "
                 f"{expected.priority_class}", f"{key} 的优先级为 {klass}，实验规定为 {expected.priority_class}", seq)
     roles = protocol.get("taskRoles") if isinstance(protocol.get("taskRoles"), Mapping) else {}

@@ -13,9 +13,7 @@ from typing import Any
 import yaml
 
 from hivedlab.checker.plans import load_plans
-
-# openpai.md §2.2: jobPriorityClass -> HiveD priority; `test` is the default when absent
-PRIORITY_CLASSES = {"prod": 100, "test": 10, "oppo": -1}
+from hivedlab.cluster.openpai.hived_spec import PRIORITIES
 
 
 @dataclass(frozen=True)
@@ -30,7 +28,7 @@ class ExpectedJob:
 
     @property
     def priority(self) -> int:
-        return PRIORITY_CLASSES.get(self.priority_class, 10)
+        return PRIORITIES.get(self.priority_class, PRIORITIES["test"])  # `test` when absent
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.checker.judge import judge_file
 from hivedlab.checker.plans import load_plan
@@ -96,15 +94,6 @@ def _read_json(path: Path) -> tuple[Any, str | None]:
         return None, f"{path.name}: cannot read ({exc.strerror or exc})"
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         return None, f"{path.name}: not valid JSON ({exc})"
-
-
-def _read_yaml(path: Path) -> tuple[Any, str | None]:
-    try:
-        return yaml.safe_load(path.read_text(encoding="utf-8")), None
-    except OSError as exc:
-        return None, f"{path.name}: cannot read ({exc.strerror or exc})"
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        return None, f"{path.name}: not valid YAML ({str(exc).splitlines()[0]})"
 
 
 def _text(value: Any) -> str:

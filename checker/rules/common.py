@@ -108,11 +108,6 @@ def released_at(job: JobTimeline) -> float:
     return end_of(job)
 
 
-def end_seq(job: JobTimeline) -> int | None:
-    mark = job.end
-    return mark.seq if mark is not None else None
-
-
 def run_interval(attempt: Attempt) -> tuple[float, float] | None:
     """When the attempt held its node: from bind to end (open-ended while it still holds it)."""
     if attempt.bound is None:

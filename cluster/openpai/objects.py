@@ -11,12 +11,10 @@ from typing import Any
 
 import yaml
 
+from hivedlab.cluster.hived import annotations as hived_annotations
 from hivedlab.cluster.openpai import naming
 from hivedlab.cluster.openpai.jobstate import DIAGNOSTICS, RetryPolicy, exit_spec
 
-ANN_SPEC = "hivedscheduler.microsoft.com/pod-scheduling-spec"
-ANN_BIND_INFO = "hivedscheduler.microsoft.com/pod-bind-info"
-ANN_ISOLATION = "hivedscheduler.microsoft.com/pod-leaf-cell-isolation"
 FC_GROUP_VERSION = "frameworkcontroller.microsoft.com/v1"
 RUNTIME_IMAGE = "openpai/openpai-runtime:v1.2.0"
 PORT_SPEC = '{"schedulePortStart":15000,"schedulePortEnd":40000,"ports":{"ssh":{"count":1},"http":{"count":1}}}'
@@ -130,11 +128,11 @@ def _pod_annotations(job: JobInfo, role: TaskRoleInfo, pod: PodState) -> dict[st
         "FC_TASK_INDEX": str(pod.index),
         "container.apparmor.security.beta.kubernetes.io/app": "unconfined",
         "rest-server/port-scheduling-spec": PORT_SPEC,
-        ANN_SPEC: role.scheduling_spec_text or dump_scheduling_spec(role.scheduling_spec),
+        hived_annotations.SCHEDULING_SPEC: role.scheduling_spec_text or dump_scheduling_spec(role.scheduling_spec),
     }
     if pod.isolation is not None:  # written by HiveD at bind time (spec/hived.md §4.1)
-        annotations[ANN_ISOLATION] = pod.isolation
-        annotations[ANN_BIND_INFO] = pod.bind_info or ""
+        annotations[hived_annotations.LEAF_CELL_ISOLATION] = pod.isolation
+        annotations[hived_annotations.BIND_INFO] = pod.bind_info or ""
     return annotations
 
 
@@ -143,7 +141,7 @@ def _containers(job: JobInfo, role: TaskRoleInfo) -> tuple[list[dict[str, Any]],
         "cpu": str(role.cpu),
         "memory": f"{role.memory_mb}Mi",
         "github.com/fuse": "1",
-        "hivedscheduler.microsoft.com/pod-scheduling-enable": "1",
+        hived_annotations.SCHEDULING_ENABLE: "1",
     }
     init = {
         "name": "init",
@@ -164,7 +162,7 @@ def _containers(job: JobInfo, role: TaskRoleInfo) -> tuple[list[dict[str, Any]],
             {"name": "PAI_CURRENT_TASK_ROLE_NAME", "value": role.name},
             {
                 "name": "NVIDIA_VISIBLE_DEVICES",
-                "valueFrom": {"fieldRef": {"fieldPath": f"metadata.annotations['{ANN_ISOLATION}']"}},
+                "valueFrom": {"fieldRef": {"fieldPath": f"metadata.annotations['{hived_annotations.LEAF_CELL_ISOLATION}']"}},
             },
         ],
         "securityContext": {"capabilities": {"add": ["SYS_ADMIN", "IPC_LOCK", "DAC_READ_SEARCH"], "drop": ["MKNOD"]}},

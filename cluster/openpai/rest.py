@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import re
 import stat
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,21 +82,6 @@ class RestCall:
 # ------------------------------------------------------------------ tokens and names
 
 
-def load_token(token_file: str | Path | None = None, environ: Mapping[str, str] | None = None) -> str:
-    """The token from `HIVEDLAB_PAI_TOKEN`, else from a file readable by its owner only (`chmod 600`)."""
-    env = os.environ if environ is None else environ
-    if env.get(TOKEN_ENV, "").strip():
-        return env[TOKEN_ENV].strip()
-    path = token_file or env.get(TOKEN_FILE_ENV)
-    if not path:
-        raise PaiError(
-            f"no OpenPAI token: set {TOKEN_ENV} or pass a token file (log in with the web portal or "
-            "POST /api/v2/authn/basic/login)",
-            f"没有 OpenPAI token：设置环境变量 {TOKEN_ENV} 或指定 token 文件",
-        )
-    return read_token_file(Path(path))
-
-
 def read_token_file(path: Path) -> str:
     try:
         info = path.stat()
@@ -129,13 +113,6 @@ def token_user(token: str) -> str | None:
         return None
     user = payload.get("username") if isinstance(payload, dict) else None
     return user if isinstance(user, str) else None
-
-
-def unique_job_name(base: str, user: str, run_id: str) -> str:
-    """`<base>-<user>-<run>`: unique per member and run, as job names can never be reused (§4.2: no delete API)."""
-    cleaned = re.sub(r"[^a-zA-Z0-9_-]", "-", f"{base}-{user}-{run_id}")
-    cleaned = re.sub(r"-{2,}", "-", cleaned).strip("-")
-    return cleaned[:MAX_JOB_NAME]
 
 
 def normalize_base_url(url: str) -> str:
@@ -395,11 +372,6 @@ class PaiClient:
     def virtual_clusters(self) -> dict[str, Any]:
         """`GET /api/v2/virtual-clusters`: `{vc: {capacity, resourcesTotal, ...}}` (always has `default`)."""
         body = self._json("GET", "/api/v2/virtual-clusters", "list virtual clusters")
-        return body if isinstance(body, dict) else {}
-
-    def user_info(self, username: str) -> dict[str, Any]:
-        """`GET /api/v2/users/<u>` (its `virtualCluster` lists the VCs the user may use)."""
-        body = self._json("GET", f"/api/v2/users/{quote(username, safe='')}", f"user {username}")
         return body if isinstance(body, dict) else {}
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from hivedlab.cluster.openpai import rest
 from hivedlab.cluster.openpai.rest import PaiClient, PaiError
+from hivedlab.cluster.pai.tokens import load_tokens
 
 from .conftest import json_reply
 from .fakepai import FakePai, make_jwt
@@ -79,17 +80,6 @@ def test_base_url_normalisation():
     assert rest.normalize_base_url("https://pai.example/rest-server/") == "https://pai.example/rest-server"
     with pytest.raises(PaiError, match="not an OpenPAI URL"):
         rest.normalize_base_url("ftp://x")
-
-
-def test_unique_job_names():
-    a = rest.unique_job_name("job-config-0", "alice", "20260101t1200")
-    assert a == "job-config-0-alice-20260101t1200" and rest.JOB_NAME.match(a)
-    assert rest.unique_job_name("job.config~0", "a b", "r1") == "job-config-0-a-b-r1"
-    assert rest.unique_job_name("j", "alice", "r1") != rest.unique_job_name("j", "bob", "r1")
-    assert len(rest.unique_job_name("x" * 300, "u", "r")) == 255
-
-
-# ------------------------------------------------------------------ error replies as sentences
 
 
 def test_wrong_password_and_unknown_user(pai, sleeps):
@@ -226,12 +216,13 @@ def test_500_is_not_retried(pai, sleeps):
 
 
 def test_token_from_env_and_file(tmp_path):
-    assert rest.load_token(environ={"HIVEDLAB_PAI_TOKEN": " tok \n"}) == "tok"
+    env = {"HIVEDLAB_PAI_USER": "alice"}
+    assert load_tokens(environ={**env, "HIVEDLAB_PAI_TOKEN": " tok \n"}) == {"alice": "tok"}
     path = tmp_path / "token"
     path.write_text("file-token\n")
     path.chmod(0o600)
-    assert rest.load_token(path, environ={}) == "file-token"
-    assert rest.load_token(environ={"HIVEDLAB_PAI_TOKEN_FILE": str(path)}) == "file-token"
+    assert load_tokens(token_file=path, environ=env) == {"alice": "file-token"}
+    assert load_tokens(environ={**env, "HIVEDLAB_PAI_TOKEN_FILE": str(path)}) == {"alice": "file-token"}
 
 
 def test_group_readable_token_file_is_refused(tmp_path):
@@ -239,14 +230,14 @@ def test_group_readable_token_file_is_refused(tmp_path):
     path.write_text("secret-token-value")
     path.chmod(0o644)
     with pytest.raises(PaiError) as caught:
-        rest.load_token(path, environ={})
+        load_tokens(token_file=path, environ={})
     assert "chmod 600" in str(caught.value) and "0644" in str(caught.value)
     assert "secret-token-value" not in str(caught.value)
 
 
 def test_no_token_at_all():
     with pytest.raises(PaiError, match="HIVEDLAB_PAI_TOKEN"):
-        rest.load_token(environ={})
+        load_tokens(environ={})
 
 
 def test_token_never_in_repr_logs_or_call_log(pai, sleeps, caplog, capsys):

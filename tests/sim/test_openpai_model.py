@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
+from hivedlab.cluster.hived import annotations as hived_annotations
 from hivedlab.cluster.openpai import naming
 from hivedlab.cluster.openpai.jobstate import (
     CompletionPolicy,
@@ -17,9 +18,6 @@ from hivedlab.cluster.openpai.jobstate import (
     task_retry_policy,
 )
 from hivedlab.cluster.openpai.objects import (
-    ANN_BIND_INFO,
-    ANN_ISOLATION,
-    ANN_SPEC,
     EventState,
     FrameworkState,
     JobInfo,
@@ -175,8 +173,8 @@ def test_pod_object_labels_annotations_and_spec() -> None:
         "virtualCluster": "default",
     }
     annotations = obj["metadata"]["annotations"]
-    assert yaml.safe_load(annotations[ANN_SPEC])["affinityGroup"]["name"] == "alice~j/default"
-    assert ANN_ISOLATION not in annotations and "jobName" not in obj["metadata"]["labels"]
+    assert yaml.safe_load(annotations[hived_annotations.SCHEDULING_SPEC])["affinityGroup"]["name"] == "alice~j/default"
+    assert hived_annotations.LEAF_CELL_ISOLATION not in annotations and "jobName" not in obj["metadata"]["labels"]
     assert obj["spec"]["schedulerName"] == "hivedscheduler-ds-default"
     assert obj["spec"]["priorityClassName"] == f"{fw}-priority"
     limits = obj["spec"]["containers"][0]["resources"]["limits"]
@@ -202,8 +200,8 @@ def test_pod_object_labels_annotations_and_spec() -> None:
     )
     obj = pod_object(job, bound)
     assert obj["spec"]["nodeName"] == "hostname-dan" and obj["status"]["hostIP"] == "192.0.2.13"
-    assert obj["metadata"]["annotations"][ANN_ISOLATION] == "0"
-    assert obj["metadata"]["annotations"][ANN_BIND_INFO] == "node: hostname-dan\n"
+    assert obj["metadata"]["annotations"][hived_annotations.LEAF_CELL_ISOLATION] == "0"
+    assert obj["metadata"]["annotations"][hived_annotations.BIND_INFO] == "node: hostname-dan\n"
     assert obj["status"]["containerStatuses"][0]["state"] == {"running": {"startedAt": "2026-01-01T08:00:05Z"}}
 
 
