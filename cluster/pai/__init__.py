@@ -10,8 +10,6 @@ Connection settings come from the arguments, else the environment:
 
 from __future__ import annotations
 
-import importlib
-import inspect
 import os
 import sys
 from collections.abc import Callable
@@ -24,6 +22,7 @@ from hivedlab.cluster.pai.backend import PaiBackend, RunState, _TapWriter
 from hivedlab.cluster.pai.hived_inspect import hived_url as default_hived_url
 from hivedlab.cluster.pai.live import LiveView
 from hivedlab.cluster.pai.tokens import load_tokens
+from hivedlab.cluster.pai.watcher import Watcher
 from hivedlab.evidence import EvidenceWriter
 
 __all__ = ["PaiBackend", "open_backend"]
@@ -48,26 +47,10 @@ def find_kubeconfig(kubeconfig: str | None, environ: dict[str, str] | os._Enviro
     return path
 
 
-def default_watcher(writer: Any, *, kubeconfig: Path, context: str | None, namespace: str) -> Any:
-    """Helper D's `hivedlab.cluster.pai.watcher.Watcher` writing into `writer`, started in the background."""
-    try:
-        module = importlib.import_module("hivedlab.cluster.pai.watcher")
-    except ImportError as exc:
-        raise HivedlabError(f"the Kubernetes watcher (hivedlab.cluster.pai.watcher) cannot be loaded: {exc}") from None
-    watcher_class = module.Watcher
-    offered = {"writer": writer, "kubeconfig": str(kubeconfig), "context": context, "namespace": namespace}
-    accepted = inspect.signature(watcher_class).parameters
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values()):
-        kwargs = offered
-    else:
-        kwargs = {k: v for k, v in offered.items() if k in accepted}
-    try:
-        watcher = watcher_class(**kwargs)
-        starter = getattr(watcher, "start", None)
-        if starter:
-            starter()
-    except TypeError as exc:  # an interface mismatch between the watcher and this backend
-        raise HivedlabError(f"cannot start the Kubernetes watcher: {exc}") from None
+def default_watcher(writer: Any, *, kubeconfig: Path, context: str | None, namespace: str) -> Watcher:
+    """The Kubernetes watcher writing into `writer`, started in the background."""
+    watcher = Watcher(namespace=namespace, writer=writer, kubeconfig=str(kubeconfig), context=context)
+    watcher.start()
     return watcher
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.cluster import hived
 from hivedlab.cluster.backend import Reply
-from hivedlab.cluster.openpai import naming
+from hivedlab.cluster.openpai import admission, naming
 
 
 def new_scheduler(mapping: Any, name: str, clock: Callable[[], str]) -> hived.HivedScheduler:
@@ -49,12 +49,7 @@ def vc_leaf_cells(scheduler: Any, config: Mapping[str, Any]) -> dict[str, dict[s
 
 def admit(protocol: str, user: str, config: Mapping[str, Any], scheduler: Any) -> Any:
     """rest-server's admission: the `AdmittedJob`, or the error `Reply`."""
-    from hivedlab.cluster.openpai import admission
-
-    try:
-        quota = vc_leaf_cells(scheduler, config)
-    except (AttributeError, TypeError, KeyError):
-        quota = None  # no usable VC status: the config's own cell counts
+    quota = vc_leaf_cells(scheduler, config)
     try:
         return admission.admit_job(protocol, user, config, quota)
     except admission.Rejection as rejection:

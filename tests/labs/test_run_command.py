@@ -33,14 +33,13 @@ def test_missing_inventory_is_one_line(cli: Callable[..., CliResult], tmp_path: 
     assert result.code == 2 and "cannot read group inventory" in result.err
 
 
-def test_real_cluster_backend_absent_or_unusable_is_one_line(
+def test_real_cluster_without_a_kubeconfig_is_one_line(
     cli: Callable[..., CliResult], tmp_path: Path, monkeypatch: Any
 ) -> None:
-    import hivedlab.cluster.pai
-
-    monkeypatch.delattr(hivedlab.cluster.pai, "open_backend", raising=False)
-    result = cli("run", "gang", "--cluster", "pai", "--out", str(tmp_path))
-    assert result.code == 2 and "hivedlab.cluster.pai" in result.err and result.err.strip().count("\n") == 0
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "no-such-kubeconfig"))
+    result = cli("run", "gang", "--cluster", "pai", "--out", str(tmp_path / "out"))
+    errors = [line for line in result.err.splitlines() if line.startswith("hivedlab run: error:")]
+    assert result.code == 2 and len(errors) == 1 and "no kubeconfig at" in errors[0] and "Traceback" not in result.err
 
 
 def test_run_one_experiment_on_the_simulator(cli: Callable[..., CliResult], tmp_path: Path) -> None:

@@ -4,7 +4,6 @@ directory, judge it and fill in the report, then print one summary line per expe
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
 import unicodedata
@@ -70,17 +69,11 @@ def _sim_factory(seed: int, inventory: Any) -> Any:
 
 
 def _pai_factory(inventory: Any) -> Any:
-    """The real backend (helper-built `hivedlab.cluster.pai.open_backend(writer, inventory)`), imported only when asked for."""
-    try:
-        pai = importlib.import_module("hivedlab.cluster.pai")
-    except ImportError as exc:
-        raise HivedlabError(f"the real-cluster backend (hivedlab.cluster.pai) cannot be loaded: {exc}") from None
-    opener = getattr(pai, "open_backend", None)
-    if opener is None:
-        raise HivedlabError("the real-cluster backend is not available in this version (hivedlab.cluster.pai.open_backend)")
+    """The real backend for each plan, imported only when asked for (the kubernetes client is slow to import)."""
+    from hivedlab.cluster.pai import open_backend
 
     def make(plan: Any, writer: Any) -> Any:
-        return opener(writer, inventory)
+        return open_backend(writer, inventory)
 
     return make
 
