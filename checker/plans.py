@@ -6,7 +6,7 @@ A TA adds an experiment by adding a file; `load_plans()` picks it up. Errors are
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
@@ -77,6 +77,7 @@ class Plan:
     sim: dict[str, Any]
     path: Path
     manual_step: str | None = None
+    summary: dict[str, str] = field(default_factory=dict)
     raw: dict[str, Any] | None = None
 
 
@@ -160,6 +161,7 @@ def plan_from_dict(data: Any, path: Path) -> Plan:
         sim=dict(data.get("sim") or {}),
         path=path,
         manual_step=data.get("manual_step"),
+        summary=dict(data.get("summary") or {"zh": data["title"]["zh"], "en": data["title"]["en"]}),
         raw=data,
     )
 

@@ -11,27 +11,59 @@ The table below is the only place that lists them, so `hivedlab --help` costs no
 
 from __future__ import annotations
 
+import argparse
 import difflib
-import importlib
 import sys
 from collections.abc import Sequence
+from typing import Protocol, cast
 
 from hivedlab import __version__
 from hivedlab.basics.errors import EXIT_INTERRUPTED, EXIT_USAGE, HivedlabError
 
-# name -> (module under hivedlab.cli.commands, one-line summary)
-COMMANDS: dict[str, tuple[str, str]] = {
-    "validate": ("validate", "validate job protocols, HiveD configs and group inventories (CI)"),
-    "run": ("run", "run lab experiments on the simulated (default) or a real cluster"),
-    "check": ("check", "judge an experiment's evidence log against HiveD's behaviour"),
-    "report": ("report", "fill in the lab report (Markdown + HTML) from a run directory"),
-    "grade": ("grade", "grade groups' run directories from their evidence (TAs)"),
-    "watch": ("watch", "record pods, events and Frameworks of a real cluster into an evidence log"),
-    "env": ("env", "check this machine for the lab and write its environment record"),
-    "deploy-inputs": ("deploy_inputs", "write OpenPAI quick-start inputs from the group inventory"),
-    "scheduler-config": ("scheduler_config", "render a HiveD config for the group and put it in services-configuration.yaml"),
-    "sim": ("sim", "drive the simulated HiveD scheduler directly (sim replay CONFIG OPS.json)"),
+# name -> one-line summary
+COMMANDS: dict[str, str] = {
+    "validate": "validate job protocols, HiveD configs and group inventories (CI)",
+    "run": "run lab experiments on the simulated (default) or a real cluster",
+    "check": "judge an experiment's evidence log against HiveD's behaviour",
+    "report": "fill in the lab report (Markdown + HTML) from a run directory",
+    "grade": "grade groups' run directories from their evidence (TAs)",
+    "watch": "record pods, events and Frameworks of a real cluster into an evidence log",
+    "env": "check this machine for the lab and write its environment record",
+    "deploy-inputs": "write OpenPAI quick-start inputs from the group inventory",
+    "scheduler-config": "render a HiveD config for the group and put it in services-configuration.yaml",
+    "sim": "drive the simulated HiveD scheduler directly (sim replay CONFIG OPS.json)",
 }
+
+
+class Command(Protocol):
+    def build_parser(self, prog: str) -> argparse.ArgumentParser: ...
+
+    def run(self, args: argparse.Namespace) -> int: ...
+
+
+def _command(name: str) -> Command:
+    """The subcommand's module, imported now."""
+    if name == "validate":
+        from hivedlab.cli.commands import validate as module
+    elif name == "run":
+        from hivedlab.cli.commands import run as module
+    elif name == "check":
+        from hivedlab.cli.commands import check as module
+    elif name == "report":
+        from hivedlab.cli.commands import report as module
+    elif name == "grade":
+        from hivedlab.cli.commands import grade as module
+    elif name == "watch":
+        from hivedlab.cli.commands import watch as module
+    elif name == "env":
+        from hivedlab.cli.commands import env as module
+    elif name == "deploy-inputs":
+        from hivedlab.cli.commands import deploy_inputs as module
+    elif name == "scheduler-config":
+        from hivedlab.cli.commands import scheduler_config as module
+    else:
+        from hivedlab.cli.commands import sim as module
+    return cast(Command, module)
 
 USAGE = "usage: hivedlab [-h] [--version] COMMAND [ARGS...]"
 
@@ -45,7 +77,7 @@ def _top_level_help() -> str:
         "",
         "commands:",
     ]
-    lines += [f"  {name:<{width}}  {summary}" for name, (_, summary) in COMMANDS.items()]
+    lines += [f"  {name:<{width}}  {summary}" for name, summary in COMMANDS.items()]
     lines += [
         "",
         "examples:",
@@ -72,7 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         hint = f" (did you mean '{close[0]}'?)" if close else ""
         print(f"hivedlab: error: unknown command '{name}'{hint}\n{USAGE}", file=sys.stderr)
         return EXIT_USAGE
-    module = importlib.import_module(f"hivedlab.cli.commands.{COMMANDS[name][0]}")
+    module = _command(name)
     parser = module.build_parser(f"hivedlab {name}")
     parsed = parser.parse_args(rest)
     try:

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from hivedlab.labs.front import STEPS
+from hivedlab.checker.plans import load_plan
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 SCRIPTS = {
@@ -24,7 +23,8 @@ SCRIPTS = {
 
 def test_every_experiment_plan_has_a_numbered_script():
     plans = {p.stem for p in (ROOT / "labs" / "experiments").glob("*.yaml")}
-    assert set(SCRIPTS.values()) == plans == set(STEPS)
+    assert set(SCRIPTS.values()) == plans
+    assert all(load_plan(plan).manual_step and load_plan(plan).summary for plan in plans)
 
 
 @pytest.mark.parametrize("script", sorted(SCRIPTS))
@@ -32,11 +32,12 @@ def test_script_prints_its_step_and_runs_the_experiment(script, tmp_path, cli):
     experiment = SCRIPTS[script]
     done = subprocess.run(
         [sys.executable, str(ROOT / "labs" / script), "--out", str(tmp_path), "--no-report", "--lang", "en"],
-        cwd=ROOT, capture_output=True, text=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    step = STEPS[experiment][0]
-    assert done.stdout.startswith(f"[实验手册 {step} / manual step {step}]")
+    plan = load_plan(experiment)
+    step = plan.manual_step
+    assert done.stdout.startswith(f"[实验手册 {step} / manual step {step}] {plan.summary['zh']}\n{plan.summary['en']}\n")
     judged = cli("check", str(tmp_path / "experiments" / experiment / "evidence.jsonl"), "--format", "json")
     assert judged.code == 0, judged.out + judged.err
     assert json.loads(judged.out)["experiment"] == experiment
