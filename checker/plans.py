@@ -17,7 +17,7 @@ from jsonschema.exceptions import best_match
 
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.resources import EXPERIMENTS, JOBS, SCHEMAS
-from hivedlab.checker.rules.common import Text
+from hivedlab.basics.text import Text
 from hivedlab.checker.verdicts import RuleSet
 
 PLAN_SCHEMA = SCHEMAS / "experiment-plan.schema.json"

@@ -34,8 +34,9 @@ from pathlib import Path
 from typing import Any
 
 from hivedlab.basics.errors import HivedlabError
+from hivedlab.basics.text import Text
 from hivedlab.checker.rules import gang, preemption, vc
-from hivedlab.checker.rules.common import CONSISTENT, INCONCLUSIVE, INCONSISTENT, Context, Outcome, Text
+from hivedlab.checker.rules.common import CONSISTENT, INCONCLUSIVE, INCONSISTENT, Context, Outcome
 from hivedlab.checker.timeline import Timeline, TimelineBuilder, vc_nodes_from_config
 from hivedlab.evidence import EvidenceLog, iter_evidence
 

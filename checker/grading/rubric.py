@@ -12,6 +12,7 @@ import yaml
 
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.resources import CONFIGS, SCHEMAS
+from hivedlab.basics.text import Text
 
 DEFAULT_RUBRIC = CONFIGS / "rubric.default.yaml"
 RUBRIC_SCHEMA = SCHEMAS / "rubric.schema.json"
@@ -33,15 +34,6 @@ _PENALTY_TITLES = {
     "unsupported-claim": ("证据不支持的报告结论", "Report claim the evidence does not support"),
     "foreign-jobs": ("任务、VC 或优先级不是实验规定的", "Jobs, VCs or priorities are not the lab's"),
 }
-
-
-@dataclass(frozen=True)
-class Text:
-    zh: str
-    en: str
-
-    def get(self, lang: str) -> str:
-        return self.zh if lang == "zh" else self.en
 
 
 @dataclass(frozen=True)

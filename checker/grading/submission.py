@@ -176,7 +176,7 @@ def read_submission(root: Path, name: str | None = None, max_bytes: int | None =
     raw_inventory = reader.parsed("inventory.yaml", "yaml")
     if raw_inventory is not None:
         try:
-            inventory = inventory_from_mapping(raw_inventory, base + "inventory.yaml")
+            inventory = inventory_from_mapping(raw_inventory, base + "inventory.yaml", strict=False)
         except HivedlabError as exc:
             reader.problem("bad-inventory", str(exc), f"{base}inventory.yaml 不是有效的小组清单", base + "inventory.yaml")
     env: dict[str, Mapping[str, Any]] = {}

@@ -17,7 +17,7 @@ from hivedlab.checker.plans import load_plan
 from hivedlab.checker.report.timeline import ExperimentTimeline, timeline_for_chart
 from hivedlab.checker.timeline import vc_nodes_from_config
 from hivedlab.checker.verdicts import to_json
-from hivedlab.group.inventory import load_inventory
+from hivedlab.group.inventory import inventory_from_mapping, read_inventory
 
 UNKNOWN = "unknown"
 
@@ -107,7 +107,7 @@ def load_members(run_dir: Path) -> tuple[tuple[MemberInfo, ...], list[str]]:
     if not path.is_file():
         return (), ["inventory.yaml is missing: member names come from the environment records"]
     try:
-        inventory = load_inventory(path)
+        inventory = inventory_from_mapping(*read_inventory(path), strict=False)
     except HivedlabError as exc:
         return (), [str(exc).replace(str(run_dir) + "/", "")]
     members = tuple(MemberInfo(m.name, m.hostname, m.ip, m.roles) for m in inventory.members)

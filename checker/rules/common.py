@@ -6,24 +6,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from hivedlab.basics.text import Text
 from hivedlab.checker.timeline import Attempt, JobTimeline, Mark, Timeline
 
 CONSISTENT, INCONSISTENT, INCONCLUSIVE = "consistent", "inconsistent", "inconclusive"
 INF = float("inf")
-
-
-@dataclass(frozen=True)
-class Text:
-    zh: str
-    en: str
-
-    def as_dict(self) -> dict[str, str]:
-        return {"zh": self.zh, "en": self.en}
-
-    def __add__(self, other: Text) -> Text:
-        a, b = self.en, other.en
-        space = " " if a and b and not a.endswith(" ") and b[0] not in " .,;:)" else ""
-        return Text(self.zh + other.zh, a + space + b)
 
 
 @dataclass(frozen=True)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from hivedlab.basics.text import Text
 from hivedlab.checker.rules.common import (
     CONSISTENT,
     INCONSISTENT,
     INF,
     Context,
     Outcome,
-    Text,
     clock,
     end_of,
     missing,

@@ -17,7 +17,7 @@ import yaml
 
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.resources import HIVED_CONFIGS
-from hivedlab.group.inventory import Inventory, Member
+from hivedlab.group.inventory import NO_WORKER, Inventory, Member
 
 CONFIG_NAMES = ("two-vc", "one-vc")
 TEMPLATES = HIVED_CONFIGS / "templates"
@@ -76,7 +76,7 @@ def plan_layout(name: str, inventory: Inventory) -> Layout:
     if missing:
         raise HivedlabError(f"worker(s) without a hostname in the group inventory: {', '.join(missing)}")
     if not workers:
-        raise HivedlabError("the group inventory has no worker")
+        raise HivedlabError(NO_WORKER.en)
     if len(workers) >= 2 and all(_gpus(w) == 1 for w in workers[:2]) and (name == "two-vc" or all(
             _gpus(w) == 1 for w in workers)):
         vcs = {"default": 1, "vc1": 1} if name == "two-vc" else {"default": len(workers)}

@@ -110,3 +110,21 @@ def test_a_plans_sim_block_sets_the_simulators_knobs(tmp_path: Path) -> None:
         assert sim.other_nodes == 1 and sim.node_ips["hostname-dan"] == "192.0.2.13"
         with pytest.raises(HivedlabError, match="unknown key 'speed'"):
             make(dataclasses.replace(plan, sim={"speed": 2}), writer)
+
+
+def test_a_bad_inventory_gets_the_same_sentence_from_run_and_validate(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    import yaml
+
+    from hivedlab.basics.resources import GROUP_EXAMPLE
+
+    data = yaml.safe_load(GROUP_EXAMPLE.read_text(encoding="utf-8"))
+    data["members"][2]["roles"] = ["wroker"]
+    path = tmp_path / "group.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    sentence = "unknown role 'wroker'; use dev-box, master, worker"
+    ran = cli("run", "gang", "--inventory", str(path), "--out", str(tmp_path / "out"))
+    checked = cli("validate", str(path))
+    assert ran.code == 2 and sentence in ran.err and not (tmp_path / "out").exists()
+    assert checked.code == 1 and sentence in checked.out

@@ -84,21 +84,25 @@ def test_commands_use_absolute_paths(cli, tmp_path):
 @pytest.mark.parametrize(
     ("changes", "expected"),
     [
-        ({"m2": {"hostname": "Hostname-Carol"}}, "hostname 'Hostname-Carol' is not valid"),
-        ({"m3": {"hostname": "hostname-carol"}}, "share the hostname hostname-carol"),
-        ({"m3": {"ip": "10.0.1.3"}}, "share the ip 10.0.1.3"),
-        ({"m2": {"ip": "10.0.1"}}, "'10.0.1' is not a usable IPv4 address"),
+        ({"m2": {"hostname": "Hostname-Carol"}}, "hostname 'Hostname-Carol' is not a valid Kubernetes node name"),
+        ({"m3": {"hostname": "hostname-carol"}}, "hostname 'hostname-carol' is also used by members[2]"),
+        ({"m3": {"ip": "10.0.1.3"}}, "ip '10.0.1.3' is also used by members[2]"),
+        ({"m2": {"ip": "10.0.1"}}, "ip '10.0.1' is not an IP address"),
         ({"m2": {"ip": "127.0.0.1"}}, "not a usable IPv4"),
-        ({"m1": {"roles": ["worker"]}}, "no member has the master role"),
+        ({"m1": {"roles": ["worker"]}}, "the group needs exactly one master, found 0"),
         ({"m0": {"roles": ["dev-box", "worker"]}}, "outside the cluster"),
     ],
     ids=["upper-case-hostname", "duplicate-hostname", "duplicate-ip", "bad-ip", "loopback-ip", "no-master",
          "dev-box-in-cluster"],
 )
 def test_bad_inventories_write_nothing(cli, tmp_path, changes, expected):
-    result, out = run(cli, tmp_path, inv=inventory(tmp_path, **changes))
+    inv = inventory(tmp_path, **changes)
+    result, out = run(cli, tmp_path, inv=inv)
     assert result.code == 1 and expected in result.out
     assert not out.exists() and "nothing written" in result.out
+    if expected != "not a usable IPv4":  # the inventory's own rules: `validate` says the same
+        checked = cli("validate", inv)
+        assert checked.code == 1 and expected in checked.out
 
 
 def test_env_records_checked(cli, tmp_path):

@@ -23,7 +23,8 @@ from .test_rest import job
 TWO_VC = "virtualClusters:\n  default: {virtualCells: []}\n  vc1: {virtualCells: []}\n"
 ONE_VC = "virtualClusters:\n  default: {virtualCells: []}\n"
 INVENTORY = inventory_from_mapping({"group": "g", "members": [
-    {"name": "Alice", "roles": ["dev-box"]}, {"name": "Bob", "roles": ["master"], "ip": "127.0.0.1"}]})
+    {"name": "Alice", "roles": ["dev-box"]}, {"name": "Bob", "roles": ["master"], "ip": "127.0.0.1"},
+    {"name": "Carol", "roles": ["worker"], "hostname": "hostname-carol", "gpus": 1}]})
 
 
 class FakeHived:

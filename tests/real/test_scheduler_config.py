@@ -137,7 +137,7 @@ def test_single_one_gpu_worker_cannot_split():
 
 
 def test_no_worker():
-    with pytest.raises(HivedlabError, match="no worker"):
+    with pytest.raises(HivedlabError, match="the group needs at least one worker"):
         plan_layout("two-vc", group())
 
 
