@@ -5,17 +5,16 @@ A TA adds an experiment by adding a file; `load_plans()` picks it up. Errors are
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
 import jsonschema
-import yaml
 from jsonschema.exceptions import best_match
 
 from hivedlab.basics.errors import HivedlabError
+from hivedlab.basics.files import read_json, read_yaml
 from hivedlab.basics.resources import EXPERIMENTS, JOBS, SCHEMAS
 from hivedlab.basics.text import Text
 from hivedlab.checker.verdicts import RuleSet
@@ -83,7 +82,7 @@ class Plan:
 
 @lru_cache(maxsize=1)
 def _validator() -> jsonschema.Draft202012Validator:
-    schema = json.loads(PLAN_SCHEMA.read_text(encoding="utf-8"))
+    schema = read_json(PLAN_SCHEMA)
     return jsonschema.Draft202012Validator(schema)
 
 
@@ -184,15 +183,7 @@ def load_plan(path_or_id: str | Path, folder: Path = EXPERIMENTS) -> Plan:
         close = difflib.get_close_matches(str(path_or_id), known, n=1)
         hint = f" (did you mean '{close[0]}'?)" if close else f" (known: {', '.join(known)})"
         raise HivedlabError(f"no experiment plan {str(path_or_id)!r}{hint}")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise HivedlabError(f"cannot read {path.name}: {exc}") from exc
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark else ""
-        raise HivedlabError(f"{path.name}:{where} not valid YAML: {getattr(exc, 'problem', None) or exc}") from exc
-    return plan_from_dict(data, path)
+    return plan_from_dict(read_yaml(path, path.name), path)
 
 
 def load_plans(folder: Path = EXPERIMENTS) -> list[Plan]:
@@ -204,8 +195,8 @@ def load_plans(folder: Path = EXPERIMENTS) -> list[Plan]:
 def protocol_name(job: PlanJob) -> str:
     """The job protocol's `name` (e.g. job-config-1); the file stem when the file cannot be read."""
     try:
-        data = yaml.safe_load(job.path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        data = read_yaml(job.path)
+    except HivedlabError:
         data = None
     name = data.get("name") if isinstance(data, dict) else None
     return str(name) if name else Path(job.file).stem

@@ -21,7 +21,7 @@ import yaml
 
 from hivedlab import __version__
 from hivedlab.basics.errors import HivedlabError
-from hivedlab.basics.files import write_atomic
+from hivedlab.basics.files import parse_yaml, read_json, read_text, write_atomic
 from hivedlab.basics.resources import shipped_name
 from hivedlab.checker.judge import judge_file
 from hivedlab.checker.plans import Plan, StopStep, SubmitStep, WaitStep
@@ -83,8 +83,8 @@ def protocol_with_name(text: str, name: str) -> str:
 
 def _base_name(text: str, fallback: str) -> str:
     try:
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError:
+        data = parse_yaml(text, "")
+    except HivedlabError:
         return fallback
     name = data.get("name") if isinstance(data, dict) else None
     return name if isinstance(name, str) and name else fallback
@@ -131,12 +131,7 @@ class _PlanRun:
 
     def submit(self, index: int, step: SubmitStep) -> str | None:
         job = self.plan.jobs[step.job]
-        try:
-            original = job.path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise HivedlabError(
-                f"{self.plan.id}: cannot read job file jobs/{job.file}: {exc.strerror or exc}"
-            ) from None
+        original = read_text(job.path, f"{self.plan.id}: job file jobs/{job.file}")
         base = _base_name(original, Path(job.file).stem)
         unexpected = []
         for user in self.members(step):
@@ -368,7 +363,7 @@ def run_pipeline(out: Path, runs: Sequence[ExperimentRun], lang: str = "zh") -> 
     for run in runs:
         path = run.evidence.parent / "verdicts.json"
         try:
-            result.verdicts[run.experiment] = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            result.verdicts[run.experiment] = read_json(path)
+        except HivedlabError:
             continue
     return result

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from hivedlab.basics.errors import HivedlabError
+from hivedlab.basics.files import read_yaml
 from hivedlab.checker.plans import load_plans
 from hivedlab.cluster.openpai.hived_spec import PRIORITIES
 
@@ -93,14 +93,14 @@ def unknown_job(key: str) -> ExpectedJob:
 
 def lab_spec_from_plans(plans: Iterable[Any], read_protocol: Callable[[Path], Any]) -> LabSpec:
     """Build the lab spec from `hivedlab.checker.plans.Plan`-like objects (id, order, title, hived_config, jobs{key: .path},
-    questions); `read_protocol(path)` parses a job file or raises OSError/ValueError (that job is then unknown)."""
+    questions); `read_protocol(path)` parses a job file or raises HivedlabError (that job is then unknown)."""
     experiments = []
     for plan in plans:
         jobs = []
         for key, job in plan.jobs.items():
             try:
                 protocol = read_protocol(job.path)
-            except (OSError, ValueError):
+            except HivedlabError:
                 protocol = None
             jobs.append(expected_job(key, protocol) if isinstance(protocol, Mapping) else unknown_job(key))
         title = plan.title if isinstance(plan.title, Mapping) else {}
@@ -115,13 +115,6 @@ def _int(value: Any, default: int) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
-def _read_protocol(path: Path) -> Any:
-    try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ValueError(str(exc)) from None
-
-
 def shipped_lab() -> LabSpec:
     """The lab as the shipped plans (labs/experiments) and job files describe it."""
-    return lab_spec_from_plans(load_plans(), _read_protocol)
+    return lab_spec_from_plans(load_plans(), read_yaml)

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import jsonschema
-import yaml
 
 from hivedlab.basics.errors import HivedlabError
+from hivedlab.basics.files import read_json, read_yaml
 from hivedlab.basics.resources import CONFIGS, SCHEMAS
 from hivedlab.basics.text import Text
 
@@ -87,7 +86,7 @@ def _text(raw: Any, default: tuple[str, str], exp: str | None) -> Text:
 
 def rubric_from_mapping(data: Any, source: str = "rubric") -> Rubric:
     """Validate parsed YAML against the schema and build a Rubric; one-line HivedlabError on any problem."""
-    schema = json.loads(RUBRIC_SCHEMA.read_text(encoding="utf-8"))
+    schema = read_json(RUBRIC_SCHEMA)
     errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
         first = errors[0]
@@ -133,14 +132,4 @@ def rubric_from_mapping(data: Any, source: str = "rubric") -> Rubric:
 def load_rubric(path: str | Path | None = None) -> Rubric:
     """Load a rubric file; the shipped default when no path is given."""
     target = Path(path) if path else DEFAULT_RUBRIC
-    try:
-        text = target.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise HivedlabError(f"cannot read rubric {target}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise HivedlabError(f"{target}: not UTF-8 text") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise HivedlabError(f"{target}: not valid YAML: {str(exc).splitlines()[0]}") from None
-    return rubric_from_mapping(data, str(target))
+    return rubric_from_mapping(read_yaml(target, f"rubric {target}"), str(target))

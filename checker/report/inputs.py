@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from hivedlab.basics.errors import HivedlabError
+from hivedlab.basics.files import read_json
 from hivedlab.checker.judge import judge_file
 from hivedlab.checker.plans import load_plan
 from hivedlab.checker.report.timeline import ExperimentTimeline, timeline_for_chart
@@ -89,11 +90,9 @@ class RunInputs:
 
 def _read_json(path: Path) -> tuple[Any, str | None]:
     try:
-        return json.loads(path.read_text(encoding="utf-8")), None
-    except OSError as exc:
-        return None, f"{path.name}: cannot read ({exc.strerror or exc})"
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        return None, f"{path.name}: not valid JSON ({exc})"
+        return read_json(path, path.name), None
+    except HivedlabError as exc:
+        return None, str(exc)
 
 
 def _text(value: Any) -> str:

@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
-
-import yaml
 
 from hivedlab.basics.errors import HivedlabError
+from hivedlab.basics.files import parse_yaml
 
 FILE_NAMES = ("services-configuration.yaml", "service-configuration.yaml")  # the manual writes the second
 _TOP_KEY = re.compile(r"^hivedscheduler\s*:\s*(#.*)?$")
@@ -82,16 +80,9 @@ def splice_hived_config(original: str, config_text: str) -> str:
     return "".join(lines[:key] + replacement + lines[stop:])
 
 
-def load_yaml(text: str, where: str) -> Any:
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise HivedlabError(f"{where}: not valid YAML: {str(exc).splitlines()[0]}") from None
-
-
 def verify_splice(original: str, spliced: str, config_text: str, where: str) -> None:
     """Parse both files: the new `hivedscheduler.config` is exactly `config_text`, nothing else changed."""
-    before, after = load_yaml(original, where) or {}, load_yaml(spliced, where + " (after the change)")
+    before, after = parse_yaml(original, where) or {}, parse_yaml(spliced, where + " (after the change)")
     if not isinstance(after, dict) or not isinstance(after.get("hivedscheduler"), dict):
         raise HivedlabError(f"{where}: the change did not produce a hivedscheduler section (please report this)")
     if after["hivedscheduler"].get("config") != config_text.rstrip("\n") + "\n":
@@ -108,7 +99,7 @@ def verify_splice(original: str, spliced: str, config_text: str, where: str) -> 
 
 
 def current_hived_config(text: str, where: str) -> str | None:
-    data = load_yaml(text, where)
+    data = parse_yaml(text, where)
     section = data.get("hivedscheduler") if isinstance(data, dict) else None
     value = section.get("config") if isinstance(section, dict) else None
     return value if isinstance(value, str) else None

@@ -98,7 +98,7 @@ def test_bad_input_is_one_line_exit_2(cli: Callable[..., Any], tmp_path: Path, c
 
 def test_unreadable_file(cli: Callable[..., Any], tmp_path: Path) -> None:
     result = cli("sim", "replay", str(tmp_path / "missing.yaml"), str(tmp_path / "missing.json"))
-    assert result.code == 2 and "cannot read HiveD config" in result.err
+    assert result.code == 2 and "HiveD config " in result.err and "missing.yaml: cannot read (" in result.err
 
 
 def test_replay_imports_only_what_it_needs(tmp_path: Path) -> None:

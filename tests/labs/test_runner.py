@@ -142,7 +142,7 @@ def test_a_missing_job_file_is_a_one_line_failure(tmp_path: Path) -> None:
     plan = dataclasses.replace(gang, jobs={**gang.jobs, "holder": PlanJob("holder", "no-such-job.yaml")})
     ctx = RunContext(tmp_path, "sim", 1, INVENTORY, "s1")
     result = run_experiments([plan], sim_factory(), ctx)[0]
-    assert result.status == "failed" and "cannot read job file jobs/no-such-job.yaml" in result.reason
+    assert result.status == "failed" and "job file jobs/no-such-job.yaml: cannot read (" in result.reason
     assert "\n" not in result.reason
 
 

@@ -166,7 +166,7 @@ def test_a_broken_env_record_is_listed_and_skipped(run_dir):
     (run_dir / "env").mkdir()
     (run_dir / "env" / "Bob.json").write_text("[1, 2", encoding="utf-8")
     md = render(run_dir, "en")
-    assert "Note: Bob.json: not valid JSON" in md
+    assert "Note: Bob.json: line 1: not valid JSON (" in md
 
 
 def test_unknown_cluster_is_said_so(run_dir):

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from hivedlab.basics.errors import EXIT_USAGE, HivedlabError
-from hivedlab.basics.files import write_atomic
+from hivedlab.basics.files import read_text, write_atomic
 from hivedlab.cli.options import add_format, add_lang, add_out, new_parser
 
 DESCRIPTION = """\
@@ -67,10 +67,7 @@ def run(args: argparse.Namespace) -> int:
 
     config_text = None
     if args.hived_config:
-        try:
-            config_text = Path(args.hived_config).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise HivedlabError(f"cannot read {args.hived_config}: {exc}") from exc
+        config_text = read_text(args.hived_config)
     if args.experiment:
         load_plan(args.experiment)  # an unknown id fails here, once, with a hint
     try:

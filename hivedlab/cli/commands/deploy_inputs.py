@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from hivedlab.basics.errors import EXIT_FINDINGS, HivedlabError
-from hivedlab.basics.files import write_atomic
+from hivedlab.basics.files import read_json, write_atomic
 from hivedlab.basics.text import Text
 from hivedlab.cli.options import add_format, add_lang, new_parser
 from hivedlab.group.inventory import (
@@ -63,10 +63,7 @@ def load_env_records(folder: Path) -> dict[str, dict[str, Any]]:
     if not folder.is_dir():
         raise HivedlabError(f"environment record folder {folder} does not exist (write them with `hivedlab env`)")
     for path in sorted(folder.glob("*.json")):
-        try:
-            record = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            raise HivedlabError(f"{path}: not a readable JSON environment record") from None
+        record = read_json(path)
         if not isinstance(record, dict):
             raise HivedlabError(f"{path}: not an environment record")
         for key in (record.get("member"), record.get("hostname")):

@@ -4,7 +4,6 @@ directory, judge it and fill in the report, then print one summary line per expe
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import unicodedata
 from datetime import datetime, timezone
@@ -12,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from hivedlab.basics.errors import EXIT_FINDINGS, EXIT_OK, HivedlabError
+from hivedlab.basics.files import read_json
 from hivedlab.cli.options import add_lang, add_out, new_parser
 
 DESCRIPTION = """\
@@ -125,8 +125,8 @@ def _next_steps(out: Path, lang: str, report: bool) -> str:
 def _previous_run_tag(out: Path) -> str | None:
     """A real run resumed in the same folder keeps its job names, so the backend finds what it already submitted."""
     try:
-        previous = json.loads((out / "run.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        previous = read_json(out / "run.json")
+    except HivedlabError:
         return None
     if not isinstance(previous, dict) or previous.get("cluster") != "pai":
         return None

@@ -11,11 +11,10 @@ import shutil
 import sys
 from pathlib import Path
 
-import yaml
-
 from hivedlab.basics.errors import HivedlabError
-from hivedlab.basics.files import write_atomic
+from hivedlab.basics.files import parse_yaml, read_text, write_atomic
 from hivedlab.cli.options import add_lang, new_parser
+from hivedlab.cluster.hived import ConfigError, load_config
 from hivedlab.cluster.pai.hived_inspect import hived_url, wait_for_vcs
 from hivedlab.cluster.pai.services_config import (
     FILE_NAMES,
@@ -39,15 +38,11 @@ EXAMPLES = """\
 
 
 def validate_layout(layout: Layout) -> None:
-    """HiveD's load-time rules (helper A's model) when available, and the VC-name rule of spec/openpai.md §5.1."""
-    data = yaml.safe_load(layout.text)
+    """HiveD's load-time rules, and OpenPAI's rule for VC names (each names a StatefulSet)."""
+    data = parse_yaml(layout.text, f"the rendered '{layout.name}' config")
     for vc in (data.get("virtualClusters") or {}):
         if not str(vc).isalnum() or str(vc) != str(vc).lower():
             raise HivedlabError(f"VC name {vc!r} must be lower-case letters and digits (it names a StatefulSet)")
-    try:
-        from hivedlab.cluster.hived import ConfigError, load_config
-    except ImportError:  # the model is another helper's; without it only the YAML shape is checked
-        return
     try:
         load_config(data)
     except ConfigError as exc:
@@ -99,10 +94,7 @@ def run(args: argparse.Namespace) -> int:
         print(layout.text, end="")
         return 0 if args.wait is None else _wait(args, inventory, layout)
     source = find_services_file(Path(args.services_config).expanduser())
-    try:
-        original = source.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise HivedlabError(f"cannot read {source}: {getattr(exc, 'strerror', None) or exc}") from None
+    original = read_text(source)
     spliced = splice_hived_config(original, layout.text)
     verify_splice(original, spliced, layout.text, str(source))
     if args.in_place:

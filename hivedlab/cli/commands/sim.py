@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
-from hivedlab.basics.errors import EXIT_USAGE, HivedlabError
+from hivedlab.basics.errors import HivedlabError
+from hivedlab.basics.files import YAML_LOADER, read_text
 from hivedlab.cli.options import new_parser
 
 DESCRIPTION = """\
@@ -48,25 +48,14 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     return parser
 
 
-def _read_text(path: str, what: str) -> str:
-    try:
-        if path == "-":
-            return sys.stdin.read()
-        return Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise HivedlabError(f"cannot read {what} {path}: {reason}", EXIT_USAGE) from None
-
-
 def _load_config(path: str) -> Any:
     import yaml
 
     from hivedlab.cluster.hived import ConfigError, load_config
 
-    text = _read_text(path, "HiveD config")
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    text = read_text(path, f"HiveD config {path}")
     try:
-        data = yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader
+        data = yaml.load(text, Loader=YAML_LOADER)  # noqa: S506 - a safe loader
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark is not None else ""
@@ -79,7 +68,7 @@ def _load_config(path: str) -> Any:
 
 
 def _load_ops(path: str) -> list[Any]:
-    text = _read_text(path, "operations file")
+    text = read_text(path, f"operations file {path}")
     try:
         ops = json.loads(text)
     except json.JSONDecodeError as exc:
