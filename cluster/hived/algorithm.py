@@ -51,9 +51,10 @@ class HivedScheduler(CellOps):
     """One HiveD process: cells built from the config, start-up replayed (§1.8), then driven call by call."""
 
     def __init__(self, config: HivedConfig, clock: Callable[[], str] | None = None,
-                 ready_nodes: Collection[str] | None = None) -> None:
+                 ready_nodes: Collection[str] | None = None, not_ready_nodes: Collection[str] = ()) -> None:
         """`ready_nodes`: the nodes K8s reports Ready at start-up (default: all, in `reported_nodes` order);
-        the others stay bad. `clock` gives the lazy-preemption time shown by the inspect API."""
+        the others, and those in `not_ready_nodes`, stay bad. `clock` gives the lazy-preemption time shown by the
+        inspect API."""
         self.config = config
         self.clock = clock or (lambda: "")
         types = config.cell_types
@@ -89,7 +90,7 @@ class HivedScheduler(CellOps):
         self.opp_entries: dict[str, list[PhysicalCell]] = {vc: [] for vc in self.vc_names}
         self.bad_nodes: set[str] = set()
         self._last_spec: tuple | None = None
-        self._start_up(ready_nodes)
+        self._start_up(ready_nodes, frozenset(not_ready_nodes))
 
     # -- construction ---------------------------------------------------------------------------------------
     def _build_vcs(self) -> None:
@@ -160,7 +161,7 @@ class HivedScheduler(CellOps):
                           for c in self.chains}
         self.pinned_physical = pinned_physical
 
-    def _start_up(self, ready_nodes: Collection[str] | None) -> None:
+    def _start_up(self, ready_nodes: Collection[str] | None, not_ready: frozenset[str]) -> None:
         """§1.8: pinned cells taken, every node marked bad, then reported healthy in `reported_nodes` order."""
         for vc in self.config.virtual_clusters:
             for pid in vc.pinned_cells:
@@ -173,7 +174,7 @@ class HivedScheduler(CellOps):
         self.reported_nodes = self._nodes_in_order(sorted(self.chains))
         ready = None if ready_nodes is None else set(ready_nodes)
         for node in self.reported_nodes:
-            if ready is None or node in ready:
+            if (ready is None or node in ready) and node not in not_ready:
                 self.set_node_healthy(node)
 
     def _nodes_in_order(self, chains: list[str]) -> list[str]:
