@@ -51,12 +51,12 @@ class Replay:
         return {"op": "init", "result": "ok", "nodes": list(self.scheduler.reported_nodes)}
 
     def step(self, i: int, op: Any) -> dict[str, Any]:
-        if not isinstance(op, Mapping):
+        if type(op) is not dict and not isinstance(op, Mapping):
             return {"i": i, "result": "error", "message": f"operation {i} is not a JSON object"}
         kind = op.get("op")
         out: dict[str, Any] = {"i": i, "op": kind}
-        handler = {"schedule": self._schedule, "delete": self._delete, "node_bad": self._node,
-                   "node_healthy": self._node, "restart": self._restart}.get(kind)  # type: ignore[arg-type]
+        name = _HANDLERS.get(kind) if isinstance(kind, str) else None
+        handler = getattr(self, name) if name else None
         if handler is None:
             out.update(result="error", message=f"unknown op {kind!r} (expected schedule, delete, node_bad, "
                                                   "node_healthy or restart)")
@@ -86,7 +86,7 @@ class Replay:
         spec = op.get("spec")
         if name in self.bound:
             raise _StepError(f"pod {name} is already bound; delete it before scheduling it again")
-        if spec is not None and not isinstance(spec, Mapping):
+        if spec is not None and type(spec) is not dict and not isinstance(spec, Mapping):
             raise _StepError("spec must be a JSON object")
         phase = op.get("phase", PHASE_PREEMPTING)
         if phase not in PHASES:
@@ -150,6 +150,10 @@ class Replay:
         self.config, self.scheduler = config, scheduler
         self.nodes = frozenset(scheduler.reported_nodes)
         return {"result": "ok"}
+
+
+_HANDLERS = {"schedule": "_schedule", "delete": "_delete", "node_bad": "_node", "node_healthy": "_node",
+             "restart": "_restart"}
 
 
 class _StepError(Exception):

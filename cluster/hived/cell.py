@@ -85,8 +85,14 @@ def set_priority(cell: Cell, priority: int) -> None:
         if priority > parent.priority:
             original, parent.priority = parent.priority, priority
         elif original == parent.priority and priority < original:
-            best = max(child.priority for child in parent.children)
-            original, parent.priority = parent.priority, best
+            best = priority
+            for child in parent.children:
+                child_priority = child.priority
+                if child_priority == original:
+                    return  # another child still holds the parent's priority: nothing changes upwards
+                if child_priority > best:
+                    best = child_priority
+            parent.priority = best
             priority = best
         else:
             return

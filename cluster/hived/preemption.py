@@ -327,8 +327,11 @@ def _unbind_cell(p: PhysicalCell) -> None:
         physical.virtual = None
         v.physical = None
         parent = v.parent
-        if parent is None or any(c.physical is not None for c in parent.children):
+        if parent is None:
             return
+        for child in parent.children:
+            if child.physical is not None:
+                return
         v = parent
 
 

@@ -70,21 +70,28 @@ class TopologyScheduler:
         return cell.physical if self.virtual else cell  # type: ignore[attr-defined]
 
     def _sort(self, suggested: Collection[str] | None) -> None:
-        """Stable sort: healthy first, suggested first, then the view's packing order (§3.4)."""
-        virtual = self.virtual
+        """Stable sort: healthy first, suggested first, then the view's packing order (§3.4).
 
-        def key(c: Cell) -> tuple:
-            physical = c.physical if virtual else c  # type: ignore[attr-defined]
-            if physical is None:
-                bad = missing = False
-            else:
-                bad = not physical.healthy
-                missing = suggested is not None and not any(n in suggested for n in physical.nodes)
-            if virtual:
-                return (bad, missing, -c.used_total)
-            opp = c.used.get(OPPORTUNISTIC_PRIORITY, 0)
-            higher = c.used_total - opp - c.used.get(FREE_PRIORITY, 0)
-            return (bad, missing, -opp, higher)
+        The key is one integer (bad, non-suggested, then the packing counts, most significant first): integers
+        compare faster than tuples and order the same way, as the counts stay far below 2**20."""
+        if self.virtual:
+            def key(c: Cell) -> int:
+                physical = c.physical  # type: ignore[attr-defined]
+                if physical is None:
+                    return -c.used_total
+                flags = 0 if physical.healthy else 2
+                if suggested is not None and not any(n in suggested for n in physical.nodes):
+                    flags += 1
+                return (flags << 21) - c.used_total
+        else:
+            def key(c: Cell) -> int:
+                flags = 0 if c.healthy else 2  # type: ignore[attr-defined]
+                if suggested is not None and not any(n in suggested for n in c.nodes):  # type: ignore[attr-defined]
+                    flags += 1
+                used = c.used
+                opp = used.get(OPPORTUNISTIC_PRIORITY, 0)
+                higher = c.used_total - opp - used.get(FREE_PRIORITY, 0)
+                return (((flags << 21) - opp) << 21) + higher
 
         self.view.sort(key=key)
 
@@ -133,7 +140,11 @@ class TopologyScheduler:
 def _free_at(cell: Cell, priority: int) -> int:
     if priority == OPPORTUNISTIC_PRIORITY:  # everything but the free-priority entry (§3.1 quirk may make it -1)
         return cell.total_leaves - cell.used_total + cell.used.get(FREE_PRIORITY, 0)
-    return cell.total_leaves - sum(v for p, v in cell.used.items() if p >= priority)
+    free = cell.total_leaves
+    for p, v in cell.used.items():
+        if p >= priority:
+            free -= v
+    return free
 
 
 def _collect_leaves(cell: Cell, priority: int, free: list[Cell], preemptible: list[Cell]) -> None:
