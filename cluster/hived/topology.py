@@ -50,8 +50,9 @@ class TopologyScheduler:
         chosen, reason = self._find_nodes(sizes, OPPORTUNISTIC_PRIORITY, suggested)
         used_priority = OPPORTUNISTIC_PRIORITY
         if chosen is None and priority > OPPORTUNISTIC_PRIORITY:
+            # HiveD sorts again here; the key does not depend on the pass and the sort is stable, so the view
+            # already is in the order that second sort would give
             used_priority = priority
-            self._sort(suggested)
             chosen, reason = self._find_nodes(sizes, priority, suggested)
         if chosen is None:
             return None, reason
