@@ -53,8 +53,8 @@ class HivedScheduler(CellOps):
     def __init__(self, config: HivedConfig, clock: Callable[[], str] | None = None,
                  ready_nodes: Collection[str] | None = None, not_ready_nodes: Collection[str] = ()) -> None:
         """`ready_nodes`: the nodes K8s reports Ready at start-up (default: all, in `reported_nodes` order);
-        the others, and those in `not_ready_nodes`, stay bad. `clock` gives the lazy-preemption time shown by the
-        inspect API."""
+        the others, and those in `not_ready_nodes`, stay bad (a restart, docs/hived-model.md "Restart and
+        recovery"). `clock` gives the lazy-preemption time shown by the inspect API."""
         self.config = config
         self.clock = clock or (lambda: "")
         types = config.cell_types
@@ -218,6 +218,7 @@ class HivedScheduler(CellOps):
 
     def schedule(self, pod: PodRef, spec: Mapping[str, Any] | None, suggested_nodes: Collection[str],
                  phase: Phase) -> Bind | Preempt | Wait:
+        """One extender call in the Filtering or Preempting phase (docs/hived-model.md, "schedule")."""
         s = self._parse(pod, spec)
         self.pending[pod.uid] = s
         suggested = suggested_nodes if isinstance(suggested_nodes, (set, frozenset)) else set(suggested_nodes)
@@ -242,6 +243,8 @@ class HivedScheduler(CellOps):
 
     def _from_preempting(self, group: Group, s: PodSchedulingSpec, suggested: Collection[str], phase: Phase,
                          pod: PodRef) -> Bind | Preempt | None:
+        """None when the preemption was cancelled: the pod is then placed as a new group. The suggested list is
+        checked whatever the group's ignoreK8sSuggestedNodes (docs/hived-model.md, "Cancelling a preemption")."""
         if phase == PHASE_PREEMPTING:
             for _, _, _, leaf in group.leaves():
                 if leaf is not None and (not leaf.healthy or leaf.nodes[0] not in suggested):
@@ -255,6 +258,8 @@ class HivedScheduler(CellOps):
 
     def _from_new_group(self, s: PodSchedulingSpec, suggested: Collection[str], phase: Phase,
                         pod: PodRef) -> Bind | Preempt | Wait:
+        """Only the Preempting phase changes state: overlapping preemptors cancelled, a preemption created; the
+        Filtering phase reports victims without recording anything (docs/hived-model.md, "schedule")."""
         physical, virtual, reason = self._schedule_new(s, suggested, pod)
         if physical is None:
             return Wait(reason)
@@ -303,7 +308,8 @@ class HivedScheduler(CellOps):
                 raise UserError(f"[{pod.key}]: Pod requesting leaf cell type {s.leaf_cell_type} "
                                 "which the whole cluster does not have")
             return self._for_type(s, s.leaf_cell_type, suggested, pod, True)
-        # §3.3: HiveD tries leaf types in random order; the model uses first appearance in the config
+        # untyped spec: HiveD tries leaf types in random order; the model uses first appearance in the config
+        # (docs/hived-model.md, "Which chains are tried")
         last_reason = ""
         for leaf_type in self.type_chains:
             physical, virtual, reason = self._for_type(s, leaf_type, suggested, pod, False)
