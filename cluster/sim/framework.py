@@ -60,7 +60,7 @@ class FrameworkController:
         self.jobs: dict[tuple[str, str], SimJob] = {}
         self._enqueued: dict[str, tuple[int, int]] = {}  # pod uid -> (time, order) it entered the K8s queue
         self._order = 0
-        self._failed_events: dict[str, EventState] = {}  # pod uid -> its FailedScheduling event
+        self._failed_events: dict[str, dict[str, EventState]] = {}  # pod uid -> message -> FailedScheduling event
         self._hived_pods: dict[str, str] = {}  # pod uid -> "allocated" | "unallocated" as HiveD knows it
         self._start_delays: dict[tuple[int, int], float] = {}  # (job, bind instant) -> container start delay
 
