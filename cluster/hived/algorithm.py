@@ -67,6 +67,7 @@ class HivedScheduler(CellOps):
             while name is not None:
                 self.level_type[chain][types[name].level] = name
                 name = types[name].child_type
+        self.type_level = {c: {t: lv for lv, t in m.items()} for c, m in self.level_type.items()}
         self.level_leaves = {c: {lv: types[t].leaf_cell_number for lv, t in m.items()}
                              for c, m in self.level_type.items()}
         self.type_chains: dict[str, list[str]] = {}

@@ -67,9 +67,6 @@ class TopologyScheduler:
             placement.setdefault(size, []).append(self._pick_leaves(remaining, node, size))
         return placement, ""
 
-    def _physical(self, cell: Cell) -> Cell | None:
-        return cell.physical if self.virtual else cell  # type: ignore[attr-defined]
-
     def _sort(self, suggested: Collection[str] | None) -> None:
         """Stable sort: healthy first, suggested first, then the view's packing order (§3.4).
 
@@ -107,10 +104,11 @@ class TopologyScheduler:
         picked = 0
         free = _free_at(view[0], priority)
         pod = 0
+        virtual = self.virtual
         while pod < len(sizes):
             node = view[node_index]
             if free - picked >= sizes[pod]:
-                physical = self._physical(node)
+                physical = node.physical if virtual else node  # type: ignore[attr-defined]
                 if physical is not None:
                     if not physical.healthy:
                         return None, f"have to use at least one bad node {physical.address}"
