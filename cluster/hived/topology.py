@@ -105,6 +105,7 @@ class TopologyScheduler:
         free = _free_at(view[0], priority)
         pod = 0
         virtual = self.virtual
+        opportunistic = priority == OPPORTUNISTIC_PRIORITY
         while pod < len(sizes):
             node = view[node_index]
             if free - picked >= sizes[pod]:
@@ -122,7 +123,11 @@ class TopologyScheduler:
                 picked = 0
                 if node_index >= len(view):
                     return None, "insufficient capacity"
-                free = _free_at(view[node_index], priority)
+                node = view[node_index]
+                if opportunistic:  # _free_at's first case, inline: this walk is the hottest loop of a decision
+                    free = node.total_leaves - node.used_total + node.used.get(FREE_PRIORITY, 0)
+                else:
+                    free = _free_at(node, priority)
         return chosen, ""
 
     def _pick_leaves(self, remaining: dict[int, list[Cell]], node: Cell, size: int) -> list[Cell]:
