@@ -54,14 +54,20 @@ class SimCluster(FrameworkController):
         """Nothing to release: the evidence writer belongs to the runner."""
 
     def switch_config(self, name: str, text: str) -> None:
-        if any(job.pods for job in self.jobs.values()):
-            raise HivedlabError(f"cannot switch the HiveD config to '{name}' while pods are alive")
+        """Run HiveD with this config. With jobs on the cluster this is HiveD's work-preserving reconfiguration:
+        a new scheduler process that re-adds every bound pod (docs/hived-model.md, "Restart and recovery")."""
         try:
             mapping = yaml.load(text, Loader=_LOADER)
         except yaml.YAMLError as exc:
             raise HivedlabError(f"HiveD config '{name}' is not valid YAML: {str(exc).splitlines()[0]}") from None
-        self.scheduler = hooks.new_scheduler(mapping, name, self.clock.k8s_time)
-        self.config_mapping = mapping
+        self._start_hived(mapping, name)
+
+    def restart_hived(self) -> None:
+        """HiveD's process restarts with the same config (crash recovery): bound pods are re-added, preemptions
+        in progress are forgotten, pending pods are scheduled again from scratch."""
+        if self.config_mapping is None:
+            raise HivedlabError("the simulated cluster has no HiveD config: switch_config first")
+        self._start_hived(self.config_mapping, "current")
 
     def submit(self, user: str, job_key: str, protocol: str) -> SubmitResult:
         if self.scheduler is None or self.config_mapping is None:
@@ -133,6 +139,17 @@ class SimCluster(FrameworkController):
     def run_until_idle(self, limit_s: float = 86_400.0) -> None:
         """Process every pending event (tests and `sim` tooling); stops at `limit_s` virtual seconds."""
         self.advance_until(lambda: self.queue.next_time() is None, limit_s)
+
+    def _start_hived(self, mapping: Any, name: str) -> None:
+        scheduler = hooks.new_scheduler(mapping, name, self.clock.k8s_time)
+        for ref, spec, bind_info in self._bound.values():  # in the order the pods were bound
+            try:
+                scheduler.add_allocated_pod(ref, spec, bind_info)
+            except hived.InternalError as err:
+                raise HivedlabError(f"HiveD v0.3.4 itself would fail re-adding {ref.name} with config "
+                                    f"'{name}': {err}") from None
+        self.scheduler = scheduler
+        self.config_mapping = mapping
 
     # -- the loop -----------------------------------------------------------------------------------------------
 
@@ -241,6 +258,7 @@ class SimCluster(FrameworkController):
     def _bind(self, job: SimJob, key: TaskKey, ref: Any, spec: dict[str, Any], result: Any) -> None:
         self.scheduler.add_allocated_pod(ref, spec, result.bind_info)
         self._hived_pods[ref.uid] = "allocated"
+        self._bound[ref.uid] = (ref, spec, result.bind_info)
         now = self.clock.k8s_time()
         node = result.node
         pod = self._emit_pod(
