@@ -1,8 +1,12 @@
 """Replay a hived-diff scenario's operations through the HiveD model, one JSON-ready result per operation.
 
-The format is the one of `tests/fixtures/hived-diff/README.md`: an init line with the nodes in reporting order,
-then one line per operation. Every `schedule` runs in the Preempting phase with every node suggested; a bind is
-immediately reported back as an allocated pod. A bad operation yields an `error` line and the replay goes on.
+The format is the one of `tests/fixtures/hived-diff/README.md` and `tests/fixtures/hived-diff-v2/README.md`: an
+init line with the nodes in reporting order, then one line per operation. A `schedule` runs in its `phase`
+(Preempting when absent) with its `suggestedNodes` (every node of the current config when absent); a bind is
+immediately reported back as an allocated pod. A `restart` builds a new scheduler (from its inline `config`, or
+the current one), reports the nodes Ready except those currently not Ready, and re-adds every bound pod in the order
+the pods were bound (docs/hived-model.md, "Restart and recovery"). A bad operation yields an `error` line and the
+replay goes on.
 """
 
 from __future__ import annotations
@@ -10,9 +14,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+import yaml
+
 from hivedlab.cluster.hived import (
+    PHASE_FILTERING,
     PHASE_PREEMPTING,
     Bind,
+    BindInfo,
+    ConfigError,
     HivedConfig,
     HivedScheduler,
     InternalError,
@@ -20,33 +29,37 @@ from hivedlab.cluster.hived import (
     Preempt,
     UserError,
     Wait,
+    load_config,
 )
 
 NAMESPACE = "default"
+PHASES = (PHASE_FILTERING, PHASE_PREEMPTING)
 
 
 class Replay:
     """One scheduler instance plus the pod bookkeeping a cluster would do around it."""
 
     def __init__(self, config: HivedConfig) -> None:
+        self.config = config
         self.scheduler = HivedScheduler(config)
         self.nodes = frozenset(self.scheduler.reported_nodes)
-        self.bound: set[str] = set()
+        self.bound: dict[str, tuple[Mapping[str, Any], BindInfo]] = {}  # in the order the pods were bound
         self.waiting: set[str] = set()
+        self.not_ready: set[str] = set()
 
     def init_line(self) -> dict[str, Any]:
         return {"op": "init", "result": "ok", "nodes": list(self.scheduler.reported_nodes)}
 
     def step(self, i: int, op: Any) -> dict[str, Any]:
-        if not isinstance(op, Mapping):
+        if type(op) is not dict and not isinstance(op, Mapping):
             return {"i": i, "result": "error", "message": f"operation {i} is not a JSON object"}
         kind = op.get("op")
         out: dict[str, Any] = {"i": i, "op": kind}
-        handler = {"schedule": self._schedule, "delete": self._delete,
-                   "node_bad": self._node, "node_healthy": self._node}.get(kind)  # type: ignore[arg-type]
+        name = _HANDLERS.get(kind) if isinstance(kind, str) else None
+        handler = getattr(self, name) if name else None
         if handler is None:
-            out.update(result="error", message=f"unknown op {kind!r} (expected schedule, delete, node_bad or "
-                                                  "node_healthy)")
+            out.update(result="error", message=f"unknown op {kind!r} (expected schedule, delete, node_bad, "
+                                                  "node_healthy or restart)")
             return out
         try:
             out.update(handler(op, out))
@@ -73,15 +86,23 @@ class Replay:
         spec = op.get("spec")
         if name in self.bound:
             raise _StepError(f"pod {name} is already bound; delete it before scheduling it again")
-        if spec is not None and not isinstance(spec, Mapping):
+        if spec is not None and type(spec) is not dict and not isinstance(spec, Mapping):
             raise _StepError("spec must be a JSON object")
+        phase = op.get("phase", PHASE_PREEMPTING)
+        if phase not in PHASES:
+            raise _StepError(f"phase must be {PHASE_FILTERING!r} or {PHASE_PREEMPTING!r}, got {phase!r}")
+        suggested = op.get("suggestedNodes")
+        if suggested is None:
+            suggested = self.nodes
+        elif not isinstance(suggested, list) or not all(isinstance(n, str) for n in suggested):
+            raise _StepError("suggestedNodes must be a list of node names")
         pod = PodRef(NAMESPACE, name, name)
         self.waiting.add(name)
-        result = self.scheduler.schedule(pod, spec, self.nodes, PHASE_PREEMPTING)
+        result = self.scheduler.schedule(pod, spec, suggested, phase)
         if isinstance(result, Bind):
             self.scheduler.add_allocated_pod(pod, spec, result.bind_info)
             self.waiting.discard(name)
-            self.bound.add(name)
+            self.bound[name] = (spec, result.bind_info)
             return {"result": "bind", "node": result.node, "leafCellIsolation": list(result.leaf_cell_isolation)}
         if isinstance(result, Preempt):
             victims = {node: sorted(p.name for p in pods) for node, pods in result.victims.items()}
@@ -93,7 +114,7 @@ class Replay:
         name = self._field(op, "pod", out)
         pod = PodRef(NAMESPACE, name, name)
         if name in self.bound:
-            self.bound.discard(name)
+            del self.bound[name]
             self.scheduler.delete_allocated_pod(pod)
         elif name in self.waiting:
             self.waiting.discard(name)
@@ -105,10 +126,34 @@ class Replay:
     def _node(self, op: Mapping[str, Any], out: dict[str, Any]) -> dict[str, Any]:
         node = self._field(op, "node", out)
         if op["op"] == "node_bad":
+            self.not_ready.add(node)
             self.scheduler.set_node_bad(node)
         else:
+            self.not_ready.discard(node)
             self.scheduler.set_node_healthy(node)
         return {"result": "ok"} if node in self.nodes else {"result": "ok", "warning": f"node {node} is not in the config"}
+
+    def _restart(self, op: Mapping[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+        """A new scheduler process: nodes reported (not-Ready ones stay bad), then every bound pod re-added."""
+        text = op.get("config")
+        config = self.config
+        if text is not None:
+            if not isinstance(text, str):
+                raise _StepError("restart's config must be the HiveD config as YAML text")
+            try:
+                config = load_config(yaml.safe_load(text))
+            except (yaml.YAMLError, ConfigError) as exc:
+                raise _StepError(f"invalid HiveD config: {exc}") from None
+        scheduler = HivedScheduler(config, not_ready_nodes=self.not_ready)
+        for name, (spec, info) in self.bound.items():
+            scheduler.add_allocated_pod(PodRef(NAMESPACE, name, name), spec, info)
+        self.config, self.scheduler = config, scheduler
+        self.nodes = frozenset(scheduler.reported_nodes)
+        return {"result": "ok"}
+
+
+_HANDLERS = {"schedule": "_schedule", "delete": "_delete", "node_bad": "_node", "node_healthy": "_node",
+             "restart": "_restart"}
 
 
 class _StepError(Exception):

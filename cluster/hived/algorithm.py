@@ -51,9 +51,10 @@ class HivedScheduler(CellOps):
     """One HiveD process: cells built from the config, start-up replayed (§1.8), then driven call by call."""
 
     def __init__(self, config: HivedConfig, clock: Callable[[], str] | None = None,
-                 ready_nodes: Collection[str] | None = None) -> None:
+                 ready_nodes: Collection[str] | None = None, not_ready_nodes: Collection[str] = ()) -> None:
         """`ready_nodes`: the nodes K8s reports Ready at start-up (default: all, in `reported_nodes` order);
-        the others stay bad. `clock` gives the lazy-preemption time shown by the inspect API."""
+        the others, and those in `not_ready_nodes`, stay bad (a restart, docs/hived-model.md "Restart and
+        recovery"). `clock` gives the lazy-preemption time shown by the inspect API."""
         self.config = config
         self.clock = clock or (lambda: "")
         types = config.cell_types
@@ -66,6 +67,7 @@ class HivedScheduler(CellOps):
             while name is not None:
                 self.level_type[chain][types[name].level] = name
                 name = types[name].child_type
+        self.type_level = {c: {t: lv for lv, t in m.items()} for c, m in self.level_type.items()}
         self.level_leaves = {c: {lv: types[t].leaf_cell_number for lv, t in m.items()}
                              for c, m in self.level_type.items()}
         self.type_chains: dict[str, list[str]] = {}
@@ -89,7 +91,7 @@ class HivedScheduler(CellOps):
         self.opp_entries: dict[str, list[PhysicalCell]] = {vc: [] for vc in self.vc_names}
         self.bad_nodes: set[str] = set()
         self._last_spec: tuple | None = None
-        self._start_up(ready_nodes)
+        self._start_up(ready_nodes, frozenset(not_ready_nodes))
 
     # -- construction ---------------------------------------------------------------------------------------
     def _build_vcs(self) -> None:
@@ -160,7 +162,7 @@ class HivedScheduler(CellOps):
                           for c in self.chains}
         self.pinned_physical = pinned_physical
 
-    def _start_up(self, ready_nodes: Collection[str] | None) -> None:
+    def _start_up(self, ready_nodes: Collection[str] | None, not_ready: frozenset[str]) -> None:
         """§1.8: pinned cells taken, every node marked bad, then reported healthy in `reported_nodes` order."""
         for vc in self.config.virtual_clusters:
             for pid in vc.pinned_cells:
@@ -173,7 +175,7 @@ class HivedScheduler(CellOps):
         self.reported_nodes = self._nodes_in_order(sorted(self.chains))
         ready = None if ready_nodes is None else set(ready_nodes)
         for node in self.reported_nodes:
-            if ready is None or node in ready:
+            if (ready is None or node in ready) and node not in not_ready:
                 self.set_node_healthy(node)
 
     def _nodes_in_order(self, chains: list[str]) -> list[str]:
@@ -217,6 +219,7 @@ class HivedScheduler(CellOps):
 
     def schedule(self, pod: PodRef, spec: Mapping[str, Any] | None, suggested_nodes: Collection[str],
                  phase: Phase) -> Bind | Preempt | Wait:
+        """One extender call in the Filtering or Preempting phase (docs/hived-model.md, "schedule")."""
         s = self._parse(pod, spec)
         self.pending[pod.uid] = s
         suggested = suggested_nodes if isinstance(suggested_nodes, (set, frozenset)) else set(suggested_nodes)
@@ -241,6 +244,8 @@ class HivedScheduler(CellOps):
 
     def _from_preempting(self, group: Group, s: PodSchedulingSpec, suggested: Collection[str], phase: Phase,
                          pod: PodRef) -> Bind | Preempt | None:
+        """None when the preemption was cancelled: the pod is then placed as a new group. The suggested list is
+        checked whatever the group's ignoreK8sSuggestedNodes (docs/hived-model.md, "Cancelling a preemption")."""
         if phase == PHASE_PREEMPTING:
             for _, _, _, leaf in group.leaves():
                 if leaf is not None and (not leaf.healthy or leaf.nodes[0] not in suggested):
@@ -254,6 +259,8 @@ class HivedScheduler(CellOps):
 
     def _from_new_group(self, s: PodSchedulingSpec, suggested: Collection[str], phase: Phase,
                         pod: PodRef) -> Bind | Preempt | Wait:
+        """Only the Preempting phase changes state: overlapping preemptors cancelled, a preemption created; the
+        Filtering phase reports victims without recording anything (docs/hived-model.md, "schedule")."""
         physical, virtual, reason = self._schedule_new(s, suggested, pod)
         if physical is None:
             return Wait(reason)
@@ -302,7 +309,8 @@ class HivedScheduler(CellOps):
                 raise UserError(f"[{pod.key}]: Pod requesting leaf cell type {s.leaf_cell_type} "
                                 "which the whole cluster does not have")
             return self._for_type(s, s.leaf_cell_type, suggested, pod, True)
-        # §3.3: HiveD tries leaf types in random order; the model uses first appearance in the config
+        # untyped spec: HiveD tries leaf types in random order; the model uses first appearance in the config
+        # (docs/hived-model.md, "Which chains are tried")
         last_reason = ""
         for leaf_type in self.type_chains:
             physical, virtual, reason = self._for_type(s, leaf_type, suggested, pod, False)

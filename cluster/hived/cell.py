@@ -20,7 +20,7 @@ class Cell:
     """What physical and virtual cells share: tree position, priority and used-leaf counts."""
 
     __slots__ = ("chain", "level", "address", "cell_type", "parent", "children", "at_or_above_node",
-                 "total_leaves", "priority", "used", "used_total", "order")
+                 "total_leaves", "priority", "used", "used_total", "order", "lineage")
 
     def __init__(self, chain: str, info: CellTypeInfo, address: str, parent: Cell | None) -> None:
         self.chain = chain
@@ -35,6 +35,7 @@ class Cell:
         self.used: dict[int, int] = {}
         self.used_total = 0  # sum of `used` over all priorities, kept incrementally
         self.order = 0  # creation order inside its view
+        self.lineage: tuple[Cell, ...] = (self,) if parent is None else (self, *parent.lineage)  # self, then up
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.address})"
@@ -85,8 +86,14 @@ def set_priority(cell: Cell, priority: int) -> None:
         if priority > parent.priority:
             original, parent.priority = parent.priority, priority
         elif original == parent.priority and priority < original:
-            best = max(child.priority for child in parent.children)
-            original, parent.priority = parent.priority, best
+            best = priority
+            for child in parent.children:
+                child_priority = child.priority
+                if child_priority == original:
+                    return  # another child still holds the parent's priority: nothing changes upwards
+                if child_priority > best:
+                    best = child_priority
+            parent.priority = best
             priority = best
         else:
             return
@@ -94,11 +101,12 @@ def set_priority(cell: Cell, priority: int) -> None:
 
 
 def update_used(cell: Cell | None, priority: int, delta: int) -> None:
-    while cell is not None:
-        used = cell.used
+    if cell is None:
+        return
+    for c in cell.lineage:
+        used = c.used
         used[priority] = used.get(priority, 0) + delta
-        cell.used_total += delta
-        cell = cell.parent
+        c.used_total += delta
 
 
 def inside(cell: Cell, ancestor: Cell) -> bool:

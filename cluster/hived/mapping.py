@@ -77,7 +77,10 @@ class Mapper:
             out.append(c)
         if len(out) < needed:
             return None
-        out.sort(key=lambda c: c.used.get(OPPORTUNISTIC_PRIORITY, 0))
+        keys = [c.used.get(OPPORTUNISTIC_PRIORITY, 0) for c in out]
+        if any(keys):  # a stable sort on all-equal keys changes nothing
+            order = sorted(range(len(out)), key=keys.__getitem__)
+            out = [out[i] for i in order]
         return out
 
     def map_cells(self, vertices: list[Vertex], candidates: list[PhysicalCell]) -> bool:

@@ -44,6 +44,7 @@ class CellOps:
     vc_preassigned: dict[str, dict[str, dict[int, list[VirtualCell]]]]
     vc_pinned: dict[str, dict[str, VirtualCell]]
     level_type: dict[str, dict[int, str]]
+    type_level: dict[str, dict[str, int]]
     leaf_by_key: dict[tuple[str, str, int], PhysicalCell]
     chains: list[str]
 
@@ -269,7 +270,7 @@ class CellOps:
     def _derive_virtual(self, p: PhysicalCell, types: tuple[str, ...], i: int, s: PodSchedulingSpec
                         ) -> VirtualCell | None:
         cell_type = types[i] if i < len(types) else ""
-        level = next((lv for lv, t in self.level_type.get(p.chain, {}).items() if t == cell_type), None)
+        level = self.type_level.get(p.chain, {}).get(cell_type)
         vc = s.virtual_cluster
         if not cell_type or level is None or vc not in self.vc_preassigned:
             return None
@@ -327,8 +328,11 @@ def _unbind_cell(p: PhysicalCell) -> None:
         physical.virtual = None
         v.physical = None
         parent = v.parent
-        if parent is None or any(c.physical is not None for c in parent.children):
+        if parent is None:
             return
+        for child in parent.children:
+            if child.physical is not None:
+                return
         v = parent
 
 

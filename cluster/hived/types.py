@@ -1,4 +1,7 @@
-"""The model's inputs and decisions: pod refs, the pod-scheduling-spec (§2.2, §2.3), bind info (§4.1), results."""
+"""The model's inputs and decisions: pod refs, the pod-scheduling-spec (§2.2, §2.3), bind info (§4.1), results.
+
+These values are created on every call, so they are plain slotted dataclasses (a frozen dataclass takes several
+times longer to build); nothing changes them after construction, and they hash by value."""
 
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ class UserError(Exception):
         self.message = message
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class PodRef:
     namespace: str
     name: str
@@ -33,19 +36,19 @@ class PodRef:
         return f"{self.uid}({self.namespace}/{self.name})"
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class PodPlacement:
     physical_node: str
     physical_leaf_cell_indices: tuple[int, ...]
     preassigned_cell_types: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class MemberBindInfo:
     pod_placements: tuple[PodPlacement, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class BindInfo:
     node: str
     leaf_cell_isolation: tuple[int, ...]
@@ -95,30 +98,30 @@ class BindInfo:
         return cls(str(data.get("node") or ""), ints(isolation), str(data.get("cellChain") or ""), tuple(members))
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Bind:
     node: str
     leaf_cell_isolation: tuple[int, ...]
     bind_info: BindInfo
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Preempt:
     victims: Mapping[str, tuple[PodRef, ...]]  # node -> all victim pods of the group on it
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Wait:
     reason: str
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Member:
     pod_number: int
     leaf_cell_number: int
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class PodSchedulingSpec:
     """A validated pod-scheduling-spec (§2.2); `members` already merged by leafCellNumber."""
 
@@ -162,6 +165,8 @@ def _get_str(data: Mapping[str, Any], name: str) -> str:
     value = data.get(name)
     if value is None:
         return ""
+    if type(value) is str:
+        return value
     if isinstance(value, (dict, list)):
         raise _field_error(name, value, "string")
     if isinstance(value, bool):
@@ -180,9 +185,10 @@ def _get_bool(data: Mapping[str, Any], name: str, default: bool) -> bool:
 
 def parse_spec(pod: PodRef, spec: Mapping[str, Any] | None) -> PodSchedulingSpec:
     """Defaults and validation of the pod-scheduling-spec, in HiveD's order (§2.2, §2.3)."""
-    if spec is None or (isinstance(spec, Mapping) and not spec):
+    is_mapping = type(spec) is dict or isinstance(spec, Mapping)
+    if spec is None or (is_mapping and not spec):
         raise UserError(SPEC_PREFIX + "Annotation does not exist or is empty")
-    if not isinstance(spec, Mapping):
+    if not is_mapping:
         raise _field_error("podSchedulingSpec", spec, "internal.PodSchedulingSpec")
     vc = _get_str(spec, "virtualCluster")
     priority = _get_int(spec, "priority")
@@ -193,7 +199,7 @@ def parse_spec(pod: PodRef, spec: Mapping[str, Any] | None) -> PodSchedulingSpec
     _get_bool(spec, "gangReleaseEnable", False)  # parsed, no effect in v0.3.4 (§2.2)
     ignore = _get_bool(spec, "ignoreK8sSuggestedNodes", True)
     group = spec.get("affinityGroup")
-    if group is not None and not isinstance(group, Mapping):
+    if group is not None and type(group) is not dict and not isinstance(group, Mapping):
         raise _field_error("affinityGroup", group, "AffinityGroupSpec")
     members: list[Member] = []
     if group is None:
@@ -205,7 +211,7 @@ def parse_spec(pod: PodRef, spec: Mapping[str, Any] | None) -> PodSchedulingSpec
         if raw_members is not None and not isinstance(raw_members, list):
             raise _field_error("members", raw_members, "[]AffinityGroupMemberSpec")
         for m in raw_members or []:
-            if not isinstance(m, Mapping):
+            if type(m) is not dict and not isinstance(m, Mapping):
                 raise _field_error("members", m, "AffinityGroupMemberSpec")
             members.append(Member(_get_int(m, "podNumber"), _get_int(m, "leafCellNumber")))
     if vc == "":

@@ -4,16 +4,20 @@ It plays the parts a real cluster has (spec/hived.md end of §6, spec/openpai.md
 - rest-server: a submission goes through `admit_job` (HiveD's VC status as the quota source); a rejection is a
   reply and leaves nothing behind; an accepted job becomes a Framework after the write-merger's delay.
 - FrameworkController: attempts, task pods (same name, new uid on a retry), completion policy, retry policy.
-- Kubernetes: pending pods are retried after every change, in queue order (K8s pod priority = HiveD priority,
-  then submission time, then creation); HiveD is asked in Preempting phase with every node suggested (what
-  HiveD's unit tests do); victims get a `Preempted` event and are deleted; waits become `FailedScheduling`.
+- Kubernetes v1.14's scheduler with HiveD as its extender (docs/kubernetes-scheduling.md): pending pods are
+  retried after every change, in queue order (K8s pod priority = HiveD priority, then submission time, then
+  creation); each attempt asks HiveD's filter (Filtering phase) and, only when that gives no bind, records a
+  `FailedScheduling` event (a repeat bumps the event's `count`) and asks HiveD's preempt (Preempting phase) unless
+  victims of an earlier preemption still terminate on the pod's nominated node; the victims of one node are
+  deleted (each with a `Preempted` event) and the preemptor binds only after they are gone.
 - kubelet: a bound pod's container starts after a few seconds and exits 0 after its commands' duration.
 Every object change is written to the evidence log as a watch record with the virtual time.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -50,14 +54,20 @@ class SimCluster(FrameworkController):
         """Nothing to release: the evidence writer belongs to the runner."""
 
     def switch_config(self, name: str, text: str) -> None:
-        if any(job.pods for job in self.jobs.values()):
-            raise HivedlabError(f"cannot switch the HiveD config to '{name}' while pods are alive")
+        """Run HiveD with this config. With jobs on the cluster this is HiveD's work-preserving reconfiguration:
+        a new scheduler process that re-adds every bound pod (docs/hived-model.md, "Restart and recovery")."""
         try:
             mapping = yaml.load(text, Loader=_LOADER)
         except yaml.YAMLError as exc:
             raise HivedlabError(f"HiveD config '{name}' is not valid YAML: {str(exc).splitlines()[0]}") from None
-        self.scheduler = hooks.new_scheduler(mapping, name, self.clock.k8s_time)
-        self.config_mapping = mapping
+        self._start_hived(mapping, name)
+
+    def restart_hived(self) -> None:
+        """HiveD's process restarts with the same config (crash recovery): bound pods are re-added, preemptions
+        in progress are forgotten, pending pods are scheduled again from scratch."""
+        if self.config_mapping is None:
+            raise HivedlabError("the simulated cluster has no HiveD config: switch_config first")
+        self._start_hived(self.config_mapping, "current")
 
     def submit(self, user: str, job_key: str, protocol: str) -> SubmitResult:
         if self.scheduler is None or self.config_mapping is None:
@@ -130,6 +140,17 @@ class SimCluster(FrameworkController):
         """Process every pending event (tests and `sim` tooling); stops at `limit_s` virtual seconds."""
         self.advance_until(lambda: self.queue.next_time() is None, limit_s)
 
+    def _start_hived(self, mapping: Any, name: str) -> None:
+        scheduler = hooks.new_scheduler(mapping, name, self.clock.k8s_time)
+        for ref, spec, bind_info in self._bound.values():  # in the order the pods were bound
+            try:
+                scheduler.add_allocated_pod(ref, spec, bind_info)
+            except hived.InternalError as err:
+                raise HivedlabError(f"HiveD v0.3.4 itself would fail re-adding {ref.name} with config "
+                                    f"'{name}': {err}") from None
+        self.scheduler = scheduler
+        self.config_mapping = mapping
+
     # -- the loop -----------------------------------------------------------------------------------------------
 
     def _advance_to(self, at_us: int) -> None:
@@ -177,25 +198,56 @@ class SimCluster(FrameworkController):
             self._schedule_pod(job, key, current, nodes)
 
     def _schedule_pod(self, job: SimJob, key: TaskKey, pod: PodState, nodes: list[str]) -> None:
+        """One scheduling attempt of kube-scheduler v1.14: filter, then preempt only without a bind."""
         name = pod.name(job.info.framework)
         ref = hooks.pod_ref(name, pod.uid)
         spec = job.spec(key[0])
         try:
-            result = self.scheduler.schedule(ref, spec, nodes, "Preempting")
-        except hived.InternalError as err:
-            raise HivedlabError(f"HiveD v0.3.4 itself would fail here (scheduling {name}): {err}") from None
+            result = self._ask_hived(ref, spec, nodes, hived.PHASE_FILTERING)
         except hived.UserError as err:
-            # the extender's error reply, which K8s puts into the event as is (spec/hived.md §4.2)
+            # the extender's error reply, which K8s puts into the event as is; not a FitError: no preemption
             where = f"[{pod.uid}({naming.NAMESPACE}/{name})]: filterRoutine: Failed: "
             self._failed_scheduling(job, key, f"Code: 400, Message: hivedscheduler: User Error: {where}{err.message}")
             return
         if isinstance(result, hived.Bind):
             self._bind(job, key, ref, spec, result)
-        elif isinstance(result, hived.Preempt):
-            self._preempt(job, key, name, result.victims, len(nodes))
+            return
+        if isinstance(result, hived.Preempt):
+            reasons = [f"1 node({node}) has preemptible Pods: {_listed(result.victims[node])}"
+                       for node in sorted(result.victims)]
         else:
-            text = f"1 {WAIT_PREFIX}{result.reason}"
-            self._failed_scheduling(job, key, self._fit_error([text], len(nodes)))
+            reasons = [f"1 {WAIT_PREFIX}{result.reason}"]
+        self._failed_scheduling(job, key, self._fit_error(reasons, len(nodes)))
+        if self._victims_terminating(job, job.pods[key]):
+            return  # K8s: not eligible to preempt again while its nominated node has victims terminating
+        try:
+            answer = self._ask_hived(ref, spec, nodes, hived.PHASE_PREEMPTING)
+        except hived.UserError:
+            return  # the preempt call fails the same way; the filter's event already says why
+        if isinstance(answer, hived.Preempt) and answer.victims:
+            # HiveD's preempt reply names one node's victims (it picks the node at random; here: the first name)
+            node = sorted(answer.victims)[0]
+            self._preempt(job, key, name, node, answer.victims[node])
+
+    def _ask_hived(self, ref: Any, spec: dict[str, Any], nodes: list[str], phase: hived.Phase) -> Any:
+        try:
+            return self.scheduler.schedule(ref, spec, nodes, phase)
+        except hived.InternalError as err:
+            raise HivedlabError(f"HiveD v0.3.4 itself would fail here (scheduling {ref.name}): {err}") from None
+
+    def _victims_terminating(self, job: SimJob, pod: PodState) -> bool:
+        """kube-scheduler's eligibility rule: a pod whose nominated node still has a terminating pod of lower
+        K8s priority does not preempt again."""
+        node = pod.nominated_node
+        if not node:
+            return False
+        mine = naming.k8s_priority(job.info.priority, job.info.submit_epoch_s)
+        return any(
+            other.node == node and other.deletion_timestamp is not None
+            and naming.k8s_priority(other_job.info.priority, other_job.info.submit_epoch_s) < mine
+            for other_job in self.jobs.values()
+            for other in other_job.pods.values()
+        )
 
     def _fit_error(self, reasons: list[str], workers: int) -> str:
         """K8s 1.15's FitError text: `0/N nodes are available: <count reason>, ....` (sorted)."""
@@ -206,6 +258,7 @@ class SimCluster(FrameworkController):
     def _bind(self, job: SimJob, key: TaskKey, ref: Any, spec: dict[str, Any], result: Any) -> None:
         self.scheduler.add_allocated_pod(ref, spec, result.bind_info)
         self._hived_pods[ref.uid] = "allocated"
+        self._bound[ref.uid] = (ref, spec, result.bind_info)
         now = self.clock.k8s_time()
         node = result.node
         pod = self._emit_pod(
@@ -233,28 +286,22 @@ class SimCluster(FrameworkController):
             self._start_delays[key] = self.rng.uniform(low, high)
         return self._start_delays[key]
 
-    def _preempt(self, job: SimJob, key: TaskKey, name: str, victims: Mapping[str, Any], workers: int) -> None:
-        """K8s deletes the victims HiveD reported (one `Preempted` event each) and nominates the node."""
-        reasons = []
-        for node in sorted(victims):
-            refs = sorted(victims[node], key=lambda r: r.name)
-            listed = ", ".join(f"{r.uid}({naming.NAMESPACE}/{r.name})" for r in refs)
-            reasons.append(f"1 node({node}) has preemptible Pods: {listed}")
-        nominated = sorted(victims)[0] if victims else None
-        self._failed_scheduling(job, key, self._fit_error(reasons, workers), nominated)
-        for node in sorted(victims):
-            for ref in sorted(victims[node], key=lambda r: r.name):
-                self._delete_victim(ref.uid, name, node, naming.scheduler_name(job.info.virtual_cluster))
+    def _preempt(self, job: SimJob, key: TaskKey, name: str, node: str, victims: Any) -> None:
+        """K8s nominates the node for the preemptor, then deletes the victims there (a `Preempted` event each)."""
+        if job.pods[key].nominated_node != node:
+            self._emit_pod(job, key, nominated_node=node)
+        for ref in sorted(victims, key=lambda r: r.name):
+            self._delete_victim(ref.uid, name, node, naming.scheduler_name(job.info.virtual_cluster))
 
     def _delete_victim(self, uid: str, preemptor: str, node: str, component: str) -> None:
-        """K8s 1.15 records `Preempted` on the victim from the preemptor's scheduler, then deletes it."""
+        """K8s v1.14 deletes the victim, then records `Preempted` on it from the preemptor's scheduler."""
         for victim_job in self.jobs.values():
             for key, pod in list(victim_job.pods.items()):
                 if pod.uid != uid or pod.deletion_timestamp is not None:
                     continue
+                pod = self._emit_pod(victim_job, key, deletion_timestamp=self.clock.k8s_time())
                 message = f"by {naming.NAMESPACE}/{preemptor} on node {node}"
                 self._add_event(victim_job, pod, "Preempted", message, component)
-                self._emit_pod(victim_job, key, deletion_timestamp=self.clock.k8s_time())
                 self._after(self.settings.grace_s, partial(self._remove_pod, victim_job, key, uid))
                 # FC sees the pod deleted by someone else: the task attempt ends with -101 (spec/openpai.md §3.4)
                 if victim_job.completing is None:
@@ -288,16 +335,27 @@ class SimCluster(FrameworkController):
         """K8s names an event `<object>.<unix nanoseconds in hex>`; the counter keeps same-instant names apart."""
         return (self.clock.epoch_s() * 1_000_000 + self.clock.now_us % 1_000_000) * 1000 + self._order % 1000
 
-    def _failed_scheduling(self, job: SimJob, key: TaskKey, message: str, nominated: str | None = None) -> None:
-        """Record a FailedScheduling event (and the preemptor's nominated node); an identical repeat is not
-        recorded again."""
+    def _failed_scheduling(self, job: SimJob, key: TaskKey, message: str) -> None:
+        """A FailedScheduling event, or, for a repeat with the same message, the same event with its `count`
+        bumped (client-go's event correlator); the pod's condition is updated only when its message changes."""
         pod = job.pods[key]
         job.waiting = True
-        last = self._failed_events.get(pod.uid)
-        if last is not None and last.message == message and pod.nominated_node == (nominated or pod.nominated_node):
-            return
-        self._failed_events[pod.uid] = self._add_event(job, pod, "FailedScheduling", message)
-        self._emit_pod(job, key, unschedulable=message, nominated_node=nominated or pod.nominated_node)
+        seen = self._failed_events.setdefault(pod.uid, {})
+        event = seen.get(message)
+        if event is None:
+            seen[message] = self._add_event(job, pod, "FailedScheduling", message)
+        else:
+            event = replace(event, count=event.count + 1, last=self.clock.k8s_time(),
+                            resource_version=self.store.resource_version())
+            seen[message] = event
+            self.store.emit("MODIFIED", "events", event_object(event))
+        if pod.unschedulable != message:
+            self._emit_pod(job, key, unschedulable=message)
+
+
+def _listed(refs: Any) -> str:
+    """HiveD's filter text for a node's preemptible pods: `<uid>(<namespace>/<name>)`, by name."""
+    return ", ".join(f"{r.uid}({naming.NAMESPACE}/{r.name})" for r in sorted(refs, key=lambda r: r.name))
 
 
 def _job_name_of(protocol: str) -> str:

@@ -60,8 +60,9 @@ class FrameworkController:
         self.jobs: dict[tuple[str, str], SimJob] = {}
         self._enqueued: dict[str, tuple[int, int]] = {}  # pod uid -> (time, order) it entered the K8s queue
         self._order = 0
-        self._failed_events: dict[str, EventState] = {}  # pod uid -> its FailedScheduling event
+        self._failed_events: dict[str, dict[str, EventState]] = {}  # pod uid -> message -> FailedScheduling event
         self._hived_pods: dict[str, str] = {}  # pod uid -> "allocated" | "unallocated" as HiveD knows it
+        self._bound: dict[str, tuple[Any, Any, Any]] = {}  # pod uid -> (ref, spec, bind info), in bind order
         self._start_delays: dict[tuple[int, int], float] = {}  # (job, bind instant) -> container start delay
 
     def _after(self, seconds: float, action: Callable[[], None]) -> None:
@@ -339,6 +340,7 @@ class FrameworkController:
     def _hived_release(self, job: SimJob, pod: PodState) -> None:
         ref = hooks.pod_ref(pod.name(job.info.framework), pod.uid)
         state = self._hived_pods.pop(pod.uid, None)
+        self._bound.pop(pod.uid, None)
         if state == "allocated":
             self.scheduler.delete_allocated_pod(ref)
         elif state == "unallocated":

@@ -6,20 +6,27 @@ from typing import Any
 
 import pytest
 
-FIDELITY: dict[str, tuple[int, int]] = {}  # scenario -> (steps before first mismatch, steps)
+FIDELITY: dict[str, tuple[int, int]] = {}  # v1 scenario -> (steps before first mismatch, steps)
+FIDELITY_V2: dict[str, tuple[int, int]] = {}  # the same for the v2 corpus
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    if not FIDELITY:
-        return
-    passing = sum(1 for good, total in FIDELITY.values() if good == total)
-    good = sum(g for g, _ in FIDELITY.values())
-    total = sum(t for _, t in FIDELITY.values())
-    terminalreporter.write_line(
-        f"hived-diff fidelity: {passing}/{len(FIDELITY)} scenarios, {good}/{total} steps"
-    )
+    for corpus, scores in (("hived-diff", FIDELITY), ("hived-diff-v2", FIDELITY_V2)):
+        if not scores:
+            continue
+        passing = sum(1 for good, total in scores.values() if good == total)
+        good = sum(g for g, _ in scores.values())
+        total = sum(t for _, t in scores.values())
+        terminalreporter.write_line(
+            f"{corpus} fidelity: {passing}/{len(scores)} scenarios, {good}/{total} steps"
+        )
 
 
 @pytest.fixture
 def fidelity() -> dict[str, tuple[int, int]]:
     return FIDELITY
+
+
+@pytest.fixture
+def fidelity_v2() -> dict[str, tuple[int, int]]:
+    return FIDELITY_V2

@@ -67,7 +67,15 @@ def read_log(path: Path) -> list[Seen]:
 
 
 def events(log: list[Seen], reason: str, pod_prefix: str = "") -> list[Seen]:
-    return [s for s in log if s.resource == "events" and s.obj["reason"] == reason and s.name.startswith(pod_prefix)]
+    """The distinct events (their ADDED records); a repeat only bumps an event's count (see `event_counts`)."""
+    return [s for s in log if s.resource == "events" and s.watch == "ADDED" and s.obj["reason"] == reason
+            and s.name.startswith(pod_prefix)]
+
+
+def event_counts(log: list[Seen], reason: str, pod_prefix: str = "") -> dict[str, int]:
+    """Event name -> its last `count`."""
+    return {s.obj["metadata"]["name"]: s.obj["count"] for s in log if s.resource == "events"
+            and s.obj["reason"] == reason and s.name.startswith(pod_prefix)}
 
 
 def binds(log: list[Seen], pod_prefix: str = "") -> list[tuple[str, str, str]]:

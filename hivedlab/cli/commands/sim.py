@@ -15,9 +15,10 @@ DESCRIPTION = """\
 Drive the simulated HiveD v0.3.4 scheduler directly.
 
   replay   build the scheduler from a HiveD config, replay a list of operations (schedule, delete,
-           node_bad, node_healthy) and print one JSON line per operation, in the format of
-           tests/fixtures/hived-diff/README.md. Every schedule runs in HiveD's Preempting phase with
-           every node suggested; a bind is reported back to the scheduler at once.
+           node_bad, node_healthy, restart) and print one JSON line per operation, in the format of
+           tests/fixtures/hived-diff/README.md and hived-diff-v2/README.md. A schedule runs in its
+           phase (Preempting by default) with its suggestedNodes (every node by default); a bind is
+           reported back to the scheduler at once.
 
 直接驱动模拟的 HiveD v0.3.4 调度器：replay 按顺序回放操作，每个操作输出一行 JSON。"""
 
