@@ -9,11 +9,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from hivedlab.cluster.hived.annotations import SCHEDULING_SPEC
+
 Phase = Literal["Filtering", "Preempting"]
 PHASE_FILTERING: Phase = "Filtering"
 PHASE_PREEMPTING: Phase = "Preempting"
 
-SPEC_PREFIX = "Pod annotation hivedscheduler.microsoft.com/pod-scheduling-spec: "
+SPEC_PREFIX = f"Pod annotation {SCHEDULING_SPEC}: "
 
 
 class UserError(Exception):
