@@ -90,6 +90,18 @@ def _base_name(text: str, fallback: str) -> str:
     return name if isinstance(name, str) and name else fallback
 
 
+def step_members(step: SubmitStep, users: tuple[str, ...]) -> tuple[str, ...]:
+    """Who a submit step submits as: every member, or the first one."""
+    return users if step.as_ == "each-member" else users[:1]
+
+
+def submitting_members(plans: Iterable[Plan], inventory: Inventory) -> tuple[str, ...]:
+    """Every member whose jobs the plans submit, in inventory order (their tokens are tried before a real run)."""
+    wanted = {user for plan in plans for step in plan.steps if isinstance(step, SubmitStep)
+              for user in step_members(step, inventory.users)}
+    return tuple(user for user in inventory.users if user in wanted)
+
+
 def _step_dict(step: SubmitStep | WaitStep | StopStep) -> dict[str, Any]:
     if isinstance(step, SubmitStep):
         return {"submit": {"job": step.job, "as": step.as_, "expect": step.expect}}
@@ -119,8 +131,7 @@ class _PlanRun:
         self.writer.write_action(action_type, payload, time=self.backend.now())
 
     def members(self, step: SubmitStep) -> tuple[str, ...]:
-        users = self.ctx.inventory.users
-        return users if step.as_ == "each-member" else users[:1]
+        return step_members(step, self.ctx.inventory.users)
 
     def switch_config(self) -> None:
         name = self.plan.hived_config

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ from hivedlab.cluster.openpai.rest import PaiClient, PaiError
 from hivedlab.cluster.pai.backend import PaiBackend, RunState, _TapWriter
 from hivedlab.cluster.pai.hived_inspect import hived_url as default_hived_url
 from hivedlab.cluster.pai.live import LiveView
-from hivedlab.cluster.pai.tokens import load_tokens
+from hivedlab.cluster.pai.tokens import check_tokens, load_tokens
 from hivedlab.cluster.pai.watcher import Watcher
 from hivedlab.evidence import EvidenceWriter
 
@@ -54,10 +54,27 @@ def default_watcher(writer: Any, *, kubeconfig: Path, context: str | None, names
     return watcher
 
 
+def _warn(text: str) -> None:
+    print(f"hivedlab: warning: {text}", file=sys.stderr)
+
+
+def check_version(info: dict[str, Any], url: str) -> str:
+    """The rest-server's version from `/api/v2/info`; "" when it does not say (v1.2.0 answers `null` when it cannot
+    read the version from its ConfigMap). Another version than v1.2 is a `PaiError`."""
+    version = info.get("version")
+    if version is None or version == "":
+        return ""
+    if not str(version).startswith("v1.2"):
+        raise PaiError(f"the rest-server at {url} is OpenPAI {version}; hivedlab targets v1.2.0",
+                       f"{url} 的 rest-server 版本为 {version}，hivedlab 面向 v1.2.0")
+    return str(version)
+
+
 def open_backend(
     writer: EvidenceWriter,
     inventory: Any,
     *,
+    members: Sequence[str] = (),
     run_dir: str | Path | None = None,
     pai_url: str | None = None,
     token: str | None = None,
@@ -72,8 +89,12 @@ def open_backend(
     poll_s: float | None = None,
     sleep: Callable[[float], None] | None = None,
     environ: dict[str, str] | None = None,
+    warn: Callable[[str], None] = _warn,
 ) -> PaiBackend:
-    """The real backend for one experiment whose evidence `writer` writes (run dir: `<run>/experiments/<id>/`)."""
+    """The real backend for one experiment whose evidence `writer` writes (run dir: `<run>/experiments/<id>/`).
+
+    `members`: whose jobs the run submits; each one's token is tried before this returns (all tokens when empty).
+    A resumed experiment's log is read back first, so the backend knows what its pods already did."""
     env = dict(os.environ) if environ is None else environ
     master = _master_ip(inventory)
     url = pai_url or env.get("HIVEDLAB_PAI_URL") or (f"http://{master}" if master else None)
@@ -94,7 +115,7 @@ def open_backend(
     extra = {"sleep": sleep} if sleep else {}
     clients = {
         user: PaiClient(url, tok, on_call=lambda call, u=user: state.log_call(u, call), **extra)
-        for user, tok in tokens.items()
+        for user, tok in tokens.tokens.items()
     }
     probe = next(iter(clients.values()))
     probe.retries, retries = 1, probe.retries  # the first contact: fail fast when the master is not there
@@ -102,15 +123,19 @@ def open_backend(
         info = probe.info()
     finally:
         probe.retries = retries
-    if not str(info.get("version", "")).startswith("v1.2"):
-        raise PaiError(f"the rest-server at {url} is OpenPAI {info.get('version')}; hivedlab targets v1.2.0",
-                       f"{url} 的 rest-server 版本为 {info.get('version')}，hivedlab 面向 v1.2.0")
+    version = check_version(info, url)
+    if not version:
+        warn(f"the rest-server at {url} does not say its version (/api/v2/info: version {info.get('version')!r}, "
+             "as v1.2.0 answers when it cannot read its ConfigMap); going on as OpenPAI v1.2.0")
+    check_tokens(clients, tokens.origins, members or tuple(clients))
     backend = PaiBackend(
         writer, clients, state, hived_url=hived,
         view=view if view is not None else LiveView(),
         interactive=sys.stdin.isatty() if interactive is None else interactive,
         poll_s=poll_s, **extra,
     )
+    backend.run_info = {"openpai_version": version or None}
+    backend.index.replay(writer.path)
     tap = _TapWriter(writer, backend.index)
     if config is not None:
         backend.watcher = default_watcher(tap, kubeconfig=config, context=context or env.get("HIVEDLAB_KUBE_CONTEXT"),

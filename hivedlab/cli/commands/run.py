@@ -68,12 +68,16 @@ def _sim_factory(seed: int, inventory: Any) -> Any:
     return make
 
 
-def _pai_factory(inventory: Any) -> Any:
-    """The real backend for each plan, imported only when asked for (the kubernetes client is slow to import)."""
+def _pai_factory(inventory: Any, plans: list[Any]) -> Any:
+    """The real backend for each plan, imported only when asked for (the kubernetes client is slow to import).
+    Each one first tries the tokens of every member the whole run submits as, so a bad one stops it early."""
     from hivedlab.cluster.pai import open_backend
+    from hivedlab.labs.runner import submitting_members
+
+    members = submitting_members(plans, inventory)
 
     def make(plan: Any, writer: Any) -> Any:
-        return open_backend(writer, inventory)
+        return open_backend(writer, inventory, members=members)
 
     return make
 
@@ -145,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
         make = _sim_factory(args.seed, inventory)
         ctx = RunContext(out, "sim", args.seed, inventory, f"s{args.seed}")
     else:
-        make = _pai_factory(inventory)
+        make = _pai_factory(inventory, plans)
         tag = _previous_run_tag(out) or datetime.now(timezone.utc).strftime("%Y%m%dt%H%M%S")
         ctx = RunContext(out, "pai", None, inventory, tag)
 
