@@ -365,7 +365,8 @@ class PaiBackend:
                 except HivedlabError as exc:
                     print(f"could not stop {entry['user']}~{entry['job_name']}: {exc}", file=sys.stderr)
         else:
-            print(f"left running: {names} (resume the run, or stop them in the web portal)", file=sys.stderr)
+            print(f"left running: {names} (resume the run, or stop them with `hivedlab stop "
+                  f"{self.state.path.parent.parent}`)", file=sys.stderr)
 
 
 def _tasks(detail: dict[str, Any]) -> tuple[TaskStatus, ...]:

@@ -41,6 +41,7 @@ class FakePai:
         self.faults: list[tuple[str, str, Any, bool]] = []
         self.auto_advance: tuple[int, int] | None = None  # (GETs until RUNNING, GETs until SUCCEEDED)
         self.gets: dict[str, int] = {}
+        self.on_submit: Any = None  # called with the job id of each accepted submission (tests/real/fakecluster.py)
         self.server: LocalServer = serve(self.handle)
         self.url = self.server.url + "/rest-server"
 
@@ -69,6 +70,12 @@ class FakePai:
                     self._route(handler, method, path, body)
                 return reply
         return self._route(handler, method, path, body)
+
+    def add_user(self, user: str, password: str) -> None:
+        self.users[user] = password
+        self.grants[user] = set(self.vcs)
+        self.tokens[make_jwt(user)] = user
+        self.app_tokens[make_jwt(user, application=True)] = user
 
     def revoke(self, user: str) -> None:
         """The user's login token stops working (as after a password reset or 7 days)."""
@@ -167,4 +174,6 @@ class FakePai:
                 "jobStatus": {"username": user, "state": "WAITING", "subState": "AttemptCreationPending",
                               "executionType": "START", "retries": 0, "virtualCluster": vc},
             }
+        if self.on_submit:
+            self.on_submit(job_id)
         return json_reply(202, {"status": 202, "message": f"Update job {name} for user {user} successfully."})

@@ -133,6 +133,12 @@ def _next_steps(out: Path, lang: str, report: bool) -> str:
     return "\n".join(lines)
 
 
+def _leftover_note(out: Path) -> str:
+    from hivedlab.cluster.pai import leftover_note
+
+    return leftover_note(out)
+
+
 def _previous_run_tag(out: Path) -> str | None:
     """A real run resumed in the same folder keeps its job names, so the backend finds what it already submitted."""
     try:
@@ -166,7 +172,20 @@ def run(args: argparse.Namespace) -> int:
         if args.cluster == "pai":
             print(f"running {experiment} …", file=sys.stderr, flush=True)
 
-    results = run_experiments(plans, make, ctx, progress)
+    try:
+        results = run_experiments(plans, make, ctx, progress)
+    except HivedlabError as exc:
+        note = _leftover_note(out) if args.cluster == "pai" else ""
+        if note:
+            raise HivedlabError(f"{exc}; {note}", exc.exit_code) from None
+        raise
+    failed = [r for r in results if r.status != "finished"]
+    if failed and args.cluster == "pai":
+        for result in failed:
+            print(f"hivedlab run: {result.experiment} {result.status}: {result.reason}", file=sys.stderr)
+        note = _leftover_note(out)
+        if note:
+            print(f"hivedlab run: {note}", file=sys.stderr)
     verdicts: dict[str, dict[str, Any]] = {}
     if not args.no_report:
         pipeline = run_pipeline(out, results, args.lang)
