@@ -16,7 +16,7 @@ venv: $(BIN)/hivedlab
 
 ## run: set up, then run all five experiments on the simulated cluster and write $(OUT)/report.md and report.html
 run: venv
-	$(BIN)/hivedlab run all --cluster sim --out $(OUT)
+	$(BIN)/hivedlab run all --cluster sim --out $(OUT) --replace
 
 ## test: set up, then lint, check the import layers and run the tests
 test: lint unit

@@ -187,8 +187,9 @@ class Timeline:
     vc_nodes: dict[str, tuple[str, ...]]
     jobs: tuple[JobTimeline, ...]
     steps: tuple[Step, ...] = ()
-    end_status: str | None = None  # finished | interrupted | failed | None (no end record)
+    end_status: str | None = None  # the last session's: finished | interrupted | failed | None (no end record)
     end_reason: str | None = None
+    sessions: int = 0  # `plan` records: a resumed run adds one per session (docs/evidence.md)
     first: Mark | None = None
     last: Mark | None = None
     record_count: int = 0
@@ -264,6 +265,7 @@ class TimelineBuilder:
         self.steps: list[Step] = []
         self.end_status: str | None = None
         self.end_reason: str | None = None
+        self.sessions = 0
         self.first: Mark | None = None
         self.last: Mark | None = None
         self.count = 0
@@ -297,7 +299,9 @@ class TimelineBuilder:
 
     def _action(self, action: dict[str, Any], mark: Mark) -> None:
         kind = action.get("type")
-        if kind == "plan":
+        if kind == "plan":  # a session begins: how the run ends is what its last session's `end` says
+            self.sessions += 1
+            self.end_status = self.end_reason = None
             experiment = str(action.get("experiment"))
             if experiment not in self.experiments:
                 self.experiments.append(experiment)
@@ -322,6 +326,8 @@ class TimelineBuilder:
         reply = action.get("reply") if isinstance(action.get("reply"), dict) else {}
         body = reply.get("body")
         message = body.get("message") if isinstance(body, dict) else (body if isinstance(body, str) else None)
+        if isinstance(body, dict) and body.get("resumed") and self.jobs.get(fw) and self.jobs[fw].submissions:
+            return  # a resumed session restating a submission the log already holds: not a new one
         sub = Submission(mark, user, action.get("job"), name, fw, _int(reply.get("status")), message, action.get("expect"))
         job = self._job(fw, mark)
         job.submissions.append(sub)
@@ -517,6 +523,7 @@ class TimelineBuilder:
             steps=tuple(self.steps),
             end_status=self.end_status,
             end_reason=self.end_reason,
+            sessions=self.sessions,
             first=self.first,
             last=self.last,
             record_count=self.count,

@@ -294,6 +294,22 @@ def read_evidence(path: str | Path) -> EvidenceLog:
     )
 
 
+def log_source(path: str | Path) -> str | None:
+    """The `source` of a log's first record; None when there is no log or it is empty, "" when it is not a log."""
+    try:
+        with Path(path).open("rb") as handle:
+            for line in handle:
+                if line.strip():
+                    try:
+                        data = json.loads(line)
+                    except ValueError:
+                        return ""
+                    return str(data.get("source") or "") if isinstance(data, dict) else ""
+    except OSError:
+        return None
+    return None
+
+
 def _last_whole_record(path: Path) -> tuple[dict[str, Any] | None, bool]:
     """The last parseable record of a file (read backwards), and whether the file ends without a newline."""
     size = path.stat().st_size

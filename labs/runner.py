@@ -29,7 +29,7 @@ from hivedlab.checker.report.build import build_report
 from hivedlab.checker.verdicts import to_json
 from hivedlab.cluster.backend import Backend, JobStatus, SubmitResult
 from hivedlab.cluster.openpai.naming import framework_name
-from hivedlab.evidence import EvidenceWriter, format_time
+from hivedlab.evidence import EvidenceWriter, format_time, log_source
 from hivedlab.group.inventory import Inventory
 from hivedlab.group.layouts import plan_layout
 
@@ -65,6 +65,7 @@ class RunContext:
     seed: int | None
     inventory: Inventory
     run_tag: str  # makes job names unique per run: `s<seed>` on the simulator, a UTC stamp on a real cluster
+    replace: bool = False  # simulated runs only: move an earlier simulated run of the same experiment aside
 
 
 def job_name_for(base: str, user: str, experiment: str, run_tag: str) -> str:
@@ -88,6 +89,18 @@ def _base_name(text: str, fallback: str) -> str:
         return fallback
     name = data.get("name") if isinstance(data, dict) else None
     return name if isinstance(name, str) and name else fallback
+
+
+def step_members(step: SubmitStep, users: tuple[str, ...]) -> tuple[str, ...]:
+    """Who a submit step submits as: every member, or the first one."""
+    return users if step.as_ == "each-member" else users[:1]
+
+
+def submitting_members(plans: Iterable[Plan], inventory: Inventory) -> tuple[str, ...]:
+    """Every member whose jobs the plans submit, in inventory order (their tokens are tried before a real run)."""
+    wanted = {user for plan in plans for step in plan.steps if isinstance(step, SubmitStep)
+              for user in step_members(step, inventory.users)}
+    return tuple(user for user in inventory.users if user in wanted)
 
 
 def _step_dict(step: SubmitStep | WaitStep | StopStep) -> dict[str, Any]:
@@ -119,8 +132,7 @@ class _PlanRun:
         self.writer.write_action(action_type, payload, time=self.backend.now())
 
     def members(self, step: SubmitStep) -> tuple[str, ...]:
-        users = self.ctx.inventory.users
-        return users if step.as_ == "each-member" else users[:1]
+        return step_members(step, self.ctx.inventory.users)
 
     def switch_config(self) -> None:
         name = self.plan.hived_config
@@ -192,17 +204,17 @@ class _PlanRun:
         self.action("step", payload)
 
     def run(self) -> tuple[str, str]:
-        self.action(
-            "plan",
-            {
-                "experiment": self.plan.id,
-                "plan": shipped_name(self.plan.path),
-                "cluster": self.ctx.cluster,
-                "seed": self.ctx.seed,
-                "members": list(self.ctx.inventory.users),
-                "hived_config": self.plan.hived_config,
-            },
-        )
+        payload: dict[str, Any] = {
+            "experiment": self.plan.id,
+            "plan": shipped_name(self.plan.path),
+            "cluster": self.ctx.cluster,
+            "seed": self.ctx.seed,
+            "members": list(self.ctx.inventory.users),
+            "hived_config": self.plan.hived_config,
+        }
+        if self.writer.next_seq > 0:
+            payload["resumed"] = True  # a later session of the same run: the log already holds the earlier ones
+        self.action("plan", payload)
         self.switch_config()
         for index, step in enumerate(self.plan.steps):
             if isinstance(step, SubmitStep):
@@ -242,8 +254,13 @@ def run_experiments(
     ctx: RunContext,
     progress: Callable[[str], None] | None = None,
 ) -> list[ExperimentRun]:
-    """Run plans one after another into `ctx.out`; a failed experiment is recorded and the next one runs."""
+    """Run plans one after another into `ctx.out`; a failed experiment is recorded and the next one runs.
+
+    Nothing a run recorded is deleted: a real run resumed in the same folder appends to each experiment's log (the
+    chain goes on from its last whole record); a simulated run refuses a folder that already holds the experiment,
+    unless `ctx.replace` moves the earlier one to `replaced/<UTC time>/` first (`prepare_folder`)."""
     started = format_time(datetime.now(timezone.utc))
+    prepare_folder(ctx, plans)
     ctx.out.mkdir(parents=True, exist_ok=True)
     write_atomic(ctx.out / "inventory.yaml", _inventory_text(ctx.inventory))
     results: list[ExperimentRun] = []
@@ -251,8 +268,7 @@ def run_experiments(
     for plan in plans:
         folder = ctx.out / "experiments" / plan.id
         evidence = folder / "evidence.jsonl"
-        for stale in (evidence, folder / "verdicts.json", *_files(ctx.out / "jobs" / plan.id)):
-            stale.unlink(missing_ok=True)  # a rerun into the same folder starts afresh
+        (folder / "verdicts.json").unlink(missing_ok=True)  # derived from the log; judged again after the run
         if progress:
             progress(plan.id)
         with EvidenceWriter(evidence, "sim" if ctx.cluster == "sim" else "k8s") as writer:
@@ -275,8 +291,30 @@ def run_experiments(
     return results
 
 
-def _files(folder: Path) -> list[Path]:
-    return [p for p in folder.iterdir() if p.is_file()] if folder.is_dir() else []
+def prepare_folder(ctx: RunContext, plans: Sequence[Plan]) -> None:
+    """Check, before anything runs, that no recorded evidence would be lost; with `ctx.replace`, move earlier
+    simulated runs of these experiments (log, verdicts, charts, job files) to `<out>/replaced/<UTC time>/`."""
+    kept = [plan.id for plan in plans if log_source(ctx.out / "experiments" / plan.id / "evidence.jsonl")]
+    for experiment in kept:
+        evidence = ctx.out / "experiments" / experiment / "evidence.jsonl"
+        source = log_source(evidence)
+        if ctx.cluster == "pai" and source != "k8s":
+            raise HivedlabError(f"{evidence} holds a simulated run; a real run needs its own --out folder")
+        if ctx.cluster == "sim" and source != "sim":
+            raise HivedlabError(f"{evidence} holds evidence from a real cluster, which hivedlab never replaces: "
+                                "choose another --out folder for the simulated run")
+        if ctx.cluster == "sim" and not ctx.replace:
+            raise HivedlabError(f"{ctx.out} already holds a simulated run of {experiment}: choose a new --out folder, or "
+                                f"pass --replace to move the earlier run to {ctx.out / 'replaced'}/<time>/")
+    if ctx.cluster != "sim" or not kept:
+        return
+    aside = ctx.out / "replaced" / datetime.now(timezone.utc).strftime("%Y%m%dt%H%M%S%f")
+    for experiment in kept:
+        for part in ("experiments", "jobs"):
+            source_dir = ctx.out / part / experiment
+            if source_dir.is_dir():
+                (aside / part).mkdir(parents=True, exist_ok=True)
+                source_dir.rename(aside / part / experiment)
 
 
 def _inventory_text(inventory: Inventory) -> str:
@@ -292,9 +330,25 @@ def _inventory_text(inventory: Inventory) -> str:
     return yaml.safe_dump({"group": inventory.group, "members": members}, sort_keys=False, allow_unicode=True)
 
 
+def _previous_run(ctx: RunContext) -> dict[str, Any]:
+    """The folder's run.json when it belongs to the same run (same cluster and run tag): a resumed run extends it."""
+    try:
+        previous = json.loads((ctx.out / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(previous, dict) or (previous.get("cluster"), previous.get("run_tag")) != (ctx.cluster, ctx.run_tag):
+        return {}
+    return previous
+
+
 def _write_run_json(
     ctx: RunContext, started: str, results: list[ExperimentRun], extra: dict[str, Any], finished: bool
 ) -> None:
+    previous = _previous_run(ctx)
+    sessions = [s for s in previous.get("sessions") or [previous.get("started")] if isinstance(s, str)]
+    outcomes = previous.get("outcomes") if isinstance(previous.get("outcomes"), dict) else {}
+    outcomes = {**outcomes, **{r.experiment: {"status": r.status, "reason": r.reason} for r in results}}
+    earlier = [e for e in previous.get("experiments") or [] if isinstance(e, str)]
     run: dict[str, Any] = {
         **extra,
         "hivedlab_version": __version__,
@@ -302,10 +356,11 @@ def _write_run_json(
         "seed": ctx.seed,
         "group": ctx.inventory.group,
         "run_tag": ctx.run_tag,
-        "started": started,
+        "started": sessions[0] if sessions else started,
+        "sessions": sessions if started in sessions else [*sessions, started],  # when each (resumed) session began
         "finished": format_time(datetime.now(timezone.utc)) if finished else None,
-        "experiments": [r.experiment for r in results],
-        "outcomes": {r.experiment: {"status": r.status, "reason": r.reason} for r in results},
+        "experiments": list(dict.fromkeys([*earlier, *(r.experiment for r in results)])),
+        "outcomes": outcomes,
     }
     write_atomic(ctx.out / "run.json", json.dumps(run, ensure_ascii=False, indent=2) + "\n")
 

@@ -83,6 +83,7 @@ class RestCall:
 
 
 def read_token_file(path: Path) -> str:
+    """The file's text as written (its line numbers kept), after checking that only its owner can read it."""
     try:
         info = path.stat()
     except OSError as exc:
@@ -94,25 +95,36 @@ def read_token_file(path: Path) -> str:
             f"token 文件 {path} 对组或其他用户可读（权限 {mode:04o}），请执行 `chmod 600 {path}`",
         )
     try:
-        token = path.read_text(encoding="utf-8").strip()
+        text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         raise PaiError(f"cannot read token file {path}", f"无法读取 token 文件 {path}") from None
-    if not token:
+    if not text.strip():
         raise PaiError(f"token file {path} is empty", f"token 文件 {path} 是空的")
-    return token
+    return text
+
+
+def token_claims(token: str) -> dict[str, Any]:
+    """The claims of a rest-server JWT (read, not verified); empty when the token is not a JWT."""
+    parts = token.split(".")
+    if len(parts) != 3:
+        return {}
+    try:
+        payload = json.loads(base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4)))
+    except (ValueError, TypeError):
+        return {}
+    return payload if isinstance(payload, dict) else {}
 
 
 def token_user(token: str) -> str | None:
     """The `username` claim of a rest-server JWT (read, not verified), or None."""
-    parts = token.split(".")
-    if len(parts) != 3:
-        return None
-    try:
-        payload = json.loads(base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4)))
-    except (ValueError, TypeError):
-        return None
-    user = payload.get("username") if isinstance(payload, dict) else None
+    user = token_claims(token).get("username")
     return user if isinstance(user, str) else None
+
+
+def is_application_token(token: str) -> bool:
+    """An application token (`POST /api/v2/tokens/application`, never expires): a JWT with `application: true`.
+    The rest-server takes it as `Authorization: Basic base64(user:token)`, for job calls only."""
+    return token_claims(token).get("application") is True
 
 
 def normalize_base_url(url: str) -> str:
@@ -239,7 +251,10 @@ class PaiClient:
         headers = {"Accept": "application/json"}
         if content_type:
             headers["Content-Type"] = content_type
-        if self.__token:
+        if self.__token and self.user and is_application_token(self.__token):
+            pair = base64.b64encode(f"{self.user}:{self.__token}".encode()).decode()
+            headers["Authorization"] = f"Basic {pair}"
+        elif self.__token:
             headers["Authorization"] = f"Bearer {self.__token}"
         return headers
 
@@ -297,9 +312,10 @@ class PaiClient:
     # -- endpoints (§4.2)
 
     def info(self) -> dict[str, Any]:
-        """`GET /api/v2/info` (no auth): `{name, version, launcherType, authnMethod}`."""
+        """`GET /api/v2/info` (no auth): `{name, version, launcherType, authnMethod}`; `version` may be null or absent
+        (v1.2.0 reads it from a ConfigMap)."""
         body = self._json("GET", "/api/v2/info", "cluster info")
-        if not isinstance(body, dict) or "version" not in body:
+        if not isinstance(body, dict) or not {"name", "version", "launcherType"} & set(body):
             raise PaiError(f"{self.base_url} did not answer like an OpenPAI rest-server",
                            f"{self.base_url} 不像 OpenPAI 的 rest-server")
         return body

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +21,13 @@ from hivedlab.cluster.openpai.rest import PaiClient, PaiError
 from hivedlab.cluster.pai.backend import PaiBackend, RunState, _TapWriter
 from hivedlab.cluster.pai.hived_inspect import hived_url as default_hived_url
 from hivedlab.cluster.pai.live import LiveView
-from hivedlab.cluster.pai.tokens import load_tokens
+from hivedlab.cluster.pai.stop import StopResult, jobs_left, run_state, stop_hint, stop_jobs, submitted_jobs
+from hivedlab.cluster.pai.tokens import check_tokens, load_tokens
 from hivedlab.cluster.pai.watcher import Watcher
 from hivedlab.evidence import EvidenceWriter
+from hivedlab.group.inventory import load_inventory
 
-__all__ = ["PaiBackend", "open_backend"]
+__all__ = ["PaiBackend", "open_backend", "leftover_note", "stop_run"]
 
 DEFAULT_KUBECONFIG = "~/pai-deploy/kube/config"
 
@@ -35,6 +37,64 @@ def _master_ip(inventory: Any) -> str | None:
         if "master" in member.roles and member.ip:
             return str(member.ip)
     return None
+
+
+def pai_address(inventory: Any, pai_url: str | None, env: dict[str, str]) -> str:
+    """The rest-server's address: the argument, `HIVEDLAB_PAI_URL`, else the inventory master's (through pylon)."""
+    master = _master_ip(inventory)
+    url = pai_url or env.get("HIVEDLAB_PAI_URL") or (f"http://{master}" if master else None)
+    if not url:
+        raise HivedlabError("no OpenPAI address: set HIVEDLAB_PAI_URL or give the master's ip in the inventory")
+    return url
+
+
+def _run_clients(run_dir: Path, state: RunState, env: dict[str, str], pai_url: str | None,
+                 token_file: str | Path | None, sleep: Callable[[float], None] | None) -> dict[str, PaiClient]:
+    """One client per member with a token, for the run in `run_dir` (its inventory, calls logged in its pai/)."""
+    inventory = load_inventory(str(run_dir / "inventory.yaml")) if (run_dir / "inventory.yaml").is_file() else None
+    url = pai_address(inventory, pai_url, env)
+    extra = {"sleep": sleep} if sleep else {}
+    return {user: PaiClient(url, tok, on_call=lambda call, u=user: state.log_call(u, call), **extra)
+            for user, tok in load_tokens(None, token_file, env).tokens.items()}
+
+
+def stop_run(run_dir: str | Path, *, pai_url: str | None = None, token_file: str | Path | None = None,
+             environ: dict[str, str] | None = None, sleep: Callable[[float], None] | None = None) -> StopResult:
+    """`hivedlab stop RUN_DIR`: stop the jobs the run submitted that still wait or run, each as its owner."""
+    folder = Path(run_dir)
+    state = run_state(folder)
+    if not submitted_jobs(state):
+        return StopResult()
+    clients = _run_clients(folder, state, dict(os.environ) if environ is None else environ, pai_url, token_file, sleep)
+    try:
+        return stop_jobs(state, clients)
+    finally:
+        for client in clients.values():
+            client.close()
+
+
+def leftover_note(run_dir: str | Path, *, environ: dict[str, str] | None = None,
+                  sleep: Callable[[float], None] | None = None) -> str:
+    """After a run that ended on an error: its jobs still on the cluster and the command that stops them ("" when
+    none is left); when the cluster cannot be asked, the command all the same."""
+    folder = Path(run_dir)
+    try:
+        state = run_state(folder)
+    except HivedlabError:
+        return ""
+    if not submitted_jobs(state):
+        return ""
+    try:
+        clients = _run_clients(folder, state, dict(os.environ) if environ is None else environ, None, None, sleep)
+        try:
+            left = jobs_left(state, clients)
+        finally:
+            for client in clients.values():
+                client.close()
+    except HivedlabError as exc:
+        return (f"could not ask the cluster which of this run's jobs still run ({exc}); to stop them: "
+                f"`hivedlab stop {folder}`")
+    return stop_hint(folder, left) if left else ""
 
 
 def find_kubeconfig(kubeconfig: str | None, environ: dict[str, str] | os._Environ[str]) -> Path:
@@ -54,10 +114,27 @@ def default_watcher(writer: Any, *, kubeconfig: Path, context: str | None, names
     return watcher
 
 
+def _warn(text: str) -> None:
+    print(f"hivedlab: warning: {text}", file=sys.stderr)
+
+
+def check_version(info: dict[str, Any], url: str) -> str:
+    """The rest-server's version from `/api/v2/info`; "" when it does not say (v1.2.0 answers `null` when it cannot
+    read the version from its ConfigMap). Another version than v1.2 is a `PaiError`."""
+    version = info.get("version")
+    if version is None or version == "":
+        return ""
+    if not str(version).startswith("v1.2"):
+        raise PaiError(f"the rest-server at {url} is OpenPAI {version}; hivedlab targets v1.2.0",
+                       f"{url} 的 rest-server 版本为 {version}，hivedlab 面向 v1.2.0")
+    return str(version)
+
+
 def open_backend(
     writer: EvidenceWriter,
     inventory: Any,
     *,
+    members: Sequence[str] = (),
     run_dir: str | Path | None = None,
     pai_url: str | None = None,
     token: str | None = None,
@@ -72,13 +149,15 @@ def open_backend(
     poll_s: float | None = None,
     sleep: Callable[[float], None] | None = None,
     environ: dict[str, str] | None = None,
+    warn: Callable[[str], None] = _warn,
 ) -> PaiBackend:
-    """The real backend for one experiment whose evidence `writer` writes (run dir: `<run>/experiments/<id>/`)."""
+    """The real backend for one experiment whose evidence `writer` writes (run dir: `<run>/experiments/<id>/`).
+
+    `members`: whose jobs the run submits; each one's token is tried before this returns (all tokens when empty).
+    A resumed experiment's log is read back first, so the backend knows what its pods already did."""
     env = dict(os.environ) if environ is None else environ
     master = _master_ip(inventory)
-    url = pai_url or env.get("HIVEDLAB_PAI_URL") or (f"http://{master}" if master else None)
-    if not url:
-        raise HivedlabError("no OpenPAI address: set HIVEDLAB_PAI_URL or give the master's ip in the inventory")
+    url = pai_address(inventory, pai_url, env)
     hived = hived_url or env.get("HIVEDLAB_HIVED_URL") or (default_hived_url(master) if master else None)
     if not hived:
         raise HivedlabError("no HiveD address: set HIVEDLAB_HIVED_URL or give the master's ip in the inventory")
@@ -94,7 +173,7 @@ def open_backend(
     extra = {"sleep": sleep} if sleep else {}
     clients = {
         user: PaiClient(url, tok, on_call=lambda call, u=user: state.log_call(u, call), **extra)
-        for user, tok in tokens.items()
+        for user, tok in tokens.tokens.items()
     }
     probe = next(iter(clients.values()))
     probe.retries, retries = 1, probe.retries  # the first contact: fail fast when the master is not there
@@ -102,15 +181,19 @@ def open_backend(
         info = probe.info()
     finally:
         probe.retries = retries
-    if not str(info.get("version", "")).startswith("v1.2"):
-        raise PaiError(f"the rest-server at {url} is OpenPAI {info.get('version')}; hivedlab targets v1.2.0",
-                       f"{url} 的 rest-server 版本为 {info.get('version')}，hivedlab 面向 v1.2.0")
+    version = check_version(info, url)
+    if not version:
+        warn(f"the rest-server at {url} does not say its version (/api/v2/info: version {info.get('version')!r}, "
+             "as v1.2.0 answers when it cannot read its ConfigMap); going on as OpenPAI v1.2.0")
+    check_tokens(clients, tokens.origins, members or tuple(clients))
     backend = PaiBackend(
         writer, clients, state, hived_url=hived,
         view=view if view is not None else LiveView(),
         interactive=sys.stdin.isatty() if interactive is None else interactive,
         poll_s=poll_s, **extra,
     )
+    backend.run_info = {"openpai_version": version or None}
+    backend.index.replay(writer.path)
     tap = _TapWriter(writer, backend.index)
     if config is not None:
         backend.watcher = default_watcher(tap, kubeconfig=config, context=context or env.get("HIVEDLAB_KUBE_CONTEXT"),

@@ -28,7 +28,7 @@ from hivedlab.cluster.openpai.naming import framework_name
 from hivedlab.cluster.openpai.rest import PaiClient, PaiError, RestCall, RestReply, explain
 from hivedlab.cluster.pai.hived_inspect import fetch_vcs, wait_for_vcs
 from hivedlab.cluster.pai.live import JobRow, LiveView
-from hivedlab.evidence import EvidenceWriter, format_time
+from hivedlab.evidence import EvidenceWriter, format_time, iter_evidence
 
 UNFINISHED = ("WAITING", "RUNNING", "STOPPING")
 STATUS_CACHE_S = 3.0  # poll job detail at most this often per job (rest-server: 600 requests/min per IP)
@@ -55,6 +55,14 @@ class _ObservedIndex:
                             or (s.get("lastState") or {}).get("terminated") for s in statuses):
                 with self._lock:
                     self.ran.add(str(name))
+
+    def replay(self, path: str | Path) -> None:
+        """Observe what an existing log (a resumed run's) already holds: its pods may be gone from the cluster."""
+        if not Path(path).exists():
+            return
+        for record in iter_evidence(path):
+            if record.kind == "object" and record.object is not None and record.watch_type != "DELETED":
+                self.observe(str(record.resource), record.object)
 
     def for_framework(self, framework: str) -> tuple[bool, bool, str]:
         prefix = framework + "-"
@@ -165,6 +173,7 @@ class PaiBackend:
         self._ran: set[str] = set()
         self.index = _ObservedIndex()
         self.vcs: set[str] = set()
+        self.run_info: dict[str, Any] = {}
 
     # ---------------------------------------------------------------- helpers
 
@@ -356,7 +365,8 @@ class PaiBackend:
                 except HivedlabError as exc:
                     print(f"could not stop {entry['user']}~{entry['job_name']}: {exc}", file=sys.stderr)
         else:
-            print(f"left running: {names} (resume the run, or stop them in the web portal)", file=sys.stderr)
+            print(f"left running: {names} (resume the run, or stop them with `hivedlab stop "
+                  f"{self.state.path.parent.parent}`)", file=sys.stderr)
 
 
 def _tasks(detail: dict[str, Any]) -> tuple[TaskStatus, ...]:

@@ -24,6 +24,7 @@ from hivedlab.basics.errors import EXIT_INTERRUPTED, EXIT_USAGE, HivedlabError
 COMMANDS: dict[str, str] = {
     "validate": "validate job protocols, HiveD configs and group inventories (CI)",
     "run": "run lab experiments on the simulated (default) or a real cluster",
+    "stop": "stop the jobs a real-cluster run submitted that still wait or run",
     "check": "judge an experiment's evidence log against HiveD's behaviour",
     "report": "fill in the lab report (Markdown + HTML) from a run directory",
     "grade": "grade groups' run directories from their evidence (TAs)",
@@ -47,6 +48,8 @@ def _command(name: str) -> Command:
         from hivedlab.cli.commands import validate as module
     elif name == "run":
         from hivedlab.cli.commands import run as module
+    elif name == "stop":
+        from hivedlab.cli.commands import stop as module
     elif name == "check":
         from hivedlab.cli.commands import check as module
     elif name == "report":

@@ -222,3 +222,91 @@ def test_concurrent_writers_threads_keep_the_chain(tmp_path: Path) -> None:
             thread.join()
     log = read_evidence(path)
     assert log.chain_ok and len(log.records) == 200
+
+
+# -- logs of more than one session (a resumed real run) ---------------------------------------------------------------
+
+
+def _resumed_copy(original: Path, copy: Path, cut: int) -> None:
+    """`original` as a run resumed after record `cut` would have written it: session 1 ends (interrupted), session 2
+    repeats the plan and the config, restates what was submitted (the backend's `resumed` reply), then goes on."""
+    records = read_evidence(original).records
+    head, tail = records[:cut], records[cut:]
+    plan = next(r.action for r in records if r.action_type == "plan")
+    config = next(r.action for r in records if r.action_type == "config-switch")
+    with EvidenceWriter(copy, records[0].source) as writer:
+        for record in head:
+            _rewrite(writer, record)
+        at = head[-1].time
+        writer.write_action("end", {"status": "interrupted", "reason": "interrupted by the user"}, time=at)
+    with EvidenceWriter(copy, records[0].source) as writer:  # a new session: the chain goes on from the file
+        writer.write_action("plan", {**{k: v for k, v in plan.items() if k != "type"}, "resumed": True}, time=at)
+        writer.write_action("config-switch", {k: v for k, v in config.items() if k != "type"}, time=at)
+        for record in head:
+            if record.action_type == "submit" and 200 <= record.action["reply"]["status"] < 300:
+                restated = {k: v for k, v in record.action.items() if k != "type"}
+                restated["reply"] = {"status": 202, "body": {"status": 202, "message": "already submitted by this run",
+                                                             "resumed": True}}
+                writer.write_action("submit", restated, time=at)
+        for record in tail:
+            _rewrite(writer, record)
+
+
+def _rewrite(writer: EvidenceWriter, record) -> None:
+    if record.kind == "action":
+        writer.write_action(record.action_type, {k: v for k, v in record.action.items() if k != "type"}, time=record.time)
+    else:
+        writer.write_object(record.watch_type, record.resource, record.object, time=record.time, synthetic=record.synthetic)
+
+
+def _judged(path: Path) -> dict:
+    from hivedlab.checker.judge import judge_file
+
+    result = judge_file(path)
+    return {"verdict": result.verdict, "answers": [(a.rule, a.verdict, a.answer.en) for a in result.answers],
+            "end": result.timeline.end_status, "sessions": result.timeline.sessions}
+
+
+@pytest.mark.parametrize("experiment", ["vc-safety", "priority", "opportunistic", "gang", "incremental"])
+def test_a_log_of_two_sessions_is_judged_as_one_session(tmp_path: Path, experiment: str) -> None:
+    from hivedlab.checker.plans import load_plan
+    from hivedlab.cluster.sim import SimCluster
+    from hivedlab.group.inventory import load_inventory
+    from hivedlab.labs.runner import RunContext, experiment_seed, run_experiments
+
+    ctx = RunContext(tmp_path / "run", "sim", 1, load_inventory(), "s1")
+    run_experiments([load_plan(experiment)], lambda plan, w: SimCluster(w, experiment_seed(1, plan.id)), ctx)
+    original = tmp_path / "run" / "experiments" / experiment / "evidence.jsonl"
+    submits = [r.seq for r in read_evidence(original).records if r.action_type == "submit"]
+    resumed = tmp_path / "resumed.jsonl"
+    _resumed_copy(original, resumed, cut=submits[-1] + 3)
+    log = read_evidence(resumed)
+    assert log.chain_ok and log.warnings == () and [r.seq for r in log.records] == list(range(len(log.records)))
+    one, two = _judged(original), _judged(resumed)
+    assert one["verdict"] == "consistent" and (one["sessions"], two["sessions"]) == (1, 2)
+    assert {k: v for k, v in two.items() if k != "sessions"} == {k: v for k, v in one.items() if k != "sessions"}
+
+
+def test_a_session_without_an_end_record_is_not_taken_as_finished(tmp_path: Path) -> None:
+    from hivedlab.checker.timeline import build_timeline
+
+    path = tmp_path / "e.jsonl"
+    with EvidenceWriter(path, "k8s") as writer:
+        writer.write_action("plan", {"experiment": "gang"})
+        writer.write_action("end", {"status": "finished"})
+        writer.write_action("plan", {"experiment": "gang"})  # resumed, then killed before its end record
+    timeline = build_timeline(read_evidence(path).records)
+    assert timeline.sessions == 2 and timeline.end_status is None and timeline.experiments_seen == ("gang",)
+
+
+def test_a_resumed_log_cut_by_a_crash_chains_on_from_the_last_whole_record(tmp_path: Path) -> None:
+    path = tmp_path / "e.jsonl"
+    written = _write(path, 4)
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write('{"seq": 4, "time": "2026-01-01T00:0')  # the first session died mid-line
+    with EvidenceWriter(path, "k8s") as writer:
+        resumed = writer.write_action("plan", {"experiment": "gang"})
+    assert resumed["seq"] == 4 and resumed["prev"] == written[-1]["hash"]
+    log = read_evidence(path)
+    assert log.chain_ok and [r.seq for r in log.records] == [0, 1, 2, 3, 4]
+    assert len(log.warnings) == 1 and "line 5" in log.warnings[0]

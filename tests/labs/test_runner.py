@@ -167,18 +167,64 @@ def test_an_interrupt_is_recorded_then_raised(tmp_path: Path) -> None:
     assert acts[-1] == {"type": "end", "status": "interrupted", "reason": "interrupted by the user"}
 
 
-def test_a_rerun_into_the_same_folder_starts_fresh_logs(tmp_path: Path) -> None:
+def test_a_simulated_rerun_into_the_same_folder_is_refused_and_destroys_nothing(tmp_path: Path) -> None:
+    from hivedlab.basics.errors import HivedlabError
+
     ctx = RunContext(tmp_path, "sim", 1, INVENTORY, "s1")
     run_experiments([load_plan("gang")], sim_factory(), ctx)
+    log = tmp_path / "experiments" / "gang" / "evidence.jsonl"
+    first = log.read_bytes()
+    with pytest.raises(HivedlabError, match="already holds a simulated run of gang: .*--replace"):
+        run_experiments([load_plan("priority"), load_plan("gang")], sim_factory(), ctx)
+    assert log.read_bytes() == first
+    assert not (tmp_path / "experiments" / "priority").exists()  # refused before anything ran
+
+
+def test_replace_moves_the_earlier_simulated_run_aside(tmp_path: Path) -> None:
+    run_experiments([load_plan("gang")], sim_factory(), RunContext(tmp_path, "sim", 1, INVENTORY, "s1"))
     first = (tmp_path / "experiments" / "gang" / "evidence.jsonl").read_bytes()
-    run_experiments([load_plan("gang")], sim_factory(), ctx)
-    assert (tmp_path / "experiments" / "gang" / "evidence.jsonl").read_bytes() == first
-    other = RunContext(tmp_path, "sim", 2, INVENTORY, "s2")
+    other = RunContext(tmp_path, "sim", 2, INVENTORY, "s2", replace=True)
     run_experiments([load_plan("gang")], sim_factory(2), other)
+    [aside] = (tmp_path / "replaced").iterdir()
+    assert (aside / "experiments" / "gang" / "evidence.jsonl").read_bytes() == first
+    assert sorted(p.name for p in (aside / "jobs" / "gang").iterdir())[0].endswith("-s1.yaml")
     assert sorted(p.name for p in (tmp_path / "jobs" / "gang").iterdir()) == [
         "job-config-5-alice-gang-s2.yaml",
         "job-config-6-alice-gang-s2.yaml",
     ]
+    assert read_evidence(tmp_path / "experiments" / "gang" / "evidence.jsonl").records[0].seq == 0
+
+
+def test_real_evidence_is_never_replaced_nor_mixed(tmp_path: Path) -> None:
+    from hivedlab.basics.errors import HivedlabError
+
+    log = tmp_path / "experiments" / "gang" / "evidence.jsonl"
+    with EvidenceWriter(log, "k8s") as writer:
+        writer.write_action("plan", {"experiment": "gang"})
+    first = log.read_bytes()
+    with pytest.raises(HivedlabError, match="from a real cluster, which hivedlab never replaces"):
+        run_experiments([load_plan("gang")], sim_factory(), RunContext(tmp_path, "sim", 1, INVENTORY, "s1", replace=True))
+    assert log.read_bytes() == first and not (tmp_path / "replaced").exists()
+    sim_dir = tmp_path / "sim"
+    run_experiments([load_plan("gang")], sim_factory(), RunContext(sim_dir, "sim", 1, INVENTORY, "s1"))
+    with pytest.raises(HivedlabError, match="holds a simulated run; a real run needs its own --out"):
+        run_experiments([load_plan("gang")], sim_factory(), RunContext(sim_dir, "pai", None, INVENTORY, "t1"))
+
+
+def test_a_resumed_real_run_appends_to_its_logs(tmp_path: Path) -> None:
+    """The runner side of a resume (the backend that skips what was submitted is tested over HTTP in tests/real)."""
+    ctx = RunContext(tmp_path, "pai", None, INVENTORY, "20260101t000000")
+    make = lambda plan, writer: SimCluster(writer, 1)  # noqa: E731 - a stand-in backend writing k8s-sourced records
+    run_experiments([load_plan("gang")], make, ctx)
+    log = tmp_path / "experiments" / "gang" / "evidence.jsonl"
+    first, count = log.read_bytes(), len(read_evidence(log).records)
+    run_experiments([load_plan("gang")], make, ctx)
+    again = read_evidence(log)
+    assert log.read_bytes().startswith(first) and again.chain_ok and len(again.records) > count
+    assert [r.seq for r in again.records] == list(range(len(again.records)))
+    assert [a["type"] for a in actions(log)].count("plan") == 2
+    run = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
+    assert len(run["sessions"]) == 2 and run["started"] == run["sessions"][0] and run["experiments"] == ["gang"]
 
 
 def test_pipeline_is_declared_once_and_survives_a_failing_step(tmp_path: Path, monkeypatch: Any) -> None:

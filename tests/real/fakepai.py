@@ -11,17 +11,21 @@ import base64
 import json
 import threading
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
 from .conftest import LocalServer, json_reply
 
 
-def make_jwt(user: str) -> str:
+def make_jwt(user: str, application: bool = False) -> str:
     def part(data: dict[str, Any]) -> str:
         return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
 
-    return f"{part({'alg': 'HS256', 'typ': 'JWT'})}.{part({'username': user, 'admin': user == 'admin'})}.c2lnbmF0dXJl"
+    claims: dict[str, Any] = {"username": user, "admin": user == "admin"}
+    if application:
+        claims["application"] = True
+    return f"{part({'alg': 'HS256', 'typ': 'JWT'})}.{part(claims)}.c2lnbmF0dXJl"
 
 
 class FakePai:
@@ -31,10 +35,13 @@ class FakePai:
         self.grants = {u: set(vcs) for u in self.users}
         self.vcs = list(vcs)
         self.tokens = {make_jwt(u): u for u in self.users}
+        self.app_tokens = {make_jwt(u, application=True): u for u in self.users}  # Basic auth, job calls only
+        self.info = {"name": "PAI RESTful API", "version": "v1.2.0", "launcherType": "k8s", "authnMethod": "basic"}
         self.jobs: dict[str, dict[str, Any]] = {}
         self.faults: list[tuple[str, str, Any, bool]] = []
         self.auto_advance: tuple[int, int] | None = None  # (GETs until RUNNING, GETs until SUCCEEDED)
         self.gets: dict[str, int] = {}
+        self.on_submit: Any = None  # called with the job id of each accepted submission (tests/real/fakecluster.py)
         self.server: LocalServer = serve(self.handle)
         self.url = self.server.url + "/rest-server"
 
@@ -64,17 +71,31 @@ class FakePai:
                 return reply
         return self._route(handler, method, path, body)
 
-    def _user(self, handler) -> str | None:
+    def add_user(self, user: str, password: str) -> None:
+        self.users[user] = password
+        self.grants[user] = set(self.vcs)
+        self.tokens[make_jwt(user)] = user
+        self.app_tokens[make_jwt(user, application=True)] = user
+
+    def revoke(self, user: str) -> None:
+        """The user's login token stops working (as after a password reset or 7 days)."""
+        self.tokens = {tok: u for tok, u in self.tokens.items() if u != user}
+
+    def _user(self, handler, route: str) -> str | None:
         auth = handler.headers.get("Authorization") or ""
-        return self.tokens.get(auth[len("Bearer "):]) if auth.startswith("Bearer ") else None
+        if auth.startswith("Bearer "):
+            return self.tokens.get(auth[len("Bearer "):])
+        if auth.startswith("Basic ") and route.startswith("/api/v2/jobs"):  # application tokens: job calls only
+            user, _, token = base64.b64decode(auth[len("Basic "):]).decode().partition(":")
+            return user if self.app_tokens.get(token) == user else None
+        return None
 
     def _route(self, handler, method: str, path: str, body: bytes):
         if not path.startswith("/rest-server/api/"):
             return json_reply(404, {"code": "NoApiError", "message": f"API {path} is not found."})
         route = path[len("/rest-server"):]
         if route == "/api/v2/info" and method == "GET":
-            return json_reply(200, {"name": "PAI RESTful API", "version": "v1.2.0", "launcherType": "k8s",
-                                    "authnMethod": "basic"})
+            return json_reply(200, self.info)
         if route == "/api/v2/authn/basic/login" and method == "POST":
             data = json.loads(body or b"{}")
             user, password = data.get("username"), data.get("password")
@@ -83,7 +104,7 @@ class FakePai:
             if self.users[user] != password:
                 return json_reply(400, {"code": "IncorrectPasswordError", "message": "Password is incorrect."})
             return json_reply(200, {"user": user, "token": make_jwt(user), "admin": user == "admin"})
-        user = self._user(handler)
+        user = self._user(handler, route)
         if user is None:
             message = "Your token is invalid." if handler.headers.get("Authorization") else \
                 "Guest is not allowed to do this operation."
@@ -91,11 +112,16 @@ class FakePai:
         if route == "/api/v2/jobs" and method == "POST":
             return self._submit(user, handler.headers.get("Content-Type") or "", body)
         if route.startswith("/api/v2/jobs?") or (route == "/api/v2/jobs" and method == "GET"):
+            query = parse_qs(urlsplit(route).query)
+            names = set(",".join(query.get("username", [])).split(",")) - {""}
+            states = set(",".join(query.get("state", [])).split(",")) - {""}
             with self.lock:
                 return json_reply(200, [dict(name=j["name"], username=j["jobStatus"]["username"],
                                              state=j["jobStatus"]["state"],
                                              virtualCluster=j["jobStatus"]["virtualCluster"])
-                                        for j in self.jobs.values()])
+                                        for j in self.jobs.values()
+                                        if (not names or j["jobStatus"]["username"] in names)
+                                        and (not states or j["jobStatus"]["state"] in states)])
         if route.startswith("/api/v2/jobs/"):
             rest = route[len("/api/v2/jobs/"):]
             job_id, _, tail = rest.partition("/")
@@ -148,4 +174,6 @@ class FakePai:
                 "jobStatus": {"username": user, "state": "WAITING", "subState": "AttemptCreationPending",
                               "executionType": "START", "retries": 0, "virtualCluster": vc},
             }
+        if self.on_submit:
+            self.on_submit(job_id)
         return json_reply(202, {"status": 202, "message": f"Update job {name} for user {user} successfully."})

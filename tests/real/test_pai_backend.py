@@ -269,14 +269,32 @@ def test_missing_kubeconfig(world, tmp_path):
                      hived_url=hived.server.url, kubeconfig=str(tmp_path / "nope"), environ={})
 
 
-def test_other_openpai_version_refused(world, tmp_path, serve):
-    _, hived, token_file = world
-    other = serve(lambda *_: json_reply(200, {"name": "PAI RESTful API", "version": "v1.8.0"}))
+def test_other_openpai_version_refused(world, tmp_path):
+    pai, hived, token_file = world
+    pai.info["version"] = "v1.8.0"
     writer = EvidenceWriter(tmp_path / "e.jsonl", "k8s")
     OPEN.append(writer)
     with pytest.raises(HivedlabError, match="targets v1.2.0"):
-        open_backend(writer, INVENTORY, run_dir=tmp_path, pai_url=other.url + "/rest-server", token_file=token_file,
+        open_backend(writer, INVENTORY, run_dir=tmp_path, pai_url=pai.url, token_file=token_file,
                      hived_url=hived.server.url, watcher_factory=lambda tap: None, environ={})
+
+
+@pytest.mark.parametrize("answer", ["null", "missing"])
+def test_version_null_or_missing_is_a_warning(world, tmp_path, answer):
+    """v1.2.0 reads its version from a ConfigMap and answers `"version": null` when it cannot: a working cluster."""
+    pai, hived, token_file = world
+    if answer == "null":
+        pai.info["version"] = None
+    else:
+        del pai.info["version"]
+    writer = EvidenceWriter(tmp_path / "run" / "experiments" / "gang" / "evidence.jsonl", "k8s")
+    OPEN.append(writer)
+    warnings = []
+    backend = open_backend(writer, INVENTORY, pai_url=pai.url, token_file=token_file, hived_url=hived.server.url,
+                           watcher_factory=lambda tap: None, environ={}, warn=warnings.append)
+    OPEN.append(backend)
+    assert len(warnings) == 1 and "does not say its version" in warnings[0]
+    assert backend.run_info == {"openpai_version": None}
 
 
 def test_unreachable_master(world, tmp_path):

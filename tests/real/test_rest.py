@@ -70,7 +70,8 @@ def test_info_login_submit_status_stop(pai, sleeps):
     assert anon.job("alice", "job-config-0-alice-r1")["jobStatus"]["state"] == "STOPPED"
     assert anon.job("alice", "never-submitted") is None
     assert set(anon.virtual_clusters()) == {"default", "vc1"}
-    assert [j["name"] for j in anon.list_jobs(states=("RUNNING", "WAITING"))] == ["job-config-0-alice-r1"]
+    assert [j["name"] for j in anon.list_jobs(states=("STOPPED",))] == ["job-config-0-alice-r1"]
+    assert anon.list_jobs(states=("RUNNING", "WAITING")) == []
 
 
 def test_base_url_normalisation():
@@ -217,12 +218,12 @@ def test_500_is_not_retried(pai, sleeps):
 
 def test_token_from_env_and_file(tmp_path):
     env = {"HIVEDLAB_PAI_USER": "alice"}
-    assert load_tokens(environ={**env, "HIVEDLAB_PAI_TOKEN": " tok \n"}) == {"alice": "tok"}
+    assert load_tokens(environ={**env, "HIVEDLAB_PAI_TOKEN": " tok \n"}).tokens == {"alice": "tok"}
     path = tmp_path / "token"
     path.write_text("file-token\n")
     path.chmod(0o600)
-    assert load_tokens(token_file=path, environ=env) == {"alice": "file-token"}
-    assert load_tokens(environ={**env, "HIVEDLAB_PAI_TOKEN_FILE": str(path)}) == {"alice": "file-token"}
+    assert load_tokens(token_file=path, environ=env).tokens == {"alice": "file-token"}
+    assert load_tokens(environ={**env, "HIVEDLAB_PAI_TOKEN_FILE": str(path)}).tokens == {"alice": "file-token"}
 
 
 def test_group_readable_token_file_is_refused(tmp_path):

@@ -20,7 +20,10 @@ into out/experiments/<id>/evidence.jsonl; then judge each experiment and write t
 在集群上逐步运行实验，记录证据日志，判定结果并生成实验报告。
 
 --cluster sim (default) runs on the embedded simulated OpenPAI + HiveD cluster in virtual time (seconds);
---cluster pai runs on the group's real cluster (minutes per experiment)."""
+--cluster pai runs on the group's real cluster (minutes per experiment). Running again with the same --out resumes a
+real run: nothing is submitted twice and each experiment's log grows (never deleted). A simulated run refuses a folder
+that already holds the experiment unless --replace moves the earlier run to OUT/replaced/<time>/.
+在同一 --out 目录再次运行真实集群实验会接着记录（日志只追加、不删除）；模拟运行遇到已有结果时需加 --replace。"""
 
 VERDICT_ZH = {"consistent": "一致", "inconsistent": "不一致", "inconclusive": "无法判断"}
 
@@ -28,6 +31,8 @@ EXAMPLES = """\
   hivedlab run all                           # the whole lab on the simulated cluster, report in out/
   hivedlab run gang --seed 7 --out /tmp/lab  # one experiment, another seed
   hivedlab run all --cluster pai --inventory configs/group.yaml
+  hivedlab run all --cluster pai --inventory configs/group.yaml --out out  # again: resumes, appends to the logs
+  hivedlab run all --replace                 # simulate again into out/, the earlier run moved to out/replaced/
 """
 
 
@@ -39,6 +44,8 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=1, help="simulator seed: durations and gaps (default: 1)")
     parser.add_argument("--inventory", metavar="FILE", help="group inventory (default: configs/group.example.yaml)")
     parser.add_argument("--no-report", action="store_true", help="skip the verdicts and the report")
+    parser.add_argument("--replace", action="store_true",
+                        help="simulator only: move an earlier simulated run in --out to OUT/replaced/<time>/ first")
     add_lang(parser)
     return parser
 
@@ -68,12 +75,16 @@ def _sim_factory(seed: int, inventory: Any) -> Any:
     return make
 
 
-def _pai_factory(inventory: Any) -> Any:
-    """The real backend for each plan, imported only when asked for (the kubernetes client is slow to import)."""
+def _pai_factory(inventory: Any, plans: list[Any]) -> Any:
+    """The real backend for each plan, imported only when asked for (the kubernetes client is slow to import).
+    Each one first tries the tokens of every member the whole run submits as, so a bad one stops it early."""
     from hivedlab.cluster.pai import open_backend
+    from hivedlab.labs.runner import submitting_members
+
+    members = submitting_members(plans, inventory)
 
     def make(plan: Any, writer: Any) -> Any:
-        return open_backend(writer, inventory)
+        return open_backend(writer, inventory, members=members)
 
     return make
 
@@ -122,6 +133,12 @@ def _next_steps(out: Path, lang: str, report: bool) -> str:
     return "\n".join(lines)
 
 
+def _leftover_note(out: Path) -> str:
+    from hivedlab.cluster.pai import leftover_note
+
+    return leftover_note(out)
+
+
 def _previous_run_tag(out: Path) -> str | None:
     """A real run resumed in the same folder keeps its job names, so the backend finds what it already submitted."""
     try:
@@ -141,11 +158,13 @@ def run(args: argparse.Namespace) -> int:
     plans = _plans(args.experiment)
     inventory = load_inventory(args.inventory)
     out = Path(args.out)
+    if args.replace and args.cluster != "sim":
+        raise HivedlabError("--replace is for simulated runs: a real run in the same --out resumes and appends")
     if args.cluster == "sim":
         make = _sim_factory(args.seed, inventory)
-        ctx = RunContext(out, "sim", args.seed, inventory, f"s{args.seed}")
+        ctx = RunContext(out, "sim", args.seed, inventory, f"s{args.seed}", replace=args.replace)
     else:
-        make = _pai_factory(inventory)
+        make = _pai_factory(inventory, plans)
         tag = _previous_run_tag(out) or datetime.now(timezone.utc).strftime("%Y%m%dt%H%M%S")
         ctx = RunContext(out, "pai", None, inventory, tag)
 
@@ -153,7 +172,20 @@ def run(args: argparse.Namespace) -> int:
         if args.cluster == "pai":
             print(f"running {experiment} …", file=sys.stderr, flush=True)
 
-    results = run_experiments(plans, make, ctx, progress)
+    try:
+        results = run_experiments(plans, make, ctx, progress)
+    except HivedlabError as exc:
+        note = _leftover_note(out) if args.cluster == "pai" else ""
+        if note:
+            raise HivedlabError(f"{exc}; {note}", exc.exit_code) from None
+        raise
+    failed = [r for r in results if r.status != "finished"]
+    if failed and args.cluster == "pai":
+        for result in failed:
+            print(f"hivedlab run: {result.experiment} {result.status}: {result.reason}", file=sys.stderr)
+        note = _leftover_note(out)
+        if note:
+            print(f"hivedlab run: {note}", file=sys.stderr)
     verdicts: dict[str, dict[str, Any]] = {}
     if not args.no_report:
         pipeline = run_pipeline(out, results, args.lang)
