@@ -1,4 +1,4 @@
-"""From a job protocol to HiveD pod-scheduling-specs, as rest-server v1.2.0's `middlewares/v2/hived.js` does it
+"""From a job protocol to HiveD pod-scheduling-specs, as rest-server v1.2.0's HiveD middleware does it
 (docs/openpai-model.md#from-protocol-to-hived-pod-scheduling-spec): SKU units, the VC's status, priority, leafCellNumber, affinity groups and the quota check.
 
 `plan_hived` keeps going after a problem so that a validator can report all of them; `problems[0]` is the one the
