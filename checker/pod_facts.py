@@ -1,5 +1,5 @@
 """Facts read off Kubernetes objects and HiveD configs: HiveD's bind annotations and wait reasons
-(spec/hived.md §4.1–§4.2) and which nodes each VC owns. Pure functions, no state."""
+(docs/hived-config-and-cells.md#bind-info-and-the-pod-annotations, #wait-reasons) and which nodes each VC owns. Pure functions, no state."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ _NEXT_REASON = re.compile(r",\s+\d+ ")
 
 
 def hived_reason(message: str) -> str:
-    """HiveD's wait reason out of a FailedScheduling message (hived.md §4.2), else the message itself.
+    """HiveD's wait reason out of a FailedScheduling message (docs/hived-config-and-cells.md#wait-reasons), else the message itself.
 
     The default scheduler aggregates reasons as `0/2 nodes are available: 2 <reason>, 1 <other reason>.`
     """

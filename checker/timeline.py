@@ -9,10 +9,10 @@ beside them for display only.
 
 The shapes the report's charts use:
 - `Timeline.jobs` -> `JobTimeline` (one per OpenPAI job: plan key, user, job name, framework name = md5 of
-  `user~job`, openpai.md §3.1), its `submissions` (the runner's records, a rejected one included) and
+  `user~job`, docs/openpai-model.md#framework-names), its `submissions` (the runner's records, a rejected one included) and
 - `JobTimeline.attempts` -> `Attempt` (one per pod uid, i.e. per task attempt; a re-created pod has the same
-  name and a new uid, openpai.md §3.1): `task_role`, `task_index`, `node`, `gpus`, `created`, `waits`
-  (FailedScheduling with HiveD's reason, hived.md §4.2), `bound`, `started`, `ended`, `outcome`.
+  name and a new uid, docs/openpai-model.md#framework-names): `task_role`, `task_index`, `node`, `gpus`, `created`, `waits`
+  (FailedScheduling with HiveD's reason, docs/hived-config-and-cells.md#wait-reasons), `bound`, `started`, `ended`, `outcome`.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from hivedlab.checker.pod_facts import (  # noqa: F401 - re-exported for callers
 from hivedlab.cluster.openpai.naming import framework_name
 from hivedlab.evidence import Record, parse_time
 
-# FrameworkController exit codes (openpai.md §3.4)
+# FrameworkController exit codes (docs/openpai-model.md#exit-codes)
 POD_EXTERNAL_DELETED = -101
 OUTCOMES = ("waiting", "bound", "running", "succeeded", "failed", "preempted", "deleted")
 
@@ -49,7 +49,7 @@ class Mark(NamedTuple):
 @dataclass(frozen=True)
 class Wait:
     """One FailedScheduling event (or repeat of it): HiveD's reason, e.g. `insufficient capacity when scheduling
-    in VC vc1` (hived.md §4.2), or the whole message when it is not a HiveD wait."""
+    in VC vc1` (docs/hived-config-and-cells.md#wait-reasons), or the whole message when it is not a HiveD wait."""
 
     mark: Mark
     reason: str
@@ -125,7 +125,7 @@ class Submission:
 
 @dataclass(frozen=True)
 class JobTimeline:
-    """One OpenPAI job. `state` is the REST state derived from the Framework (openpai.md §3.5) or the pods."""
+    """One OpenPAI job. `state` is the REST state derived from the Framework (docs/openpai-model.md#job-states) or the pods."""
 
     framework_name: str
     job_key: str | None
@@ -232,7 +232,7 @@ class _Job:
     first_seen: Mark | None = None
 
 
-# FC state -> REST state (openpai.md §3.5); deletion of a stopping attempt shows STOPPING, close enough as RUNNING here
+# FC state -> REST state (docs/openpai-model.md#job-states); deletion of a stopping attempt shows STOPPING, close enough as RUNNING here
 _COMPLETED_STATE = {0: "SUCCEEDED", -210: "STOPPED", -220: "STOPPED"}
 _FC_STATE = {
     "AttemptCreationPending": "WAITING",

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-# REST job / task states of OpenPAI v1.2.0 (spec/openpai.md §3.5)
+# REST job / task states of OpenPAI v1.2.0 (docs/openpai-model.md#job-states)
 JOB_STATES = ("WAITING", "RUNNING", "STOPPING", "SUCCEEDED", "FAILED", "STOPPED", "UNKNOWN")
 FINISHED_STATES = ("SUCCEEDED", "FAILED", "STOPPED")
 
@@ -35,7 +35,7 @@ class Reply:
 @dataclass(frozen=True)
 class SubmitResult:
     """What a submission did. `job_name` is the name on the cluster (the protocol's `name`),
-    `framework_name` the md5 of `user~job_name` (spec/openpai.md §3.1)."""
+    `framework_name` the md5 of `user~job_name` (docs/openpai-model.md#framework-names)."""
 
     user: str
     job_key: str

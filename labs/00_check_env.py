@@ -28,7 +28,7 @@ RECORD_VERSION = 1
 # The manual's step 1.3 image; any CUDA base image works (override with --cuda-image).
 DEFAULT_CUDA_IMAGE = "nvidia/cuda:10.0-base"
 QUERY_GPU_FIELDS = "index,name,uuid,driver_version,memory.total,pci.bus_id"
-# openpai.md §5.3 (requirement.sh): free memory on workers >= 16000 MB, on the master >= 40000 MB.
+# docs/openpai-model.md#quick-start-inputs (requirement.sh): free memory on workers >= 16000 MB, on the master >= 40000 MB.
 MIN_MEMORY_MB = {"worker": 16000, "master": 40000}
 COMMAND_TIMEOUT_S = 60
 CONTAINER_TIMEOUT_S = 600

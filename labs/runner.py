@@ -33,7 +33,7 @@ from hivedlab.evidence import EvidenceWriter, format_time, log_source
 from hivedlab.group.inventory import Inventory
 from hivedlab.group.layouts import plan_layout
 
-MAX_JOB_NAME = 255  # spec/openpai.md §1.1
+MAX_JOB_NAME = 255  # docs/openpai-model.md#top-level
 _NAME_LINE = re.compile(r"^name:[^\n]*$", re.MULTILINE)
 
 BackendFactory = Callable[[Plan, EvidenceWriter], Backend]
@@ -70,7 +70,7 @@ class RunContext:
 
 def job_name_for(base: str, user: str, experiment: str, run_tag: str) -> str:
     """`<base>-<user>-<experiment>-<run>`: unique per member, experiment and run (names can never be reused,
-    spec/openpai.md §4.2), within the protocol's `^[a-zA-Z0-9_-]+$`, at most 255 characters."""
+    docs/openpai-model.md#endpoints), within the protocol's `^[a-zA-Z0-9_-]+$`, at most 255 characters."""
     text = re.sub(r"[^a-zA-Z0-9_-]", "-", f"{base}-{user}-{experiment}-{run_tag}")
     return re.sub(r"-{2,}", "-", text).strip("-")[:MAX_JOB_NAME]
 

@@ -83,7 +83,7 @@ def expected_job(key: str, protocol: Mapping[str, Any]) -> ExpectedJob:
         virtual_cluster=str(defaults.get("virtualCluster") or "default"),
         priority_class=str(hived.get("jobPriorityClass") or "test"),
         task_roles=tuple(task_roles),
-        gang=extras.get("gangAllocation", True) is not False,  # openpai.md §2.5: only a YAML false turns gang off
+        gang=extras.get("gangAllocation", True) is not False,  # docs/openpai-model.md#gang-allocation-and-affinity-groups: only a YAML false turns gang off
     )
 
 

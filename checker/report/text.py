@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-# The manual's rows of 实验结果 → 使用不同调度策略, and its questions per row (lab6-manual.zh.md, 实验报告).
+# The manual's rows of 实验结果 → 使用不同调度策略, and its questions per row (docs/lab-experiments.md#the-lab-report).
 ROW_NAMES: dict[str, tuple[str, str]] = {
     "vc-safety": ("VC 安全 (VC Safety)", "VC Safety"),
     "priority": ("优先级和抢占 (Priority and Preemption)", "Priority and Preemption"),

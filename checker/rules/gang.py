@@ -1,4 +1,4 @@
-"""Rules about gang and incremental scheduling and the quota check (lab6-experiments.md 4.6, 4.7)."""
+"""Rules about gang and incremental scheduling and the quota check (docs/lab-experiments.md#gang-scheduling, #incremental-scheduling)."""
 
 from __future__ import annotations
 
@@ -144,7 +144,7 @@ def gang_together(ctx: Context, rule: dict[str, Any]) -> Outcome:
 
 def incremental(ctx: Context, rule: dict[str, Any]) -> Outcome:
     """Some task started while `while` ran; the others waited (for `reason`) and started later, or never because the
-    job had already succeeded (minSucceededInstances: 1, openpai.md §3.5)."""
+    job had already succeeded (minSucceededInstances: 1, docs/openpai-model.md#job-states)."""
     job, holder = ctx.one(rule["job"]), ctx.one(rule["while"])
     if job is None or not job.attempts:
         return not_run(rule["job"])

@@ -1,4 +1,4 @@
-"""Rules about priority, preemption and opportunistic jobs (lab6-experiments.md 4.3, 4.4)."""
+"""Rules about priority, preemption and opportunistic jobs (docs/lab-experiments.md#priority-and-preemption, #opportunistic-job)."""
 
 from __future__ import annotations
 

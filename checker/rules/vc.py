@@ -1,4 +1,4 @@
-"""Rules about where jobs run and how they queue inside a VC (VC safety, lab6-experiments.md 4.2)."""
+"""Rules about where jobs run and how they queue inside a VC (VC safety, docs/lab-experiments.md#vc-safety)."""
 
 from __future__ import annotations
 
@@ -122,7 +122,7 @@ def sequential(ctx: Context, rule: dict[str, Any]) -> Outcome:
     """The jobs ran one after another (no overlap on a node) and started in submission order.
 
     Submissions within 1 s of each other are not ordered (K8s orders equal priority classes by submission second,
-    openpai.md §3.3). On a real cluster the scheduler's back-off can still let a later pod go first, so there an
+    docs/openpai-model.md#pods). On a real cluster the scheduler's back-off can still let a later pod go first, so there an
     order change is reported but not judged; on the simulator (a faithful queue) it is inconsistent."""
     jobs = [job for key in rule["jobs"] for job in ctx.jobs(key)]
     ran = [(job, a) for job in jobs if (a := _first_run(job)) is not None]

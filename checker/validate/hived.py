@@ -1,5 +1,5 @@
 """HiveD-config checks: HiveD v0.3.4's own load verdict (`hivedlab.cluster.hived.load_config`), what the rest-server needs from
-the config (skuTypes), and the mistakes HiveD accepts silently (hived.md §1.4-§1.7, openpai.md §2.1, §5.1)."""
+the config (skuTypes), and the mistakes HiveD accepts silently (docs/hived-config-and-cells.md#the-config, docs/openpai-model.md#skus-and-the-vc-status, #services-configuration)."""
 
 from __future__ import annotations
 
@@ -141,7 +141,7 @@ def _check_cells(physical: Mapping[str, Any], types: Mapping[str, Mapping[str, A
             if len(children) > number:
                 out.add("hived-cells", ERROR, ptr + "/cellChildren",
                         f"{len(children)} children but {cell_type} has childCellNumber {number}: HiveD crashes "
-                        "(nil pointer) when a node of this cell turns bad (hived.md §1.5); list exactly "
+                        "(nil pointer) when a node of this cell turns bad (docs/hived-config-and-cells.md#physical-cells); list exactly "
                         f"{number} or raise childCellNumber")
             elif len(children) < number:
                 out.add("hived-cells", WARNING, ptr + "/cellChildren",
@@ -254,7 +254,7 @@ def check_services_config(
     for key in ("webServerAddress", "waitingPodSchedulingBlockMilliSec"):
         if key in inner.data:
             add(ERROR, "/hivedscheduler/config", f"do not set {key} in hivedscheduler.config: OpenPAI already writes "
-                "it into the same file, and the repeated key makes HiveD fail to read its config (openpai.md §5.1)")
+                "it into the same file, and the repeated key makes HiveD fail to read its config (docs/openpai-model.md#services-configuration)")
     shift = (key_line, indent)
     findings.extend(check_hived_config(inner.data, inner.positions, file, "/hivedscheduler/config", shift))
     findings.extend(Finding("yaml-dialect", WARNING, file, n.line + key_line, n.col + indent,

@@ -1,4 +1,4 @@
-"""HiveD v0.3.4's scheduler model (spec/hived.md): pure Python, standard library only.
+"""HiveD v0.3.4's scheduler model (docs/hived-config-and-cells.md): pure Python, standard library only.
 
 `load_config` turns a parsed HiveD config into a `HivedConfig` (or raises `ConfigError`); `HivedScheduler` replays
 HiveD's start-up and then answers `schedule` calls with exactly one of `Bind`, `Preempt` or `Wait`.

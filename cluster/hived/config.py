@@ -1,4 +1,4 @@
-"""HiveD v0.3.4's config: defaults, address inference and every load-time rule (spec/hived.md §1).
+"""HiveD v0.3.4's config: defaults, address inference and every load-time rule (docs/hived-config-and-cells.md#the-config).
 
 `load_config` takes the parsed YAML mapping and returns a frozen `HivedConfig`, or raises `ConfigError` with HiveD's
 panic message and the JSON pointer of the offending key.

@@ -1,4 +1,4 @@
-"""What rest-server v1.2.0 does with `POST /api/v2/jobs` up to the reply, in its pipeline order (spec/openpai.md §0.1):
+"""What rest-server v1.2.0 does with `POST /api/v2/jobs` up to the reply, in its pipeline order (docs/openpai-model.md#submission-pipeline):
 parse, protocol schema, semantic checks, HiveD schema, HiveD checks and pod-specs, then the controller's checks.
 
 `admit_job` returns the accepted job (202) or raises `Rejection` with the status, code and message the rest-server
@@ -117,7 +117,7 @@ def admit_job(
     job_id = f"{user}~{data['name']}"
     if job_id in existing_jobs:
         raise Rejection(409, "ConflictJobError", f"Job {job_id} already exists.", "/name", "submit")
-    # every user has `default`, whether HiveD has it or not (openpai.md §5.1)
+    # every user has `default`, whether HiveD has it or not (docs/openpai-model.md#services-configuration)
     allowed = {*hived_spec.vc_leaf_cells(hived_config), "default"} if user_vcs is None else user_vcs
     if plan.virtual_cluster not in allowed:
         raise Rejection(403, "ForbiddenUserError", f"User {user} is not allowed to do operation in "

@@ -1,5 +1,5 @@
-"""From a job protocol to HiveD pod-scheduling-specs, as rest-server v1.2.0's `middlewares/v2/hived.js` does it
-(spec/openpai.md §2): SKU units, the VC's status, priority, leafCellNumber, affinity groups and the quota check.
+"""From a job protocol to HiveD pod-scheduling-specs, as rest-server v1.2.0's HiveD middleware does it
+(docs/openpai-model.md#from-protocol-to-hived-pod-scheduling-spec): SKU units, the VC's status, priority, leafCellNumber, affinity groups and the quota check.
 
 `plan_hived` keeps going after a problem so that a validator can report all of them; `problems[0]` is the one the
 rest-server answers with. `pod_scheduling_specs` is the same computation for a job that the rest-server accepts.
@@ -105,7 +105,7 @@ def _type_tree(hived_config: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
 
 
 def leaf_of(cell_type: str, types: Mapping[str, Mapping[str, Any]]) -> tuple[str, int]:
-    """(leaf cell type, number of leaf cells) of a cell type; a name that is not a key is a leaf (hived.md §1.4)."""
+    """(leaf cell type, number of leaf cells) of a cell type; a name that is not a key is a leaf (docs/hived-config-and-cells.md#cell-types)."""
     count, seen = 1, set()
     while cell_type in types and cell_type not in seen:
         seen.add(cell_type)

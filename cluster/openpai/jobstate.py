@@ -1,7 +1,7 @@
 """FrameworkController v0.8.0 completion and retry rules, and OpenPAI v1.2.0's REST job states.
 
 Pure functions over small values; the simulated cluster keeps the state and asks these what happens next.
-Sources: spec/openpai.md §3.2 (retry policies), §3.4 (exit codes, preemption, stop), §3.5 (REST states).
+Sources: docs/openpai-model.md#the-framework-object (retry policies), #exit-codes, #waiting-preemption-and-stop, #job-states (REST states).
 """
 
 from __future__ import annotations

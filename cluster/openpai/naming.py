@@ -1,4 +1,4 @@
-"""OpenPAI v1.2.0 names of a job's Kubernetes objects (spec/openpai.md §3.1)."""
+"""OpenPAI v1.2.0 names of a job's Kubernetes objects (docs/openpai-model.md#framework-names)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The Kubernetes objects of an OpenPAI v1.2.0 job as the API serves them: Pods, core/v1 Events and
-FrameworkController v0.8.0 `Framework`s (spec/openpai.md §3.1–§3.5, spec/hived.md §4.1).
+FrameworkController v0.8.0 `Framework`s (docs/openpai-model.md#framework-pods-and-events, docs/hived-config-and-cells.md#bind-info-and-the-pod-annotations).
 
 Builders are pure: frozen state in, a fresh JSON-ready dict out. The simulated cluster keeps the state.
 """
@@ -130,7 +130,7 @@ def _pod_annotations(job: JobInfo, role: TaskRoleInfo, pod: PodState) -> dict[st
         "rest-server/port-scheduling-spec": PORT_SPEC,
         hived_annotations.SCHEDULING_SPEC: role.scheduling_spec_text or dump_scheduling_spec(role.scheduling_spec),
     }
-    if pod.isolation is not None:  # written by HiveD at bind time (spec/hived.md §4.1)
+    if pod.isolation is not None:  # written by HiveD at bind time (docs/hived-config-and-cells.md#bind-info-and-the-pod-annotations)
         annotations[hived_annotations.LEAF_CELL_ISOLATION] = pod.isolation
         annotations[hived_annotations.BIND_INFO] = pod.bind_info or ""
     return annotations

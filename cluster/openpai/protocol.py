@@ -1,4 +1,4 @@
-"""The v2 job protocol as rest-server v1.2.0 reads and checks it (spec/openpai.md §0.1, §1).
+"""The v2 job protocol as rest-server v1.2.0 reads and checks it (docs/openpai-model.md#submission-pipeline, #the-job-protocol).
 
 Three steps, in the rest-server's order:
 

@@ -1,4 +1,4 @@
-"""A small client for OpenPAI v1.2.0's rest-server (spec/openpai.md §4), on `requests`.
+"""A small client for OpenPAI v1.2.0's rest-server (docs/openpai-model.md#the-rest-api), on `requests`.
 
 Login, submit (`text/yaml`), job detail, stop, list jobs and VCs. Tokens come from `HIVEDLAB_PAI_TOKEN` or a 0600
 file and are never printed, logged or recorded: the client's repr, its call log and its errors leave them out.

@@ -1,4 +1,4 @@
-"""HiveD's inspect API (spec/openpai.md §4.5): which VCs the running scheduler has, and waiting for a new config."""
+"""HiveD's inspect API (docs/openpai-model.md#hiveds-inspect-api): which VCs the running scheduler has, and waiting for a new config."""
 
 from __future__ import annotations
 

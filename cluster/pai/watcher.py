@@ -24,7 +24,7 @@ from typing import Any
 from hivedlab.evidence import EvidenceError, EvidenceWriter, iter_evidence
 
 FRAMEWORK_GROUP, FRAMEWORK_VERSION = "frameworkcontroller.microsoft.com", "v1"
-POD_SELECTOR = "type=kube-launcher-task"  # openpai.md §3.3
+POD_SELECTOR = "type=kube-launcher-task"  # docs/openpai-model.md#pods
 RESOURCES = ("pods", "events", "frameworks")
 
 

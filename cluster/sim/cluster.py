@@ -1,6 +1,6 @@
 """The simulated OpenPAI v1.2.0 + HiveD v0.3.4 cluster: a deterministic discrete-event loop on virtual time.
 
-It plays the parts a real cluster has (spec/hived.md end of §6, spec/openpai.md §3):
+It plays the parts a real cluster has (docs/kubernetes-scheduling.md, docs/openpai-model.md#framework-pods-and-events):
 - rest-server: a submission goes through `admit_job` (HiveD's VC status as the quota source); a rejection is a
   reply and leaves nothing behind; an accepted job becomes a Framework after the write-merger's delay.
 - FrameworkController: attempts, task pods (same name, new uid on a retry), completion policy, retry policy.
@@ -303,7 +303,7 @@ class SimCluster(FrameworkController):
                 message = f"by {naming.NAMESPACE}/{preemptor} on node {node}"
                 self._add_event(victim_job, pod, "Preempted", message, component)
                 self._after(self.settings.grace_s, partial(self._remove_pod, victim_job, key, uid))
-                # FC sees the pod deleted by someone else: the task attempt ends with -101 (spec/openpai.md §3.4)
+                # FC sees the pod deleted by someone else: the task attempt ends with -101 (docs/openpai-model.md#waiting-preemption-and-stop)
                 if victim_job.completing is None:
                     self._task_completed(victim_job, key, CODE_POD_EXTERNAL_DELETED)
                 return

@@ -1,5 +1,5 @@
 """FrameworkController v0.8.0 and the rest-server's side of the simulated cluster: jobs accepted, Frameworks,
-attempts, task pods, completion and retry policies, pod deletion (spec/openpai.md §3.2–§3.5).
+attempts, task pods, completion and retry policies, pod deletion (docs/openpai-model.md#framework-pods-and-events).
 
 `FrameworkController` holds the simulated cluster's state; `hivedlab.cluster.sim.cluster.SimCluster` adds the Backend
 interface, the event loop and Kubernetes' scheduling with HiveD as extender.
@@ -180,7 +180,7 @@ class FrameworkController:
             return
         now = self.clock.k8s_time()
         self._emit_pod(job, key, phase="Succeeded", finished_at=now, exit_code=0)
-        self._hived_release(job, pod)  # a completed pod is a deleted pod to HiveD (spec/hived.md §2.1)
+        self._hived_release(job, pod)  # a completed pod is a deleted pod to HiveD (docs/hived-config-and-cells.md#allocation-and-release)
         self._task_completed(job, key, CODE_SUCCEEDED)
         current = job.pods.get(key)
         if current is not None and current.uid == uid:
@@ -188,7 +188,7 @@ class FrameworkController:
 
     def _task_completed(self, job: SimJob, key: TaskKey, code: int) -> None:
         """A task attempt ended: retry the task (non-gang, transient) or complete it and apply the completion
-        policy (spec/openpai.md §3.4, §3.5)."""
+        policy (docs/openpai-model.md#waiting-preemption-and-stop, #job-states)."""
         now = self.clock.k8s_time()
         task = job.task(key)
         decision = should_retry(job.role_retry(key[0]), code, task.accountable_retried)

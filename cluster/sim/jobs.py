@@ -31,7 +31,7 @@ def _int_field(value: Any, default: int) -> int:
 
 
 def _min_count(value: Any, default: int) -> int:
-    """A missing, null or 0 completion count gets FC's default (spec/openpai.md §1.3)."""
+    """A missing, null or 0 completion count gets FC's default (docs/openpai-model.md#task-roles)."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value != 0 else default
 
 
@@ -51,7 +51,7 @@ def job_info(admitted: Any, config_text: str, submission_time: str, submit_epoch
     image = ""
     extras = protocol.get("extras")
     extras = extras if isinstance(extras, Mapping) else {}
-    framework_gang = extras.get("gangAllocation") is not False  # the Framework's own reading (spec/openpai.md §2.5)
+    framework_gang = extras.get("gangAllocation") is not False  # the Framework's own reading (docs/openpai-model.md#gang-allocation-and-affinity-groups)
     for plan in admitted.task_roles:
         raw = raw_roles.get(plan.name) or {}
         image = image or _docker_image(protocol, raw)

@@ -1,7 +1,7 @@
 """The simulator's knobs: how long things take on the simulated cluster (a plan's `sim:` block overrides them).
 
 Durations never change HiveD's decisions; verdicts rest on the order and overlap of events
-(spec/lab6-experiments.md). The seed varies only what varies on a real cluster: task durations within
+(docs/lab-experiments.md). The seed varies only what varies on a real cluster: task durations within
 `training_jitter`, container start within `container_start_s`, and the gap before each submission within
 `submit_gap_s`.
 

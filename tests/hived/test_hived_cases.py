@@ -51,7 +51,7 @@ def codec() -> ModuleType:
 def test_unit_flows_loaded() -> None:
     assert UNIT
     assert len(UNIT) == 7
-    assert sum(len(case.steps) for case in UNIT) == 143  # every step of HiveD's hived_algorithm_test.go flows
+    assert sum(len(case.steps) for case in UNIT) == 143  # every step of HiveD's own algorithm test flows
     # HiveD's replay met every assertion of its test, so a step can be held to both `expect` and `observed`
     assert {step.raw.get("replayVerdict") for case in UNIT for step in case.steps} == {"pass"}
 

@@ -1,4 +1,4 @@
-"""A fake OpenPAI v1.2.0 rest-server (spec/openpai.md §4) served over real HTTP on 127.0.0.1.
+"""A fake OpenPAI v1.2.0 rest-server (docs/openpai-model.md#the-rest-api) served over real HTTP on 127.0.0.1.
 
 Stateful enough for the client and the real backend: users with passwords and VCs, JWT-shaped tokens, job
 submission (text/yaml, 202 / 400 / 403 / 409), job detail, stop, list, virtual clusters. Faults are scripted:

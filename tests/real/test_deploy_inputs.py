@@ -1,4 +1,4 @@
-"""`hivedlab deploy-inputs`: quick-start inputs exactly as OpenPAI's scripts read them (spec/openpai.md §5.3)."""
+"""`hivedlab deploy-inputs`: quick-start inputs exactly as OpenPAI's scripts read them (docs/openpai-model.md#quick-start-inputs)."""
 
 from __future__ import annotations
 

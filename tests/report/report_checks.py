@@ -39,7 +39,7 @@ def ran(facts: list[dict], job: str, attempt: int = 0, task: str = "train-0") ->
 
 
 def check_lab6_answers(claims: dict) -> None:
-    """The report's facts per experiment give spec/lab6-experiments.md's answers (order and overlap, not durations)."""
+    """The report's facts per experiment give docs/lab-experiments.md's answers (order and overlap, not durations)."""
     # 4.2: every vc1 job ran on Dan's machine, one after another; none on the idle default VC's machine.
     vc = [f for f in claims["vc-safety"]["facts"] if f["start_s"] is not None]
     assert {f["node"] for f in vc} == {"hostname-dan"} and len(vc) == 4

@@ -1,4 +1,4 @@
-"""The report of a real simulated run (`hivedlab run all`): five rows, and facts that give lab6-experiments' answers."""
+"""The report of a real simulated run (`hivedlab run all`): five rows, and facts that give docs/lab-experiments.md's answers."""
 
 from __future__ import annotations
 

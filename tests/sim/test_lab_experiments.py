@@ -1,5 +1,5 @@
 """The five lab experiments on the simulated cluster with the HiveD model make the decisions of
-spec/lab6-experiments.md, whatever the seed (the seed moves times, never decisions)."""
+docs/lab-experiments.md, whatever the seed (the seed moves times, never decisions)."""
 
 from __future__ import annotations
 

@@ -122,7 +122,7 @@ def test_rejected_submission_leaves_nothing(tmp_path: Path) -> None:
     sim.run_until_idle()
     assert read_log(log) == [] and sim.job_status("dan", "big").state == "UNKNOWN"
     accepted = sim.submit("dan", "big", job_text("job-config-7.yaml", "big", ("instances: 2", "instances: 4")))
-    assert accepted.reply.status == 202  # non-gang: no quota check (spec/openpai.md §2.6)
+    assert accepted.reply.status == 202  # non-gang: no quota check (docs/openpai-model.md#quota-check)
 
 
 def test_duplicate_name_is_a_conflict(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from hivedlab.cluster.openpai.admission import Rejection, admit_job
 ROOT = Path(__file__).resolve().parents[2]
 ONE_VC = yaml.safe_load((ROOT / "tests" / "fixtures" / "validate" / "good" / "hived-one-vc.yaml").read_text())
 JOB_TEXT = (ROOT / "tests" / "fixtures" / "validate" / "good" / "job-gang-two-tasks.yaml").read_text()
-LAB = {  # openpai.md §2.9: DT sku gpu 1 / cpu 5 / memory 20000Mi; vc1 = 1 node x 2 cells
+LAB = {  # docs/openpai-model.md#worked-example: DT sku gpu 1 / cpu 5 / memory 20000Mi; vc1 = 1 node x 2 cells
     "physicalCluster": {
         "skuTypes": {"DT": {"gpu": 1, "cpu": 5, "memory": "20000Mi"}},
         "cellTypes": {"DT-NODE": {"childCellType": "DT", "childCellNumber": 2, "isNodeLevel": True},

@@ -1,4 +1,4 @@
-"""The rest-server reads YAML like js-yaml 3 (YAML 1.2); PyYAML reads YAML 1.1 (openpai.md §1.6)."""
+"""The rest-server reads YAML like js-yaml 3 (YAML 1.2); PyYAML reads YAML 1.1 (docs/openpai-model.md#yaml-dialect)."""
 
 from __future__ import annotations
 

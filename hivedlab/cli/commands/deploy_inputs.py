@@ -1,6 +1,6 @@
 """`hivedlab deploy-inputs`: OpenPAI quick-start inputs (master.csv, worker.csv, config.yaml) from the inventory.
 
-The files are exactly what `contrib/kubespray/quick-start-*.sh` read (spec/openpai.md §5.3): `hostname,ip` rows with
+The files are exactly what `contrib/kubespray/quick-start-*.sh` read (docs/openpai-model.md#quick-start-inputs): `hostname,ip` rows with
 no header, no blank line and no spaces; `branch_name` and `docker_image_tag` unquoted, one per line, since the scripts
 read them with `grep | tr -d space | cut -d: -f2`. They are checked before anything is written.
 """

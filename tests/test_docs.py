@@ -1,0 +1,156 @@
+"""The repository documents itself: no file cites a document outside it, and every `docs/` page it names exists.
+
+Code, plans, schemas, fixtures and tests cite the pages under `docs/` (e.g. `docs/openpai-model.md#framework-names`);
+those citations must resolve: the page exists and, where an anchor is given, the page has that heading.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+THIS = Path(__file__).resolve()
+SKIP_DIRS = {".git", ".venv", "venv", "build", "out", "__pycache__", ".pytest_cache", ".ruff_cache", ".mypy_cache"}
+
+# Documents that lived beside the repository once: the behavioural specs, the lab manual, the design notes.
+OUTSIDE = re.compile(
+    r"(?<![\w-])(?:hived|openpai)\.md"  # the two behavioural specs, by name (docs/hived-model.md is fine)
+    r"|lab6-(?:experiments|manual)"
+    r"|(?<![\w-])(?:DESIGN|STYLE)\.md"
+    r"|\.\./shared|(?<![\w/.-])shared(?=/)"
+    r"|(?<![\w/.-])spec(?=/)"  # a spec folder beside the repository (the one under tests/fixtures is inside it)
+)
+DOCS_LINK = re.compile(r"(?<![\w/.-])docs/([A-Za-z0-9_.-]+\.md)(?:#([A-Za-z0-9_-]+))?")
+MORE_ANCHORS = re.compile(r"(?:^|[\s,(])#([a-z0-9][a-z0-9_-]*)")
+MD_LINK = re.compile(r"\]\(([^)\s:#]*\.md)?(?:#([^)\s]+))?\)")
+
+
+def tracked_files() -> list[Path]:
+    try:
+        done = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, timeout=60, check=True)
+        names = [name for name in done.stdout.decode("utf-8").split("\0") if name]
+        if names:
+            return [ROOT / name for name in names]
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return [p for p in ROOT.rglob("*") if p.is_file() and not SKIP_DIRS.intersection(p.relative_to(ROOT).parts)]
+
+
+@cache
+def texts() -> dict[Path, str]:
+    out: dict[Path, str] = {}
+    for path in tracked_files():
+        if path.resolve() == THIS or not path.is_file():
+            continue
+        try:
+            out[path] = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+    return out
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a Markdown heading: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+@cache
+def anchors(page: Path) -> frozenset[str]:
+    seen: dict[str, int] = {}
+    found: set[str] = set()
+    fenced = False
+    for line in page.read_text(encoding="utf-8").splitlines():
+        found.update(re.findall(r"<a (?:id|name)=\"([^\"]+)\"", line))  # explicit HTML anchors
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            continue
+        heading = re.match(r"#{1,6} (.+)", line)
+        if fenced or not heading:
+            continue
+        base = slug(heading.group(1))
+        count = seen.get(base, 0)
+        seen[base] = count + 1
+        found.add(base if count == 0 else f"{base}-{count}")
+    return frozenset(found)
+
+
+def where(path: Path, text: str, pos: int) -> str:
+    return f"{path.relative_to(ROOT)}:{text.count(chr(10), 0, pos) + 1}"
+
+
+def test_no_file_cites_a_document_outside_the_repository():
+    hits = [
+        f"{where(path, text, m.start())}: {m.group(0)!r}"
+        for path, text in texts().items()
+        for m in OUTSIDE.finditer(text)
+    ]
+    assert not hits, "cite the pages under docs/ instead:\n" + "\n".join(hits)
+
+
+def test_every_cited_docs_page_and_anchor_exists():
+    broken = []
+    for path, text in texts().items():
+        for line_no, line in enumerate(text.splitlines(), 1):
+            for m in DOCS_LINK.finditer(line):
+                page = ROOT / "docs" / m.group(1)
+                if not page.is_file():
+                    broken.append(f"{path.relative_to(ROOT)}:{line_no}: no page docs/{m.group(1)}")
+                    continue
+                wanted = [m.group(2)] if m.group(2) else []
+                if m.group(2):  # "docs/x.md#a, #b": further anchors of the same page on that line
+                    rest = line[m.end():]
+                    stop = DOCS_LINK.search(rest)
+                    wanted += MORE_ANCHORS.findall(rest[: stop.start()] if stop else rest)
+                broken += [
+                    f"{path.relative_to(ROOT)}:{line_no}: docs/{m.group(1)} has no heading #{anchor}"
+                    for anchor in wanted
+                    if anchor not in anchors(page)
+                ]
+    assert not broken, "\n".join(broken)
+
+
+def test_links_between_markdown_pages_resolve():
+    broken = []
+    for path, text in texts().items():
+        if path.suffix != ".md":
+            continue
+        for m in MD_LINK.finditer(text):
+            target = (path.parent / m.group(1)).resolve() if m.group(1) else path
+            if not target.is_file():
+                broken.append(f"{where(path, text, m.start())}: no file {m.group(1)}")
+            elif m.group(2) and target.suffix == ".md" and m.group(2) not in anchors(target):
+                broken.append(f"{where(path, text, m.start())}: {target.name} has no heading #{m.group(2)}")
+    assert not broken, "\n".join(broken)
+
+
+@pytest.mark.parametrize(
+    ("text", "outside"),
+    [
+        ("(spec" + "/hived" + ".md §1.5)", True),
+        ("openpai" + ".md §3.1", True),
+        ("see " + "lab6-exp" + "eriments.md 4.2", True),
+        ("`../shar" + "ed/DESI" + "GN.md`", True),
+        ("docs/hived-model.md#restart-and-recovery", False),
+        ("tests/fixtures/" + "spec" + "/hived-cases.yaml", False),
+        ("docs/openpai-model.md#framework-names", False),
+    ],
+)
+def test_the_outside_pattern(text, outside):
+    assert bool(OUTSIDE.search(text)) is outside
+
+
+@pytest.mark.parametrize(
+    ("heading", "anchor"),
+    [
+        ("HiveD's inspect API", "hiveds-inspect-api"),
+        ("`schedule(pod, spec, suggested_nodes, phase)`", "schedulepod-spec-suggested_nodes-phase"),
+        ("Framework, pods and events", "framework-pods-and-events"),
+    ],
+)
+def test_slug(heading, anchor):
+    assert slug(heading) == anchor
