@@ -212,7 +212,7 @@ class _PlanRun:
             "members": list(self.ctx.inventory.users),
             "hived_config": self.plan.hived_config,
         }
-        if self.writer.next_seq > 0:
+        if self.writer.continued:  # not next_seq: the watcher may already have written this session's first records
             payload["resumed"] = True  # a later session of the same run: the log already holds the earlier ones
         self.action("plan", payload)
         self.switch_config()
