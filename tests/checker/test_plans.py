@@ -162,3 +162,9 @@ def test_every_rule_kind_in_the_schema_is_implemented() -> None:
 
     schema = json.loads((SCHEMAS / "experiment-plan.schema.json").read_text(encoding="utf-8"))
     assert set(schema["$defs"]["rule"]["properties"]["kind"]["enum"]) == set(RULE_KINDS)
+
+
+def test_grading_expects_the_main_experiments_only() -> None:
+    from hivedlab.checker.grading.labspec import shipped_lab
+
+    assert [e.id for e in shipped_lab().experiments] == [p.id for p in main_plans()]
