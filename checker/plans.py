@@ -15,7 +15,7 @@ from jsonschema.exceptions import best_match
 
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import read_json, read_yaml
-from hivedlab.basics.resources import EXPERIMENTS, JOBS, SCHEMAS
+from hivedlab.basics.resources import EXPERIMENTS, HIVED_CONFIGS, JOBS, SCHEMAS
 from hivedlab.basics.text import Text
 from hivedlab.checker.verdicts import RuleSet
 
@@ -160,6 +160,9 @@ def plan_from_dict(data: Any, path: Path) -> Plan:
         for key in _step_jobs(step):
             if key not in jobs:
                 raise HivedlabError(f"{name}: steps/{index}: unknown job {key!r} (jobs: {', '.join(jobs)})")
+        if isinstance(step, SwitchConfigStep) and not (HIVED_CONFIGS / "templates" / f"{step.config}.yaml.j2").is_file():
+            known = ", ".join(sorted(p.name.removesuffix(".yaml.j2") for p in (HIVED_CONFIGS / "templates").glob("*.j2")))
+            raise HivedlabError(f"{name}: steps/{index}: no HiveD config template {step.config!r} (known: {known})")
     questions = {lang: tuple(data["questions"][lang]) for lang in ("zh", "en")}
     if len(questions["zh"]) != len(questions["en"]):
         raise HivedlabError(f"{name}: questions: zh and en must list the same number of questions")

@@ -1,9 +1,10 @@
 """Run experiment plans on a backend (simulated or real) and write the run directory (docs/architecture.md).
 
 `run_plan` drives one plan through the `hivedlab.cluster.backend.Backend` interface and writes the runner's action records
-(`plan`, `config-switch`, `restart`, `submit`, `stop`, `step`, `end`; docs/experiment-plans.md) through the same `EvidenceWriter` as the backend's
-observed objects. `run_experiments` runs several plans, writes run.json, the inventory, the HiveD configs and the
-job files as submitted, then runs the post-run pipeline (`PIPELINE`: verdicts, report) on the run directory.
+(`plan`, `config-switch`, `restart`, `submit`, `stop`, `step`, `end`; docs/experiment-plans.md) through the same
+`EvidenceWriter` as the backend's observed objects. `run_experiments` runs several plans, writes run.json, the
+inventory, the HiveD configs and the job files as submitted, then runs the post-run pipeline (`PIPELINE`: verdicts,
+report) on the run directory.
 """
 
 from __future__ import annotations

@@ -83,10 +83,10 @@ def survives_switch(ctx: Context, rule: dict[str, Any]) -> Outcome:
                 f"config at {clock(switch)}.")
     evidence += [until.seq] if until is not None else []
     if ended:
-        text = head + Text(" 切换后、下一次提交之前：", " Before the next submission: ") + join(ended) + Text(
+        text = head + Text("切换后、下一次提交之前：", " Before the next submission: ") + join(ended) + Text(
             "。", ".")
         return Outcome(INCONSISTENT, text, tuple(sorted(set(evidence))))
-    text = head + Text(" 切换没有结束任何任务，继续运行的有：", " The switch ended no task; still running: ") + join(
+    text = head + Text("切换没有结束任何任务，继续运行的有：", " The switch ended no task; still running: ") + join(
         kept, "、", ", ") + Text("。", ".")
     return Outcome(CONSISTENT, text, tuple(sorted(set(evidence))))
 

@@ -53,6 +53,7 @@ def test_restart_step_parses(tmp_path: Path) -> None:
         ({"restart": "kube-scheduler"}, "steps/1"),
         ({"switch_config": "One VC"}, "steps/1"),
         ({"switch_config": "one-vc", "stop": "low"}, "steps/1"),
+        ({"switch_config": "three-vc"}, "steps/1: no HiveD config template 'three-vc' \\(known: one-vc, two-vc\\)"),
     ],
 )
 def test_bad_reconfiguration_steps(tmp_path: Path, step: dict, message: str) -> None:
