@@ -15,7 +15,7 @@ from jsonschema.exceptions import best_match
 
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import read_json, read_yaml
-from hivedlab.basics.resources import EXPERIMENTS, JOBS, SCHEMAS
+from hivedlab.basics.resources import EXPERIMENTS, HIVED_CONFIGS, JOBS, SCHEMAS
 from hivedlab.basics.text import Text
 from hivedlab.checker.verdicts import RuleSet
 
@@ -47,7 +47,21 @@ class StopStep:
     jobs: tuple[str, ...]
 
 
-Step = SubmitStep | WaitStep | StopStep
+@dataclass(frozen=True)
+class SwitchConfigStep:
+    """Switch HiveD to another config while the plan's jobs run (what the admin does with paictl)."""
+
+    config: str  # configs/hived/templates/<config>.yaml.j2
+
+
+@dataclass(frozen=True)
+class RestartStep:
+    """Restart HiveD with the config it runs (crash recovery)."""
+
+    component: str = "hived"
+
+
+Step = SubmitStep | WaitStep | StopStep | SwitchConfigStep | RestartStep
 
 
 @dataclass(frozen=True)
@@ -78,6 +92,7 @@ class Plan:
     manual_step: str | None = None
     summary: dict[str, str] = field(default_factory=dict)
     raw: dict[str, Any] | None = None
+    optional: bool = False  # not one of the report's main rows; `hivedlab run all` leaves it out
 
 
 @lru_cache(maxsize=1)
@@ -107,12 +122,18 @@ def _parse_step(raw: dict[str, Any]) -> Step:
         body = raw["wait"]
         jobs = (body["job"],) if isinstance(body["job"], str) else tuple(body["job"])
         return WaitStep(jobs, body["until"], float(body.get("timeout", 3600)), body.get("on_timeout", "fail"))
+    if "switch_config" in raw:
+        return SwitchConfigStep(raw["switch_config"])
+    if "restart" in raw:
+        return RestartStep(raw["restart"])
     stop = raw["stop"]
     return StopStep((stop,) if isinstance(stop, str) else tuple(stop))
 
 
 def _step_jobs(step: Step) -> tuple[str, ...]:
-    return (step.job,) if isinstance(step, SubmitStep) else step.jobs
+    if isinstance(step, SubmitStep):
+        return (step.job,)
+    return step.jobs if isinstance(step, WaitStep | StopStep) else ()
 
 
 def _rule_jobs(rule: dict[str, Any]) -> list[str]:
@@ -139,6 +160,9 @@ def plan_from_dict(data: Any, path: Path) -> Plan:
         for key in _step_jobs(step):
             if key not in jobs:
                 raise HivedlabError(f"{name}: steps/{index}: unknown job {key!r} (jobs: {', '.join(jobs)})")
+        if isinstance(step, SwitchConfigStep) and not (HIVED_CONFIGS / "templates" / f"{step.config}.yaml.j2").is_file():
+            known = ", ".join(sorted(p.name.removesuffix(".yaml.j2") for p in (HIVED_CONFIGS / "templates").glob("*.j2")))
+            raise HivedlabError(f"{name}: steps/{index}: no HiveD config template {step.config!r} (known: {known})")
     questions = {lang: tuple(data["questions"][lang]) for lang in ("zh", "en")}
     if len(questions["zh"]) != len(questions["en"]):
         raise HivedlabError(f"{name}: questions: zh and en must list the same number of questions")
@@ -162,6 +186,7 @@ def plan_from_dict(data: Any, path: Path) -> Plan:
         manual_step=data.get("manual_step"),
         summary=dict(data.get("summary") or {"zh": data["title"]["zh"], "en": data["title"]["en"]}),
         raw=data,
+        optional=bool(data.get("optional", False)),
     )
 
 
@@ -187,9 +212,14 @@ def load_plan(path_or_id: str | Path, folder: Path = EXPERIMENTS) -> Plan:
 
 
 def load_plans(folder: Path = EXPERIMENTS) -> list[Plan]:
-    """Every plan in the folder, sorted by `order` (then id)."""
+    """Every plan in the folder, optional ones included, sorted by `order` (then id)."""
     plans = [load_plan(path, folder) for path in sorted(folder.glob("*.yaml"))]
     return sorted(plans, key=lambda plan: (plan.order, plan.id))
+
+
+def main_plans(folder: Path = EXPERIMENTS) -> list[Plan]:
+    """The plans `hivedlab run all` runs and the report's main table lists: every plan not marked `optional`."""
+    return [plan for plan in load_plans(folder) if not plan.optional]
 
 
 def protocol_name(job: PlanJob) -> str:

@@ -16,6 +16,10 @@ implemented in `checker/rules/` (one pure function per kind; its docstring says 
 | incremental | job, while, reason? | a task started while `while` ran; the others waited and ran later, or never (job succeeded) |
 | partial-run | job, max_parallel | accepted; some tasks ran while others waited; never more than `max_parallel` at once |
 | rejected | job, status, message | the submission got HTTP `status` with `message` and no pod appeared |
+| survives-switch | jobs, config | every task running at the switch to `config` still ran at the next submission (or ended by itself) |
+| preempts-one-of | preemptor, jobs | `preempts` with any one of `jobs` as the victim (whichever HiveD picked) |
+| refused-after-switch | job, config, status, message | submitted after the switch, refused with HTTP `status` and `message` |
+| stranded-after-switch | job, vc, config | the job of the removed `vc` was preempted after the switch and never bound again |
 
 Every rule answers `consistent`, `inconsistent` (the answer says what happened, `expected` what HiveD does) or
 `inconclusive` (`missing` says what evidence is lacking). An experiment is inconsistent if any answer is,
@@ -35,12 +39,13 @@ from typing import Any
 
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.text import Text
-from hivedlab.checker.rules import gang, preemption, vc
+from hivedlab.checker.rules import gang, preemption, reconfig, vc
 from hivedlab.checker.rules.common import CONSISTENT, INCONCLUSIVE, INCONSISTENT, Context, Outcome
 from hivedlab.checker.timeline import Timeline, TimelineBuilder, vc_nodes_from_config
 from hivedlab.evidence import EvidenceLog, iter_evidence
 
-RULE_KINDS: dict[str, Callable[[Context, dict[str, Any]], Outcome]] = {**vc.RULES, **preemption.RULES, **gang.RULES}
+RULE_KINDS: dict[str, Callable[[Context, dict[str, Any]], Outcome]] = {**vc.RULES, **preemption.RULES, **gang.RULES,
+                                                                      **reconfig.RULES}
 VERDICTS = (CONSISTENT, INCONSISTENT, INCONCLUSIVE)
 VERDICT_TEXT = {CONSISTENT: Text("一致", "consistent"), INCONSISTENT: Text("不一致", "inconsistent"),
                 INCONCLUSIVE: Text("无法判断", "inconclusive")}

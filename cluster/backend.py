@@ -90,7 +90,11 @@ class Backend(Protocol):
 
     def switch_config(self, name: str, text: str) -> None:
         """Make `text` (a HiveD config YAML, named `two-vc` or `one-vc`) the scheduler's config.
-        On a real cluster this checks that the deployed config matches or asks the user to switch it."""
+        On a real cluster this checks that the deployed config matches or asks the user to switch it.
+        Called again by a plan's `switch_config` step while jobs run: HiveD's work-preserving reconfiguration."""
+
+    def restart_hived(self) -> None:
+        """Restart HiveD with the config it runs (crash recovery), jobs left running (a plan's `restart` step)."""
 
     def submit(self, user: str, job_key: str, protocol: str) -> SubmitResult:
         """Submit the job protocol YAML text exactly as given (POST /api/v2/jobs, text/yaml) as `user`.

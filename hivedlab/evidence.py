@@ -5,7 +5,7 @@ Record (field list is in `configs/schemas/evidence-record.schema.json`):
     {"seq": 0, "time": "2026-01-01T00:00:00.000000Z", "source": "sim"|"k8s", "kind": "object"|"action",
      "watch": {"type": ADDED|MODIFIED|DELETED|BOOKMARK|LISTED, "resource": pods|events|frameworks,
                "object": {raw object}, "synthetic"?: true},
-     "action": {"type": "plan"|"config-switch"|"submit"|"stop"|"step"|"end"|"watch", ...},
+     "action": {"type": "plan"|"config-switch"|"restart"|"submit"|"stop"|"step"|"end"|"watch", ...},
      "prev": "<hash of seq-1, 64 zeros for seq 0>", "hash": "<sha256 hex>"}
 
 `hash` is SHA-256 over the canonical JSON of the record without `hash` (sorted keys, no spaces, UTF-8).
@@ -38,7 +38,7 @@ SOURCES = ("sim", "k8s")
 KINDS = ("object", "action")
 WATCH_TYPES = ("ADDED", "MODIFIED", "DELETED", "BOOKMARK", "LISTED")
 RESOURCES = ("pods", "events", "frameworks")
-ACTION_TYPES = ("plan", "config-switch", "submit", "stop", "step", "end", "watch")
+ACTION_TYPES = ("plan", "config-switch", "restart", "submit", "stop", "step", "end", "watch")
 _HASH_KEY = ',"hash":"'
 _HASH_KEY_B = _HASH_KEY.encode()
 _TAIL_LEN = len(_HASH_KEY) + 64 + 2  # ,"hash":"<64 hex>"}

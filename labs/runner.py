@@ -1,9 +1,10 @@
 """Run experiment plans on a backend (simulated or real) and write the run directory (docs/architecture.md).
 
 `run_plan` drives one plan through the `hivedlab.cluster.backend.Backend` interface and writes the runner's action records
-(`plan`, `config-switch`, `submit`, `stop`, `step`, `end`) through the same `EvidenceWriter` as the backend's
-observed objects. `run_experiments` runs several plans, writes run.json, the inventory, the HiveD configs and the
-job files as submitted, then runs the post-run pipeline (`PIPELINE`: verdicts, report) on the run directory.
+(`plan`, `config-switch`, `restart`, `submit`, `stop`, `step`, `end`; docs/experiment-plans.md) through the same
+`EvidenceWriter` as the backend's observed objects. `run_experiments` runs several plans, writes run.json, the
+inventory, the HiveD configs and the job files as submitted, then runs the post-run pipeline (`PIPELINE`: verdicts,
+report) on the run directory.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import parse_yaml, read_json, read_text, write_atomic
 from hivedlab.basics.resources import shipped_name
 from hivedlab.checker.judge import judge_file
-from hivedlab.checker.plans import Plan, StopStep, SubmitStep, WaitStep
+from hivedlab.checker.plans import Plan, RestartStep, Step, StopStep, SubmitStep, SwitchConfigStep, WaitStep
 from hivedlab.checker.report.build import build_report
 from hivedlab.checker.verdicts import to_json
 from hivedlab.cluster.backend import Backend, JobStatus, SubmitResult
@@ -103,11 +104,15 @@ def submitting_members(plans: Iterable[Plan], inventory: Inventory) -> tuple[str
     return tuple(user for user in inventory.users if user in wanted)
 
 
-def _step_dict(step: SubmitStep | WaitStep | StopStep) -> dict[str, Any]:
+def _step_dict(step: Step) -> dict[str, Any]:
     if isinstance(step, SubmitStep):
         return {"submit": {"job": step.job, "as": step.as_, "expect": step.expect}}
     if isinstance(step, WaitStep):
         return {"wait": {"job": list(step.jobs), "until": step.until, "timeout": step.timeout}}
+    if isinstance(step, SwitchConfigStep):
+        return {"switch_config": step.config}
+    if isinstance(step, RestartStep):
+        return {"restart": step.component}
     return {"stop": list(step.jobs)}
 
 
@@ -127,6 +132,7 @@ class _PlanRun:
     def __init__(self, plan: Plan, backend: Backend, writer: EvidenceWriter, ctx: RunContext) -> None:
         self.plan, self.backend, self.writer, self.ctx = plan, backend, writer, ctx
         self.submitted: list[Submitted] = []
+        self.config = plan.hived_config
 
     def action(self, action_type: str, payload: dict[str, Any]) -> None:
         self.writer.write_action(action_type, payload, time=self.backend.now())
@@ -134,12 +140,28 @@ class _PlanRun:
     def members(self, step: SubmitStep) -> tuple[str, ...]:
         return step_members(step, self.ctx.inventory.users)
 
-    def switch_config(self) -> None:
-        name = self.plan.hived_config
+    def switch_config(self, name: str, index: int | None = None) -> None:
+        """Put HiveD config `name` in place: the plan's own before the first step, or a `switch_config` step's
+        while jobs run (its `config-switch` record then names the step)."""
         text = plan_layout(name, self.ctx.inventory).text
         write_atomic(self.ctx.out / "hived" / f"{name}.yaml", text)
         self.backend.switch_config(name, text)
-        self.action("config-switch", {"name": name, "text": text})
+        self.config = name
+        payload: dict[str, Any] = {"name": name, "text": text}
+        if index is not None:
+            payload["step"] = index
+        self.action("config-switch", payload)
+
+    def switch_step(self, index: int, step: SwitchConfigStep) -> str | None:
+        self.switch_config(step.config, index)
+        self.step(index, step, "reached")
+        return None
+
+    def restart(self, index: int, step: RestartStep) -> str | None:
+        self.backend.restart_hived()
+        self.action("restart", {"component": step.component, "config": self.config, "step": index})
+        self.step(index, step, "reached")
+        return None
 
     def submit(self, index: int, step: SubmitStep) -> str | None:
         job = self.plan.jobs[step.job]
@@ -197,7 +219,7 @@ class _PlanRun:
         self.step(index, step, "reached")
         return None
 
-    def step(self, index: int, step: SubmitStep | WaitStep | StopStep, status: str, detail: str = "") -> None:
+    def step(self, index: int, step: Step, status: str, detail: str = "") -> None:
         payload: dict[str, Any] = {"index": index, "step": _step_dict(step), "status": status}
         if detail:
             payload["detail"] = detail
@@ -215,12 +237,16 @@ class _PlanRun:
         if self.writer.continued:  # not next_seq: the watcher may already have written this session's first records
             payload["resumed"] = True  # a later session of the same run: the log already holds the earlier ones
         self.action("plan", payload)
-        self.switch_config()
+        self.switch_config(self.plan.hived_config)
         for index, step in enumerate(self.plan.steps):
             if isinstance(step, SubmitStep):
                 failure = self.submit(index, step)
             elif isinstance(step, WaitStep):
                 failure = self.wait(index, step)
+            elif isinstance(step, SwitchConfigStep):
+                failure = self.switch_step(index, step)
+            elif isinstance(step, RestartStep):
+                failure = self.restart(index, step)
             else:
                 failure = self.stop(index, step)
             if failure:

@@ -12,7 +12,7 @@ from typing import Any
 
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import read_yaml
-from hivedlab.checker.plans import load_plans
+from hivedlab.checker.plans import main_plans
 from hivedlab.cluster.openpai.hived_spec import PRIORITIES
 
 
@@ -117,4 +117,4 @@ def _int(value: Any, default: int) -> int:
 
 def shipped_lab() -> LabSpec:
     """The lab as the shipped plans (labs/experiments) and job files describe it."""
-    return lab_spec_from_plans(load_plans(), read_yaml)
+    return lab_spec_from_plans(main_plans(), read_yaml)

@@ -69,7 +69,8 @@ def _chart(exp: ExperimentInputs, out_dir: Path) -> tuple[Path, Path] | None:
     if not exp.timeline.attempts and not exp.nodes:
         return None
     data = chart_module.chart_data(
-        experiment_name(exp, "en"), exp.timeline.attempts, exp.nodes, exp.vc_nodes, exp.timeline.end or None
+        experiment_name(exp, "en"), exp.timeline.attempts, exp.nodes, exp.vc_nodes, exp.timeline.end or None,
+        exp.timeline.switches,
     )
     png, svg = chart_module.draw(data, salt=exp.id)
     folder = out_dir / "experiments" / exp.id

@@ -1,6 +1,6 @@
 """Timeline charts of an experiment: Gantt-style, one lane per node (or per GPU), one bar per task attempt.
 
-The chart's DATA is a pure function (`chart_data`: task attempts -> lanes, bars, markers, VC bands) and is what
+The chart's DATA is a pure function (`chart_data`: task attempts -> lanes, bars, markers, VC bands, config switches) and is what
 the tests check; `draw` only paints that data with matplotlib's headless Agg backend. Chart text stays in English
 because matplotlib ships no CJK font.
 """
@@ -74,6 +74,14 @@ class VcBand:
 
 
 @dataclass(frozen=True)
+class Switch:
+    """A plan step that switched HiveD's config or restarted HiveD while jobs ran: a vertical line on the chart."""
+
+    time: float
+    label: str  # e.g. "config one-vc", "HiveD restart"
+
+
+@dataclass(frozen=True)
 class ChartData:
     title: str
     lanes: tuple[Lane, ...]
@@ -83,6 +91,7 @@ class ChartData:
     jobs: tuple[str, ...]  # colour order
     end: float
     notes: tuple[str, ...] = field(default=())
+    switches: tuple[Switch, ...] = field(default=())
 
 
 def _node_order(
@@ -106,17 +115,19 @@ def chart_data(
     nodes: tuple[str, ...] = (),
     vc_nodes: dict[str, tuple[str, ...]] | None = None,
     end: float | None = None,
+    switches: tuple[Switch, ...] = (),
 ) -> ChartData:
     """Lay out an experiment's task attempts: node (or GPU) lanes grouped by VC, then one lane per waiting task.
 
     `nodes` are the cluster's nodes (so idle ones show), `vc_nodes` the nodes each VC's cells sit on
     (`hivedlab.checker.timeline.vc_nodes_from_config`; VCs sharing nodes share a band), `end` the time the log ends (open
-    bars run to it).
+    bars run to it), `switches` the plan steps that switched HiveD's config or restarted it (vertical lines).
     """
     vc_nodes = merge_shared(vc_nodes or {})
     seen_nodes = tuple(dict.fromkeys([*nodes, *(a.node for a in attempts if a.node)]))
     times = [t for a in attempts for t in (a.start, a.end, a.created) if t is not None]
     times += [t for a in attempts for span in a.waiting for t in span if t is not None]
+    times += [switch.time for switch in switches]
     finish = max([end or 0.0, *times]) if times or end else 1.0
     finish = finish if finish > 0 else 1.0
 
@@ -182,7 +193,8 @@ def chart_data(
         if indices:
             bands.append(VcBand(vc, min(indices), max(indices)))
     jobs = tuple(dict.fromkeys(a.job for a in sorted(attempts, key=_first_seen)))
-    return ChartData(title, tuple(lanes), tuple(bars), tuple(markers), tuple(bands), jobs, finish)
+    return ChartData(title, tuple(lanes), tuple(bars), tuple(markers), tuple(bands), jobs, finish,
+                     switches=tuple(switches))
 
 
 def _first_seen(a: TaskAttempt) -> float:
@@ -292,6 +304,10 @@ def _paint(ax, data: ChartData, patch_type) -> None:  # noqa: ANN001 - matplotli
             ax.plot(marker.time, y, marker="X", markersize=10, color="#B00020", zorder=5)
         else:
             ax.plot(marker.time, y, marker=">", markersize=8, color="#222222", zorder=5)
+    for switch in data.switches:
+        ax.axvline(switch.time, color="#1F5FBF", linestyle="-.", linewidth=1.2, zorder=1)
+        ax.text(switch.time, count - 0.4, _plain(f" {switch.label}"), ha="left", va="bottom", fontsize=7,
+                color="#1F5FBF")
     ax.set_yticks([y_of[i] for i in range(count)], [_plain(lane.label) for lane in data.lanes])
     ax.set_ylim(-0.7, count - 0.3)
     ticks = _ticks(data.end)
@@ -306,5 +322,7 @@ def _paint(ax, data: ChartData, patch_type) -> None:  # noqa: ANN001 - matplotli
 
     handles.append(Line2D([], [], marker="X", color="#B00020", linestyle="none", label="preempted"))
     handles.append(Line2D([], [], marker=">", color="#222222", linestyle="none", label="re-created attempt"))
+    if data.switches:
+        handles.append(Line2D([], [], color="#1F5FBF", linestyle="-.", label="HiveD config switch / restart"))
     ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=min(4, len(handles)),
               fontsize=7, frameon=False)

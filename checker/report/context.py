@@ -325,12 +325,18 @@ def experiment(exp: ExperimentInputs, number: int, lang: str, link: Link, chart:
         "started": md(exp.timeline.started),
         "simulated": exp.timeline.source == "sim",
         "problems": [md(p) for p in exp.problems],
+        "optional": exp.plan.optional,
+        "first_optional": False,  # set by build_context on the first optional experiment (its section's heading)
     }
 
 
 def build_context(inputs: RunInputs, lang: str, link: Link, charts: dict[str, str]) -> dict[str, Any]:
     """Everything the report template prints. `charts` maps experiment id -> PNG href (when drawn)."""
-    experiments = [experiment(e, i + 1, lang, link, charts.get(e.id)) for i, e in enumerate(inputs.experiments)]
+    main = [e for e in inputs.experiments if not e.plan.optional]
+    extra = [e for e in inputs.experiments if e.plan.optional]
+    experiments = [experiment(e, i + 1, lang, link, charts.get(e.id)) for i, e in enumerate(main)]
+    optional = [{**experiment(e, len(main) + i + 1, lang, link, charts.get(e.id)), "first_optional": i == 0}
+                for i, e in enumerate(extra)]
     group = md(str(inputs.run.get("group") or ""))
     return {
         "lang": lang,
@@ -342,8 +348,9 @@ def build_context(inputs: RunInputs, lang: str, link: Link, charts: dict[str, st
         "finished": md(str(inputs.run.get("finished") or "")),
         "openpai_version": md(inputs.openpai_version),
         "env": environment(inputs, lang),
-        "experiments": experiments,
-        "inconclusive": [e for e in experiments if e["verdict"] == "inconclusive"],
+        "experiments": experiments,  # the manual's table: the main experiments
+        "optional": optional,  # optional plans (e.g. reconfig): a section of their own after the main ones
+        "inconclusive": [e for e in experiments + optional if e["verdict"] == "inconclusive"],
         "problems": [md(p) for p in inputs.problems],
     }
 

@@ -61,6 +61,7 @@ class PlanInfo:
     hived_config: str = ""
     questions_zh: tuple[str, ...] = ()
     questions_en: tuple[str, ...] = ()
+    optional: bool = False  # an optional plan: its own report section, not a row of the manual's table
 
 
 @dataclass(frozen=True)
@@ -175,6 +176,7 @@ def plan_info(experiment: str) -> PlanInfo:
         hived_config=plan.hived_config,
         questions_zh=plan.questions["zh"],
         questions_en=plan.questions["en"],
+        optional=plan.optional,
     )
 
 

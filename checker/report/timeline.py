@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hivedlab.checker.report.charts import TaskAttempt
+from hivedlab.checker.report.charts import Switch, TaskAttempt
 from hivedlab.checker.timeline import Mark, Timeline, build_timeline, display_names
 from hivedlab.evidence import iter_evidence
 
@@ -35,6 +35,7 @@ class ExperimentTimeline:
     rejections: tuple[Rejection, ...] = ()
     end_status: str = ""  # the runner's end record: finished | interrupted | failed
     problems: tuple[str, ...] = ()
+    switches: tuple[Switch, ...] = ()  # plan steps that switched HiveD's config or restarted it while jobs ran
 
 
 def attempts_of(timeline: Timeline, names: dict[str, str]) -> tuple[TaskAttempt, ...]:
@@ -63,6 +64,21 @@ def attempts_of(timeline: Timeline, names: dict[str, str]) -> tuple[TaskAttempt,
                 created=rel(a.created), bound=rel(a.bound),
             ))
     return tuple(sorted(result, key=lambda x: (x.created if x.created is not None else float("inf"))))
+
+
+def switches_of(timeline: Timeline) -> tuple[Switch, ...]:
+    """The reached `switch_config` and `restart` steps, times relative to the log's first record."""
+    t0 = timeline.first.t if timeline.first else 0.0
+    found = []
+    for step in timeline.steps:
+        body = step.step if isinstance(step.step, dict) else {}
+        if step.status != "reached":
+            continue
+        if "switch_config" in body:
+            found.append(Switch(round(step.mark.t - t0, 6), f"config {body['switch_config']}"))
+        elif "restart" in body:
+            found.append(Switch(round(step.mark.t - t0, 6), "HiveD restart"))
+    return tuple(found)
 
 
 def timeline_for_chart(path: Path, run_tag: str = "") -> ExperimentTimeline:
@@ -97,4 +113,5 @@ def timeline_for_chart(path: Path, run_tag: str = "") -> ExperimentTimeline:
         rejections=rejections,
         end_status=timeline.end_status or "",
         problems=tuple(problems) + tuple(f"{where}: {note}" for note in timeline.notes),
+        switches=switches_of(timeline),
     )

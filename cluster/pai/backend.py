@@ -226,6 +226,15 @@ class PaiBackend:
         self.check_idle()
         self._say(f"HiveD config '{name}' in place: VCs {', '.join(sorted(wanted))}")
 
+    def restart_hived(self) -> None:
+        """Refused: a restart with the same config changes nothing hivedlab can observe, so it could not confirm
+        that the admin restarted HiveD, and the log would claim a restart that may not have happened."""
+        raise HivedlabError(
+            "a plan's `restart` step runs on the simulated cluster only: on a real cluster the admin restarts HiveD "
+            "by hand (paictl.py service stop -n hivedscheduler, then service start -n hivedscheduler) and hivedlab "
+            "cannot confirm it / `restart` 步骤只能在模拟集群上运行：真实集群上由管理员用 paictl 手动重启 HiveD，"
+            "hivedlab 无法确认重启已发生")
+
     def check_idle(self) -> None:
         """The manual requires a cluster with no other unfinished job in the lab's VCs (this run's earlier
         experiments included: their leftovers would change this experiment's outcome)."""

@@ -1,4 +1,5 @@
-"""Experiment plans: the five shipped plans load in report order; a bad plan is one clear line."""
+"""Experiment plans: the five shipped main plans load in report order, the optional reconfig plan after them; a
+bad plan is one clear line."""
 
 from __future__ import annotations
 
@@ -9,13 +10,57 @@ import yaml
 
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.resources import EXPERIMENTS
-from hivedlab.checker.plans import SubmitStep, WaitStep, load_plan, load_plans
+from hivedlab.checker.plans import (
+    RestartStep,
+    StopStep,
+    SubmitStep,
+    SwitchConfigStep,
+    WaitStep,
+    load_plan,
+    load_plans,
+    main_plans,
+    plan_from_dict,
+)
 
 
 def test_five_plans_in_report_order() -> None:
-    plans = load_plans()
+    plans = main_plans()
     assert [p.id for p in plans] == ["vc-safety", "priority", "opportunistic", "gang", "incremental"]
     assert [p.hived_config for p in plans] == ["two-vc", "two-vc", "two-vc", "one-vc", "one-vc"]
+    assert not any(p.optional for p in plans)
+    assert [p.id for p in load_plans()] == [*(p.id for p in plans), "reconfig"]
+
+
+def test_reconfig_switches_the_config_while_its_jobs_run() -> None:
+    plan = load_plan("reconfig")
+    assert plan.optional and plan.hived_config == "two-vc"
+    switch = plan.steps.index(SwitchConfigStep("one-vc"))
+    assert plan.steps[switch - 1] == WaitStep(("vc1-job", "default-job"), "running", 900.0)
+    assert plan.steps[switch + 1] == SubmitStep("late-vc1", expect="rejected", reply_status=403)
+    assert StopStep(("vc1-job",)) in plan.steps[switch:]
+
+
+def test_restart_step_parses(tmp_path: Path) -> None:
+    data = yaml.safe_load((EXPERIMENTS / "priority.yaml").read_text(encoding="utf-8"))
+    data["steps"].insert(2, {"restart": "hived"})
+    plan = plan_from_dict(data, tmp_path / "priority.yaml")
+    assert plan.steps[2] == RestartStep("hived") and not plan.optional
+
+
+@pytest.mark.parametrize(
+    "step, message",
+    [
+        ({"restart": "kube-scheduler"}, "steps/1"),
+        ({"switch_config": "One VC"}, "steps/1"),
+        ({"switch_config": "one-vc", "stop": "low"}, "steps/1"),
+        ({"switch_config": "three-vc"}, "steps/1: no HiveD config template 'three-vc' \\(known: one-vc, two-vc\\)"),
+    ],
+)
+def test_bad_reconfiguration_steps(tmp_path: Path, step: dict, message: str) -> None:
+    data = yaml.safe_load((EXPERIMENTS / "priority.yaml").read_text(encoding="utf-8"))
+    data["steps"].insert(1, step)
+    with pytest.raises(HivedlabError, match=message):
+        plan_from_dict(data, tmp_path / "priority.yaml")
 
 
 def test_priority_steps_as_the_manual_runs_them() -> None:
@@ -98,7 +143,7 @@ def test_a_sixth_experiment_is_a_file(tmp_path: Path) -> None:
     for plan in load_plans():
         (tmp_path / plan.path.name).write_text(plan.path.read_text(encoding="utf-8"), encoding="utf-8")
     _copy(tmp_path, lambda d: d.update(id="extra", order=6))
-    assert [p.id for p in load_plans(tmp_path)][-1] == "extra"
+    assert [p.id for p in main_plans(tmp_path)][-1] == "extra"  # a TA's sixth plan is a main one unless optional
 
 
 def test_ruleset_maps_protocol_names_to_keys() -> None:
@@ -118,3 +163,9 @@ def test_every_rule_kind_in_the_schema_is_implemented() -> None:
 
     schema = json.loads((SCHEMAS / "experiment-plan.schema.json").read_text(encoding="utf-8"))
     assert set(schema["$defs"]["rule"]["properties"]["kind"]["enum"]) == set(RULE_KINDS)
+
+
+def test_grading_expects_the_main_experiments_only() -> None:
+    from hivedlab.checker.grading.labspec import shipped_lab
+
+    assert [e.id for e in shipped_lab().experiments] == [p.id for p in main_plans()]

@@ -130,3 +130,16 @@ def test_drawing_is_deterministic_and_salted_ids_differ():
     ids = set(re.findall(r'id="([^"]+)"', first[1]))
     other = set(re.findall(r'id="([^"]+)"', draw(data, salt="gang")[1]))
     assert ids and not ids & other  # two charts inline in one HTML page never share an id
+
+
+def test_a_config_switch_is_a_line_on_the_chart(tmp_path: Path) -> None:
+    from hivedlab.checker.report.charts import Switch
+    from hivedlab.cli.main import main
+
+    data = chart_data("switch", _priority_attempts(), NODES, TWO_VC, 600, (Switch(700.0, "config one-vc"),))
+    assert data.switches == (Switch(700.0, "config one-vc"),) and data.end == 700.0  # the line is inside the chart
+    png, svg = draw(data, salt="switch")
+    assert png.startswith(b"\x89PNG") and "config one-vc" in svg
+    assert main(["run", "reconfig", "--out", str(tmp_path), "--no-report"]) == 0
+    chart = timeline_for_chart(tmp_path / "experiments" / "reconfig" / "evidence.jsonl")
+    assert [s.label for s in chart.switches] == ["config one-vc"] and 0 < chart.switches[0].time < chart.end

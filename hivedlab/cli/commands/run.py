@@ -30,6 +30,7 @@ VERDICT_ZH = {"consistent": "一致", "inconsistent": "不一致", "inconclusive
 EXAMPLES = """\
   hivedlab run all                           # the whole lab on the simulated cluster, report in out/
   hivedlab run gang --seed 7 --out /tmp/lab  # one experiment, another seed
+  hivedlab run reconfig --out out/reconfig    # the optional config switch while jobs run
   hivedlab run all --cluster pai --inventory configs/group.yaml
   hivedlab run all --cluster pai --inventory configs/group.yaml --out out  # again: resumes, appends to the logs
   hivedlab run all --replace                 # simulate again into out/, the earlier run moved to out/replaced/
@@ -38,7 +39,8 @@ EXAMPLES = """\
 
 def build_parser(prog: str) -> argparse.ArgumentParser:
     parser = new_parser(prog, DESCRIPTION, EXAMPLES)
-    parser.add_argument("experiment", metavar="EXP|all", help="an experiment id (e.g. gang) or 'all'")
+    parser.add_argument("experiment", metavar="EXP|all",
+                        help="an experiment id (e.g. gang, or the optional reconfig) or 'all' (the main experiments)")
     parser.add_argument("--cluster", choices=("sim", "pai"), default="sim", help="where to run (default: sim)")
     add_out(parser, default="out", what="run directory")
     parser.add_argument("--seed", type=int, default=1, help="simulator seed: durations and gaps (default: 1)")
@@ -51,10 +53,10 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
 
 
 def _plans(experiment: str) -> list[Any]:
-    from hivedlab.checker.plans import load_plan, load_plans
+    from hivedlab.checker.plans import load_plan, main_plans
 
-    if experiment == "all":
-        plans = load_plans()
+    if experiment == "all":  # the main experiments; an optional plan (e.g. reconfig) runs only by its id
+        plans = main_plans()
         if not plans:
             raise HivedlabError("no experiment plans in labs/experiments/")
         return plans

@@ -1,0 +1,186 @@
+"""Rules about switching HiveD's config while jobs run (the optional `reconfig` plan, docs/experiment-plans.md).
+
+The switch is the plan's `switch_config` step: its `step` record (status reached) marks the moment the new config
+was in place. HiveD's work-preserving reconfiguration (docs/hived-model.md, "Restart and recovery") re-adds every
+bound pod, so a switch by itself ends no task; a group whose virtual cluster or cell types are gone keeps running,
+demoted to opportunistic.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hivedlab.basics.text import Text
+from hivedlab.checker.rules.common import (
+    CONSISTENT,
+    INCONCLUSIVE,
+    INCONSISTENT,
+    Context,
+    Outcome,
+    clock,
+    join,
+    missing,
+    not_run,
+    seqs,
+    where,
+    who,
+)
+from hivedlab.checker.rules.preemption import preempts
+from hivedlab.checker.timeline import Attempt, JobTimeline, Mark
+
+
+def switch_mark(ctx: Context, config: str) -> Mark | None:
+    """When the plan's `switch_config` step to `config` was reached."""
+    for step in ctx.timeline.steps:
+        body = step.step if isinstance(step.step, dict) else {}
+        if step.status == "reached" and body.get("switch_config") == config:
+            return step.mark
+    return None
+
+
+def _no_switch(config: str) -> Outcome:
+    return missing(f"日志中没有切换到 {config} 配置的步骤记录", f"the log records no switch to the {config} config")
+
+
+def _running_at(job: JobTimeline, mark: Mark) -> Attempt | None:
+    for attempt in job.attempts:
+        started, ended = attempt.started, attempt.ended
+        if started is not None and started.seq < mark.seq and (ended is None or ended.seq > mark.seq):
+            return attempt
+    return None
+
+
+def _next_submission(ctx: Context, after: Mark) -> Mark | None:
+    marks = [s.mark for job in ctx.timeline.jobs for s in job.submissions if s.accepted and s.mark.seq > after.seq]
+    return min(marks, key=lambda m: m.seq) if marks else None
+
+
+def survives_switch(ctx: Context, rule: dict[str, Any]) -> Outcome:
+    """Every task attempt of `jobs` that ran when the config was switched went on running: it was still running at
+    the next accepted submission after the switch (or at the end of the log), or had ended by itself (exit 0)."""
+    switch = switch_mark(ctx, rule["config"])
+    if switch is None:
+        return _no_switch(rule["config"])
+    until = _next_submission(ctx, switch)
+    kept, ended, evidence = [], [], [switch.seq]
+    for key in rule["jobs"]:
+        job = ctx.one(key)
+        if job is None:
+            return not_run(key)
+        attempt = _running_at(job, switch)
+        if attempt is None:
+            return missing(f"切换配置时 {who(job).zh} 没有在运行", f"{who(job).en} was not running when the config "
+                           "was switched")
+        end = attempt.ended
+        evidence += [m.seq for m in (attempt.started, end) if m is not None]
+        by_itself = attempt.outcome == "succeeded"
+        if end is not None and not by_itself and (until is None or end.seq < until.seq):
+            ended.append(Text(f"{who(job).zh} 在 {where(attempt)} 上的任务于 {clock(end)} 结束（{attempt.outcome}）",
+                              f"{who(job).en}'s task on {where(attempt)} ended at {clock(end)} ({attempt.outcome})"))
+        else:
+            kept.append(Text(f"{who(job).zh}（{where(attempt)}）", f"{who(job).en} ({where(attempt)})"))
+    head = Text(f"HiveD 于 {clock(switch)} 换成 {rule['config']} 配置。", f"HiveD switched to the {rule['config']} "
+                f"config at {clock(switch)}.")
+    evidence += [until.seq] if until is not None else []
+    if ended:
+        text = head + Text("切换后、下一次提交之前：", " Before the next submission: ") + join(ended) + Text(
+            "。", ".")
+        return Outcome(INCONSISTENT, text, tuple(sorted(set(evidence))))
+    text = head + Text("切换没有结束任何任务，继续运行的有：", " The switch ended no task; still running: ") + join(
+        kept, "、", ", ") + Text("。", ".")
+    return Outcome(CONSISTENT, text, tuple(sorted(set(evidence))))
+
+
+def preempts_one_of(ctx: Context, rule: dict[str, Any]) -> Outcome:
+    """`preempts` for several possible victims: the preemptor did not wait; it preempted one of `jobs` (whichever
+    HiveD picked) and started before that victim finished."""
+    preemptor = ctx.one(rule["preemptor"])
+    mark = preemptor.framework_name if preemptor is not None else None
+
+    def named(key: str) -> bool:  # the victim's Preempted event names the preemptor's pod
+        victim = ctx.one(key)
+        return bool(mark and victim and any(mark in (a.preempted_by or "") for a in victim.attempts))
+
+    keys = sorted(rule["jobs"], key=lambda key: not named(key))
+    outcomes = [preempts(ctx, {**rule, "victim": key}) for key in keys]
+    for outcome in outcomes:
+        if outcome.verdict == CONSISTENT:
+            return outcome
+    for verdict in (INCONCLUSIVE, INCONSISTENT):
+        for outcome in outcomes:
+            if outcome.verdict == verdict:
+                return outcome
+    return outcomes[0]
+
+
+def refused_after_switch(ctx: Context, rule: dict[str, Any]) -> Outcome:
+    """A submission made after the switch was refused with HTTP `status` and a message containing `message`, and no
+    pod of it appeared."""
+    switch = switch_mark(ctx, rule["config"])
+    if switch is None:
+        return _no_switch(rule["config"])
+    job = ctx.one(rule["job"])
+    if job is None or not job.submissions:
+        return not_run(rule["job"])
+    sub = job.submissions[-1]
+    got = Text(f"切换配置（{clock(switch)}）后，{who(job).zh} 于 {clock(sub.mark)} 提交，返回 HTTP {sub.status}：{sub.message}",
+               f"After the switch ({clock(switch)}), {who(job).en} was submitted at {clock(sub.mark)} and got HTTP "
+               f"{sub.status}: {sub.message}")
+    if sub.mark.seq < switch.seq:
+        return missing(f"{who(job).zh} 在切换配置之前就提交了", f"{who(job).en} was submitted before the switch")
+    status, message = rule.get("status", 403), rule.get("message", "")
+    if sub.accepted or job.attempts:
+        return Outcome(INCONSISTENT, got + Text("；它被接受了。", "; it was accepted."), seqs(switch, sub.mark))
+    if sub.status != status or (message and message not in (sub.message or "")):
+        return Outcome(INCONSISTENT, got + Text(f"；预期 HTTP {status}：{message}", f"; expected HTTP {status}: "
+                                                f"{message}"), seqs(switch, sub.mark))
+    return Outcome(CONSISTENT, got + Text("；提交被拒绝，没有创建任何 Pod。", "; it was refused and no pod was created."),
+                   seqs(switch, sub.mark))
+
+
+def stranded_after_switch(ctx: Context, rule: dict[str, Any]) -> Outcome:
+    """The job of the VC `vc` that the new config no longer has lost its running attempt after the switch, and
+    none of its later attempts was ever bound."""
+    switch = switch_mark(ctx, rule["config"])
+    if switch is None:
+        return _no_switch(rule["config"])
+    if rule["vc"] in ctx.timeline.vc_nodes:
+        return missing(f"日志中的最终配置仍有 {rule['vc']}", f"the log's final config still has {rule['vc']}")
+    job = ctx.one(rule["job"])
+    if job is None:
+        return not_run(rule["job"])
+    running = _running_at(job, switch)
+    if running is None:
+        return missing(f"切换配置时 {who(job).zh} 没有在运行", f"{who(job).en} was not running when the config was "
+                       "switched")
+    later = [a for a in job.attempts if a.created is not None and a.created.seq > switch.seq]
+    bound = [a for a in later if a.bound is not None]
+    if running.ended is None or running.outcome != "preempted":
+        return missing(f"{who(job).zh} 在切换后没有被抢占", f"{who(job).en} was not preempted after the switch")
+    head = Text(f"{who(job).zh} 在 {where(running)} 上的任务于 {clock(running.ended)} 被抢占",
+                f"{who(job).en}'s task on {where(running)} was preempted at {clock(running.ended)}")
+    if bound:
+        first = bound[0]
+        text = head + Text(f"，之后的尝试于 {clock(first.bound)} 又在 {where(first)} 上运行。",
+                           f", and a later attempt was bound to {where(first)} at {clock(first.bound)}.")
+        return Outcome(INCONSISTENT, text, seqs(switch, running.ended, first.bound))
+    if not later:
+        return missing(f"{who(job).zh} 被抢占后没有新的尝试", f"{who(job).en} has no new attempt after its preemption")
+    waits = [w for a in later for w in a.waits]
+    reason = waits[-1].reason.rsplit("]: ", 1)[-1] if waits else ""
+    why = Text(f"（{reason}）", f" ({reason})") if reason else Text("", "")
+    ends = [m for a in later for m in (a.ended,) if m is not None]
+    text = head + Text(f"；它的新尝试从未被调度{why.zh}，直到 {clock(max(ends, key=lambda m: m.seq)) if ends else '日志结束'}"
+                       f"：{rule['vc']} 已不存在。",
+                       f"; its new attempt was never scheduled{why.en} until "
+                       f"{clock(max(ends, key=lambda m: m.seq)) if ends else 'the log ended'}: {rule['vc']} is gone.")
+    marks = [switch, running.ended, *(a.created for a in later), *(w.mark for w in waits[:1]), *ends[-1:]]
+    return Outcome(CONSISTENT, text, seqs(*marks))
+
+
+RULES = {
+    "survives-switch": survives_switch,
+    "preempts-one-of": preempts_one_of,
+    "refused-after-switch": refused_after_switch,
+    "stranded-after-switch": stranded_after_switch,
+}

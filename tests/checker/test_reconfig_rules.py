@@ -1,0 +1,82 @@
+"""The rule kinds for a config switch (checker/rules/reconfig.py) on hand-made timelines: what each says when the
+evidence contradicts HiveD's work-preserving reconfiguration, or lacks the switch."""
+
+from __future__ import annotations
+
+from hivedlab.checker.rules.common import CONSISTENT, INCONCLUSIVE, INCONSISTENT, Context
+from hivedlab.checker.rules.reconfig import RULES
+from hivedlab.checker.timeline import Attempt, JobTimeline, Mark, Step, Submission, Timeline
+
+T0 = 1_767_254_400.0  # 2026-01-01T08:00:00Z
+SWITCH = {"switch_config": "one-vc"}
+
+
+def mark(seq: int) -> Mark:
+    return Mark(seq, f"2026-01-01T08:00:{seq:02d}.000000Z", T0 + seq)
+
+
+def attempt(uid: str, created: int, bound: int | None = None, node: str | None = None, **ends: int) -> Attempt:
+    return Attempt(pod_name="fw1-train-0", uid=uid, task_role="train", task_index=0, created=mark(created),
+                   bound=mark(bound) if bound is not None else None, node=node,
+                   started=mark(bound + 1) if bound is not None else None,
+                   **{name: mark(seq) for name, seq in ends.items()})
+
+
+def job(key: str, fw: str, *attempts: Attempt, submitted: int = 1, status: int = 202, message: str = "") -> JobTimeline:
+    sub = Submission(mark(submitted), "alice", key, f"{key}-alice", fw, status, message)
+    return JobTimeline(fw, key, "alice", f"{key}-alice", "vc1", submissions=(sub,), attempts=attempts)
+
+
+def judge(kind: str, rule: dict, *jobs: JobTimeline, switched: bool = True,
+          vcs: tuple[str, ...] = ("default",)) -> tuple[str, str]:
+    steps = (Step(mark(10), 3, "reached", SWITCH),) if switched else ()
+    timeline = Timeline("reconfig", "sim", "sim", "one-vc", {vc: ("hostname-carol",) for vc in vcs}, tuple(jobs),
+                        steps=steps)
+    outcome = RULES[kind](Context(timeline, "sim", True), rule)
+    return outcome.verdict, outcome.answer.en
+
+
+def test_a_task_ended_by_the_switch_is_inconsistent() -> None:
+    ended = job("vc1-job", "fw1", attempt("u1", 2, 3, "hostname-dan", deleted=11))
+    later = job("newcomer", "fw2", submitted=12)
+    verdict, answer = judge("survives-switch", {"jobs": ["vc1-job"], "config": "one-vc"}, ended, later)
+    assert verdict == INCONSISTENT and "ended at 08:00:11 (deleted)" in answer
+
+
+def test_a_task_that_kept_running_is_consistent() -> None:
+    kept = job("vc1-job", "fw1", attempt("u1", 2, 3, "hostname-dan", preempted=14))
+    later = job("newcomer", "fw2", submitted=12)
+    verdict, answer = judge("survives-switch", {"jobs": ["vc1-job"], "config": "one-vc"}, kept, later)
+    assert verdict == CONSISTENT and "ended no task" in answer
+
+
+def test_without_the_switch_every_kind_is_inconclusive() -> None:
+    rules = {
+        "survives-switch": {"jobs": ["vc1-job"], "config": "one-vc"},
+        "refused-after-switch": {"job": "vc1-job", "config": "one-vc", "status": 403},
+        "stranded-after-switch": {"job": "vc1-job", "vc": "vc1", "config": "one-vc"},
+    }
+    running = job("vc1-job", "fw1", attempt("u1", 2, 3, "hostname-dan"))
+    for kind, rule in rules.items():
+        verdict, answer = judge(kind, rule, running, switched=False)
+        assert verdict == INCONCLUSIVE and "no switch to the one-vc config" in answer, kind
+
+
+def test_an_accepted_submission_after_the_switch_is_inconsistent() -> None:
+    accepted = job("late-vc1", "fw3", submitted=12)
+    verdict, _ = judge("refused-after-switch", {"job": "late-vc1", "config": "one-vc", "status": 403}, accepted)
+    assert verdict == INCONSISTENT
+    refused = job("late-vc1", "fw3", submitted=12, status=403, message="User alice is not allowed to do operation in vc1")
+    rule = {"job": "late-vc1", "config": "one-vc", "status": 403, "message": "not allowed to do operation in vc1"}
+    assert judge("refused-after-switch", rule, refused)[0] == CONSISTENT
+
+
+def test_a_stranded_job_that_ran_again_is_inconsistent() -> None:
+    rule = {"job": "vc1-job", "vc": "vc1", "config": "one-vc"}
+    ran_again = job("vc1-job", "fw1", attempt("u1", 2, 3, "hostname-dan", preempted=14),
+                    attempt("u2", 16, 20, "hostname-carol"))
+    verdict, answer = judge("stranded-after-switch", rule, ran_again)
+    assert verdict == INCONSISTENT and "a later attempt was bound to hostname-carol" in answer
+    stranded = job("vc1-job", "fw1", attempt("u1", 2, 3, "hostname-dan", preempted=14), attempt("u2", 16))
+    assert judge("stranded-after-switch", rule, stranded)[0] == CONSISTENT
+    assert judge("stranded-after-switch", rule, stranded, vcs=("default", "vc1"))[0] == INCONCLUSIVE
