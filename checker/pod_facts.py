@@ -61,6 +61,33 @@ def _parse_vc_nodes(text: str) -> dict[str, tuple[str, ...]]:
     return result
 
 
+def _leaves_of(cell: PhysicalCellSpec, types: Mapping[str, CellTypeInfo]) -> list[tuple[str, int]]:
+    """(node, leaf cell count) for each node under a physical cell."""
+    info = types.get(cell.cell_type)
+    if info is None or info.child_type is None or (info.at_or_above_node and not info.multi_node):
+        return [(cell.address.rsplit("/", 1)[-1], info.leaf_cell_number if info is not None else 1)]
+    return [pair for child in cell.children for pair in _leaves_of(child, types)]
+
+
+@functools.lru_cache(maxsize=64)
+def _node_gpus_cached(text: str) -> tuple[tuple[str, int], ...]:
+    try:
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        config = load_config(data if isinstance(data, dict) else {})
+    except (yaml.YAMLError, ConfigError):
+        return ()
+    counts: dict[str, int] = {}
+    for cell in config.physical_cells:
+        for node, leaves in _leaves_of(cell, config.cell_types):
+            counts[node] = counts.get(node, 0) + leaves
+    return tuple(counts.items())
+
+
+def node_gpus_from_config(text: str) -> dict[str, int]:
+    """How many leaf cells (GPUs) each node has in a HiveD config; {} when HiveD would not load the text."""
+    return dict(_node_gpus_cached(text))
+
+
 @functools.lru_cache(maxsize=64)  # a batch of logs repeats the same two configs (grading reads hundreds)
 def _vc_nodes_cached(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     return tuple(_parse_vc_nodes(text).items())

@@ -28,6 +28,7 @@ from hivedlab.checker.pod_facts import (  # noqa: F401 - re-exported for callers
     bind_gpus,
     bind_node,
     hived_reason,
+    node_gpus_from_config,
     vc_nodes_from_config,
 )
 from hivedlab.cluster.openpai.naming import framework_name
@@ -79,6 +80,8 @@ class Attempt:
     preempted_by: str | None = None  # the Preempted event's message, "by default/<pod> on node <node>"
     deleted: Mark | None = None
     fc_exit_code: int | None = None  # the Framework's task attempt completion code (−101 = PodExternalDeleted)
+    released: Mark | None = None  # terminal phase, DELETED record or successor, whichever first: HiveD frees the cells
+    gpu_request: int | None = None  # the app container's nvidia.com/gpu limit (pods of other schedulers)
 
     @property
     def ended(self) -> Mark | None:
@@ -195,6 +198,7 @@ class Timeline:
     experiments_seen: tuple[str, ...] = ()
     nodes_seen: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=())
+    node_gpus: dict[str, int] = field(default_factory=dict)  # GPUs per node in the log's HiveD config
 
     def jobs_for(self, key: str) -> tuple[JobTimeline, ...]:
         return tuple(job for job in self.jobs if job.job_key == key)
@@ -204,6 +208,14 @@ def _int(value: Any) -> int | None:
         return int(value)
     except (TypeError, ValueError):
         return None
+
+
+def _gpu_request(pod: dict[str, Any]) -> int:
+    total = 0
+    for container in (pod.get("spec") or {}).get("containers") or []:
+        limits = ((container or {}).get("resources") or {}).get("limits") or {}
+        total += _int(limits.get("nvidia.com/gpu")) or 0
+    return total
 
 
 def _app_status(pod: dict[str, Any]) -> dict[str, Any] | None:
@@ -261,6 +273,7 @@ class TimelineBuilder:
         self.cluster: str | None = None
         self.config_name: str | None = None
         self.vc_nodes: dict[str, tuple[str, ...]] = {}
+        self.node_gpus: dict[str, int] = {}
         self.steps: list[Step] = []
         self.end_status: str | None = None
         self.end_reason: str | None = None
@@ -308,6 +321,7 @@ class TimelineBuilder:
         elif kind == "config-switch":
             self.config_name = str(action.get("name"))
             self.vc_nodes = vc_nodes_from_config(str(action.get("text", "")))
+            self.node_gpus = node_gpus_from_config(str(action.get("text", "")))
         elif kind == "submit":
             self._submit(action, mark)
         elif kind == "step":
@@ -349,9 +363,12 @@ class TimelineBuilder:
                 created=mark,
             )
             old_uid = self.uid_by_name.get(name)
-            if old_uid and old_uid != uid and self.attempts[old_uid].ended is None:
+            if old_uid and old_uid != uid:
                 # the old pod's deletion was never seen; its successor proves it is gone
-                self.attempts[old_uid] = replace(self.attempts[old_uid], deleted=mark)
+                old = self.attempts[old_uid]
+                if old.ended is None:
+                    old = replace(old, deleted=mark)
+                self.attempts[old_uid] = replace(old, released=old.released or mark)
             self.uid_by_name[name] = uid
             if fw:
                 job = self._job(fw, mark)
@@ -361,8 +378,8 @@ class TimelineBuilder:
             for reason, event_mark, message in self.pending_events.pop(uid, []) + self.pending_events.pop(name, []):
                 attempt = self._apply_event(attempt, reason, event_mark, message)
         attempt = self._pod_state(attempt, pod, annotations, mark)
-        if watch_type == "DELETED" and attempt.deleted is None:
-            attempt = replace(attempt, deleted=mark)
+        if watch_type == "DELETED" and (attempt.deleted is None or attempt.released is None):
+            attempt = replace(attempt, deleted=attempt.deleted or mark, released=attempt.released or mark)
         self.attempts[uid] = attempt
 
     def _pod_state(self, attempt: Attempt, pod: dict[str, Any], annotations: dict[str, Any], mark: Mark) -> Attempt:
@@ -385,6 +402,12 @@ class TimelineBuilder:
                 changes.update(started=mark, started_at=started_at)
             if terminated and attempt.terminated is None:
                 changes.update(terminated=mark, exit_code=_int(terminated.get("exitCode")))
+        phase = (pod.get("status") or {}).get("phase")
+        if attempt.released is None and (phase in ("Succeeded", "Failed") or (
+                phase is None and "terminated" in ((status or {}).get("state") or {}))):
+            changes["released"] = mark
+        if attempt.gpu_request is None and node:
+            changes["gpu_request"] = _gpu_request(pod)
         if meta.get("deletionTimestamp") and attempt.deleted is None and attempt.terminated is None:
             changes["deleted"] = mark
         return replace(attempt, **changes) if changes else attempt
@@ -523,6 +546,7 @@ class TimelineBuilder:
             experiments_seen=tuple(self.experiments),
             nodes_seen=tuple(self.nodes),
             notes=tuple(notes),
+            node_gpus=dict(self.node_gpus),
         )
 
 
