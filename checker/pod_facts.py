@@ -126,3 +126,24 @@ def bind_node(annotations: dict[str, Any]) -> str | None:
         if isinstance(data, dict) and data.get("node"):
             return str(data["node"])
     return None
+
+
+def gpu_request(pod: dict[str, Any]) -> int:
+    """The GPUs a pod's containers ask for (`nvidia.com/gpu` limits): how other schedulers see a pod's GPUs."""
+    total = 0
+    for container in (pod.get("spec") or {}).get("containers") or []:
+        value = (((container or {}).get("resources") or {}).get("limits") or {}).get("nvidia.com/gpu")
+        try:
+            total += int(value or 0)
+        except (TypeError, ValueError):
+            continue
+    return total
+
+
+def app_status(pod: dict[str, Any]) -> dict[str, Any] | None:
+    """The status of the pod's `app` container (OpenPAI's task container), else of its first container."""
+    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    for status in statuses:
+        if isinstance(status, dict) and status.get("name") == "app":
+            return status
+    return statuses[0] if statuses and isinstance(statuses[0], dict) else None

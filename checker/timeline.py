@@ -25,8 +25,10 @@ from hivedlab.checker.pod_facts import (  # noqa: F401 - re-exported for callers
     BIND_INFO,
     LEAF_CELL_ISOLATION,
     WAIT_PREFIX,
+    app_status,
     bind_gpus,
     bind_node,
+    gpu_request,
     hived_reason,
     node_gpus_from_config,
     vc_nodes_from_config,
@@ -82,6 +84,19 @@ class Attempt:
     fc_exit_code: int | None = None  # the Framework's task attempt completion code (−101 = PodExternalDeleted)
     released: Mark | None = None  # terminal phase, DELETED record or successor, whichever first: HiveD frees the cells
     gpu_request: int | None = None  # the app container's nvidia.com/gpu limit (pods of other schedulers)
+    recreated: Mark | None = None  # a new pod of the same name (new uid) appeared: FrameworkController retried it
+
+    @property
+    def deleted_while_running(self) -> bool:
+        """Deleted (deletion started or DELETED) while its container ran, before any exit of its own."""
+        deleted = self.deleted
+        return (deleted is not None and self.started is not None and self.started.seq <= deleted.seq
+                and (self.terminated is None or self.terminated.seq >= deleted.seq))
+
+    @property
+    def preempted_silently(self) -> bool:
+        """Preempted without a Preempted event in the log: deleted while running, then re-created."""
+        return self.preempted is None and self.recreated is not None and self.deleted_while_running
 
     @property
     def ended(self) -> Mark | None:
@@ -91,7 +106,8 @@ class Attempt:
     @property
     def outcome(self) -> str:
         """One of OUTCOMES (the state the attempt ended in, or is in at the end of the log)."""
-        if self.preempted is not None or (self.fc_exit_code == POD_EXTERNAL_DELETED and self.exit_code is None):
+        if self.preempted is not None or (self.fc_exit_code == POD_EXTERNAL_DELETED and self.exit_code is None) or (
+                self.preempted_silently):
             return "preempted"
         if self.exit_code is not None:
             return "succeeded" if self.exit_code == 0 else "failed"
@@ -195,6 +211,7 @@ class Timeline:
     first: Mark | None = None
     last: Mark | None = None
     record_count: int = 0
+    end_mark: Mark | None = None  # the end record
     experiments_seen: tuple[str, ...] = ()
     nodes_seen: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=())
@@ -203,27 +220,12 @@ class Timeline:
     def jobs_for(self, key: str) -> tuple[JobTimeline, ...]:
         return tuple(job for job in self.jobs if job.job_key == key)
 
+
 def _int(value: Any) -> int | None:
     try:
         return int(value)
     except (TypeError, ValueError):
         return None
-
-
-def _gpu_request(pod: dict[str, Any]) -> int:
-    total = 0
-    for container in (pod.get("spec") or {}).get("containers") or []:
-        limits = ((container or {}).get("resources") or {}).get("limits") or {}
-        total += _int(limits.get("nvidia.com/gpu")) or 0
-    return total
-
-
-def _app_status(pod: dict[str, Any]) -> dict[str, Any] | None:
-    statuses = (pod.get("status") or {}).get("containerStatuses") or []
-    for status in statuses:
-        if isinstance(status, dict) and status.get("name") == "app":
-            return status
-    return statuses[0] if statuses and isinstance(statuses[0], dict) else None
 
 
 @dataclass
@@ -277,6 +279,7 @@ class TimelineBuilder:
         self.steps: list[Step] = []
         self.end_status: str | None = None
         self.end_reason: str | None = None
+        self.end_mark: Mark | None = None
         self.first: Mark | None = None
         self.last: Mark | None = None
         self.count = 0
@@ -329,6 +332,7 @@ class TimelineBuilder:
         elif kind == "end":
             self.end_status = str(action.get("status"))
             self.end_reason = action.get("reason")
+            self.end_mark = mark
 
     def _submit(self, action: dict[str, Any], mark: Mark) -> None:
         user, name = str(action.get("user", "")), str(action.get("job_name", ""))
@@ -368,7 +372,7 @@ class TimelineBuilder:
                 old = self.attempts[old_uid]
                 if old.ended is None:
                     old = replace(old, deleted=mark)
-                self.attempts[old_uid] = replace(old, released=old.released or mark)
+                self.attempts[old_uid] = replace(old, released=old.released or mark, recreated=old.recreated or mark)
             self.uid_by_name[name] = uid
             if fw:
                 job = self._job(fw, mark)
@@ -392,7 +396,7 @@ class TimelineBuilder:
         gpus = bind_gpus(annotations)
         if gpus and not attempt.gpus:
             changes["gpus"] = gpus
-        status = _app_status(pod)
+        status = app_status(pod)
         if status:
             state = status.get("state") or {}
             running = state.get("running")
@@ -407,7 +411,7 @@ class TimelineBuilder:
                 phase is None and "terminated" in ((status or {}).get("state") or {}))):
             changes["released"] = mark
         if attempt.gpu_request is None and node:
-            changes["gpu_request"] = _gpu_request(pod)
+            changes["gpu_request"] = gpu_request(pod)
         if meta.get("deletionTimestamp") and attempt.deleted is None and attempt.terminated is None:
             changes["deleted"] = mark
         return replace(attempt, **changes) if changes else attempt
@@ -543,6 +547,7 @@ class TimelineBuilder:
             first=self.first,
             last=self.last,
             record_count=self.count,
+            end_mark=self.end_mark,
             experiments_seen=tuple(self.experiments),
             nodes_seen=tuple(self.nodes),
             notes=tuple(notes),
