@@ -83,8 +83,8 @@ def grade_experiment(sub: Submission, experiment: str, lab: LabSpec, judge: Judg
     if log.records and not log.chain_ok:
         broken = log.first_broken_seq
         en_where, zh_where = (f"record {broken}", f"第 {broken} 条记录") if broken is not None else ("a record", "某条记录")
-        findings.append(Finding("chain", "chain-broken", f"hash chain broken at {en_where}: the log was edited, "
-                                "reordered or cut", f"哈希链在{zh_where}处断裂：日志被修改、重排或截断",
+        findings.append(Finding("chain", "chain-broken", f"{files.evidence}: hash chain broken at {en_where}: the log "
+                                "was edited, reordered or cut", f"{files.evidence}：哈希链在{zh_where}处断裂：日志被修改、重排或截断",
                                 files.evidence or "", broken, experiment))
     if not log.records:
         findings.append(Finding("problem", "empty-log", f"{files.evidence}: no evidence records",
@@ -109,6 +109,20 @@ def grade_experiment(sub: Submission, experiment: str, lab: LabSpec, judge: Judg
         findings=tuple(findings),
         attempts=attempts,
     )
+
+
+def _grade_experiment_safely(sub: Submission, experiment: str, lab: LabSpec, judge: Judge | None) -> ExperimentResult:
+    """`grade_experiment`, where an unexpected failure on one file costs that experiment only, named in a finding."""
+    try:
+        return grade_experiment(sub, experiment, lab, judge)
+    except Exception as exc:  # noqa: BLE001 - one file must not zero the group; the finding names it
+        files = sub.experiment(experiment)
+        where = files.evidence if files is not None and files.evidence else f"{sub.base}experiments/{experiment}/"
+        finding = Finding("problem", "file-error", f"{where}: the grader could not read this file "
+                          f"({type(exc).__name__}); {experiment} is scored without it",
+                          f"{where}：评分程序无法读取该文件（{type(exc).__name__}）；{experiment} 按没有该文件评分",
+                          where, None, experiment)
+        return ExperimentResult(experiment, files, findings=(finding,))
 
 
 def _claim_findings(sub: Submission, experiments: tuple[ExperimentResult, ...]) -> tuple[int, int, list[Finding]]:
@@ -153,7 +167,7 @@ def grade_submission(sub: Submission, lab: LabSpec, judge: Judge | None,
     """Grade a read submission: every experiment the rubric or the lab names, plus any extra the group ran."""
     wanted = list(experiments) + [e.id for e in lab.experiments if e.id not in experiments]
     wanted += [e.id for e in sub.experiments if e.id not in wanted]
-    results = tuple(grade_experiment(sub, exp, lab, judge) for exp in wanted)
+    results = tuple(_grade_experiment_safely(sub, exp, lab, judge) for exp in wanted)
     total, supported, claim_findings = _claim_findings(sub, results)
     findings = [*sub.problems, *_config_findings(sub), *(f for r in results for f in r.findings), *claim_findings]
     for result in results:
