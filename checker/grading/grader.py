@@ -10,7 +10,7 @@ submission's content.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from hivedlab.checker.grading.facts import AttemptFact, attempt_facts, check_fac
 from hivedlab.checker.grading.findings import Finding
 from hivedlab.checker.grading.integrity import LogFacts, check_log
 from hivedlab.checker.grading.labspec import LabSpec
+from hivedlab.checker.grading.provenance import simulator_signs
 from hivedlab.checker.grading.submission import ExperimentFiles, Submission, read_submission
 from hivedlab.checker.judge import Judge, Judgement
 from hivedlab.evidence import EvidenceLog, read_evidence
@@ -92,6 +93,16 @@ def grade_experiment(sub: Submission, experiment: str, lab: LabSpec, judge: Judg
         return ExperimentResult(experiment, files, warnings=log.warnings, findings=tuple(findings))
     facts, log_findings = check_log(log.records, files.evidence or "", lab.get(experiment), sub.allowed_nodes)
     findings += log_findings
+    claims_real = facts.source == "k8s" or str((sub.run or {}).get("cluster", "")) == "pai"
+    signs = simulator_signs(log.records) if claims_real else []
+    if signs:
+        findings.append(Finding(
+            "provenance", "simulator-relabelled",
+            f"{files.evidence}: claims a real cluster but shows what only the simulator produces: "
+            + "; ".join(s.en for s in signs) + " (scored as simulator evidence)",
+            f"{files.evidence}：声称来自真实集群，却有只有模拟集群才会产生的特征：" + "；".join(s.zh for s in signs)
+            + "（按模拟集群证据评分）", files.evidence or "", None, experiment))
+        facts = replace(facts, source="sim")
     judgement, error = _judge(judge, log, experiment)
     run_tag = sub.run.get("run_tag") if sub.run else None
     attempts = attempt_facts(log.records, experiment, run_tag if isinstance(run_tag, str) else "",

@@ -84,7 +84,8 @@ class GroupGrade:
     @property
     def needs_look(self) -> tuple[str, ...]:
         """Reasons a TA should open this folder (English, one line each)."""
-        reasons = [f.en for f in self.findings if f.kind in ("forgery", "chain", "claim", "problem", "foreign")]
+        reasons = [f.en for f in self.findings
+                   if f.kind in ("forgery", "chain", "claim", "problem", "foreign", "provenance", "copy")]
         return tuple(dict.fromkeys(reasons))
 
 
