@@ -19,7 +19,7 @@ from hivedlab.checker.grading.facts import AttemptFact, attempt_facts, check_fac
 from hivedlab.checker.grading.findings import Finding
 from hivedlab.checker.grading.integrity import LogFacts, check_log
 from hivedlab.checker.grading.labspec import LabSpec
-from hivedlab.checker.grading.provenance import simulator_signs
+from hivedlab.checker.grading.provenance import real_identity, sim_inputs, simulator_signs
 from hivedlab.checker.grading.submission import ExperimentFiles, Submission, read_submission
 from hivedlab.checker.judge import Judge, Judgement
 from hivedlab.evidence import EvidenceLog, read_evidence
@@ -38,6 +38,7 @@ class ExperimentResult:
     judge_error: str | None = None
     findings: tuple[Finding, ...] = ()
     attempts: tuple[AttemptFact, ...] | None = None  # the task attempts the evidence shows (for the report's facts)
+    identity: frozenset[tuple[str, str]] = frozenset()  # a real-cluster log's unique values (provenance.real_identity)
 
     @property
     def has_log(self) -> bool:
@@ -62,6 +63,13 @@ class GroupResult:
 
     def experiment(self, experiment_id: str) -> ExperimentResult | None:
         return next((exp for exp in self.experiments if exp.id == experiment_id), None)
+
+    @property
+    def identity(self) -> frozenset[tuple[str, str]]:
+        """What another group's submission must not share: real logs' unique values, a simulator run's inputs."""
+        real = frozenset().union(*(exp.identity for exp in self.experiments))
+        simulated = any(exp.source in ("sim", "mixed") for exp in self.experiments)
+        return real | (sim_inputs(self.submission.inventory, self.submission.run) if simulated else frozenset())
 
 
 def _judge(judge: Judge | None, log: EvidenceLog, experiment: str) -> tuple[Judgement | None, str | None]:
@@ -119,6 +127,7 @@ def grade_experiment(sub: Submission, experiment: str, lab: LabSpec, judge: Judg
         judge_error=error,
         findings=tuple(findings),
         attempts=attempts,
+        identity=real_identity(log.records) if facts.source == "k8s" else frozenset(),
     )
 
 

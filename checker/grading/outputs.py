@@ -49,7 +49,7 @@ def _hidden_kinds(rubric: Rubric) -> frozenset[str]:
     visible = {kinds[p.check] for p in rubric.penalties if not p.hidden and p.check in kinds}
     if any(item.hidden and item.check == "claims-supported" for item in rubric.items):
         hidden.add("claim")
-    return frozenset(hidden - visible)
+    return frozenset((hidden - visible) | {"copy"})  # a copy finding names another group: TA only
 
 
 def visible_findings(grade: GroupGrade, rubric: Rubric) -> tuple[Finding, ...]:

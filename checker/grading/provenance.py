@@ -13,8 +13,9 @@ Such a log is scored as simulator evidence and flagged for the TA (docs/checker.
 
 from __future__ import annotations
 
+import hashlib
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from hivedlab.basics.text import Text
@@ -74,3 +75,31 @@ def simulator_signs(records: Iterable[Record]) -> list[Text]:
         signs.append(Text(f"日志从模拟集群的固定虚拟时钟 {SIM_START}Z 开始",
                           f"the log starts at the simulator's fixed virtual clock {SIM_START}Z"))
     return signs
+
+
+def real_identity(records: Sequence[Record]) -> frozenset[tuple[str, str]]:
+    """What makes a real-cluster log unique (compared across groups by `copies.flag_copies`): its final hash, its
+    objects' uids, its container ids."""
+    found: set[tuple[str, str]] = set()
+    if records:
+        found.add(("log", records[-1].hash))
+    for record in records:
+        obj = record.object
+        if not isinstance(obj, dict) or record.resource not in ("pods", "frameworks"):
+            continue
+        uid = (obj.get("metadata") or {}).get("uid")
+        if isinstance(uid, str) and uid:
+            found.add(("uid", uid))
+        for status in (obj.get("status") or {}).get("containerStatuses") or []:
+            cid = status.get("containerID") if isinstance(status, dict) else None
+            if isinstance(cid, str) and cid:
+                found.add(("container", cid))
+    return frozenset(found)
+
+
+def sim_inputs(inventory: Any, run: Mapping[str, Any] | None) -> frozenset[tuple[str, str]]:
+    """A simulator run's inputs as one key: the inventory read from the group's folder and the seed."""
+    if inventory is None or not run or run.get("seed") is None:
+        return frozenset()
+    digest = hashlib.sha256(f"{inventory!r}\n{run.get('seed')!r}".encode()).hexdigest()
+    return frozenset({("inputs", digest)})
