@@ -100,3 +100,28 @@ def finish(records: list[Rec], uid: str, before: int) -> list[Rec]:
     deleted = copy.deepcopy(modified)
     deleted["watch"]["type"] = "DELETED"
     return [*records[:before], modified, deleted, *records[before:]]
+
+
+def postpone_release(records: list[Rec]) -> list[Rec]:
+    """The first pod whose GPU another pod gets later never lets go: its terminal and DELETED records move to just
+    before the end record, after the other pod's bind (two pods on one GPU)."""
+    bound: dict[str, tuple[str, str]] = {}  # uid -> (node, gpus)
+    for record in records:
+        obj = pod(record)
+        if obj and obj["spec"].get("nodeName") and obj["metadata"]["uid"] not in bound:
+            annotations = obj["metadata"].get("annotations") or {}
+            bound[obj["metadata"]["uid"]] = (obj["spec"]["nodeName"], annotations.get(LEAF_CELL_ISOLATION, ""))
+    order = list(bound)
+    holder = next(uid for index, uid in enumerate(order) if bound[uid] in [bound[u] for u in order[index + 1:]])
+
+    def releases(record: Rec) -> bool:
+        obj = pod(record)
+        return bool(obj and obj["metadata"]["uid"] == holder and (
+            record["watch"]["type"] == "DELETED" or obj["status"].get("phase") in ("Succeeded", "Failed")))
+
+    moved = [r for r in records if releases(r)]
+    kept = [r for r in records if not releases(r)]
+    end = next(i for i, r in enumerate(kept) if (r.get("action") or {}).get("type") == "end")
+    for record in moved:
+        record["time"] = kept[end]["time"]
+    return [*kept[:end], *moved, *kept[end:]]

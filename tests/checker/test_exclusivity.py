@@ -96,3 +96,15 @@ def test_count_check_without_bind_info(tmp_path: Path) -> None:
     outcome = gpu_exclusive(build_timeline(iter_evidence(wrong)))
     assert outcome.verdict == X
     assert "hostname-carol" in outcome.answer.en and "1 in all" in outcome.answer.en
+
+
+SIM_LOGS = ["from-simulator-vc-safety.jsonl", "from-simulator-priority.jsonl", "from-simulator-opportunistic.jsonl",
+            "from-simulator-gang.jsonl", "from-simulator-incremental.jsonl"]
+
+
+@pytest.mark.parametrize("name", SIM_LOGS)
+def test_a_holder_that_never_lets_go_is_inconsistent_in_every_experiment(cli, tmp_path: Path, name: str) -> None:
+    data = _check(cli, forge.write(tmp_path / name, forge.postpone_release(forge.load(name))))
+    assert data["verdict"] == X
+    answer = _exclusive(data)
+    assert answer is not None and answer["verdict"] == X and "still held it" in answer["answer"]["en"]
