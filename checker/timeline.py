@@ -280,6 +280,7 @@ class TimelineBuilder:
         self.end_status: str | None = None
         self.end_reason: str | None = None
         self.end_mark: Mark | None = None
+        self.list_start: Mark | None = None  # the first LISTED pod record of the re-list under way
         self.first: Mark | None = None
         self.last: Mark | None = None
         self.count = 0
@@ -299,7 +300,12 @@ class TimelineBuilder:
             self._action(record.action, mark)
         elif record.object is not None:
             if record.resource == "pods":
-                self._pod(record.watch_type or "", record.object, mark)
+                if record.watch_type == "LISTED":  # a re-list: a pod gone in the gap was gone before it began
+                    self.list_start = self.list_start or mark
+                elif not record.synthetic:
+                    self.list_start = None
+                gone = self.list_start if record.synthetic and self.list_start else mark
+                self._pod(record.watch_type or "", record.object, mark, gone)
             elif record.resource == "events":
                 self._event(record.object, mark)
             elif record.resource == "frameworks":
@@ -346,7 +352,7 @@ class TimelineBuilder:
         job.job_key = job.job_key or sub.job_key
         job.user, job.job_name = user, name
 
-    def _pod(self, watch_type: str, pod: dict[str, Any], mark: Mark) -> None:
+    def _pod(self, watch_type: str, pod: dict[str, Any], mark: Mark, gone: Mark) -> None:
         meta = pod.get("metadata") or {}
         labels, annotations = meta.get("labels") or {}, meta.get("annotations") or {}
         uid, name = meta.get("uid"), meta.get("name")
@@ -383,7 +389,7 @@ class TimelineBuilder:
                 attempt = self._apply_event(attempt, reason, event_mark, message)
         attempt = self._pod_state(attempt, pod, annotations, mark)
         if watch_type == "DELETED" and (attempt.deleted is None or attempt.released is None):
-            attempt = replace(attempt, deleted=attempt.deleted or mark, released=attempt.released or mark)
+            attempt = replace(attempt, deleted=attempt.deleted or mark, released=attempt.released or gone)
         self.attempts[uid] = attempt
 
     def _pod_state(self, attempt: Attempt, pod: dict[str, Any], annotations: dict[str, Any], mark: Mark) -> Attempt:

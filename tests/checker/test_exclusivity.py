@@ -108,3 +108,33 @@ def test_a_holder_that_never_lets_go_is_inconsistent_in_every_experiment(cli, tm
     assert data["verdict"] == X
     answer = _exclusive(data)
     assert answer is not None and answer["verdict"] == X and "still held it" in answer["answer"]["en"]
+
+
+def _gap(synthetic: bool) -> list[forge.Rec]:
+    """A watch gap: the holder's end is missed; after the re-list the next pod on its GPU is LISTED, then the holder's
+    DELETED record comes (the watcher writes a synthetic one for an object gone while it was away)."""
+    import copy
+
+    records = forge.load("from-simulator-incremental.jsonl")
+    holder = forge.uid_with(records, "-train-0", node="hostname-carol")
+    last_seen = [r for r in records if forge.uid_of(r) == holder and forge.pod(r)["status"].get("phase") == "Running"][-1]
+    records = forge.drop(records, lambda r: forge.uid_of(r) == holder and (
+        r["watch"]["type"] == "DELETED" or forge.pod(r)["status"].get("phase") == "Succeeded"))
+    later = next(i for i, r in enumerate(records) if forge.pod(r) and forge.uid_of(r) != holder
+                 and forge.pod(r)["spec"].get("nodeName") == "hostname-carol"
+                 and r["seq"] > last_seen["seq"] + 20)
+    listed = copy.deepcopy(records[later])
+    listed["watch"]["type"] = "LISTED"
+    deleted = copy.deepcopy(last_seen)
+    deleted["watch"]["type"] = "DELETED"
+    deleted["time"] = listed["time"]
+    if synthetic:
+        deleted["watch"]["synthetic"] = True
+    return [*records[:later], listed, deleted, *records[later + 1:]]
+
+
+def test_a_pod_gone_in_a_watch_gap_freed_its_gpu_before_the_relist(cli, tmp_path: Path) -> None:
+    honest = _check(cli, forge.write(tmp_path / "gap.jsonl", _gap(synthetic=True)))
+    assert _exclusive(honest) is None
+    forged = _check(cli, forge.write(tmp_path / "late.jsonl", _gap(synthetic=False)))
+    assert _exclusive(forged) is not None and _exclusive(forged)["verdict"] == X
