@@ -201,7 +201,9 @@ def score_environment(group: GroupResult) -> tuple[float, str, str, tuple[str, .
         record = _env_for(sub.env, member) or {}
         gpus = record.get("gpus") if isinstance(record.get("gpus"), Mapping) else {}
         fields = {
-            "hostname": record.get("hostname"), "ip": record.get("ip"), "os": record.get("os"),
+            # the report fills hostname and IP from the inventory when the record lacks them
+            "hostname": record.get("hostname") or member.hostname, "ip": record.get("ip") or member.ip,
+            "os": record.get("os"),
             "vcpus": record.get("vcpus"), "gpu": gpus if "count" in gpus else None,
             "docker": record.get("docker_version"),
         }

@@ -120,3 +120,16 @@ def test_every_deduction_file_is_listed(tmp_path: Path) -> None:
 
     feedback = feedback_md(replace(grade, penalties=(many,)), RUBRIC)
     assert all(ref in feedback for ref in refs)
+
+
+def test_the_environment_item_counts_what_the_report_fills_from_the_inventory(tmp_path: Path) -> None:
+    import json
+
+    root = make_run_dir(tmp_path / "g1")
+    for path in (root / "env").glob("*.json"):
+        record = json.loads(path.read_text())
+        record.pop("hostname", None)
+        record.pop("ip", None)
+        path.write_text(json.dumps(record))
+    score = next(s for s in _grade(root).items if s.item.id == "environment")
+    assert ".hostname" not in score.en and ".ip" not in score.en
