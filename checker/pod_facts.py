@@ -61,6 +61,33 @@ def _parse_vc_nodes(text: str) -> dict[str, tuple[str, ...]]:
     return result
 
 
+def _leaves_of(cell: PhysicalCellSpec, types: Mapping[str, CellTypeInfo]) -> list[tuple[str, int]]:
+    """(node, leaf cell count) for each node under a physical cell."""
+    info = types.get(cell.cell_type)
+    if info is None or info.child_type is None or (info.at_or_above_node and not info.multi_node):
+        return [(cell.address.rsplit("/", 1)[-1], info.leaf_cell_number if info is not None else 1)]
+    return [pair for child in cell.children for pair in _leaves_of(child, types)]
+
+
+@functools.lru_cache(maxsize=64)
+def _node_gpus_cached(text: str) -> tuple[tuple[str, int], ...]:
+    try:
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        config = load_config(data if isinstance(data, dict) else {})
+    except (yaml.YAMLError, ConfigError):
+        return ()
+    counts: dict[str, int] = {}
+    for cell in config.physical_cells:
+        for node, leaves in _leaves_of(cell, config.cell_types):
+            counts[node] = counts.get(node, 0) + leaves
+    return tuple(counts.items())
+
+
+def node_gpus_from_config(text: str) -> dict[str, int]:
+    """How many leaf cells (GPUs) each node has in a HiveD config; {} when HiveD would not load the text."""
+    return dict(_node_gpus_cached(text))
+
+
 @functools.lru_cache(maxsize=64)  # a batch of logs repeats the same two configs (grading reads hundreds)
 def _vc_nodes_cached(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     return tuple(_parse_vc_nodes(text).items())
@@ -99,3 +126,24 @@ def bind_node(annotations: dict[str, Any]) -> str | None:
         if isinstance(data, dict) and data.get("node"):
             return str(data["node"])
     return None
+
+
+def gpu_request(pod: dict[str, Any]) -> int:
+    """The GPUs a pod's containers ask for (`nvidia.com/gpu` limits): how other schedulers see a pod's GPUs."""
+    total = 0
+    for container in (pod.get("spec") or {}).get("containers") or []:
+        value = (((container or {}).get("resources") or {}).get("limits") or {}).get("nvidia.com/gpu")
+        try:
+            total += int(value or 0)
+        except (TypeError, ValueError):
+            continue
+    return total
+
+
+def app_status(pod: dict[str, Any]) -> dict[str, Any] | None:
+    """The status of the pod's `app` container (OpenPAI's task container), else of its first container."""
+    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    for status in statuses:
+        if isinstance(status, dict) and status.get("name") == "app":
+            return status
+    return statuses[0] if statuses and isinstance(statuses[0], dict) else None

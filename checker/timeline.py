@@ -25,9 +25,12 @@ from hivedlab.checker.pod_facts import (  # noqa: F401 - re-exported for callers
     BIND_INFO,
     LEAF_CELL_ISOLATION,
     WAIT_PREFIX,
+    app_status,
     bind_gpus,
     bind_node,
+    gpu_request,
     hived_reason,
+    node_gpus_from_config,
     vc_nodes_from_config,
 )
 from hivedlab.cluster.openpai.naming import framework_name
@@ -79,6 +82,21 @@ class Attempt:
     preempted_by: str | None = None  # the Preempted event's message, "by default/<pod> on node <node>"
     deleted: Mark | None = None
     fc_exit_code: int | None = None  # the Framework's task attempt completion code (−101 = PodExternalDeleted)
+    released: Mark | None = None  # terminal phase, DELETED record or successor, whichever first: HiveD frees the cells
+    gpu_request: int | None = None  # the app container's nvidia.com/gpu limit (pods of other schedulers)
+    recreated: Mark | None = None  # a new pod of the same name (new uid) appeared: FrameworkController retried it
+
+    @property
+    def deleted_while_running(self) -> bool:
+        """Deleted (deletion started or DELETED) while its container ran, before any exit of its own."""
+        deleted = self.deleted
+        return (deleted is not None and self.started is not None and self.started.seq <= deleted.seq
+                and (self.terminated is None or self.terminated.seq >= deleted.seq))
+
+    @property
+    def preempted_silently(self) -> bool:
+        """Preempted without a Preempted event in the log: deleted while running, then re-created."""
+        return self.preempted is None and self.recreated is not None and self.deleted_while_running
 
     @property
     def ended(self) -> Mark | None:
@@ -88,7 +106,8 @@ class Attempt:
     @property
     def outcome(self) -> str:
         """One of OUTCOMES (the state the attempt ended in, or is in at the end of the log)."""
-        if self.preempted is not None or (self.fc_exit_code == POD_EXTERNAL_DELETED and self.exit_code is None):
+        if self.preempted is not None or (self.fc_exit_code == POD_EXTERNAL_DELETED and self.exit_code is None) or (
+                self.preempted_silently):
             return "preempted"
         if self.exit_code is not None:
             return "succeeded" if self.exit_code == 0 else "failed"
@@ -193,26 +212,21 @@ class Timeline:
     first: Mark | None = None
     last: Mark | None = None
     record_count: int = 0
+    end_mark: Mark | None = None  # the end record
     experiments_seen: tuple[str, ...] = ()
     nodes_seen: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=())
+    node_gpus: dict[str, int] = field(default_factory=dict)  # GPUs per node in the log's HiveD config
 
     def jobs_for(self, key: str) -> tuple[JobTimeline, ...]:
         return tuple(job for job in self.jobs if job.job_key == key)
+
 
 def _int(value: Any) -> int | None:
     try:
         return int(value)
     except (TypeError, ValueError):
         return None
-
-
-def _app_status(pod: dict[str, Any]) -> dict[str, Any] | None:
-    statuses = (pod.get("status") or {}).get("containerStatuses") or []
-    for status in statuses:
-        if isinstance(status, dict) and status.get("name") == "app":
-            return status
-    return statuses[0] if statuses and isinstance(statuses[0], dict) else None
 
 
 @dataclass
@@ -262,10 +276,13 @@ class TimelineBuilder:
         self.cluster: str | None = None
         self.config_name: str | None = None
         self.vc_nodes: dict[str, tuple[str, ...]] = {}
+        self.node_gpus: dict[str, int] = {}
         self.steps: list[Step] = []
         self.end_status: str | None = None
         self.end_reason: str | None = None
         self.sessions = 0
+        self.end_mark: Mark | None = None
+        self.list_start: Mark | None = None  # the first LISTED pod record of the re-list under way
         self.first: Mark | None = None
         self.last: Mark | None = None
         self.count = 0
@@ -285,7 +302,12 @@ class TimelineBuilder:
             self._action(record.action, mark)
         elif record.object is not None:
             if record.resource == "pods":
-                self._pod(record.watch_type or "", record.object, mark)
+                if record.watch_type == "LISTED":  # a re-list: a pod gone in the gap was gone before it began
+                    self.list_start = self.list_start or mark
+                elif not record.synthetic:
+                    self.list_start = None
+                gone = self.list_start if record.synthetic and self.list_start else mark
+                self._pod(record.watch_type or "", record.object, mark, gone)
             elif record.resource == "events":
                 self._event(record.object, mark)
             elif record.resource == "frameworks":
@@ -312,6 +334,7 @@ class TimelineBuilder:
         elif kind == "config-switch":
             self.config_name = str(action.get("name"))
             self.vc_nodes = vc_nodes_from_config(str(action.get("text", "")))
+            self.node_gpus = node_gpus_from_config(str(action.get("text", "")))
         elif kind == "submit":
             self._submit(action, mark)
         elif kind == "step":
@@ -319,6 +342,7 @@ class TimelineBuilder:
         elif kind == "end":
             self.end_status = str(action.get("status"))
             self.end_reason = action.get("reason")
+            self.end_mark = mark
 
     def _submit(self, action: dict[str, Any], mark: Mark) -> None:
         user, name = str(action.get("user", "")), str(action.get("job_name", ""))
@@ -334,7 +358,7 @@ class TimelineBuilder:
         job.job_key = job.job_key or sub.job_key
         job.user, job.job_name = user, name
 
-    def _pod(self, watch_type: str, pod: dict[str, Any], mark: Mark) -> None:
+    def _pod(self, watch_type: str, pod: dict[str, Any], mark: Mark, gone: Mark) -> None:
         meta = pod.get("metadata") or {}
         labels, annotations = meta.get("labels") or {}, meta.get("annotations") or {}
         uid, name = meta.get("uid"), meta.get("name")
@@ -355,9 +379,12 @@ class TimelineBuilder:
                 created=mark,
             )
             old_uid = self.uid_by_name.get(name)
-            if old_uid and old_uid != uid and self.attempts[old_uid].ended is None:
+            if old_uid and old_uid != uid:
                 # the old pod's deletion was never seen; its successor proves it is gone
-                self.attempts[old_uid] = replace(self.attempts[old_uid], deleted=mark)
+                old = self.attempts[old_uid]
+                if old.ended is None:
+                    old = replace(old, deleted=mark)
+                self.attempts[old_uid] = replace(old, released=old.released or mark, recreated=old.recreated or mark)
             self.uid_by_name[name] = uid
             if fw:
                 job = self._job(fw, mark)
@@ -367,8 +394,8 @@ class TimelineBuilder:
             for reason, event_mark, message in self.pending_events.pop(uid, []) + self.pending_events.pop(name, []):
                 attempt = self._apply_event(attempt, reason, event_mark, message)
         attempt = self._pod_state(attempt, pod, annotations, mark)
-        if watch_type == "DELETED" and attempt.deleted is None:
-            attempt = replace(attempt, deleted=mark)
+        if watch_type == "DELETED" and (attempt.deleted is None or attempt.released is None):
+            attempt = replace(attempt, deleted=attempt.deleted or mark, released=attempt.released or gone)
         self.attempts[uid] = attempt
 
     def _pod_state(self, attempt: Attempt, pod: dict[str, Any], annotations: dict[str, Any], mark: Mark) -> Attempt:
@@ -381,7 +408,7 @@ class TimelineBuilder:
         gpus = bind_gpus(annotations)
         if gpus and not attempt.gpus:
             changes["gpus"] = gpus
-        status = _app_status(pod)
+        status = app_status(pod)
         if status:
             state = status.get("state") or {}
             running = state.get("running")
@@ -391,6 +418,12 @@ class TimelineBuilder:
                 changes.update(started=mark, started_at=started_at)
             if terminated and attempt.terminated is None:
                 changes.update(terminated=mark, exit_code=_int(terminated.get("exitCode")))
+        phase = (pod.get("status") or {}).get("phase")
+        if attempt.released is None and (phase in ("Succeeded", "Failed") or (
+                phase is None and "terminated" in ((status or {}).get("state") or {}))):
+            changes["released"] = mark
+        if attempt.gpu_request is None and node:
+            changes["gpu_request"] = gpu_request(pod)
         if meta.get("deletionTimestamp") and attempt.deleted is None and attempt.terminated is None:
             changes["deleted"] = mark
         return replace(attempt, **changes) if changes else attempt
@@ -527,9 +560,11 @@ class TimelineBuilder:
             first=self.first,
             last=self.last,
             record_count=self.count,
+            end_mark=self.end_mark,
             experiments_seen=tuple(self.experiments),
             nodes_seen=tuple(self.nodes),
             notes=tuple(notes),
+            node_gpus=dict(self.node_gpus),
         )
 
 

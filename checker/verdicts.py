@@ -20,6 +20,7 @@ implemented in `checker/rules/` (one pure function per kind; its docstring says 
 | preempts-one-of | preemptor, jobs | `preempts` with any one of `jobs` as the victim (whichever HiveD picked) |
 | refused-after-switch | job, config, status, message | submitted after the switch, refused with HTTP `status` and `message` |
 | stranded-after-switch | job, vc, config | the job of the removed `vc` was preempted after the switch and never bound again |
+| gpu-exclusive | (every experiment, not in plans) | no two pods held the same leaf cell at once (`rules/exclusivity.py`); an answer only when violated |
 
 Every rule answers `consistent`, `inconsistent` (the answer says what happened, `expected` what HiveD does) or
 `inconclusive` (`missing` says what evidence is lacking). An experiment is inconsistent if any answer is,
@@ -39,7 +40,7 @@ from typing import Any
 
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.text import Text
-from hivedlab.checker.rules import gang, preemption, reconfig, vc
+from hivedlab.checker.rules import exclusivity, gang, preemption, reconfig, vc
 from hivedlab.checker.rules.common import CONSISTENT, INCONCLUSIVE, INCONSISTENT, Context, Outcome
 from hivedlab.checker.timeline import Timeline, TimelineBuilder, vc_nodes_from_config
 from hivedlab.evidence import EvidenceLog, iter_evidence
@@ -102,6 +103,13 @@ class ExperimentVerdict:
         return 0 if self.verdict == CONSISTENT else 1
 
 
+# applied to every experiment; an answer only when it finds two pods on one GPU (docs/checker.md)
+_EXCLUSIVITY_RULE: dict[str, Any] = {
+    "id": "gpu-exclusive", "kind": "gpu-exclusive", "question": 0, "question_text": exclusivity.QUESTION,
+    "expected": exclusivity.EXPECTED.as_dict(),
+}
+
+
 def _blockers(timeline: Timeline, log: LogSummary) -> list[Text]:
     found = []
     if not log.chain_ok:
@@ -131,10 +139,14 @@ def judge(timeline: Timeline, rules: RuleSet, log: LogSummary) -> ExperimentVerd
     ctx = Context(timeline, source, run_finished=timeline.end_status == "finished")
     blockers = _blockers(timeline, log)
     answers = []
-    for rule in rules.rules:
+    exclusive = exclusivity.gpu_exclusive(timeline)
+    every = (*rules.rules, *([_EXCLUSIVITY_RULE] if exclusive.verdict != CONSISTENT else []))
+    for rule in every:
         kind = rule.get("kind", "")
         check = RULE_KINDS.get(kind)
-        if check is None:
+        if kind == _EXCLUSIVITY_RULE["kind"]:
+            outcome = exclusive
+        elif check is None:
             outcome = Outcome(INCONCLUSIVE, Text(f"未知的规则类型 {kind}", f"unknown rule kind {kind!r}"),
                               missing=(Text(f"规则 {kind} 未实现", f"rule kind {kind!r} is not implemented"),))
         else:
@@ -144,7 +156,7 @@ def judge(timeline: Timeline, rules: RuleSet, log: LogSummary) -> ExperimentVerd
             outcome = replace(outcome, verdict=INCONCLUSIVE, missing=(*outcome.missing, *blockers),
                               answer=Text(f"（{reason.zh}，不能作为证据）", f"({reason.en}; not evidence)") + outcome.answer)
         index = int(rule.get("question", 0))
-        question = rules.questions[index] if index < len(rules.questions) else Text("", "")
+        question = rule.get("question_text") or (rules.questions[index] if index < len(rules.questions) else Text("", ""))
         expected = rule.get("expected")
         answers.append(Answer(
             rule=str(rule.get("id", kind)), kind=kind, question_index=index, question=question,

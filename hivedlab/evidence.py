@@ -222,7 +222,7 @@ def _walk(path: Path, verifier: _Verifier) -> Iterator[Record]:
                 continue
             try:
                 data = json.loads(raw)
-            except ValueError:  # also UnicodeDecodeError
+            except (ValueError, RecursionError):  # also UnicodeDecodeError; RecursionError: a nesting bomb
                 verifier.bad_line(lineno, "not a JSON record")
                 continue
             record = verifier.accept(raw, data, lineno)
@@ -332,7 +332,7 @@ def _last_whole_record(path: Path) -> tuple[dict[str, Any] | None, bool]:
                     continue
                 try:
                     data = json.loads(raw.decode("utf-8"))
-                except ValueError:
+                except (ValueError, RecursionError):
                     continue
                 if isinstance(data, dict) and isinstance(data.get("seq"), int) and isinstance(data.get("hash"), str):
                     return data, cut

@@ -12,10 +12,11 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from hivedlab.basics.files import write_atomic
+from hivedlab.checker.grading.copies import flag_copies
 from hivedlab.checker.grading.findings import Finding
 from hivedlab.checker.grading.grader import GroupResult, grade_folder
 from hivedlab.checker.grading.labspec import LabSpec
@@ -23,6 +24,7 @@ from hivedlab.checker.grading.outputs import Skipped, feedback_md, grades_csv, g
 from hivedlab.checker.grading.rubric import Rubric
 from hivedlab.checker.grading.scoring import GroupGrade, score_group
 from hivedlab.checker.grading.submission import Submission
+from hivedlab.checker.grading.unpack import read_report
 from hivedlab.checker.judge import Judge
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -153,12 +155,22 @@ def write_outputs(out: Path, grades: Sequence[GroupGrade], rubric: Rubric, skipp
     return written
 
 
+def _with_unpack_notes(grade: GroupGrade, notes: dict[str, tuple[str, ...]]) -> GroupGrade:
+    """What unpacking refused in this group's archive, as findings (grades.md's "needs a look", feedback.md)."""
+    refused = notes.get(grade.name, ())
+    findings = tuple(Finding("problem", "unpack-refused", f"unpacking the archive: {note}", f"解压提交的压缩包：{note}")
+                     for note in refused)
+    return replace(grade, findings=grade.findings + findings) if findings else grade
+
+
 def grade_batch(submissions: Path, out: Path, rubric: Rubric, lab: LabSpec, judge: Judge | None, jobs: int = 1,
                 max_bytes: int | None = None, progress: Callable[[GroupGrade], None] | None = None) -> BatchResult:
     groups, skipped, refused = discover(submissions, out)
     grades = grade_all(groups, rubric, lab, judge, jobs, max_bytes, progress)
     for name in refused:
         grades.append(score_group(_refused_result(name, submissions / name), rubric, lab))
+    grades = [_with_unpack_notes(grade, notes) for grade in grades] if (notes := read_report(submissions)) else grades
+    grades = flag_copies(grades, {grade.name: grade.identity for grade in grades})
     grades.sort(key=lambda g: g.name)
     written = write_outputs(out, grades, rubric, skipped)
     return BatchResult(tuple(grades), tuple(skipped), tuple(written))

@@ -10,7 +10,7 @@ submission's content.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from hivedlab.checker.grading.facts import AttemptFact, attempt_facts, check_fac
 from hivedlab.checker.grading.findings import Finding
 from hivedlab.checker.grading.integrity import LogFacts, check_log
 from hivedlab.checker.grading.labspec import LabSpec
+from hivedlab.checker.grading.provenance import real_identity, sim_inputs, simulator_signs
 from hivedlab.checker.grading.submission import ExperimentFiles, Submission, read_submission
 from hivedlab.checker.judge import Judge, Judgement
 from hivedlab.evidence import EvidenceLog, read_evidence
@@ -37,6 +38,7 @@ class ExperimentResult:
     judge_error: str | None = None
     findings: tuple[Finding, ...] = ()
     attempts: tuple[AttemptFact, ...] | None = None  # the task attempts the evidence shows (for the report's facts)
+    identity: frozenset[tuple[str, str]] = frozenset()  # a real-cluster log's unique values (provenance.real_identity)
 
     @property
     def has_log(self) -> bool:
@@ -62,6 +64,13 @@ class GroupResult:
     def experiment(self, experiment_id: str) -> ExperimentResult | None:
         return next((exp for exp in self.experiments if exp.id == experiment_id), None)
 
+    @property
+    def identity(self) -> frozenset[tuple[str, str]]:
+        """What another group's submission must not share: real logs' unique values, a simulator run's inputs."""
+        real = frozenset().union(*(exp.identity for exp in self.experiments))
+        simulated = any(exp.source in ("sim", "mixed") for exp in self.experiments)
+        return real | (sim_inputs(self.submission.inventory, self.submission.run) if simulated else frozenset())
+
 
 def _judge(judge: Judge | None, log: EvidenceLog, experiment: str) -> tuple[Judgement | None, str | None]:
     if judge is None:
@@ -83,8 +92,8 @@ def grade_experiment(sub: Submission, experiment: str, lab: LabSpec, judge: Judg
     if log.records and not log.chain_ok:
         broken = log.first_broken_seq
         en_where, zh_where = (f"record {broken}", f"第 {broken} 条记录") if broken is not None else ("a record", "某条记录")
-        findings.append(Finding("chain", "chain-broken", f"hash chain broken at {en_where}: the log was edited, "
-                                "reordered or cut", f"哈希链在{zh_where}处断裂：日志被修改、重排或截断",
+        findings.append(Finding("chain", "chain-broken", f"{files.evidence}: hash chain broken at {en_where}: the log "
+                                "was edited, reordered or cut", f"{files.evidence}：哈希链在{zh_where}处断裂：日志被修改、重排或截断",
                                 files.evidence or "", broken, experiment))
     if not log.records:
         findings.append(Finding("problem", "empty-log", f"{files.evidence}: no evidence records",
@@ -92,6 +101,16 @@ def grade_experiment(sub: Submission, experiment: str, lab: LabSpec, judge: Judg
         return ExperimentResult(experiment, files, warnings=log.warnings, findings=tuple(findings))
     facts, log_findings = check_log(log.records, files.evidence or "", lab.get(experiment), sub.allowed_nodes)
     findings += log_findings
+    claims_real = facts.source == "k8s" or str((sub.run or {}).get("cluster", "")) == "pai"
+    signs = simulator_signs(log.records) if claims_real else []
+    if signs:
+        findings.append(Finding(
+            "provenance", "simulator-relabelled",
+            f"{files.evidence}: claims a real cluster but shows what only the simulator produces: "
+            + "; ".join(s.en for s in signs) + " (scored as simulator evidence)",
+            f"{files.evidence}：声称来自真实集群，却有只有模拟集群才会产生的特征：" + "；".join(s.zh for s in signs)
+            + "（按模拟集群证据评分）", files.evidence or "", None, experiment))
+        facts = replace(facts, source="sim")
     judgement, error = _judge(judge, log, experiment)
     run_tag = sub.run.get("run_tag") if sub.run else None
     attempts = attempt_facts(log.records, experiment, run_tag if isinstance(run_tag, str) else "",
@@ -108,7 +127,22 @@ def grade_experiment(sub: Submission, experiment: str, lab: LabSpec, judge: Judg
         judge_error=error,
         findings=tuple(findings),
         attempts=attempts,
+        identity=real_identity(log.records) if facts.source == "k8s" else frozenset(),
     )
+
+
+def _grade_experiment_safely(sub: Submission, experiment: str, lab: LabSpec, judge: Judge | None) -> ExperimentResult:
+    """`grade_experiment`, where an unexpected failure on one file costs that experiment only, named in a finding."""
+    try:
+        return grade_experiment(sub, experiment, lab, judge)
+    except Exception as exc:  # noqa: BLE001 - one file must not zero the group; the finding names it
+        files = sub.experiment(experiment)
+        where = files.evidence if files is not None and files.evidence else f"{sub.base}experiments/{experiment}/"
+        finding = Finding("problem", "file-error", f"{where}: the grader could not read this file "
+                          f"({type(exc).__name__}); {experiment} is scored without it",
+                          f"{where}：评分程序无法读取该文件（{type(exc).__name__}）；{experiment} 按没有该文件评分",
+                          where, None, experiment)
+        return ExperimentResult(experiment, files, findings=(finding,))
 
 
 def _claim_findings(sub: Submission, experiments: tuple[ExperimentResult, ...]) -> tuple[int, int, list[Finding]]:
@@ -153,7 +187,7 @@ def grade_submission(sub: Submission, lab: LabSpec, judge: Judge | None,
     """Grade a read submission: every experiment the rubric or the lab names, plus any extra the group ran."""
     wanted = list(experiments) + [e.id for e in lab.experiments if e.id not in experiments]
     wanted += [e.id for e in sub.experiments if e.id not in wanted]
-    results = tuple(grade_experiment(sub, exp, lab, judge) for exp in wanted)
+    results = tuple(_grade_experiment_safely(sub, exp, lab, judge) for exp in wanted)
     total, supported, claim_findings = _claim_findings(sub, results)
     findings = [*sub.problems, *_config_findings(sub), *(f for r in results for f in r.findings), *claim_findings]
     for result in results:

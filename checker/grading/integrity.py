@@ -68,10 +68,14 @@ def check_sequence(records: Sequence[Record], out: _Collector) -> str:
     """seq counts 0, 1, 2…; the recorder's clock never goes backwards; one source per log. Returns the source."""
     sources: set[str] = set()
     last_time: datetime | None = None
+    previous: int | None = None
     for index, record in enumerate(records):
-        if record.seq != index:
+        # a gap (a line that could not be read) is the chain's finding, counted once; only a seq that goes back
+        # or repeats is the log's own disorder
+        if previous is not None and record.seq <= previous:
             out.add("forgery", "seq-order", f"record {index} has seq {record.seq}: the log's own sequence is out of order",
                     f"第 {index} 条记录的 seq 为 {record.seq}：日志自身的序号乱序", record.seq)
+        previous = record.seq if previous is None else max(previous, record.seq)
         when = parse_time(record.time)
         if when is None:
             out.add("forgery", "bad-time", f"record {record.seq} has no valid time", f"第 {record.seq} 条记录的时间无效",

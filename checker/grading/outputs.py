@@ -18,6 +18,7 @@ from hivedlab.checker.grading.findings import Finding
 from hivedlab.checker.grading.rubric import Rubric
 from hivedlab.checker.grading.scoring import GroupGrade
 
+MAX_REFS = 50  # evidence references listed per deduction
 BUCKETS = ((90, "90–100"), (80, "80–89"), (70, "70–79"), (60, "60–69"), (0, "0–59"))
 
 
@@ -48,7 +49,7 @@ def _hidden_kinds(rubric: Rubric) -> frozenset[str]:
     visible = {kinds[p.check] for p in rubric.penalties if not p.hidden and p.check in kinds}
     if any(item.hidden and item.check == "claims-supported" for item in rubric.items):
         hidden.add("claim")
-    return frozenset(hidden - visible)
+    return frozenset((hidden - visible) | {"copy"})  # a copy finding names another group: TA only
 
 
 def visible_findings(grade: GroupGrade, rubric: Rubric) -> tuple[Finding, ...]:
@@ -119,11 +120,34 @@ def grades_md(grades: Sequence[GroupGrade], rubric: Rubric, skipped: Sequence[Sk
     return "\n".join(lines) + "\n"
 
 
+def _score_parts(grade: GroupGrade) -> list[str]:
+    """How the score adds up, so that it equals grades.csv: the items and deductions below, the items and deductions
+    the TA reviews (not itemised here), and the floor."""
+    shown = sum(s.points for s in grade.items if not s.item.hidden)
+    lost = sum(p.points for p in grade.penalties if not p.penalty.hidden)
+    reviewed = sum(s.points for s in grade.items if s.item.hidden)
+    reviewed_max = sum(s.item.points for s in grade.items if s.item.hidden)
+    reviewed_lost = sum(p.points for p in grade.penalties if p.penalty.hidden)
+    floor = grade.total() - (shown - lost + reviewed - reviewed_lost)
+    zh = [f"下表各项 {_num(round(shown, 2))} 分", f"扣分 −{_num(round(lost, 2))}"]
+    en = [f"the items below {_num(round(shown, 2))}", f"deductions below −{_num(round(lost, 2))}"]
+    if reviewed_max or reviewed_lost:
+        zh.append(f"助教复核的项目 {_num(round(reviewed, 2))} / {_num(reviewed_max)} 分（此处不逐项列出）")
+        en.append(f"items the TA reviews {_num(round(reviewed, 2))} of {_num(reviewed_max)} (not itemised here)")
+    if reviewed_lost:
+        zh.append(f"助教复核的扣分 −{_num(round(reviewed_lost, 2))}")
+        en.append(f"deductions the TA reviews −{_num(round(reviewed_lost, 2))}")
+    if abs(floor) >= 0.005:
+        zh.append(f"总分不低于 {_num(grade.floor)}：+{_num(round(floor, 2))}")
+        en.append(f"the total never goes below {_num(grade.floor)}: +{_num(round(floor, 2))}")
+    return [f"得分组成：{'；'.join(zh)}。 / Made up of: {'; '.join(en)}.", ""]
+
+
 def feedback_md(grade: GroupGrade, rubric: Rubric) -> str:
     """A group's feedback in Chinese and English: each visible item with its points, why, and the evidence."""
-    total, maximum = grade.total(include_hidden=False), grade.max_total(include_hidden=False)
     lines = [f"# {rubric.title.zh} — {_md(grade.name)}", f"# {rubric.title.en} — {_md(grade.name)}", "",
-             f"**得分 / Score: {_num(total)} / {_num(maximum)}**", ""]
+             f"**得分 / Score: {_num(grade.total())} / {_num(grade.max_total())}**", ""]
+    lines += _score_parts(grade)
     if any(s == "sim" for s in grade.sources):
         lines += ["> 部分证据来自模拟集群，而不是真实集群。/ Some evidence comes from the simulated cluster, "
                   "not a real cluster.", ""]
@@ -138,7 +162,9 @@ def feedback_md(grade: GroupGrade, rubric: Rubric) -> str:
     if penalties:
         lines += ["", "## 扣分 / Deductions", ""]
         for penalty in penalties:
-            evidence = ", ".join(f"`{ref}`" for ref in penalty.evidence[:4])
+            evidence = ", ".join(f"`{ref}`" for ref in penalty.evidence[:MAX_REFS])
+            if len(penalty.evidence) > MAX_REFS:
+                evidence += f", … {len(penalty.evidence) - MAX_REFS} more / 另有 {len(penalty.evidence) - MAX_REFS} 个"
             lines.append(f"- −{_num(penalty.points)}: {_md(penalty.penalty.title.zh)} / {_md(penalty.penalty.title.en)}"
                          f" — {_md(penalty.zh)} / {_md(penalty.en)}" + (f" ({evidence})" if evidence else ""))
     right = [s for s in grade.items if not s.item.hidden and s.fraction >= 1]

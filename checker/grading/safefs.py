@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024  # an evidence log of a real run is a few MB; 64 MB is generous
-DEFAULT_MAX_FILES = 5000  # a run directory holds a few dozen files
+DEFAULT_MAX_FILES = 5000  # a run directory holds a few dozen files; more is reported as a folder too big
+MAX_LISTED = 200_000  # entries looked at in one folder: names only, so a flooded folder cannot hide `out/`
 
 
 class UnsafeFile(Exception):
@@ -116,7 +117,8 @@ class GroupFolder:
             raise UnsafeFile(rel, "not-utf8", f"not UTF-8 text (byte {exc.start})") from None
 
     def list_dir(self, rel: str = "") -> list[str]:
-        """Sorted entry names of a folder inside the group folder ([] when it is missing or refused)."""
+        """Sorted entry names of a folder inside the group folder ([] when it is missing or refused); at most
+        MAX_LISTED entries are looked at (in on-disk order), which `overfull` reports."""
         try:
             real = self._resolve(rel) if rel else self.real_root
         except UnsafeFile:
@@ -125,12 +127,17 @@ class GroupFolder:
             with os.scandir(real) as entries:
                 names = []
                 for count, entry in enumerate(entries):
-                    if count >= DEFAULT_MAX_FILES:
+                    if count >= MAX_LISTED:
                         break
                     names.append(entry.name)
         except OSError:
             return []
         return sorted(names)
+
+    def overfull(self, rel: str = "", limit: int = DEFAULT_MAX_FILES) -> int | None:
+        """How many entries the folder holds (up to MAX_LISTED) when that is more than `limit`, else None."""
+        count = len(self.list_dir(rel))
+        return count if count > limit else None
 
     def escaping_symlinks(self, max_entries: int = DEFAULT_MAX_FILES) -> list[str]:
         """Relative paths of symlinks anywhere in the folder that lead outside it (not followed)."""

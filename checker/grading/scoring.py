@@ -65,6 +65,7 @@ class GroupGrade:
     max_points: float
     floor: float
     sources: tuple[str, ...]  # per experiment: sim / k8s / mixed / "" (not run)
+    identity: frozenset[tuple[str, str]] = frozenset()  # compared across groups (checker/grading/copies.py)
 
     def total(self, include_hidden: bool = True) -> float:
         earned = sum(s.points for s in self.items if include_hidden or not s.item.hidden)
@@ -84,7 +85,8 @@ class GroupGrade:
     @property
     def needs_look(self) -> tuple[str, ...]:
         """Reasons a TA should open this folder (English, one line each)."""
-        reasons = [f.en for f in self.findings if f.kind in ("forgery", "chain", "claim", "problem", "foreign")]
+        reasons = [f.en for f in self.findings
+                   if f.kind in ("forgery", "chain", "claim", "problem", "foreign", "provenance", "copy")]
         return tuple(dict.fromkeys(reasons))
 
 
@@ -199,7 +201,9 @@ def score_environment(group: GroupResult) -> tuple[float, str, str, tuple[str, .
         record = _env_for(sub.env, member) or {}
         gpus = record.get("gpus") if isinstance(record.get("gpus"), Mapping) else {}
         fields = {
-            "hostname": record.get("hostname"), "ip": record.get("ip"), "os": record.get("os"),
+            # the report fills hostname and IP from the inventory when the record lacks them
+            "hostname": record.get("hostname") or member.hostname, "ip": record.get("ip") or member.ip,
+            "os": record.get("os"),
             "vcpus": record.get("vcpus"), "gpu": gpus if "count" in gpus else None,
             "docker": record.get("docker_version"),
         }
@@ -287,4 +291,5 @@ def score_group(group: GroupResult, rubric: Rubric, lab: LabSpec) -> GroupGrade:
     items = tuple(score_item(item, group, lab, rubric) for item in rubric.items)
     penalties = tuple(score_penalty(p, group, rubric) for p in rubric.penalties)
     sources = tuple(group.experiment(e).source if group.experiment(e) else "" for e in rubric.experiments)
-    return GroupGrade(group.name, items, penalties, group.findings, rubric.max_points(), rubric.floor, sources)
+    return GroupGrade(group.name, items, penalties, group.findings, rubric.max_points(), rubric.floor, sources,
+                      group.identity)

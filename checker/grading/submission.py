@@ -19,7 +19,7 @@ import yaml
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.checker.grading.findings import Finding
 from hivedlab.checker.grading.integrity import SAFE_LOADER
-from hivedlab.checker.grading.safefs import GroupFolder, UnsafeFile
+from hivedlab.checker.grading.safefs import MAX_LISTED, GroupFolder, UnsafeFile
 from hivedlab.group.inventory import Inventory, inventory_from_mapping
 
 SMALL_FILE_BYTES = 1 * 1024 * 1024  # run.json, inventory, env records, HiveD configs, verdicts, claims
@@ -165,6 +165,14 @@ def read_submission(root: Path, name: str | None = None, max_bytes: int | None =
     folder = GroupFolder(root) if max_bytes is None else GroupFolder(root, max_bytes)
     base = find_run_dir(folder)
     reader = _Reader(folder, base)
+    for rel in dict.fromkeys(("", base.rstrip("/"))):
+        count = folder.overfull(rel)
+        if count is not None:
+            shown = rel or "."
+            more = "at least " if count >= MAX_LISTED else ""
+            reader.problem("folder-too-big", f"{shown}/ holds {more}{count} entries (a run directory holds a few dozen): "
+                           f"only the run's own files were read", f"{shown}/ 中有{'至少' if more else ''} {count} 项"
+                           "（运行目录只有几十个文件）：只读取了运行本身的文件", rel)
     for link in folder.escaping_symlinks():
         reader.problem("unsafe-symlink-outside", f"{link}: a symlink that leads outside the group folder (not read)",
                        f"{link}：指向组目录之外的符号链接（未读取）", link)

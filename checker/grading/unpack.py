@@ -8,6 +8,7 @@ folder and nothing is executed. Run as `python -m hivedlab.checker.grading.unpac
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 import tarfile
@@ -17,8 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO
 
+from hivedlab.basics.files import write_atomic
+
 MAX_TOTAL_BYTES = 512 * 1024 * 1024
 MAX_MEMBERS = 20_000
+REPORT_NAME = ".unpack-report.json"  # what was refused, per group; `hivedlab grade` puts it into grades.md
+REPORT_MAX_BYTES = 16 * 1024 * 1024
 SUFFIXES = (".zip", ".tar.gz", ".tgz", ".tar")
 
 
@@ -86,6 +91,8 @@ def unpack_archive(archive: Path, dest: Path, max_total: int = MAX_TOTAL_BYTES,
             if count >= max_members:
                 skipped.append(f"(the rest): more than {max_members} members")
                 break
+            if kind == "dir" and name.replace("\\", "/").rstrip("/") == ".":
+                continue  # a tar made with `tar -C DIR .` names the group folder itself first
             rel = _safe_member(name)
             if rel is None:
                 skipped.append(f"{name}: path leaves the group folder")
@@ -132,6 +139,8 @@ def _copy_capped(stream: IO[bytes] | None, handle: IO[bytes], budget: int) -> in
 def unpack_all(archives: Path, dest: Path) -> list[Unpacked]:
     results = []
     for archive in sorted(archives.iterdir()):
+        if archive.name.startswith("."):
+            continue
         if archive.is_file() and not archive.is_symlink() and group_name(archive):
             results.append(unpack_archive(archive, dest))
         elif archive.is_dir() and not archive.is_symlink() and not (dest / archive.name).exists():
@@ -151,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     dest.mkdir(parents=True, exist_ok=True)
     code = 0
+    notes: list[dict[str, object]] = []
     for result in unpack_all(source, dest):
         note = f"{result.group}: {result.written} file(s)"
         if result.skipped:
@@ -159,7 +169,30 @@ def main(argv: list[str] | None = None) -> int:
             note += f" — {result.error}"
             code = 1
         print(note)
+        notes.append({"group": result.group, "written": result.written, "skipped": list(result.skipped),
+                      "error": result.error})
+    write_atomic(dest / REPORT_NAME, json.dumps(notes, ensure_ascii=False, indent=1) + "\n")
     return code
+
+
+def read_report(submissions: Path) -> dict[str, tuple[str, ...]]:
+    """group -> what unpacking refused or failed on (`REPORT_NAME` in the submissions folder; {} without one)."""
+    path = submissions / REPORT_NAME
+    if path.is_symlink() or not path.is_file() or path.stat().st_size > REPORT_MAX_BYTES:
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return {}
+    notes: dict[str, tuple[str, ...]] = {}
+    for entry in data if isinstance(data, list) else []:
+        if isinstance(entry, dict) and isinstance(entry.get("group"), str):
+            lines = [str(item) for item in entry.get("skipped") or [] if isinstance(item, str)]
+            if isinstance(entry.get("error"), str):
+                lines.append(entry["error"])
+            if lines:
+                notes[entry["group"]] = tuple(lines)
+    return notes
 
 
 if __name__ == "__main__":

@@ -74,6 +74,25 @@ def missing(zh: str, en: str) -> Outcome:
     return Outcome(INCONCLUSIVE, Text(f"无法判断：{zh}", f"Cannot tell: {en}"), (), (text,))
 
 
+def log_end(ctx: Context) -> Text:
+    """How the log ends, as a fact: the end record (status, reason, record number) or the lack of one."""
+    timeline, end = ctx.timeline, ctx.timeline.end_mark
+    if timeline.end_status is None or end is None:
+        last = timeline.last.seq if timeline.last is not None else 0
+        return Text(f"日志没有结束记录，最后一条是第 {last} 条（运行被中断或日志被截断）",
+                    f"the log has no end record; its last is record {last} (the run was cut off or the log truncated)")
+    why = f"：{timeline.end_reason}" if timeline.end_reason else ""
+    why_en = f": {timeline.end_reason}" if timeline.end_reason else ""
+    return Text(f"运行于 {clock(end)} 结束（第 {end.seq} 条记录，{timeline.end_status}{why}）",
+                f"the run ended at {clock(end)} (record {end.seq}, {timeline.end_status}{why_en})")
+
+
+def cut_short(ctx: Context, zh: str, en: str) -> Outcome:
+    """Inconclusive because something never happened in the log; says how the log ends, never guesses why."""
+    end = log_end(ctx)
+    return missing(f"{zh}；{end.zh}", f"{en}; {end.en}")
+
+
 def not_run(key: str) -> Outcome:
     return missing(f"日志中没有计划任务 {key} 的记录（实验没有运行到这一步？）",
                    f"the log holds no record of the plan's job {key!r} (was the experiment run this far?)")

@@ -12,6 +12,7 @@ from hivedlab.checker.rules.common import (
     Context,
     Outcome,
     clock,
+    cut_short,
     idle_during,
     missing,
     not_run,
@@ -86,7 +87,7 @@ def gang_waits(ctx: Context, rule: dict[str, Any]) -> Outcome:
         if ctx.run_finished:
             return Outcome(CONSISTENT, text + Text("，直到日志结束都没有运行。", ", and it had not run when the log ended."),
                            evidence)
-        return missing(f"日志在 {who(job).zh} 开始运行之前就结束了", f"the log ends before {who(job).en} started")
+        return cut_short(ctx, f"日志在 {who(job).zh} 开始运行之前就结束了", f"the log ends before {who(job).en} started")
     first = min((a.bound for a in bound if a.bound), key=lambda m: m.seq)
     return Outcome(CONSISTENT, text + Text(f"；它在 {who(holder).zh} 结束后于 {clock(first)} 才开始调度。",
                                            f"; it was bound only at {clock(first)}, after {who(holder).en} ended."),
@@ -105,7 +106,7 @@ def gang_together(ctx: Context, rule: dict[str, Any]) -> Outcome:
         if ctx.run_finished:
             return Outcome(INCONSISTENT, Text(f"{who(job).zh} 的子任务一直没有被调度。", f"{who(job).en}'s tasks were never bound."),
                            seqs(job.submitted))
-        return missing(f"日志在 {who(job).zh} 被调度之前就结束了", f"the log ends before {who(job).en} was bound")
+        return cut_short(ctx, f"日志在 {who(job).zh} 被调度之前就结束了", f"the log ends before {who(job).en} was bound")
     unbound = [a for a in tasks.values() if a.bound is None]
     first_bind = min((a.bound for a in tasks.values() if a.bound), key=lambda m: m.seq)
     late_waits = [(a, w) for a in tasks.values() for w in a.waits if w.mark.seq > first_bind.seq]
@@ -129,7 +130,7 @@ def gang_together(ctx: Context, rule: dict[str, Any]) -> Outcome:
         ran = [s for s in starts if s is not None]
         if ran and (ctx.timeline.last.t - min(s.t for s in ran)) > tolerance and ctx.run_finished:  # type: ignore[union-attr]
             return Outcome(INCONSISTENT, text + Text("，但有子任务一直没有启动。", ", but a task never started."), evidence)
-        return missing(f"日志在 {who(job).zh} 的全部子任务启动之前就结束了", f"the log ends before all tasks of {who(job).en} started")
+        return cut_short(ctx, f"日志在 {who(job).zh} 的全部子任务启动之前就结束了", f"the log ends before all tasks of {who(job).en} started")
     gap = max(s.t for s in starts if s) - min(s.t for s in starts if s)
     bind_gap = max(binds) - min(binds)
     times, times_en = "、".join(clock(s) for s in starts), ", ".join(clock(s) for s in starts)
@@ -164,7 +165,7 @@ def incremental(ctx: Context, rule: dict[str, Any]) -> Outcome:
                 f"{who(holder).zh} 运行期间（到 {clock(holder.end)}）{who(job).zh} 没有任何子任务运行，尽管有空闲 GPU：它像群调度一样整体等待。",
                 f"While {who(holder).en} ran (until {clock(holder.end)}) no task of {who(job).en} ran although a GPU was "
                 "free: it waited as a whole, like a gang."), tuple(sorted(set(evidence))))
-        return missing(f"日志在 {who(job).zh} 开始运行之前就结束了", f"the log ends before {who(job).en} started")
+        return cut_short(ctx, f"日志在 {who(job).zh} 开始运行之前就结束了", f"the log ends before {who(job).en} started")
     lines = [Text(f"{i} 号子任务于 {clock(a.started)} 在 {where(a)} 上开始运行（{who(holder).zh} 仍在运行）",
                   f"task {i} started at {clock(a.started)} on {where(a)} while {who(holder).en} still ran")
              for i, a in early.items()]
@@ -193,8 +194,8 @@ def incremental(ctx: Context, rule: dict[str, Any]) -> Outcome:
             return Outcome(INCONSISTENT, waited + Text("，之后一直没有运行，任务也没有成功。", " and never ran, and the job did not "
                                                        "succeed."), tuple(sorted(set(evidence))))
         else:
-            return missing(f"日志在 {who(job).zh} 的 {i} 号子任务运行之前就结束了",
-                           f"the log ends before task {i} of {who(job).en} ran")
+            return cut_short(ctx, f"日志在 {who(job).zh} 的 {i} 号子任务运行之前就结束了",
+                             f"the log ends before task {i} of {who(job).en} ran")
     text = Text("；".join(t.zh for t in lines) + "：子任务先后运行。", "; ".join(t.en for t in lines) +
                 ": the tasks ran one after the other.")
     return Outcome(CONSISTENT, text, tuple(sorted(set(evidence))))
@@ -216,7 +217,7 @@ def partial_run(ctx: Context, rule: dict[str, Any]) -> Outcome:
         if ctx.run_finished:
             return Outcome(INCONSISTENT, Text(f"{who(job).zh} 被接受，但没有任何子任务运行。", f"{who(job).en} was accepted but no "
                                               "task ran."), seqs(sub.mark))
-        return missing(f"日志在 {who(job).zh} 运行之前就结束了", f"the log ends before {who(job).en} ran")
+        return cut_short(ctx, f"日志在 {who(job).zh} 运行之前就结束了", f"the log ends before {who(job).en} ran")
     peak = max(sum(1 for s, e in intervals if s <= start < e) for start, _ in intervals)
     ran = [i for i, a in tasks.items() if a.started]
     waited = [i for i, a in tasks.items() if a.waits]

@@ -12,6 +12,7 @@ from hivedlab.checker.rules.common import (
     Context,
     Outcome,
     clock,
+    cut_short,
     end_of,
     missing,
     not_run,
@@ -21,7 +22,7 @@ from hivedlab.checker.rules.common import (
     where,
     who,
 )
-from hivedlab.checker.timeline import Attempt, JobTimeline
+from hivedlab.checker.timeline import Attempt, JobTimeline, Mark
 
 
 def _running_at(job: JobTimeline, t: float) -> Attempt | None:
@@ -31,9 +32,31 @@ def _running_at(job: JobTimeline, t: float) -> Attempt | None:
     return None
 
 
+def preemption_how(victim: Attempt) -> Text:
+    """What shows the attempt was preempted: the event, FrameworkController's code, or its deletion and re-creation."""
+    if victim.preempted is not None:
+        event = victim.preempted_by or ""
+        return Text(f"（事件 Preempted，第 {victim.preempted.seq} 条记录：{event}）",
+                    f" (event Preempted, record {victim.preempted.seq}: {event})")
+    if victim.deleted is not None and victim.recreated is not None:
+        return Text(f"（日志中没有 Preempted 事件：Pod 在运行中于第 {victim.deleted.seq} 条记录被删除，"
+                    f"第 {victim.recreated.seq} 条记录以同名新 Pod 重建）",
+                    f" (no Preempted event in the log: the pod was deleted while running at record "
+                    f"{victim.deleted.seq} and re-created under the same name at record {victim.recreated.seq})")
+    return Text("（FrameworkController 退出码 −101 PodExternalDeleted）",
+                " (FrameworkController exit code -101 PodExternalDeleted)")
+
+
+def _reran_before(low: JobTimeline, victim: Attempt, started: Mark) -> Attempt | None:
+    """An attempt of the victim's job that started after the preemption and before the preemptor started."""
+    after = victim.ended.seq if victim.ended is not None else INF
+    return next((a for a in low.attempts if a.started is not None and after < a.started.seq < started.seq), None)
+
+
 def preempts(ctx: Context, rule: dict[str, Any]) -> Outcome:
-    """The preemptor did not wait for the victim: the victim's running attempt was preempted (event `Preempted`,
-    FC code −101) after the preemptor's submission, and the preemptor started before the victim finished."""
+    """The preemptor did not wait for the victim: the victim's running attempt was preempted after the preemptor's
+    submission (event `Preempted`, FC code −101, or deleted while running and re-created), and the preemptor started
+    before the victim ran again."""
     high, low = ctx.one(rule["preemptor"]), ctx.one(rule["victim"])
     if high is None or high.submitted is None:
         return not_run(rule["preemptor"])
@@ -42,42 +65,71 @@ def preempts(ctx: Context, rule: dict[str, Any]) -> Outcome:
     submitted = high.submitted
     victim_attempt = _running_at(low, submitted.t)
     if victim_attempt is None:
-        return missing(f"提交 {who(high).zh} 时 {who(low).zh} 没有在运行（计划的等待步骤没有完成？）",
-                       f"{who(low).en} was not running when {who(high).en} was submitted (did the plan's wait step finish?)")
+        return missing(f"提交 {who(high).zh}（第 {submitted.seq} 条记录）时 {who(low).zh} 没有在运行（计划的等待步骤没有完成？）",
+                       f"{who(low).en} was not running when {who(high).en} was submitted (record {submitted.seq}; did "
+                       "the plan's wait step finish?)")
     started = high.first_started
     preempted = [a for a in low.attempts if a.outcome == "preempted" and a.ended and a.ended.t >= submitted.t]
     base = Text(
         f"{who(high).zh} 于 {clock(submitted)} 提交，此时 {who(low).zh} 正在 {where(victim_attempt)} 上运行。",
         f"{who(high).en} was submitted at {clock(submitted)} while {who(low).en} ran on {where(victim_attempt)}.",
     )
-    if preempted and started is not None and started.t <= end_of(low):
-        victim = preempted[0]
-        event = victim.preempted_by or ""
-        how = Text(f"（事件 Preempted：{event}）" if event else "（FrameworkController 退出码 −101 PodExternalDeleted）",
-                   f" (event Preempted: {event})" if event else " (FrameworkController exit code -101 PodExternalDeleted)")
-        first = min((a for a in high.attempts if a.started), key=lambda a: a.started.seq)  # type: ignore[union-attr]
-        text = base + Text(
-            f"{who(high).zh} 没有等待：HiveD 在 {clock(victim.ended)} 抢占了 {who(low).zh}{how.zh}，"
-            f"{who(high).zh} 于 {clock(started)} 在 {where(first)} 上开始运行（提交后 {span(started.t - submitted.t).zh}）。",
-            f"{who(high).en} did not wait: HiveD preempted {who(low).en} at {clock(victim.ended)}{how.en}, and "
-            f"{who(high).en} started at {clock(started)} on {where(first)}, {span(started.t - submitted.t).en} after "
-            f"submission.",
-        )
-        return Outcome(CONSISTENT, text, seqs(submitted, victim.preempted, victim.ended, started, first.bound))
+    victim = preempted[0] if preempted else None
+    how = preemption_how(victim) if victim is not None else Text("", "")
     low_end = low.end
+    if victim is not None and started is not None:
+        first = min((a for a in high.attempts if a.started), key=lambda a: a.started.seq)  # type: ignore[union-attr]
+        evidence = seqs(submitted, victim.preempted, victim.deleted, victim.recreated, victim.ended, started,
+                        first.bound)
+        rerun = _reran_before(low, victim, started)
+        if rerun is None:
+            text = base + Text(
+                f"{who(high).zh} 没有等待：HiveD 在 {clock(victim.ended)} 抢占了 {who(low).zh}{how.zh}，"
+                f"{who(high).zh} 于 {clock(started)} 在 {where(first)} 上开始运行（提交后 {span(started.t - submitted.t).zh}）。",
+                f"{who(high).en} did not wait: HiveD preempted {who(low).en} at {clock(victim.ended)}{how.en}, and "
+                f"{who(high).en} started at {clock(started)} on {where(first)}, {span(started.t - submitted.t).en} after "
+                f"submission.",
+            )
+            return Outcome(CONSISTENT, text, evidence)
+        text = base + Text(
+            f"{who(low).zh} 在 {clock(victim.ended)} 被抢占{how.zh}，但它于 {clock(rerun.started)} 重新运行，"
+            f"{who(high).zh} 直到 {clock(started)} 才开始运行。",
+            f"{who(low).en} was preempted at {clock(victim.ended)}{how.en}, but it ran again from "
+            f"{clock(rerun.started)} and {who(high).en} only started at {clock(started)}.")
+        return Outcome(INCONSISTENT, text, tuple(sorted({*evidence, *seqs(rerun.started)})))
+    if victim is not None:
+        if low_end is not None or ctx.run_finished:
+            text = base + Text(f"{who(low).zh} 在 {clock(victim.ended)} 被抢占{how.zh}，但 {who(high).zh} 一直没有运行。",
+                               f"{who(low).en} was preempted at {clock(victim.ended)}{how.en}, but {who(high).en} "
+                               "never ran.")
+            return Outcome(INCONSISTENT, text, seqs(submitted, victim.preempted, victim.ended, low_end))
+        return cut_short(ctx, f"{who(low).zh} 已被抢占，但到日志最后 {who(high).zh} 还没有开始运行",
+                         f"{who(low).en} was preempted, but {who(high).en} had not started by the log's last record")
     if started is not None and low_end is not None and started.t >= low_end.t:
         text = base + Text(
-            f"{who(high).zh} 一直等到 {who(low).zh} 于 {clock(low_end)} 结束后，才在 {clock(started)} 开始运行，没有发生抢占。",
+            f"{who(high).zh} 一直等到 {who(low).zh} 于 {clock(low_end)} 结束后，才在 {clock(started)} 开始运行，没有发生抢占"
+            "（没有 Preempted 事件，也没有在运行中被删除后重建）。",
             f"{who(high).en} waited until {who(low).en} ended at {clock(low_end)} and only started at {clock(started)}; "
-            "nothing was preempted.",
+            "nothing was preempted (no Preempted event, no deletion while running followed by a re-created pod).",
         )
         return Outcome(INCONSISTENT, text, seqs(submitted, low_end, started))
+    if started is not None and (low_end is not None or ctx.run_finished):
+        first = min((a for a in high.attempts if a.started), key=lambda a: a.started.seq)  # type: ignore[union-attr]
+        until = Text(f"到 {clock(low_end)}", f"until {clock(low_end)}") if low_end else Text("到日志结束",
+                                                                                           "to the end of the log")
+        text = base + Text(
+            f"{who(high).zh} 于 {clock(started)} 在 {where(first)} 上开始运行，而 {who(low).zh} 仍在运行{until.zh}，"
+            "从未被抢占（没有 Preempted 事件，也没有在运行中被删除后重建）。",
+            f"{who(high).en} started at {clock(started)} on {where(first)} while {who(low).en} still ran {until.en}; "
+            f"it was never preempted (no Preempted event, no deletion while running followed by a re-created pod).")
+        return Outcome(INCONSISTENT, text, seqs(submitted, first.bound, started, low_end))
     if started is None and (low_end is not None or ctx.run_finished):
         text = base + Text(f"{who(high).zh} 一直没有运行，{who(low).zh} 也没有被抢占。",
                            f"{who(high).en} never ran and {who(low).en} was not preempted.")
         return Outcome(INCONSISTENT, text, seqs(submitted, low_end))
-    return missing(f"日志在 {who(high).zh} 开始运行或 {who(low).zh} 被抢占之前就结束了（实验没有运行到最后）",
-                   f"the log ends before {who(high).en} started or {who(low).en} was preempted (the run did not finish)")
+    return cut_short(ctx, f"到日志最后 {who(high).zh} 还没有开始运行，{who(low).zh} 也没有被抢占",
+                     f"by the log's last record {who(high).en} had not started and {who(low).en} had not been "
+                     "preempted")
 
 
 def retried_after(ctx: Context, rule: dict[str, Any]) -> Outcome:
@@ -96,9 +148,12 @@ def retried_after(ctx: Context, rule: dict[str, Any]) -> Outcome:
              and a.pod_name == victim.pod_name]
     if not later:
         if ctx.run_finished:
-            return Outcome(INCONSISTENT, Text(f"{who(low).zh} 被抢占后没有以新 Pod 重建。",
-                                              f"{who(low).en} was not re-created after it was preempted."), seqs(victim.ended))
-        return missing(f"日志在 {who(low).zh} 重建之前就结束了", f"the log ends before {who(low).en} was re-created")
+            return Outcome(INCONSISTENT, Text(f"{who(low).zh} 于 {clock(victim.ended)} 被抢占{preemption_how(victim).zh}后没有以新 Pod 重建。",
+                                              f"{who(low).en} was preempted at {clock(victim.ended)}"
+                                              f"{preemption_how(victim).en} and was not re-created."),
+                           seqs(victim.preempted, victim.ended))
+        return cut_short(ctx, f"到日志最后 {who(low).zh} 还没有重建", f"{who(low).en} had not been re-created by the "
+                         "log's last record")
     retry = later[0]
     reasons = sorted({w.reason for w in retry.waits})
     high_end = high.end
@@ -111,9 +166,13 @@ def retried_after(ctx: Context, rule: dict[str, Any]) -> Outcome:
     evidence = list(seqs(victim.ended, retry.created, high_end, retry.started, low.end))
     evidence += [w.mark.seq for w in retry.waits[:1]]
     if retry.started is None:
-        if low.state == "SUCCEEDED" or not ctx.run_finished:
-            return missing(f"日志在 {who(low).zh} 的新 Pod 运行之前就结束了（实验没有运行到最后）",
-                           f"the log ends before {who(low).en}'s new pod ran (the run did not finish)")
+        if low.state == "SUCCEEDED":
+            return missing(f"{who(low).zh} 的新 Pod 没有运行，但作业状态是 SUCCEEDED：日志没有显示是哪个 Pod 完成了它",
+                           f"{who(low).en}'s new pod never ran, yet the job SUCCEEDED: the log does not show which pod "
+                           "completed it")
+        if not ctx.run_finished:
+            return cut_short(ctx, f"到日志最后 {who(low).zh} 的新 Pod 还没有运行",
+                             f"{who(low).en}'s new pod had not run by the log's last record")
         return Outcome(INCONSISTENT, text + Text("，但之后一直没有运行。", ", but it never ran again."), tuple(sorted(evidence)))
     started_text = Text(f"，{clock(retry.started)} 在 {where(retry)} 上重新运行",
                         f", and ran again from {clock(retry.started)} on {where(retry)}")
@@ -128,8 +187,8 @@ def retried_after(ctx: Context, rule: dict[str, Any]) -> Outcome:
     text = text + Text(f"，即 {who(high).zh} 于 {clock(high_end)} 结束之后", f", after {who(high).en} ended at {clock(high_end)}")
     low_end = low.end
     if low_end is None:
-        return missing(f"日志在 {who(low).zh} 结束之前就结束了（实验没有运行到最后）",
-                       f"the log ends before {who(low).en} finished (the run did not finish)")
+        return cut_short(ctx, f"到日志最后 {who(low).zh} 还没有结束", f"{who(low).en} had not finished by the log's "
+                         "last record")
     submitted = high.submitted
     both = max(low_end.t, end_of(high))
     total = Text(f"，两个任务在提交 {who(high).zh} 后 {span(both - submitted.t).zh} 都已结束" if submitted else "",
@@ -153,7 +212,8 @@ def starts_while_running(ctx: Context, rule: dict[str, Any]) -> Outcome:
         if other_end is not None and (ctx.run_finished or job.end is not None):
             return Outcome(INCONSISTENT, Text(f"{who(job).zh} 一直没有运行；", f"{who(job).en} never ran; ") + other_text
                            + Text("。", "."), seqs(job.submitted, other_end))
-        return missing(f"日志在 {who(job).zh} 开始运行之前就结束了", f"the log ends before {who(job).en} started")
+        return cut_short(ctx, f"到日志最后 {who(job).zh} 还没有开始运行", f"{who(job).en} had not started by the log's "
+                         "last record")
     first = min((a for a in job.attempts if a.started), key=lambda a: a.started.seq)  # type: ignore[union-attr]
     submitted = job.submitted
     delay = Text(f"（提交后 {span(started.t - submitted.t).zh}）" if submitted else "",

@@ -119,7 +119,8 @@ def _first_run(job: JobTimeline) -> Attempt | None:
 
 
 def sequential(ctx: Context, rule: dict[str, Any]) -> Outcome:
-    """The jobs ran one after another (no overlap on a node) and started in submission order.
+    """The jobs ran one after another (no two attempts of different jobs overlap on a node, re-created attempts
+    included) and started in submission order.
 
     Submissions within 1 s of each other are not ordered (K8s orders equal priority classes by submission second,
     docs/openpai-model.md#pods). On a real cluster the scheduler's back-off can still let a later pod go first, so there an
@@ -129,17 +130,21 @@ def sequential(ctx: Context, rule: dict[str, Any]) -> Outcome:
     if len(ran) < 2:
         return missing("少于两个任务运行过，看不出运行顺序", "fewer than two jobs ran, so there is no order to see")
     ran.sort(key=lambda item: item[1].started.t)  # type: ignore[union-attr]
+    runs = sorted(((job, a) for job in jobs for a in job.attempts if a.started is not None),
+                  key=lambda item: item[1].started.seq)  # type: ignore[union-attr]
     lines, evidence, problems, remarks = [], [], [], []
-    for job, attempt in ran:
+    for job, attempt in runs:
         ended = attempt.ended
         lines.append(Text(f"{who(job).zh} {clock(attempt.started)}–{clock(ended)} 在 {attempt.node}",
                           f"{who(job).en} {clock(attempt.started)}–{clock(ended)} on {attempt.node}"))
         evidence += list(seqs(attempt.started, ended, job.submitted))
-    for (job_a, a), (job_b, b) in zip(ran, ran[1:], strict=False):
-        end_a = a.ended.t if a.ended else INF
-        if b.started.t < end_a and a.node == b.node:  # type: ignore[union-attr]
-            problems.append(Text(f"{who(job_b).zh} 在 {who(job_a).zh} 结束前就已在同一机器上运行",
-                                 f"{who(job_b).en} ran on the same machine before {who(job_a).en} ended"))
+    for index, (job_a, a) in enumerate(runs):  # every attempt of every job: a re-created pod runs again
+        end_a = a.ended.seq if a.ended else INF
+        for job_b, b in runs[index + 1:]:
+            if job_b is not job_a and b.started.seq < end_a and a.node == b.node:  # type: ignore[union-attr]
+                problems.append(Text(f"{who(job_b).zh} 在 {who(job_a).zh} 结束前就已在同一机器上运行",
+                                     f"{who(job_b).en} ran on the same machine before {who(job_a).en} ended"))
+    for (job_a, _), (job_b, _) in zip(ran, ran[1:], strict=False):
         sub_a, sub_b = job_a.submitted, job_b.submitted
         if sub_a and sub_b and sub_b.t + 1.0 < sub_a.t:
             late = Text(f"{who(job_a).zh} 后提交却先运行", f"{who(job_a).en} was submitted later but ran first")

@@ -17,11 +17,18 @@ from hivedlab.checker.grading.rubric import load_rubric
 RUBRIC = load_rubric()
 
 
+def _seed(root: Path, seed: int) -> Path:
+    """Distinct groups' simulator runs differ in their inputs (the same inventory and seed is flagged as a copy)."""
+    run = json.loads((root / "run.json").read_text())
+    (root / "run.json").write_text(json.dumps({**run, "seed": seed}))
+    return root
+
+
 def _class(tmp_path: Path) -> Path:
     subs = tmp_path / "subs"
-    make_run_dir(subs / "good")
+    _seed(make_run_dir(subs / "good"), 2)
     make_run_dir(subs / "real", source="k8s")
-    edited = make_run_dir(subs / "edited")
+    edited = _seed(make_run_dir(subs / "edited"), 3)
     log = edited / "experiments" / "priority" / "evidence.jsonl"
     log.write_text(log.read_text().replace("hostname-dan", "hostname-carol", 1))
     (subs / "empty").mkdir()
@@ -29,7 +36,7 @@ def _class(tmp_path: Path) -> Path:
     make_run_dir(tmp_path / "outside")
     (subs / "escape").symlink_to(os.path.relpath(tmp_path / "outside", subs))
     weird = subs / "we|rd *name*"
-    make_run_dir(weird)
+    _seed(make_run_dir(weird), 4)
     return subs
 
 

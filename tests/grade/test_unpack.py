@@ -91,3 +91,30 @@ def test_the_ta_wrapper_unpacks_and_grades(tmp_path: Path) -> None:
     again = subprocess.run(["bash", str(ROOT / "scripts" / "grade_all.sh"), str(export), str(tmp_path / "out")],
                            capture_output=True, text=True, env=env, timeout=60)
     assert again.returncode == 2 and "already exists" in again.stderr
+
+
+def test_a_normal_tar_of_dot_is_not_a_refusal(tmp_path: Path) -> None:
+    run = make_run_dir(tmp_path / "run")
+    archive = tmp_path / "group-b.tar.gz"
+    with tarfile.open(archive, "w:gz") as tf:
+        tf.add(run, arcname=".")
+    result = unpack_archive(archive, tmp_path / "subs")
+    assert result.error is None and result.skipped == ()
+    assert (tmp_path / "subs" / "group-b" / "run.json").is_file()
+
+
+def test_unpacking_refusals_reach_grades_md(tmp_path: Path) -> None:
+    from grade_builders import LAB, fake_judge
+
+    from hivedlab.checker.grading.batch import grade_batch
+    from hivedlab.checker.grading.rubric import load_rubric
+    from hivedlab.checker.grading.unpack import main
+
+    export = tmp_path / "export"
+    export.mkdir()
+    _zip(export / "group-a.zip", {"run.json": b"{}", "../evil.txt": b"x"})
+    subs = tmp_path / "subs"
+    assert main([str(export), str(subs)]) == 0
+    grade_batch(subs, tmp_path / "out", load_rubric(), LAB, fake_judge)
+    grades = (tmp_path / "out" / "grades.md").read_text()
+    assert "group-a" in grades and "../evil.txt: path leaves the group folder" in grades
