@@ -209,17 +209,17 @@ class _PlanRun:
         self.action("step", payload)
 
     def run(self) -> tuple[str, str]:
-        self.action(
-            "plan",
-            {
-                "experiment": self.plan.id,
-                "plan": shipped_name(self.plan.path),
-                "cluster": self.ctx.cluster,
-                "seed": self.ctx.seed,
-                "members": list(self.ctx.inventory.users),
-                "hived_config": self.plan.hived_config,
-            },
-        )
+        payload: dict[str, Any] = {
+            "experiment": self.plan.id,
+            "plan": shipped_name(self.plan.path),
+            "cluster": self.ctx.cluster,
+            "seed": self.ctx.seed,
+            "members": list(self.ctx.inventory.users),
+            "hived_config": self.plan.hived_config,
+        }
+        if self.writer.first_seq > 0:
+            payload["resumed"] = True  # a later session of the same run: the log already holds the earlier ones
+        self.action("plan", payload)
         self.switch_config()
         for index, step in enumerate(self.plan.steps):
             if isinstance(step, SubmitStep):

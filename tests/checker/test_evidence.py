@@ -240,7 +240,7 @@ def _resumed_copy(original: Path, copy: Path, cut: int) -> None:
         at = head[-1].time
         writer.write_action("end", {"status": "interrupted", "reason": "interrupted by the user"}, time=at)
     with EvidenceWriter(copy, records[0].source) as writer:  # a new session: the chain goes on from the file
-        writer.write_action("plan", {k: v for k, v in plan.items() if k != "type"}, time=at)
+        writer.write_action("plan", {**{k: v for k, v in plan.items() if k != "type"}, "resumed": True}, time=at)
         writer.write_action("config-switch", {k: v for k, v in config.items() if k != "type"}, time=at)
         for record in head:
             if record.action_type == "submit" and 200 <= record.action["reply"]["status"] < 300:

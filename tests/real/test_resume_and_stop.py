@@ -11,8 +11,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
+from hivedlab.basics.resources import SCHEMAS
 from hivedlab.cluster.openpai.rest import PaiClient
 from hivedlab.evidence import read_evidence
 from tests.checker.k8s_server import FakeApiServer
@@ -54,6 +56,12 @@ class Lab:
 
     def verdicts(self) -> dict[str, Any]:
         return json.loads((self.log.parent / "verdicts.json").read_text(encoding="utf-8"))
+
+    def schema_errors(self) -> list[str]:
+        schema = json.loads((SCHEMAS / "evidence-record.schema.json").read_text(encoding="utf-8"))
+        validator = jsonschema.Draft202012Validator(schema)
+        lines = self.log.read_text(encoding="utf-8").splitlines()
+        return [f"{n}: {e.message}" for n, line in enumerate(lines, 1) for e in validator.iter_errors(json.loads(line))]
 
     def pod_records(self) -> int:
         return sum(1 for r in read_evidence(self.log).records if r.resource == "pods")
@@ -114,6 +122,8 @@ def test_a_rerun_after_the_pods_are_gone_keeps_the_evidence_and_the_verdict(cli,
     assert lab.log.read_bytes().startswith(before) and log.chain_ok and log.warnings == ()
     assert lab.pod_records() >= pods
     assert [r.action["type"] for r in log.records if r.action_type in ("plan", "end")] == ["plan", "end"] * 2
+    assert [r.action.get("resumed", False) for r in log.records if r.action_type == "plan"] == [False, True]
+    assert lab.schema_errors() == []
     again = lab.verdicts()
     assert again["verdict"] == "consistent"
     assert [(a["rule"], a["verdict"], a["answer"]) for a in again["answers"]] == \
