@@ -126,8 +126,7 @@ def test_a_rerun_after_the_pods_are_gone_keeps_the_evidence_and_the_verdict(cli,
     assert lab.schema_errors() == []
     again = lab.verdicts()
     assert again["verdict"] == "consistent"
-    assert [(a["rule"], a["verdict"], a["answer"]) for a in again["answers"]] == \
-        [(a["rule"], a["verdict"], a["answer"]) for a in answers]
+    assert [(a["rule"], a["verdict"]) for a in again["answers"]] == [(a["rule"], a["verdict"]) for a in answers]
     run_json = json.loads((lab.out / "run.json").read_text(encoding="utf-8"))
     assert len(run_json["sessions"]) == 2 and run_json["openpai_version"] == "v1.2.0"
 
@@ -200,6 +199,17 @@ def test_stop_without_a_members_token_says_so_and_stops_the_others(cli, lab: Lab
     assert result.code == 1
     assert "could not stop dan~" in result.out and "no OpenPAI token for member dan" in result.out
     assert result.out.count("stopped ") == 3
+
+
+def test_an_error_before_the_experiment_starts_still_names_the_jobs_left(cli, lab: Lab) -> None:
+    lab.cluster.run_ticks = 10_000
+    lab.fail_first_status_poll_once_running()
+    assert run(cli, lab).code == 1
+    lab.pai.info["version"] = "v1.8.0"  # the next session cannot even open the backend
+    result = run(cli, lab)
+    [error] = [line for line in result.err.splitlines() if line.startswith("hivedlab run: error:")]
+    assert result.code == 2 and "targets v1.2.0" in error
+    assert "still on the cluster: alice~job-config-0-alice-vc-safety-" in error and f"hivedlab stop {lab.out}" in error
 
 
 def test_stop_needs_a_real_run_directory(cli, tmp_path: Path) -> None:
