@@ -212,6 +212,19 @@ def test_an_error_before_the_experiment_starts_still_names_the_jobs_left(cli, la
     assert "still on the cluster: alice~job-config-0-alice-vc-safety-" in error and f"hivedlab stop {lab.out}" in error
 
 
+def test_when_the_master_is_gone_the_note_still_gives_the_stop_command(cli, lab: Lab, monkeypatch) -> None:
+    from hivedlab.cluster.pai import leftover_note
+
+    lab.cluster.run_ticks = 10_000
+    lab.fail_first_status_poll_once_running()
+    assert run(cli, lab).code == 1
+    monkeypatch.setenv("HIVEDLAB_PAI_URL", "http://127.0.0.1:9")
+    started = time.monotonic()
+    note = leftover_note(lab.out)
+    assert "could not ask the cluster" in note and f"`hivedlab stop {lab.out}`" in note
+    assert time.monotonic() - started < 5  # one try, no back-off: the run has already failed
+
+
 def test_stop_needs_a_real_run_directory(cli, tmp_path: Path) -> None:
     result = cli("stop", str(tmp_path))
     assert result.code == 2 and result.err.count("\n") == 1 and "no pai/submitted.json" in result.err
