@@ -194,8 +194,10 @@ def test_stop_without_a_members_token_says_so_and_stops_the_others(cli, lab: Lab
     lab.cluster.run_ticks = 10_000
     lab.fail_first_status_poll_once_running()
     assert run(cli, lab).code == 1
-    lab.tokens.write_text("".join(f"{user}: {lab.pai.token(user)}\n" for user in MEMBERS if user != "dan"))
-    result = cli("stop", str(lab.out))
+    fewer = lab.tokens.with_name("fewer-tokens")
+    fewer.write_text("".join(f"{user}: {lab.pai.token(user)}\n" for user in MEMBERS if user != "dan"))
+    fewer.chmod(0o600)
+    result = cli("stop", str(lab.out), "--token-file", str(fewer))
     assert result.code == 1
     assert "could not stop dan~" in result.out and "no OpenPAI token for member dan" in result.out
     assert result.out.count("stopped ") == 3
