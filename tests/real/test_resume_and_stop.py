@@ -153,6 +153,8 @@ def test_a_run_failing_mid_way_names_its_jobs_left_and_resuming_finishes_it(cli,
     verdicts = lab.verdicts()
     assert verdicts["verdict"] == "consistent", verdicts
     assert verdicts["log"]["end"] == "finished"
+    checked = cli("check", str(lab.log), "--lang", "en")
+    assert checked.code == 0 and "2 sessions (a resumed run appended to the log)" in checked.out
 
 
 def test_resuming_after_the_history_expired_records_the_vanished_pods(cli, lab: Lab) -> None:
