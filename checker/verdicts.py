@@ -280,6 +280,9 @@ def render_text(result: ExperimentVerdict, lang: str = "zh") -> str:
         (f"日志 {log.path}：{log.records} 条记录，{chain}，来源 {log.source}，结束 {log.end_status or '无记录'}" if zh else
          f"log {log.path}: {log.records} records, {chain}, source {log.source}, end {log.end_status or 'not recorded'}"),
     ]
+    if result.timeline.sessions > 1:  # a resumed run (docs/evidence.md)
+        lines.append(f"  {result.timeline.sessions} 个运行会话（续跑追加）" if zh else
+                     f"  {result.timeline.sessions} sessions (a resumed run appended to the log)")
     lines += [f"  ! {w}" for w in log.warnings[:5]]
     if len(log.warnings) > 5:
         lines.append(f"  ! … {len(log.warnings) - 5} more")

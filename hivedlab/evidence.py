@@ -370,7 +370,7 @@ class EvidenceWriter:
                     )
                 self._seq = int(last["seq"]) + 1
                 self._prev = str(last["hash"])
-        self.continued = self._seq > 0  # the log already held records of an earlier session when it was opened
+        self.first_seq = self._seq  # > 0 when this writer continues a log that already held records (a resume)
         try:
             self._handle = self.path.open("a", encoding="utf-8", newline="\n")
         except OSError as exc:

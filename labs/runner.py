@@ -234,7 +234,7 @@ class _PlanRun:
             "members": list(self.ctx.inventory.users),
             "hived_config": self.plan.hived_config,
         }
-        if self.writer.continued:  # not next_seq: the watcher may already have written this session's first records
+        if self.writer.first_seq > 0:
             payload["resumed"] = True  # a later session of the same run: the log already holds the earlier ones
         self.action("plan", payload)
         self.switch_config(self.plan.hived_config)
@@ -331,7 +331,9 @@ def prepare_folder(ctx: RunContext, plans: Sequence[Plan]) -> None:
                                 "choose another --out folder for the simulated run")
         if ctx.cluster == "sim" and not ctx.replace:
             raise HivedlabError(f"{ctx.out} already holds a simulated run of {experiment}: choose a new --out folder, or "
-                                f"pass --replace to move the earlier run to {ctx.out / 'replaced'}/<time>/")
+                                f"pass --replace to move the earlier run to {ctx.out / 'replaced'}/<time>/ / "
+                                f"{ctx.out} 中已有 {experiment} 的模拟结果：请换一个 --out 目录，或加 --replace 把旧结果移到 "
+                                f"{ctx.out / 'replaced'}/<时间>/")
     if ctx.cluster != "sim" or not kept:
         return
     aside = ctx.out / "replaced" / datetime.now(timezone.utc).strftime("%Y%m%dt%H%M%S%f")

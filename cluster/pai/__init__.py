@@ -49,23 +49,22 @@ def pai_address(inventory: Any, pai_url: str | None, env: dict[str, str]) -> str
 
 
 def _run_clients(run_dir: Path, state: RunState, env: dict[str, str], pai_url: str | None,
-                 token_file: str | Path | None, sleep: Callable[[float], None] | None) -> dict[str, PaiClient]:
+                 token_file: str | Path | None, retries: int = 4) -> dict[str, PaiClient]:
     """One client per member with a token, for the run in `run_dir` (its inventory, calls logged in its pai/)."""
     inventory = load_inventory(str(run_dir / "inventory.yaml")) if (run_dir / "inventory.yaml").is_file() else None
     url = pai_address(inventory, pai_url, env)
-    extra = {"sleep": sleep} if sleep else {}
-    return {user: PaiClient(url, tok, on_call=lambda call, u=user: state.log_call(u, call), **extra)
+    return {user: PaiClient(url, tok, retries=retries, on_call=lambda call, u=user: state.log_call(u, call))
             for user, tok in load_tokens(None, token_file, env).tokens.items()}
 
 
 def stop_run(run_dir: str | Path, *, pai_url: str | None = None, token_file: str | Path | None = None,
-             environ: dict[str, str] | None = None, sleep: Callable[[float], None] | None = None) -> StopResult:
+             environ: dict[str, str] | None = None) -> StopResult:
     """`hivedlab stop RUN_DIR`: stop the jobs the run submitted that still wait or run, each as its owner."""
     folder = Path(run_dir)
     state = run_state(folder)
     if not submitted_jobs(state):
         return StopResult()
-    clients = _run_clients(folder, state, dict(os.environ) if environ is None else environ, pai_url, token_file, sleep)
+    clients = _run_clients(folder, state, dict(os.environ) if environ is None else environ, pai_url, token_file)
     try:
         return stop_jobs(state, clients)
     finally:
@@ -73,10 +72,9 @@ def stop_run(run_dir: str | Path, *, pai_url: str | None = None, token_file: str
             client.close()
 
 
-def leftover_note(run_dir: str | Path, *, environ: dict[str, str] | None = None,
-                  sleep: Callable[[float], None] | None = None) -> str:
+def leftover_note(run_dir: str | Path, *, environ: dict[str, str] | None = None) -> str:
     """After a run that ended on an error: its jobs still on the cluster and the command that stops them ("" when
-    none is left); when the cluster cannot be asked, the command all the same."""
+    none is left); when the cluster cannot be asked (one try: the run already failed), the command all the same."""
     folder = Path(run_dir)
     try:
         state = run_state(folder)
@@ -85,7 +83,7 @@ def leftover_note(run_dir: str | Path, *, environ: dict[str, str] | None = None,
     if not submitted_jobs(state):
         return ""
     try:
-        clients = _run_clients(folder, state, dict(os.environ) if environ is None else environ, None, None, sleep)
+        clients = _run_clients(folder, state, dict(os.environ) if environ is None else environ, None, None, retries=0)
         try:
             left = jobs_left(state, clients)
         finally:

@@ -63,7 +63,7 @@ def load_tokens(token: str | None = None, token_file: str | Path | None = None,
     default_user = env.get(USER_ENV) or None
     if token:
         return parse_tokens(token, default_user, "the token given")
-    if env.get(TOKEN_ENV, "").strip():
+    if not token_file and env.get(TOKEN_ENV, "").strip():  # a file named on the command line comes first
         return parse_tokens(env[TOKEN_ENV], default_user, TOKEN_ENV)
     path = token_file or env.get(TOKEN_FILE_ENV)
     if not path:

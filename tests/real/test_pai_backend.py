@@ -350,3 +350,18 @@ def test_hivedlab_run_cluster_pai_end_to_end(world, tmp_path, monkeypatch, cli):
     state = json.loads((out / "pai" / "submitted.json").read_text())
     assert {v["experiment"] for v in state.values()} == {"priority"}
     assert pai.token("alice") not in (out / "pai" / "rest-calls.jsonl").read_text()
+
+
+def test_a_resumed_backend_knows_what_the_pods_did_before(world, tmp_path):
+    """The pods of the first session may be gone from the cluster: the backend reads them back from the log."""
+    pai, _, _ = world
+    first, watcher, writer = make(world, tmp_path)
+    result = first.submit("alice", "low", job("low-alice-r1"))
+    watcher.push("ADDED", "pods", pod(result.framework_name, "hostname-dan", running=True))
+    watcher.push("ADDED", "events", failed_scheduling(result.framework_name))
+    first.close()
+    writer.close()
+    again, _, _ = make(world, tmp_path)
+    status = again.job_status("alice", "low-alice-r1")
+    assert pai.jobs["alice~low-alice-r1"]["jobStatus"]["state"] == "WAITING"
+    assert status.ran and status.waiting

@@ -126,8 +126,7 @@ def test_a_rerun_after_the_pods_are_gone_keeps_the_evidence_and_the_verdict(cli,
     assert lab.schema_errors() == []
     again = lab.verdicts()
     assert again["verdict"] == "consistent"
-    assert [(a["rule"], a["verdict"], a["answer"]) for a in again["answers"]] == \
-        [(a["rule"], a["verdict"], a["answer"]) for a in answers]
+    assert [(a["rule"], a["verdict"]) for a in again["answers"]] == [(a["rule"], a["verdict"]) for a in answers]
     run_json = json.loads((lab.out / "run.json").read_text(encoding="utf-8"))
     assert len(run_json["sessions"]) == 2 and run_json["openpai_version"] == "v1.2.0"
 
@@ -154,6 +153,8 @@ def test_a_run_failing_mid_way_names_its_jobs_left_and_resuming_finishes_it(cli,
     verdicts = lab.verdicts()
     assert verdicts["verdict"] == "consistent", verdicts
     assert verdicts["log"]["end"] == "finished"
+    checked = cli("check", str(lab.log), "--lang", "en")
+    assert checked.code == 0 and "2 sessions (a resumed run appended to the log)" in checked.out
 
 
 def test_resuming_after_the_history_expired_records_the_vanished_pods(cli, lab: Lab) -> None:
@@ -195,11 +196,37 @@ def test_stop_without_a_members_token_says_so_and_stops_the_others(cli, lab: Lab
     lab.cluster.run_ticks = 10_000
     lab.fail_first_status_poll_once_running()
     assert run(cli, lab).code == 1
-    lab.tokens.write_text("".join(f"{user}: {lab.pai.token(user)}\n" for user in MEMBERS if user != "dan"))
-    result = cli("stop", str(lab.out))
+    fewer = lab.tokens.with_name("fewer-tokens")
+    fewer.write_text("".join(f"{user}: {lab.pai.token(user)}\n" for user in MEMBERS if user != "dan"))
+    fewer.chmod(0o600)
+    result = cli("stop", str(lab.out), "--token-file", str(fewer))
     assert result.code == 1
     assert "could not stop dan~" in result.out and "no OpenPAI token for member dan" in result.out
     assert result.out.count("stopped ") == 3
+
+
+def test_an_error_before_the_experiment_starts_still_names_the_jobs_left(cli, lab: Lab) -> None:
+    lab.cluster.run_ticks = 10_000
+    lab.fail_first_status_poll_once_running()
+    assert run(cli, lab).code == 1
+    lab.pai.info["version"] = "v1.8.0"  # the next session cannot even open the backend
+    result = run(cli, lab)
+    [error] = [line for line in result.err.splitlines() if line.startswith("hivedlab run: error:")]
+    assert result.code == 2 and "targets v1.2.0" in error
+    assert "still on the cluster: alice~job-config-0-alice-vc-safety-" in error and f"hivedlab stop {lab.out}" in error
+
+
+def test_when_the_master_is_gone_the_note_still_gives_the_stop_command(cli, lab: Lab, monkeypatch) -> None:
+    from hivedlab.cluster.pai import leftover_note
+
+    lab.cluster.run_ticks = 10_000
+    lab.fail_first_status_poll_once_running()
+    assert run(cli, lab).code == 1
+    monkeypatch.setenv("HIVEDLAB_PAI_URL", "http://127.0.0.1:9")
+    started = time.monotonic()
+    note = leftover_note(lab.out)
+    assert "could not ask the cluster" in note and f"`hivedlab stop {lab.out}`" in note
+    assert time.monotonic() - started < 5  # one try, no back-off: the run has already failed
 
 
 def test_stop_needs_a_real_run_directory(cli, tmp_path: Path) -> None:
