@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -16,10 +17,14 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
+    leftover = ROOT / "build"  # setuptools' scratch folder, ignored by git; removed again unless it was there before
+    existed = leftover.exists()
     built = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(ROOT)],
         capture_output=True, text=True, timeout=300, check=False,
     )
+    if not existed:
+        shutil.rmtree(leftover, ignore_errors=True)
     assert built.returncode == 0, built.stderr
     return next(out.glob("hivedlab-*.whl"))
 
