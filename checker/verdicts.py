@@ -16,6 +16,10 @@ implemented in `checker/rules/` (one pure function per kind; its docstring says 
 | incremental | job, while, reason? | a task started while `while` ran; the others waited and ran later, or never (job succeeded) |
 | partial-run | job, max_parallel | accepted; some tasks ran while others waited; never more than `max_parallel` at once |
 | rejected | job, status, message | the submission got HTTP `status` with `message` and no pod appeared |
+| gang-start | job, while, expect | `partial`: some task of `job` held a node while another waited; `all-or-nothing`: every task bound in one round, none before |
+| deadlock | jobs, expect | `true`: the jobs each held nodes while other tasks of theirs waited, until stopped; `false`: they all finished |
+
+A rule with `scheduler:` judges only runs under that scheduler (the plan record's `scheduler`, docs/other-schedulers.md).
 
 Every rule answers `consistent`, `inconsistent` (the answer says what happened, `expected` what HiveD does) or
 `inconclusive` (`missing` says what evidence is lacking). An experiment is inconsistent if any answer is,
@@ -35,12 +39,13 @@ from typing import Any
 
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.text import Text
-from hivedlab.checker.rules import gang, preemption, vc
+from hivedlab.checker.rules import contrast, gang, preemption, vc
 from hivedlab.checker.rules.common import CONSISTENT, INCONCLUSIVE, INCONSISTENT, Context, Outcome
 from hivedlab.checker.timeline import Timeline, TimelineBuilder, vc_nodes_from_config
 from hivedlab.evidence import EvidenceLog, iter_evidence
 
-RULE_KINDS: dict[str, Callable[[Context, dict[str, Any]], Outcome]] = {**vc.RULES, **preemption.RULES, **gang.RULES}
+RULE_KINDS: dict[str, Callable[[Context, dict[str, Any]], Outcome]] = {**vc.RULES, **preemption.RULES, **gang.RULES,
+                                                                       **contrast.RULES}
 VERDICTS = (CONSISTENT, INCONSISTENT, INCONCLUSIVE)
 VERDICT_TEXT = {CONSISTENT: Text("一致", "consistent"), INCONSISTENT: Text("不一致", "inconsistent"),
                 INCONCLUSIVE: Text("无法判断", "inconclusive")}
@@ -127,6 +132,8 @@ def judge(timeline: Timeline, rules: RuleSet, log: LogSummary) -> ExperimentVerd
     blockers = _blockers(timeline, log)
     answers = []
     for rule in rules.rules:
+        if rule.get("scheduler", timeline.scheduler) != timeline.scheduler:
+            continue  # a rule about another scheduler's run (docs/other-schedulers.md)
         kind = rule.get("kind", "")
         check = RULE_KINDS.get(kind)
         if check is None:

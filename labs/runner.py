@@ -56,6 +56,8 @@ class ExperimentRun:
     status: str  # finished | failed | interrupted
     reason: str = ""
     submitted: tuple[Submitted, ...] = ()
+    run_id: str = ""  # the folder name: the experiment id, or `<id>@<scheduler>` for a contrast run
+    contrast: bool = False  # run without HiveD, under contrast/ (docs/other-schedulers.md)
 
 
 @dataclass(frozen=True)
@@ -137,7 +139,7 @@ class _PlanRun:
         for user in self.members(step):
             name = job_name_for(base, user, self.plan.id, self.ctx.run_tag)
             text = protocol_with_name(original, name)
-            write_atomic(self.ctx.out / "jobs" / self.plan.id / f"{name}.yaml", text)
+            write_atomic(self.ctx.out / "jobs" / self.plan.run_id / f"{name}.yaml", text)
             result: SubmitResult = self.backend.submit(user, step.job, text)
             self.action(
                 "submit",
@@ -201,6 +203,7 @@ class _PlanRun:
                 "seed": self.ctx.seed,
                 "members": list(self.ctx.inventory.users),
                 "hived_config": self.plan.hived_config,
+                "scheduler": self.plan.scheduler,
             },
         )
         self.switch_config()
@@ -228,7 +231,7 @@ def run_plan(plan: Plan, backend: Backend, writer: EvidenceWriter, ctx: RunConte
         status, reason = "failed", str(exc)
     payload = {"status": status, "reason": reason} if reason else {"status": status}
     runner.action("end", payload)
-    return ExperimentRun(plan.id, writer.path, status, reason, tuple(runner.submitted))
+    return ExperimentRun(plan.id, writer.path, status, reason, tuple(runner.submitted), plan.run_id, plan.contrast)
 
 
 def experiment_seed(seed: int, experiment: str) -> int:
@@ -249,12 +252,12 @@ def run_experiments(
     results: list[ExperimentRun] = []
     extra: dict[str, Any] = {}
     for plan in plans:
-        folder = ctx.out / "experiments" / plan.id
+        folder = ctx.out / ("contrast" if plan.contrast else "experiments") / plan.run_id
         evidence = folder / "evidence.jsonl"
-        for stale in (evidence, folder / "verdicts.json", *_files(ctx.out / "jobs" / plan.id)):
+        for stale in (evidence, folder / "verdicts.json", *_files(ctx.out / "jobs" / plan.run_id)):
             stale.unlink(missing_ok=True)  # a rerun into the same folder starts afresh
         if progress:
-            progress(plan.id)
+            progress(plan.run_id)
         with EvidenceWriter(evidence, "sim" if ctx.cluster == "sim" else "k8s") as writer:
             try:
                 backend = make_backend(plan, writer)
@@ -304,8 +307,9 @@ def _write_run_json(
         "run_tag": ctx.run_tag,
         "started": started,
         "finished": format_time(datetime.now(timezone.utc)) if finished else None,
-        "experiments": [r.experiment for r in results],
-        "outcomes": {r.experiment: {"status": r.status, "reason": r.reason} for r in results},
+        "experiments": [r.run_id or r.experiment for r in results if not r.contrast],
+        "contrast": [r.run_id for r in results if r.contrast],
+        "outcomes": {r.run_id or r.experiment: {"status": r.status, "reason": r.reason} for r in results},
     }
     write_atomic(ctx.out / "run.json", json.dumps(run, ensure_ascii=False, indent=2) + "\n")
 
@@ -363,7 +367,7 @@ def run_pipeline(out: Path, runs: Sequence[ExperimentRun], lang: str = "zh") -> 
     for run in runs:
         path = run.evidence.parent / "verdicts.json"
         try:
-            result.verdicts[run.experiment] = read_json(path)
+            result.verdicts[run.run_id or run.experiment] = read_json(path)
         except HivedlabError:
             continue
     return result

@@ -20,7 +20,9 @@ into out/experiments/<id>/evidence.jsonl; then judge each experiment and write t
 在集群上逐步运行实验，记录证据日志，判定结果并生成实验报告。
 
 --cluster sim (default) runs on the embedded simulated OpenPAI + HiveD cluster in virtual time (seconds);
---cluster pai runs on the group's real cluster (minutes per experiment)."""
+--cluster pai runs on the group's real cluster (minutes per experiment).
+--scheduler default|kube-batch runs the simulated cluster without HiveD, for contrast (docs/other-schedulers.md);
+the kubeflow-gang experiment runs under both unless --scheduler picks one. Contrast runs go to out/contrast/."""
 
 VERDICT_ZH = {"consistent": "一致", "inconsistent": "不一致", "inconclusive": "无法判断"}
 
@@ -28,6 +30,8 @@ EXAMPLES = """\
   hivedlab run all                           # the whole lab on the simulated cluster, report in out/
   hivedlab run gang --seed 7 --out /tmp/lab  # one experiment, another seed
   hivedlab run all --cluster pai --inventory configs/group.yaml
+  hivedlab run kubeflow-gang                 # gang scheduling without HiveD: default scheduler and kube-batch
+  hivedlab run gang --scheduler kube-batch   # what HiveD's guarantees become under kube-batch
 """
 
 
@@ -35,6 +39,8 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     parser = new_parser(prog, DESCRIPTION, EXAMPLES)
     parser.add_argument("experiment", metavar="EXP|all", help="an experiment id (e.g. gang) or 'all'")
     parser.add_argument("--cluster", choices=("sim", "pai"), default="sim", help="where to run (default: sim)")
+    parser.add_argument("--scheduler", choices=("hived", "default", "kube-batch"),
+                        help="the simulated cluster's scheduler (default: each plan's own, hived for the five)")
     add_out(parser, default="out", what="run directory")
     parser.add_argument("--seed", type=int, default=1, help="simulator seed: durations and gaps (default: 1)")
     parser.add_argument("--inventory", metavar="FILE", help="group inventory (default: configs/group.example.yaml)")
@@ -43,15 +49,18 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     return parser
 
 
-def _plans(experiment: str) -> list[Any]:
+def _plans(experiment: str, scheduler: str | None) -> list[Any]:
+    """The plans to run, one per scheduler: `all` is the five HiveD experiments; `--scheduler` picks one scheduler,
+    else each plan runs under its own `schedulers`."""
     from hivedlab.checker.plans import load_plan, load_plans
 
     if experiment == "all":
         plans = load_plans()
         if not plans:
             raise HivedlabError("no experiment plans in labs/experiments/")
-        return plans
-    return [load_plan(experiment)]
+    else:
+        plans = [load_plan(experiment)]
+    return [plan.for_scheduler(name) for plan in plans for name in ((scheduler,) if scheduler else plan.schedulers)]
 
 
 def _sim_factory(seed: int, inventory: Any) -> Any:
@@ -63,7 +72,12 @@ def _sim_factory(seed: int, inventory: Any) -> Any:
 
     def make(plan: Any, writer: Any) -> Any:
         settings = settings_from_mapping(plan.sim)
-        return SimCluster(writer, experiment_seed(seed, plan.id), settings, node_ips=ips, other_nodes=others)
+        options = {"settings": settings, "node_ips": ips, "other_nodes": others}
+        if plan.scheduler != "hived":
+            from hivedlab.cluster.sim.plain import PlainSimCluster
+
+            return PlainSimCluster(writer, experiment_seed(seed, plan.id), scheduler=plan.scheduler, **options)
+        return SimCluster(writer, experiment_seed(seed, plan.id), **options)
 
     return make
 
@@ -82,17 +96,17 @@ def _summary(results: list[Any], verdicts: dict[str, dict[str, Any]], lang: str)
     rows = [("实验", "判定", "回答") if lang == "zh" else ("experiment", "verdict", "answer")]
     bad = False
     for result in results:
-        verdict = verdicts.get(result.experiment, {})
+        verdict = verdicts.get(result.run_id or result.experiment, {})
         state = str(verdict.get("verdict") or ("—" if result.status == "finished" else result.status))
         answers = verdict.get("answers") or []
         first = answers[0].get("answer", {}) if answers and isinstance(answers[0], dict) else {}
         line = first.get(lang) or first.get("en") or "" if isinstance(first, dict) else ""
         if result.status != "finished":
             line = f"{result.status}: {result.reason}" if result.reason else result.status
-            bad = True
-        bad = bad or state == "inconsistent"
+            bad = bad or not result.contrast  # without HiveD a job may never run: that is the contrast
+        bad = bad or (state == "inconsistent" and not result.contrast)  # a contrast run may break HiveD's guarantees
         shown = VERDICT_ZH.get(state, state) if lang == "zh" else state
-        rows.append((result.experiment, shown, " ".join(str(line).split())))
+        rows.append((result.run_id or result.experiment, shown, " ".join(str(line).split())))
     width = [max(_width(r[i]) for r in rows) for i in range(2)]
     return [f"{_pad(r[0], width[0])}  {_pad(r[1], width[1])}  {r[2]}".rstrip() for r in rows], bad
 
@@ -138,7 +152,10 @@ def run(args: argparse.Namespace) -> int:
     from hivedlab.group.inventory import load_inventory
     from hivedlab.labs.runner import RunContext, run_experiments, run_pipeline
 
-    plans = _plans(args.experiment)
+    if args.scheduler and args.cluster != "sim":
+        raise HivedlabError("--scheduler applies to the simulated cluster only: on a real cluster the manifests' "
+                            "schedulerName decides (docs/other-schedulers.md)")
+    plans = _plans(args.experiment, args.scheduler)
     inventory = load_inventory(args.inventory)
     out = Path(args.out)
     if args.cluster == "sim":

@@ -1,0 +1,175 @@
+"""The report's section on runs without HiveD (`out/contrast/<id>@<scheduler>/`, docs/other-schedulers.md): per
+run, the scheduler, each rule's answer (for a lab experiment: whether HiveD's guarantee held) with the records it
+rests on, a timeline chart, and `kubectl get pod`-style tables at the telling moments. Ungraded: no claims."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hivedlab.basics.errors import HivedlabError
+from hivedlab.basics.files import read_json, write_atomic
+from hivedlab.checker.report import charts as chart_module
+from hivedlab.checker.report.timeline import timeline_for_chart
+from hivedlab.evidence import parse_time
+
+SNAPSHOT_AFTER_WAIT_S = 20.0  # a table shows the pods this long after an episode's first FailedScheduling
+EPISODE_GAP_S = 60.0
+MAX_TABLES = 3
+SCHEDULER_TEXT = {
+    "default": ("Kubernetes 默认调度器（1.14/1.15）", "Kubernetes' default scheduler (1.14/1.15)"),
+    "kube-batch": ("kube-batch（v0.4）", "kube-batch (v0.4)"),
+}
+HEADINGS = {
+    "zh": ("## 对比：不用 HiveD 的运行（不计分）",
+           "以下运行在模拟集群上由其他调度器决定 Pod 的位置（docs/other-schedulers.md），不计入上面的五个实验和成绩。"
+           "“一致”表示该调度器下出现了规则所述的行为；对实验手册的实验而言，即 HiveD 的保证在该调度器下仍然成立。"),
+    "en": ("## Contrast: runs without HiveD (ungraded)",
+           "These runs let another scheduler place the pods on the simulated cluster (docs/other-schedulers.md); they "
+           "are not among the five experiments above and not graded. \"consistent\" means the rule's behaviour showed "
+           "under that scheduler; for the lab's experiments: HiveD's guarantee still held under it."),
+}
+
+
+@dataclass(frozen=True)
+class PodRow:
+    name: str
+    status: str
+    node: str
+    since: float
+
+
+def _records(path: Path) -> list[dict[str, Any]]:
+    rows = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            rows.append(json.loads(line))
+        except ValueError:
+            break
+    return rows
+
+
+def _seconds(text: str) -> float:
+    moment = parse_time(text)
+    return moment.timestamp() if moment is not None else 0.0
+
+
+def _pod_name(pod: dict[str, Any], jobs: dict[str, str]) -> str:
+    labels = pod.get("metadata", {}).get("labels") or {}
+    job = jobs.get(labels.get("FC_FRAMEWORK_NAME", ""), labels.get("FC_FRAMEWORK_NAME", "?"))
+    return f"{job}-{labels.get('FC_TASKROLE_NAME', '?')}-{labels.get('FC_TASK_INDEX', '?')}"
+
+
+def _status(pod: dict[str, Any], watch: str) -> str:
+    if watch == "DELETED":
+        return ""
+    if pod.get("metadata", {}).get("deletionTimestamp"):
+        return "Terminating"
+    phase = pod.get("status", {}).get("phase", "Pending")
+    return "Completed" if phase == "Succeeded" else "Error" if phase == "Failed" else phase
+
+
+def snapshot(records: list[dict[str, Any]], at: float) -> list[PodRow]:
+    """The pods as `kubectl get pod` would list them at `at` (seconds since the epoch)."""
+    jobs = {r["action"]["framework_name"]: r["action"]["job_name"] for r in records
+            if r.get("kind") == "action" and r["action"].get("type") == "submit"}
+    pods: dict[str, PodRow] = {}
+    for record in records:
+        if _seconds(record.get("time", "")) > at:
+            break
+        watch = record.get("watch") or {}
+        if record.get("kind") != "object" or watch.get("resource") != "pods":
+            continue
+        pod = watch["object"]
+        name = _pod_name(pod, jobs)
+        status = _status(pod, watch.get("type", ""))
+        if not status:
+            pods.pop(name, None)
+            continue
+        created = _seconds(pod.get("metadata", {}).get("creationTimestamp", ""))
+        pods[name] = PodRow(name, status, pod.get("spec", {}).get("nodeName") or "<none>", created)
+    return sorted(pods.values(), key=lambda row: row.name)
+
+
+def moments(records: list[dict[str, Any]]) -> list[float]:
+    """When to look: shortly after a pod first waits, once per episode of waiting (a wait more than
+    `EPISODE_GAP_S` after the previous episode began starts a new one), at most `MAX_TABLES`."""
+    found: list[float] = []
+    for record in records:
+        watch = record.get("watch") or {}
+        if (record.get("kind") == "object" and watch.get("resource") == "events" and watch.get("type") == "ADDED"
+                and watch["object"].get("reason") == "FailedScheduling"):
+            at = _seconds(record["time"])
+            if not found or at - (found[-1] - SNAPSHOT_AFTER_WAIT_S) > EPISODE_GAP_S:
+                found.append(at + SNAPSHOT_AFTER_WAIT_S)
+    return found[:MAX_TABLES]
+
+
+def pod_table(rows: list[PodRow], at: float) -> str:
+    if not rows:
+        return "No resources found."
+    width = max(len(row.name) for row in rows) + 3
+    lines = [f"{'NAME':<{width}}READY   STATUS        NODE      AGE"]
+    for row in rows:
+        ready = "1/1" if row.status == "Running" else "0/1"
+        lines.append(f"{row.name:<{width}}{ready:<8}{row.status:<14}{row.node:<10}{max(0, round(at - row.since))}s")
+    return "\n".join(lines)
+
+
+def _run_section(folder: Path, out_dir: Path, lang: str) -> tuple[list[str], list[Path]]:
+    zh = lang == "zh"
+    run_id = folder.name
+    experiment, _, scheduler = run_id.partition("@")
+    lines = [f"### {run_id}", ""]
+    names = SCHEDULER_TEXT.get(scheduler, (scheduler, scheduler))
+    lines.append(f"{'调度器' if zh else 'Scheduler'}: {names[0] if zh else names[1]}")
+    try:
+        verdict = read_json(folder / "verdicts.json")
+    except HivedlabError as exc:
+        return [*lines, "", f"- {exc}", ""], []
+    shown = verdict.get("verdict", "?")
+    lines += [f"{'判定' if zh else 'Verdict'}: {shown}", ""]
+    lines += ["| 规则 | 结论 | 回答 | 证据（记录序号） |" if zh else "| rule | verdict | answer | evidence (record seq) |",
+              "| --- | --- | --- | --- |"]
+    for answer in verdict.get("answers") or []:
+        text = (answer.get("answer") or {}).get(lang, "").replace("|", "\\|")
+        seqs = ", ".join(str(s) for s in answer.get("evidence", [])[:12])
+        lines.append(f"| {answer.get('rule')} | {answer.get('verdict')} | {text} | {seqs or '-'} |")
+    lines.append("")
+    files: list[Path] = []
+    log = folder / "evidence.jsonl"
+    if log.is_file():
+        timeline = timeline_for_chart(log)
+        if timeline.attempts:
+            data = chart_module.chart_data(run_id, timeline.attempts, timeline.nodes, timeline.vc_nodes,
+                                           timeline.end or None)
+            png, svg = chart_module.draw(data, salt=run_id)
+            png_path = out_dir / "contrast" / run_id / "timeline.png"
+            write_atomic(png_path, png)
+            write_atomic(png_path.with_suffix(".svg"), svg)
+            files += [png_path, png_path.with_suffix(".svg")]
+            lines += [f"![{run_id}](contrast/{run_id}/timeline.png)", ""]
+        records = _records(log)
+        start = _seconds(records[0]["time"]) if records else 0.0
+        for at in moments(records):
+            lines += [f"`kubectl get pod` ({'T+' if zh else 'at T+'}{round(at - start)} s):", "", "```",
+                      pod_table(snapshot(records, at), at), "```", ""]
+    return lines, files
+
+
+def contrast_section(run_dir: Path, out_dir: Path, lang: str) -> tuple[str, tuple[Path, ...]]:
+    """The Markdown section (empty without contrast runs) and the chart files it wrote."""
+    folder = run_dir / "contrast"
+    runs = sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
+    if not runs:
+        return "", ()
+    heading, intro = HEADINGS[lang]
+    lines = [heading, "", intro, ""]
+    files: list[Path] = []
+    for run in runs:
+        section, drawn = _run_section(run, out_dir, lang)
+        lines += section
+        files += drawn
+    return "\n".join(lines).rstrip() + "\n", tuple(files)
