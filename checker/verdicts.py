@@ -19,7 +19,8 @@ implemented in `checker/rules/` (one pure function per kind; its docstring says 
 | gang-start | job, while, expect | `partial`: some task of `job` held a node while another waited; `all-or-nothing`: every task bound in one round, none before |
 | deadlock | jobs, expect | `true`: the jobs each held nodes while other tasks of theirs waited, until stopped; `false`: they all finished |
 
-A rule with `scheduler:` judges only runs under that scheduler (the plan record's `scheduler`, docs/other-schedulers.md).
+A rule with `scheduler:` judges only runs under that scheduler (the plan record's `scheduler`, docs/other-schedulers.md);
+a run without HiveD is judged without the rules' `reason` (HiveD's own wait wording).
 
 Every rule answers `consistent`, `inconsistent` (the answer says what happened, `expected` what HiveD does) or
 `inconclusive` (`missing` says what evidence is lacking). An experiment is inconsistent if any answer is,
@@ -134,6 +135,8 @@ def judge(timeline: Timeline, rules: RuleSet, log: LogSummary) -> ExperimentVerd
     for rule in rules.rules:
         if rule.get("scheduler", timeline.scheduler) != timeline.scheduler:
             continue  # a rule about another scheduler's run (docs/other-schedulers.md)
+        if timeline.scheduler != "hived":
+            rule = {k: v for k, v in rule.items() if k != "reason"}  # HiveD's wait wording is no guarantee
         kind = rule.get("kind", "")
         check = RULE_KINDS.get(kind)
         if check is None:

@@ -11,6 +11,7 @@ from typing import Any
 
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import read_json, write_atomic
+from hivedlab.checker.plans import load_plan
 from hivedlab.checker.report import charts as chart_module
 from hivedlab.checker.report.timeline import timeline_for_chart
 from hivedlab.evidence import parse_time
@@ -22,6 +23,8 @@ SCHEDULER_TEXT = {
     "default": ("Kubernetes 默认调度器（1.14/1.15）", "Kubernetes' default scheduler (1.14/1.15)"),
     "kube-batch": ("kube-batch（v0.4）", "kube-batch (v0.4)"),
 }
+HELD = {"zh": {"consistent": "是", "inconsistent": "否", "inconclusive": "无法判断"},
+        "en": {"consistent": "yes", "inconsistent": "no", "inconclusive": "cannot tell"}}
 HEADINGS = {
     "zh": ("## 对比：不用 HiveD 的运行（不计分）",
            "以下运行在模拟集群上由其他调度器决定 Pod 的位置（docs/other-schedulers.md），不计入上面的五个实验和成绩。"
@@ -118,6 +121,37 @@ def pod_table(rows: list[PodRow], at: float) -> str:
     return "\n".join(lines)
 
 
+def _cell(text: Any, lang: str) -> str:
+    return (text or {}).get(lang, "").replace("|", "\\|") if isinstance(text, dict) else ""
+
+
+def _seqs(answer: dict[str, Any]) -> str:
+    return ", ".join(str(s) for s in answer.get("evidence", [])[:12]) or "-"
+
+
+def _lab_experiment(experiment: str) -> bool:
+    """One of the lab's own experiments (its rules state HiveD's guarantees), not a contrast-only plan."""
+    try:
+        return "hived" in load_plan(experiment).schedulers
+    except HivedlabError:
+        return False
+
+
+def _guarantees(answers: list[dict[str, Any]], lang: str) -> list[str]:
+    """Each of HiveD's guarantees the experiment tests (its rules' `expected`), and whether it held here."""
+    zh = lang == "zh"
+    held = sum(1 for a in answers if a.get("verdict") == "consistent")
+    lines = [f"HiveD 的保证在此成立：{held}/{len(answers)}" if zh else f"HiveD's guarantees that held here: "
+             f"{held}/{len(answers)}", ""]
+    lines += ["| HiveD 的保证 | 成立？ | 实际发生 | 证据（记录序号） |" if zh else
+              "| HiveD's guarantee | held? | what happened | evidence (record seq) |", "| --- | --- | --- | --- |"]
+    for answer in answers:
+        mark = HELD[lang].get(answer.get("verdict", ""), "?")
+        lines.append(f"| {_cell(answer.get('expected'), lang)} | {mark} | {_cell(answer.get('answer'), lang)} | "
+                     f"{_seqs(answer)} |")
+    return lines
+
+
 def _run_section(folder: Path, out_dir: Path, lang: str) -> tuple[list[str], list[Path]]:
     zh = lang == "zh"
     run_id = folder.name
@@ -129,14 +163,15 @@ def _run_section(folder: Path, out_dir: Path, lang: str) -> tuple[list[str], lis
         verdict = read_json(folder / "verdicts.json")
     except HivedlabError as exc:
         return [*lines, "", f"- {exc}", ""], []
-    shown = verdict.get("verdict", "?")
-    lines += [f"{'判定' if zh else 'Verdict'}: {shown}", ""]
-    lines += ["| 规则 | 结论 | 回答 | 证据（记录序号） |" if zh else "| rule | verdict | answer | evidence (record seq) |",
-              "| --- | --- | --- | --- |"]
-    for answer in verdict.get("answers") or []:
-        text = (answer.get("answer") or {}).get(lang, "").replace("|", "\\|")
-        seqs = ", ".join(str(s) for s in answer.get("evidence", [])[:12])
-        lines.append(f"| {answer.get('rule')} | {answer.get('verdict')} | {text} | {seqs or '-'} |")
+    answers = verdict.get("answers") or []
+    if _lab_experiment(experiment):
+        lines += _guarantees(answers, lang)
+    else:
+        lines += [f"{'判定' if zh else 'Verdict'}: {verdict.get('verdict', '?')}", ""]
+        lines += ["| 规则 | 结论 | 回答 | 证据（记录序号） |" if zh else "| rule | verdict | answer | evidence (record seq) |",
+                  "| --- | --- | --- | --- |"]
+        lines += [f"| {a.get('rule')} | {a.get('verdict')} | {_cell(a.get('answer'), lang)} | {_seqs(a)} |"
+                  for a in answers]
     lines.append("")
     files: list[Path] = []
     log = folder / "evidence.jsonl"

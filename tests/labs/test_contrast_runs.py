@@ -102,4 +102,10 @@ def test_the_five_experiments_run_under_another_scheduler(cli, tmp_path: Path) -
     runs = sorted(p.name for p in (tmp_path / "contrast").iterdir())
     assert runs == sorted(f"{e}@kube-batch" for e in ("vc-safety", "priority", "opportunistic", "gang", "incremental"))
     gang = json.loads((tmp_path / "contrast" / "gang@kube-batch" / "verdicts.json").read_text(encoding="utf-8"))
-    assert {a["rule"]: a["verdict"] for a in gang["answers"]}["gang-together"] == "consistent"
+    assert {a["rule"]: a["verdict"] for a in gang["answers"]} == {"gang-waits": "consistent",
+                                                                  "gang-together": "consistent"}
+    report = (tmp_path / "report.md").read_text(encoding="utf-8")
+    section = report[report.index("### gang@kube-batch"):]
+    assert "HiveD's guarantees that held here: 2/2" in section
+    vc_safety = report[report.index("### vc-safety@kube-batch"):]
+    assert "| no |" in vc_safety.split("###")[1]  # no VCs without HiveD: jobs land outside vc1
