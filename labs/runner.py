@@ -127,7 +127,7 @@ class _PlanRun:
     def switch_config(self) -> None:
         name = self.plan.hived_config
         text = plan_layout(name, self.ctx.inventory).text
-        write_atomic(self.ctx.out / "hived" / f"{name}.yaml", text)
+        write_atomic(_home(self.ctx, self.plan) / "hived" / f"{name}.yaml", text)
         self.backend.switch_config(name, text)
         self.action("config-switch", {"name": name, "text": text})
 
@@ -139,7 +139,7 @@ class _PlanRun:
         for user in self.members(step):
             name = job_name_for(base, user, self.plan.id, self.ctx.run_tag)
             text = protocol_with_name(original, name)
-            write_atomic(self.ctx.out / "jobs" / self.plan.run_id / f"{name}.yaml", text)
+            write_atomic(_home(self.ctx, self.plan) / "jobs" / self.plan.run_id / f"{name}.yaml", text)
             result: SubmitResult = self.backend.submit(user, step.job, text)
             self.action(
                 "submit",
@@ -254,7 +254,7 @@ def run_experiments(
     for plan in plans:
         folder = ctx.out / ("contrast" if plan.contrast else "experiments") / plan.run_id
         evidence = folder / "evidence.jsonl"
-        for stale in (evidence, folder / "verdicts.json", *_files(ctx.out / "jobs" / plan.run_id)):
+        for stale in (evidence, folder / "verdicts.json", *_files(_home(ctx, plan) / "jobs" / plan.run_id)):
             stale.unlink(missing_ok=True)  # a rerun into the same folder starts afresh
         if progress:
             progress(plan.run_id)
@@ -276,6 +276,12 @@ def run_experiments(
         _write_run_json(ctx, started, results, extra, finished=False)
     _write_run_json(ctx, started, results, extra, finished=True)
     return results
+
+
+def _home(ctx: RunContext, plan: Plan) -> Path:
+    """Where a run's files go: the run directory, or for a contrast run `contrast/` (its HiveD config and jobs
+    under `contrast/hived/` and `contrast/jobs/`, out of the graded files; docs/other-schedulers.md)."""
+    return ctx.out / "contrast" if plan.contrast else ctx.out
 
 
 def _files(folder: Path) -> list[Path]:

@@ -65,6 +65,7 @@ class GroupGrade:
     max_points: float
     floor: float
     sources: tuple[str, ...]  # per experiment: sim / k8s / mixed / "" (not run)
+    ungraded: tuple[str, ...] = ()  # contrast runs without HiveD (run.json `contrast`, docs/other-schedulers.md)
 
     def total(self, include_hidden: bool = True) -> float:
         earned = sum(s.points for s in self.items if include_hidden or not s.item.hidden)
@@ -287,4 +288,7 @@ def score_group(group: GroupResult, rubric: Rubric, lab: LabSpec) -> GroupGrade:
     items = tuple(score_item(item, group, lab, rubric) for item in rubric.items)
     penalties = tuple(score_penalty(p, group, rubric) for p in rubric.penalties)
     sources = tuple(group.experiment(e).source if group.experiment(e) else "" for e in rubric.experiments)
-    return GroupGrade(group.name, items, penalties, group.findings, rubric.max_points(), rubric.floor, sources)
+    run = group.submission.run if isinstance(group.submission.run, dict) else {}
+    contrast = run.get("contrast") if isinstance(run.get("contrast"), list) else []
+    return GroupGrade(group.name, items, penalties, group.findings, rubric.max_points(), rubric.floor, sources,
+                      tuple(str(c) for c in contrast))

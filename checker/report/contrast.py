@@ -197,7 +197,7 @@ def _run_section(folder: Path, out_dir: Path, lang: str) -> tuple[list[str], lis
 def contrast_section(run_dir: Path, out_dir: Path, lang: str) -> tuple[str, tuple[Path, ...]]:
     """The Markdown section (empty without contrast runs) and the chart files it wrote."""
     folder = run_dir / "contrast"
-    runs = sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
+    runs = sorted(p for p in folder.iterdir() if p.is_dir() and "@" in p.name) if folder.is_dir() else []
     if not runs:
         return "", ()
     heading, intro = HEADINGS[lang]
