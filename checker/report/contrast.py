@@ -23,6 +23,8 @@ SCHEDULER_TEXT = {
     "default": ("Kubernetes 默认调度器（1.14/1.15）", "Kubernetes' default scheduler (1.14/1.15)"),
     "kube-batch": ("kube-batch（v0.4）", "kube-batch (v0.4)"),
 }
+VERDICTS = {"zh": {"consistent": "一致", "inconsistent": "不一致", "inconclusive": "无法判断"},
+            "en": {"consistent": "consistent", "inconsistent": "inconsistent", "inconclusive": "inconclusive"}}
 HELD = {"zh": {"consistent": "是", "inconsistent": "否", "inconclusive": "无法判断"},
         "en": {"consistent": "yes", "inconsistent": "no", "inconclusive": "cannot tell"}}
 HEADINGS = {
@@ -125,6 +127,10 @@ def _cell(text: Any, lang: str) -> str:
     return (text or {}).get(lang, "").replace("|", "\\|") if isinstance(text, dict) else ""
 
 
+def _verdict(verdict: Any, lang: str) -> str:
+    return VERDICTS[lang].get(str(verdict), str(verdict))
+
+
 def _seqs(answer: dict[str, Any]) -> str:
     return ", ".join(str(s) for s in answer.get("evidence", [])[:12]) or "-"
 
@@ -141,8 +147,8 @@ def _guarantees(answers: list[dict[str, Any]], lang: str) -> list[str]:
     """Each of HiveD's guarantees the experiment tests (its rules' `expected`), and whether it held here."""
     zh = lang == "zh"
     held = sum(1 for a in answers if a.get("verdict") == "consistent")
-    lines = [f"HiveD 的保证在此成立：{held}/{len(answers)}" if zh else f"HiveD's guarantees that held here: "
-             f"{held}/{len(answers)}", ""]
+    lines = [f"- HiveD 的保证在此成立：{held}/{len(answers)}" if zh else
+             f"- HiveD's guarantees that held here: {held}/{len(answers)}", ""]
     lines += ["| HiveD 的保证 | 成立？ | 实际发生 | 证据（记录序号） |" if zh else
               "| HiveD's guarantee | held? | what happened | evidence (record seq) |", "| --- | --- | --- | --- |"]
     for answer in answers:
@@ -158,7 +164,7 @@ def _run_section(folder: Path, out_dir: Path, lang: str) -> tuple[list[str], lis
     experiment, _, scheduler = run_id.partition("@")
     lines = [f"### {run_id}", ""]
     names = SCHEDULER_TEXT.get(scheduler, (scheduler, scheduler))
-    lines.append(f"{'调度器' if zh else 'Scheduler'}: {names[0] if zh else names[1]}")
+    lines.append(f"- 调度器：{names[0]}" if zh else f"- Scheduler: {names[1]}")
     try:
         verdict = read_json(folder / "verdicts.json")
     except HivedlabError as exc:
@@ -167,10 +173,11 @@ def _run_section(folder: Path, out_dir: Path, lang: str) -> tuple[list[str], lis
     if _lab_experiment(experiment):
         lines += _guarantees(answers, lang)
     else:
-        lines += [f"{'判定' if zh else 'Verdict'}: {verdict.get('verdict', '?')}", ""]
+        lines += [f"- 判定：{_verdict(verdict.get('verdict'), lang)}" if zh else
+                  f"- Verdict: {_verdict(verdict.get('verdict'), lang)}", ""]
         lines += ["| 规则 | 结论 | 回答 | 证据（记录序号） |" if zh else "| rule | verdict | answer | evidence (record seq) |",
                   "| --- | --- | --- | --- |"]
-        lines += [f"| {a.get('rule')} | {a.get('verdict')} | {_cell(a.get('answer'), lang)} | {_seqs(a)} |"
+        lines += [f"| {a.get('rule')} | {_verdict(a.get('verdict'), lang)} | {_cell(a.get('answer'), lang)} | {_seqs(a)} |"
                   for a in answers]
     lines.append("")
     files: list[Path] = []

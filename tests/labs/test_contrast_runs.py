@@ -111,3 +111,8 @@ def test_the_five_experiments_run_under_another_scheduler(cli, tmp_path: Path) -
     assert "HiveD's guarantees that held here: 2/2" in section
     vc_safety = report[report.index("### vc-safety@kube-batch"):]
     assert "| no |" in vc_safety.split("###")[1]  # no VCs without HiveD: jobs land outside vc1
+
+
+def test_a_contrast_only_plan_cannot_run_under_hived(cli, tmp_path: Path) -> None:
+    result = cli("run", "kubeflow-gang", "--scheduler", "hived", "--out", str(tmp_path))
+    assert result.code == 2 and "runs only without HiveD" in result.err

@@ -60,6 +60,10 @@ def _plans(experiment: str, scheduler: str | None) -> list[Any]:
             raise HivedlabError("no experiment plans in labs/experiments/")
     else:
         plans = [load_plan(experiment)]
+    for plan in plans:
+        if scheduler == "hived" and "hived" not in plan.schedulers:
+            raise HivedlabError(f"{plan.id} runs only without HiveD ({', '.join(plan.schedulers)}): "
+                                "leave out --scheduler or pick one of those")
     return [plan.for_scheduler(name) for plan in plans for name in ((scheduler,) if scheduler else plan.schedulers)]
 
 
