@@ -158,17 +158,32 @@ def _guarantees(answers: list[dict[str, Any]], lang: str) -> list[str]:
     return lines
 
 
-def _run_section(folder: Path, out_dir: Path, lang: str) -> tuple[list[str], list[Path]]:
+def _chart(folder: Path, out_dir: Path) -> tuple[str, list[Path]]:
+    """Draw a run's timeline under the report's contrast/<run>/; returns its Markdown image ("" without pods)."""
+    log = folder / "evidence.jsonl"
+    timeline = timeline_for_chart(log) if log.is_file() else None
+    if timeline is None or not timeline.attempts:
+        return "", []
+    run_id = folder.name
+    data = chart_module.chart_data(run_id, timeline.attempts, timeline.nodes, timeline.vc_nodes, timeline.end or None)
+    png, svg = chart_module.draw(data, salt=run_id)
+    png_path = out_dir / "contrast" / run_id / "timeline.png"
+    write_atomic(png_path, png)
+    write_atomic(png_path.with_suffix(".svg"), svg)
+    return f"![{run_id}](contrast/{run_id}/timeline.png)", [png_path, png_path.with_suffix(".svg")]
+
+
+def _run_section(folder: Path, lang: str) -> list[str]:
     zh = lang == "zh"
     run_id = folder.name
     experiment, _, scheduler = run_id.partition("@")
-    lines = [f"### {run_id}", ""]
+    lines = [f"#### {run_id}", ""]
     names = SCHEDULER_TEXT.get(scheduler, (scheduler, scheduler))
     lines.append(f"- 调度器：{names[0]}" if zh else f"- Scheduler: {names[1]}")
     try:
         verdict = read_json(folder / "verdicts.json")
     except HivedlabError as exc:
-        return [*lines, "", f"- {exc}", ""], []
+        return [*lines, "", f"- {exc}", ""]
     answers = verdict.get("answers") or []
     if _lab_experiment(experiment):
         lines += _guarantees(answers, lang)
@@ -180,29 +195,31 @@ def _run_section(folder: Path, out_dir: Path, lang: str) -> tuple[list[str], lis
         lines += [f"| {a.get('rule')} | {_verdict(a.get('verdict'), lang)} | {_cell(a.get('answer'), lang)} | {_seqs(a)} |"
                   for a in answers]
     lines.append("")
-    files: list[Path] = []
     log = folder / "evidence.jsonl"
-    if log.is_file():
-        timeline = timeline_for_chart(log)
-        if timeline.attempts:
-            data = chart_module.chart_data(run_id, timeline.attempts, timeline.nodes, timeline.vc_nodes,
-                                           timeline.end or None)
-            png, svg = chart_module.draw(data, salt=run_id)
-            png_path = out_dir / "contrast" / run_id / "timeline.png"
-            write_atomic(png_path, png)
-            write_atomic(png_path.with_suffix(".svg"), svg)
-            files += [png_path, png_path.with_suffix(".svg")]
-            lines += [f"![{run_id}](contrast/{run_id}/timeline.png)", ""]
-        records = _records(log)
-        start = _seconds(records[0]["time"]) if records else 0.0
-        for at in moments(records):
-            lines += [f"`kubectl get pod` ({'T+' if zh else 'at T+'}{round(at - start)} s):", "", "```",
-                      pod_table(snapshot(records, at), at), "```", ""]
-    return lines, files
+    records = _records(log) if log.is_file() else []
+    start = _seconds(records[0]["time"]) if records else 0.0
+    for at in moments(records):
+        lines += [f"`kubectl get pod` ({'T+' if zh else 'at T+'}{round(at - start)} s):", "", "```",
+                  pod_table(snapshot(records, at), at), "```", ""]
+    return lines
+
+
+def _side_by_side(runs: list[Path], out_dir: Path) -> tuple[list[str], list[Path]]:
+    """The runs' charts in one table row, one column per scheduler."""
+    images, files = [], []
+    for run in runs:
+        image, drawn = _chart(run, out_dir)
+        images.append(image or "—")
+        files += drawn
+    if not files:
+        return [], []
+    header = " | ".join(run.name.partition("@")[2] for run in runs)
+    return [f"| {header} |", "|" + " --- |" * len(runs), f"| {' | '.join(images)} |", ""], files
 
 
 def contrast_section(run_dir: Path, out_dir: Path, lang: str) -> tuple[str, tuple[Path, ...]]:
-    """The Markdown section (empty without contrast runs) and the chart files it wrote."""
+    """The Markdown section (empty without contrast runs) and the chart files it wrote: per experiment, its runs'
+    charts side by side, then each run's answers and pod tables."""
     folder = run_dir / "contrast"
     runs = sorted(p for p in folder.iterdir() if p.is_dir() and "@" in p.name) if folder.is_dir() else []
     if not runs:
@@ -210,8 +227,11 @@ def contrast_section(run_dir: Path, out_dir: Path, lang: str) -> tuple[str, tupl
     heading, intro = HEADINGS[lang]
     lines = [heading, "", intro, ""]
     files: list[Path] = []
-    for run in runs:
-        section, drawn = _run_section(run, out_dir, lang)
-        lines += section
+    for experiment in dict.fromkeys(run.name.partition("@")[0] for run in runs):
+        group = [run for run in runs if run.name.partition("@")[0] == experiment]
+        charts, drawn = _side_by_side(group, out_dir)
+        lines += [f"### {experiment}", "", *charts]
         files += drawn
+        for run in group:
+            lines += _run_section(run, lang)
     return "\n".join(lines).rstrip() + "\n", tuple(files)

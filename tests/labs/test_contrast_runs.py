@@ -85,10 +85,11 @@ def test_one_scheduler_can_be_picked(cli, tmp_path: Path) -> None:
 def test_the_report_gives_contrast_runs_their_own_section(kubeflow_run: Path) -> None:
     report = (kubeflow_run / "report.md").read_text(encoding="utf-8")
     section = report[report.index("## Contrast: runs without HiveD (ungraded)"):]
-    assert "### kubeflow-gang@default" in section and "### kubeflow-gang@kube-batch" in section
+    assert "#### kubeflow-gang@default" in section and "#### kubeflow-gang@kube-batch" in section
+    assert "| default | kube-batch |" in section  # the two charts side by side
     assert "Scheduler: Kubernetes' default scheduler (1.14/1.15)" in section
     assert "Scheduler: kube-batch (v0.4)" in section
-    default, kube_batch = section.split("### kubeflow-gang@kube-batch")
+    default, kube_batch = section.split("#### kubeflow-gang@kube-batch")
     partial = [line for line in default.splitlines() if line.startswith("tfjob-gang-2")]
     assert [line.split()[2] for line in partial] == ["Running", "Running", "Pending"]  # ps-0, worker-0, worker-1
     whole = [line for line in kube_batch.splitlines() if line.startswith("tfjob-gang-2")]
@@ -107,10 +108,10 @@ def test_the_five_experiments_run_under_another_scheduler(cli, tmp_path: Path) -
     assert {a["rule"]: a["verdict"] for a in gang["answers"]} == {"gang-waits": "consistent",
                                                                   "gang-together": "consistent"}
     report = (tmp_path / "report.md").read_text(encoding="utf-8")
-    section = report[report.index("### gang@kube-batch"):]
+    section = report[report.index("#### gang@kube-batch"):]
     assert "HiveD's guarantees that held here: 2/2" in section
-    vc_safety = report[report.index("### vc-safety@kube-batch"):]
-    assert "| no |" in vc_safety.split("###")[1]  # no VCs without HiveD: jobs land outside vc1
+    vc_safety = report[report.index("#### vc-safety@kube-batch"):]
+    assert "| no |" in vc_safety.split("####")[1]  # no VCs without HiveD: jobs land outside vc1
 
 
 def test_a_contrast_only_plan_cannot_run_under_hived(cli, tmp_path: Path) -> None:
