@@ -16,7 +16,7 @@ implemented in `checker/rules/` (one pure function per kind; its docstring says 
 | incremental | job, while, reason? | a task started while `while` ran; the others waited and ran later, or never (job succeeded) |
 | partial-run | job, max_parallel | accepted; some tasks ran while others waited; never more than `max_parallel` at once |
 | rejected | job, status, message | the submission got HTTP `status` with `message` and no pod appeared |
-| gang-start | job, while, expect | `partial`: some task of `job` held a node while another waited; `all-or-nothing`: every task bound in one round, none before |
+| gang-start | job, expect | `partial`: some task of `job` held a node while another waited; `all-or-nothing`: every task bound in one round, none before |
 | deadlock | jobs, expect | `true`: the jobs each held nodes while other tasks of theirs waited, until stopped; `false`: they all finished |
 
 A rule with `scheduler:` judges only runs under that scheduler (the plan record's `scheduler`, docs/other-schedulers.md);
