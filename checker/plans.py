@@ -5,7 +5,7 @@ A TA adds an experiment by adding a file; `load_plans()` picks it up. Errors are
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
@@ -93,6 +93,21 @@ class Plan:
     summary: dict[str, str] = field(default_factory=dict)
     raw: dict[str, Any] | None = None
     optional: bool = False  # not one of the report's main rows; `hivedlab run all` leaves it out
+    schedulers: tuple[str, ...] = ("hived",)  # what `hivedlab run` runs it under unless --scheduler picks one
+    scheduler: str = "hived"  # the scheduler of this run of the plan (`for_scheduler`)
+
+    @property
+    def contrast(self) -> bool:
+        """A run without HiveD: outside the report's five rows and the grade (docs/other-schedulers.md)."""
+        return self.scheduler != "hived"
+
+    @property
+    def run_id(self) -> str:
+        """The run's folder name: the plan id, or `<id>@<scheduler>` for a contrast run."""
+        return f"{self.id}@{self.scheduler}" if self.contrast else self.id
+
+    def for_scheduler(self, scheduler: str) -> Plan:
+        return replace(self, scheduler=scheduler)
 
 
 @lru_cache(maxsize=1)
@@ -187,6 +202,7 @@ def plan_from_dict(data: Any, path: Path) -> Plan:
         summary=dict(data.get("summary") or {"zh": data["title"]["zh"], "en": data["title"]["en"]}),
         raw=data,
         optional=bool(data.get("optional", False)),
+        schedulers=tuple(data.get("schedulers") or ("hived",)),
     )
 
 
@@ -211,9 +227,12 @@ def load_plan(path_or_id: str | Path, folder: Path = EXPERIMENTS) -> Plan:
     return plan_from_dict(read_yaml(path, path.name), path)
 
 
-def load_plans(folder: Path = EXPERIMENTS) -> list[Plan]:
-    """Every plan in the folder, optional ones included, sorted by `order` (then id)."""
+def load_plans(folder: Path = EXPERIMENTS, contrast: bool = False) -> list[Plan]:
+    """The lab's plans (those that run under HiveD; optional ones included) in the folder, sorted by `order` (then
+    id); with `contrast`, also the plans that run only without HiveD (docs/other-schedulers.md)."""
     plans = [load_plan(path, folder) for path in sorted(folder.glob("*.yaml"))]
+    if not contrast:
+        plans = [plan for plan in plans if "hived" in plan.schedulers]
     return sorted(plans, key=lambda plan: (plan.order, plan.id))
 
 

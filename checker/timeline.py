@@ -217,6 +217,7 @@ class Timeline:
     nodes_seen: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=())
     node_gpus: dict[str, int] = field(default_factory=dict)  # GPUs per node in the log's HiveD config
+    scheduler: str = "hived"  # the plan record's scheduler (docs/other-schedulers.md)
 
     def jobs_for(self, key: str) -> tuple[JobTimeline, ...]:
         return tuple(job for job in self.jobs if job.job_key == key)
@@ -275,6 +276,7 @@ class TimelineBuilder:
         self.source: str | None = None
         self.cluster: str | None = None
         self.config_name: str | None = None
+        self.scheduler = "hived"
         self.vc_nodes: dict[str, tuple[str, ...]] = {}
         self.node_gpus: dict[str, int] = {}
         self.steps: list[Step] = []
@@ -328,6 +330,7 @@ class TimelineBuilder:
             if experiment not in self.experiments:
                 self.experiments.append(experiment)
             self.cluster = action.get("cluster") or self.cluster
+            self.scheduler = str(action.get("scheduler") or self.scheduler)
             names = action.get("job_names")
             if isinstance(names, dict):
                 self.job_names.update({str(k): str(v) for k, v in names.items()})
@@ -551,6 +554,7 @@ class TimelineBuilder:
             source=self.source,
             cluster=self.cluster,
             config_name=self.config_name,
+            scheduler=self.scheduler,
             vc_nodes=dict(self.vc_nodes),
             jobs=tuple(jobs),
             steps=tuple(self.steps),

@@ -21,6 +21,11 @@ implemented in `checker/rules/` (one pure function per kind; its docstring says 
 | refused-after-switch | job, config, status, message | submitted after the switch, refused with HTTP `status` and `message` |
 | stranded-after-switch | job, vc, config | the job of the removed `vc` was preempted after the switch and never bound again |
 | gpu-exclusive | (every experiment, not in plans) | no two pods held the same leaf cell at once (`rules/exclusivity.py`); an answer only when violated |
+| gang-start | job, expect | `partial`: some task of `job` held a node while another waited; `all-or-nothing`: every task bound in one round, none before |
+| deadlock | jobs, expect | `true`: the jobs each held nodes while other tasks of theirs waited, until stopped; `false`: they all finished |
+
+A rule with `scheduler:` judges only runs under that scheduler (the plan record's `scheduler`, docs/other-schedulers.md);
+a run without HiveD is judged without the rules' `reason` (HiveD's own wait wording).
 
 Every rule answers `consistent`, `inconsistent` (the answer says what happened, `expected` what HiveD does) or
 `inconclusive` (`missing` says what evidence is lacking). An experiment is inconsistent if any answer is,
@@ -40,13 +45,13 @@ from typing import Any
 
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.text import Text
-from hivedlab.checker.rules import exclusivity, gang, preemption, reconfig, vc
+from hivedlab.checker.rules import contrast, exclusivity, gang, preemption, reconfig, vc
 from hivedlab.checker.rules.common import CONSISTENT, INCONCLUSIVE, INCONSISTENT, Context, Outcome
 from hivedlab.checker.timeline import Timeline, TimelineBuilder, vc_nodes_from_config
 from hivedlab.evidence import EvidenceLog, iter_evidence
 
 RULE_KINDS: dict[str, Callable[[Context, dict[str, Any]], Outcome]] = {**vc.RULES, **preemption.RULES, **gang.RULES,
-                                                                      **reconfig.RULES}
+                                                                      **reconfig.RULES, **contrast.RULES}
 VERDICTS = (CONSISTENT, INCONSISTENT, INCONCLUSIVE)
 VERDICT_TEXT = {CONSISTENT: Text("一致", "consistent"), INCONSISTENT: Text("不一致", "inconsistent"),
                 INCONCLUSIVE: Text("无法判断", "inconclusive")}
@@ -142,6 +147,10 @@ def judge(timeline: Timeline, rules: RuleSet, log: LogSummary) -> ExperimentVerd
     exclusive = exclusivity.gpu_exclusive(timeline)
     every = (*rules.rules, *([_EXCLUSIVITY_RULE] if exclusive.verdict != CONSISTENT else []))
     for rule in every:
+        if rule.get("scheduler", timeline.scheduler) != timeline.scheduler:
+            continue  # a rule about another scheduler's run (docs/other-schedulers.md)
+        if timeline.scheduler != "hived":
+            rule = {k: v for k, v in rule.items() if k != "reason"}  # HiveD's wait wording is no guarantee
         kind = rule.get("kind", "")
         check = RULE_KINDS.get(kind)
         if kind == _EXCLUSIVITY_RULE["kind"]:

@@ -57,6 +57,8 @@ class ExperimentRun:
     status: str  # finished | failed | interrupted
     reason: str = ""
     submitted: tuple[Submitted, ...] = ()
+    run_id: str = ""  # the folder name: the experiment id, or `<id>@<scheduler>` for a contrast run
+    contrast: bool = False  # run without HiveD, under contrast/ (docs/other-schedulers.md)
 
 
 @dataclass(frozen=True)
@@ -144,7 +146,7 @@ class _PlanRun:
         """Put HiveD config `name` in place: the plan's own before the first step, or a `switch_config` step's
         while jobs run (its `config-switch` record then names the step)."""
         text = plan_layout(name, self.ctx.inventory).text
-        write_atomic(self.ctx.out / "hived" / f"{name}.yaml", text)
+        write_atomic(_home(self.ctx, self.plan) / "hived" / f"{name}.yaml", text)
         self.backend.switch_config(name, text)
         self.config = name
         payload: dict[str, Any] = {"name": name, "text": text}
@@ -171,7 +173,7 @@ class _PlanRun:
         for user in self.members(step):
             name = job_name_for(base, user, self.plan.id, self.ctx.run_tag)
             text = protocol_with_name(original, name)
-            write_atomic(self.ctx.out / "jobs" / self.plan.id / f"{name}.yaml", text)
+            write_atomic(_home(self.ctx, self.plan) / "jobs" / self.plan.run_id / f"{name}.yaml", text)
             result: SubmitResult = self.backend.submit(user, step.job, text)
             self.action(
                 "submit",
@@ -233,6 +235,7 @@ class _PlanRun:
             "seed": self.ctx.seed,
             "members": list(self.ctx.inventory.users),
             "hived_config": self.plan.hived_config,
+            "scheduler": self.plan.scheduler,
         }
         if self.writer.first_seq > 0:
             payload["resumed"] = True  # a later session of the same run: the log already holds the earlier ones
@@ -266,7 +269,7 @@ def run_plan(plan: Plan, backend: Backend, writer: EvidenceWriter, ctx: RunConte
         status, reason = "failed", str(exc)
     payload = {"status": status, "reason": reason} if reason else {"status": status}
     runner.action("end", payload)
-    return ExperimentRun(plan.id, writer.path, status, reason, tuple(runner.submitted))
+    return ExperimentRun(plan.id, writer.path, status, reason, tuple(runner.submitted), plan.run_id, plan.contrast)
 
 
 def experiment_seed(seed: int, experiment: str) -> int:
@@ -292,11 +295,11 @@ def run_experiments(
     results: list[ExperimentRun] = []
     extra: dict[str, Any] = {}
     for plan in plans:
-        folder = ctx.out / "experiments" / plan.id
+        folder = _run_folder(ctx, plan)
         evidence = folder / "evidence.jsonl"
         (folder / "verdicts.json").unlink(missing_ok=True)  # derived from the log; judged again after the run
         if progress:
-            progress(plan.id)
+            progress(plan.run_id)
         with EvidenceWriter(evidence, "sim" if ctx.cluster == "sim" else "k8s") as writer:
             try:
                 backend = make_backend(plan, writer)
@@ -317,12 +320,23 @@ def run_experiments(
     return results
 
 
+def _home(ctx: RunContext, plan: Plan) -> Path:
+    """Where a run's files go: the run directory, or for a contrast run `contrast/` (its HiveD config and jobs
+    under `contrast/hived/` and `contrast/jobs/`, out of the graded files; docs/other-schedulers.md)."""
+    return ctx.out / "contrast" if plan.contrast else ctx.out
+
+
+def _run_folder(ctx: RunContext, plan: Plan) -> Path:
+    """The folder of a plan's evidence, verdicts and charts: `experiments/<id>/`, or `contrast/<id>@<scheduler>/`."""
+    return ctx.out / ("contrast" if plan.contrast else "experiments") / plan.run_id
+
+
 def prepare_folder(ctx: RunContext, plans: Sequence[Plan]) -> None:
     """Check, before anything runs, that no recorded evidence would be lost; with `ctx.replace`, move earlier
     simulated runs of these experiments (log, verdicts, charts, job files) to `<out>/replaced/<UTC time>/`."""
-    kept = [plan.id for plan in plans if log_source(ctx.out / "experiments" / plan.id / "evidence.jsonl")]
-    for experiment in kept:
-        evidence = ctx.out / "experiments" / experiment / "evidence.jsonl"
+    kept = [plan for plan in plans if log_source(_run_folder(ctx, plan) / "evidence.jsonl")]
+    for plan in kept:
+        evidence = _run_folder(ctx, plan) / "evidence.jsonl"
         source = log_source(evidence)
         if ctx.cluster == "pai" and source != "k8s":
             raise HivedlabError(f"{evidence} holds a simulated run; a real run needs its own --out folder")
@@ -330,19 +344,19 @@ def prepare_folder(ctx: RunContext, plans: Sequence[Plan]) -> None:
             raise HivedlabError(f"{evidence} holds evidence from a real cluster, which hivedlab never replaces: "
                                 "choose another --out folder for the simulated run")
         if ctx.cluster == "sim" and not ctx.replace:
-            raise HivedlabError(f"{ctx.out} already holds a simulated run of {experiment}: choose a new --out folder, or "
-                                f"pass --replace to move the earlier run to {ctx.out / 'replaced'}/<time>/ / "
-                                f"{ctx.out} 中已有 {experiment} 的模拟结果：请换一个 --out 目录，或加 --replace 把旧结果移到 "
+            raise HivedlabError(f"{ctx.out} already holds a simulated run of {plan.run_id}: choose a new --out folder, "
+                                f"or pass --replace to move the earlier run to {ctx.out / 'replaced'}/<time>/ / "
+                                f"{ctx.out} 中已有 {plan.run_id} 的模拟结果：请换一个 --out 目录，或加 --replace 把旧结果移到 "
                                 f"{ctx.out / 'replaced'}/<时间>/")
     if ctx.cluster != "sim" or not kept:
         return
     aside = ctx.out / "replaced" / datetime.now(timezone.utc).strftime("%Y%m%dt%H%M%S%f")
-    for experiment in kept:
-        for part in ("experiments", "jobs"):
-            source_dir = ctx.out / part / experiment
+    for plan in kept:
+        for source_dir in (_run_folder(ctx, plan), _home(ctx, plan) / "jobs" / plan.run_id):
             if source_dir.is_dir():
-                (aside / part).mkdir(parents=True, exist_ok=True)
-                source_dir.rename(aside / part / experiment)
+                target = aside / source_dir.relative_to(ctx.out)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                source_dir.rename(target)
 
 
 def _inventory_text(inventory: Inventory) -> str:
@@ -375,8 +389,9 @@ def _write_run_json(
     previous = _previous_run(ctx)
     sessions = [s for s in previous.get("sessions") or [previous.get("started")] if isinstance(s, str)]
     outcomes = previous.get("outcomes") if isinstance(previous.get("outcomes"), dict) else {}
-    outcomes = {**outcomes, **{r.experiment: {"status": r.status, "reason": r.reason} for r in results}}
+    outcomes = {**outcomes, **{(r.run_id or r.experiment): {"status": r.status, "reason": r.reason} for r in results}}
     earlier = [e for e in previous.get("experiments") or [] if isinstance(e, str)]
+    earlier_contrast = [e for e in previous.get("contrast") or [] if isinstance(e, str)]
     run: dict[str, Any] = {
         **extra,
         "hivedlab_version": __version__,
@@ -387,7 +402,8 @@ def _write_run_json(
         "started": sessions[0] if sessions else started,
         "sessions": sessions if started in sessions else [*sessions, started],  # when each (resumed) session began
         "finished": format_time(datetime.now(timezone.utc)) if finished else None,
-        "experiments": list(dict.fromkeys([*earlier, *(r.experiment for r in results)])),
+        "experiments": list(dict.fromkeys([*earlier, *(r.run_id or r.experiment for r in results if not r.contrast)])),
+        "contrast": list(dict.fromkeys([*earlier_contrast, *(r.run_id for r in results if r.contrast)])),
         "outcomes": outcomes,
     }
     write_atomic(ctx.out / "run.json", json.dumps(run, ensure_ascii=False, indent=2) + "\n")
@@ -446,7 +462,7 @@ def run_pipeline(out: Path, runs: Sequence[ExperimentRun], lang: str = "zh") -> 
     for run in runs:
         path = run.evidence.parent / "verdicts.json"
         try:
-            result.verdicts[run.experiment] = read_json(path)
+            result.verdicts[run.run_id or run.experiment] = read_json(path)
         except HivedlabError:
             continue
     return result

@@ -173,6 +173,9 @@ def feedback_md(grade: GroupGrade, rubric: Rubric) -> str:
     lines += [f"- {_md(s.item.title.zh)} / {_md(s.item.title.en)}" for s in right] or ["- —"]
     lines += ["", "## 缺少或需要改进的 / What was missing", ""]
     lines += [f"- {_md(s.item.title.zh)}：{_md(s.zh)}<br>{_md(s.item.title.en)}: {_md(s.en)}" for s in missing] or ["- —"]
+    if grade.ungraded:
+        lines += ["", "## 不计分的对比运行 / Ungraded contrast runs", ""]
+        lines += [f"- `{_md(run)}`" for run in grade.ungraded]
     findings = visible_findings(grade, rubric)
     if findings:
         lines += ["", "## 发现的问题 / Findings", ""]

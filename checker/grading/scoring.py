@@ -66,6 +66,7 @@ class GroupGrade:
     floor: float
     sources: tuple[str, ...]  # per experiment: sim / k8s / mixed / "" (not run)
     identity: frozenset[tuple[str, str]] = frozenset()  # compared across groups (checker/grading/copies.py)
+    ungraded: tuple[str, ...] = ()  # contrast runs without HiveD (run.json `contrast`, docs/other-schedulers.md)
 
     def total(self, include_hidden: bool = True) -> float:
         earned = sum(s.points for s in self.items if include_hidden or not s.item.hidden)
@@ -291,5 +292,7 @@ def score_group(group: GroupResult, rubric: Rubric, lab: LabSpec) -> GroupGrade:
     items = tuple(score_item(item, group, lab, rubric) for item in rubric.items)
     penalties = tuple(score_penalty(p, group, rubric) for p in rubric.penalties)
     sources = tuple(group.experiment(e).source if group.experiment(e) else "" for e in rubric.experiments)
+    run = group.submission.run if isinstance(group.submission.run, dict) else {}
+    contrast = run.get("contrast") if isinstance(run.get("contrast"), list) else []
     return GroupGrade(group.name, items, penalties, group.findings, rubric.max_points(), rubric.floor, sources,
-                      group.identity)
+                      group.identity, tuple(str(c) for c in contrast))

@@ -23,6 +23,7 @@ from hivedlab.basics.files import write_atomic
 from hivedlab.basics.resources import REPORT_TEMPLATES
 from hivedlab.checker.report import charts as chart_module
 from hivedlab.checker.report.context import build_claims, build_context, experiment_name
+from hivedlab.checker.report.contrast import contrast_section
 from hivedlab.checker.report.freetext import block, extract, merge
 from hivedlab.checker.report.inputs import ExperimentInputs, RunInputs, load_run
 
@@ -92,7 +93,7 @@ def render_markdown(inputs: RunInputs, lang: str, out_dir: Path, charts: dict[st
 
 
 _IMG = re.compile(
-    r'(?P<p><p>\s*)?<img alt="[^"]*" src="(?P<src>experiments/[^"]+/timeline\.png)"\s*/?>(?P<end>\s*</p>)?'
+    r'(?P<p><p>\s*)?<img alt="[^"]*" src="(?P<src>(?:experiments|contrast)/[^"]+/timeline\.png)"\s*/?>(?P<end>\s*</p>)?'
 )
 
 
@@ -154,6 +155,10 @@ def build_report(
             files.update(chart_png=rel, chart_svg=f"experiments/{exp.id}/timeline.svg")
         claim_files[exp.id] = files
     md_text = render_markdown(inputs, lang, out_dir, chart_links, previous)
+    contrast, contrast_charts = contrast_section(run_dir, out_dir, lang)  # runs without HiveD: ungraded
+    if contrast:
+        md_text = md_text.rstrip("\n") + "\n\n" + contrast
+        chart_files += contrast_charts
     title = "Lab 6 实验报告" if lang == "zh" else "Lab 6 report"
     html_text = render_html(md_text, lang, out_dir, title)
     claims = build_claims(inputs, lang, claim_files)

@@ -323,13 +323,17 @@ class SimCluster(FrameworkController):
             pod_uid=pod.uid,
             reason=reason,
             message=message,
-            component=component or naming.scheduler_name(job.info.virtual_cluster),
+            component=component or self._component(job),
             first=now,
             last=now,
         )
         self._order += 1
         self.store.emit("ADDED", "events", event_object(event))
         return event
+
+    def _component(self, job: SimJob) -> str:
+        """Who reports a pod's scheduling events: HiveD's scheduler of the job's VC."""
+        return naming.scheduler_name(job.info.virtual_cluster)
 
     def _event_nanos(self) -> int:
         """K8s names an event `<object>.<unix nanoseconds in hex>`; the counter keeps same-instant names apart."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from hivedlab.cluster.openpai.jobstate import (
@@ -115,10 +116,20 @@ class FrameworkController:
         fw = job.framework
         if fw is None or fw.attempt_id != attempt_id or job.completing is not None:
             return
-        for key in job.task_keys:
-            self._create_pod(job, key, emit_framework=False)
+        gap = self.settings.pod_create_gap_s
+        for position, key in enumerate(job.task_keys):
+            if gap and position:
+                self._after(gap * position, partial(self._create_late_pod, job, key, attempt_id))
+            else:
+                self._create_pod(job, key, emit_framework=False)
         job.set_framework(state="AttemptPreparing", transition=self.clock.k8s_time())
         self._emit_framework(job)
+
+    def _create_late_pod(self, job: SimJob, key: TaskKey, attempt_id: int) -> None:
+        """A pod of an attempt created one at a time (`pod_create_gap_s`, as tf-operator does)."""
+        fw = job.framework
+        if fw is not None and fw.attempt_id == attempt_id and job.completing is None and key not in job.pods:
+            self._create_pod(job, key)
 
     def _create_pod(self, job: SimJob, key: TaskKey, emit_framework: bool = True) -> None:
         assert job.framework is not None
@@ -172,7 +183,13 @@ class FrameworkController:
         if job.framework.state == "AttemptPreparing":
             job.set_framework(state="AttemptRunning", transition=now, run_time=job.framework.run_time or now)
         self._emit_framework(job)
-        self._after(job.task_seconds[key], lambda: self._container_exit(job, key, uid))
+        if not self.settings.tfjob:
+            self._after(job.task_seconds[key], lambda: self._container_exit(job, key, uid))
+            return
+        running = {k: p.uid for k, p in job.pods.items() if p.phase == "Running" and p.deletion_timestamp is None}
+        if len(running) == len(job.task_keys):  # a TensorFlow task trains only once every peer runs
+            for peer, peer_uid in running.items():
+                self._after(job.task_seconds[peer], partial(self._container_exit, job, peer, peer_uid))
 
     def _container_exit(self, job: SimJob, key: TaskKey, uid: str) -> None:
         pod = job.pods.get(key)

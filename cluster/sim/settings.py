@@ -15,6 +15,8 @@ Durations never change HiveD's decisions; verdicts rest on the order and overlap
 | `submit_gap_s` | [0.5, 2.0] | virtual time before each submission (members never submit at the same instant) |
 | `framework_create_s` | 1 | from the REST reply to the Framework's creation (database-controller write-merger) |
 | `pod_create_s` | 0.5 | from a (new) framework attempt or task retry to its pods' creation |
+| `pod_create_gap_s` | 0 | between the creations of one attempt's pods (0: all at once, as FrameworkController does; tf-operator creates them one by one) |
+| `tfjob` | false | jobs behave as Kubeflow TFJobs (docs/other-schedulers.md): pods carry no PriorityClass, and a task trains only once every task of its job runs |
 | `grace_s` | 2 | from a pod's deletion request (preemption, kill, stop) to its removal |
 | `durations` | {} | `{plan job key: seconds}`: a fixed task duration for that job, overriding its commands |
 """
@@ -43,6 +45,8 @@ class SimSettings:
     submit_gap_s: tuple[float, float] = (0.5, 2.0)
     framework_create_s: float = 1.0
     pod_create_s: float = 0.5
+    pod_create_gap_s: float = 0.0
+    tfjob: bool = False
     grace_s: float = 2.0
     durations: Mapping[str, float] = field(default_factory=dict)
 
@@ -82,6 +86,10 @@ def settings_from_mapping(data: Mapping[str, Any] | None, base: SimSettings | No
             changes[key] = value
         elif key in ("container_start_s", "submit_gap_s"):
             changes[key] = _range(key, value)
+        elif key == "tfjob":
+            if not isinstance(value, bool):
+                raise HivedlabError(f"sim.tfjob: expected true or false, got {value!r}")
+            changes[key] = value
         elif key == "durations":
             if not isinstance(value, Mapping):
                 raise HivedlabError("sim.durations: expected a mapping {job key: seconds}")

@@ -20,6 +20,7 @@ from hivedlab.basics.resources import HIVED_CONFIGS
 from hivedlab.group.inventory import NO_WORKER, Inventory, Member
 
 CONFIG_NAMES = ("two-vc", "one-vc")
+FIXED_CONFIGS = {"four-gpu-nodes": {"default": 4}}  # configs/hived/contrast/<name>.yaml: VC -> GPUs
 TEMPLATES = HIVED_CONFIGS / "templates"
 
 
@@ -55,7 +56,7 @@ class Layout:
     name: str
     text: str
     vcs: dict[str, int]
-    case: str  # manual | multi-gpu | single-worker
+    case: str  # manual | multi-gpu | single-worker | fixed
     notes: tuple[tuple[str, str], ...] = ()  # (zh, en)
 
 
@@ -68,7 +69,11 @@ def _dump(config: dict, header: str) -> str:
 
 
 def plan_layout(name: str, inventory: Inventory) -> Layout:
-    """Choose and render the config for the group's workers (pure apart from reading the shipped templates)."""
+    """Choose and render the config for the group's workers (pure apart from reading the shipped templates).
+    A contrast experiment's fixed cluster (`FIXED_CONFIGS`) is the same for every group."""
+    if name in FIXED_CONFIGS:
+        text = (HIVED_CONFIGS / "contrast" / f"{name}.yaml").read_text(encoding="utf-8")
+        return Layout(name, text, dict(FIXED_CONFIGS[name]), "fixed")
     if name not in CONFIG_NAMES:
         raise HivedlabError(f"unknown HiveD config '{name}' (choose one of: {', '.join(CONFIG_NAMES)})")
     workers = inventory.workers

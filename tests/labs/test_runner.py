@@ -86,6 +86,7 @@ def test_run_directory_and_records(tmp_path: Path) -> None:
         "seed": 1,
         "members": ["alice", "bob", "carol", "dan"],
         "hived_config": "two-vc",
+        "scheduler": "hived",
     }
     assert acts[1]["text"] == (tmp_path / "hived" / "two-vc.yaml").read_text(encoding="utf-8")
     submit = acts[2]

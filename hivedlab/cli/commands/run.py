@@ -23,6 +23,8 @@ into out/experiments/<id>/evidence.jsonl; then judge each experiment and write t
 --cluster pai runs on the group's real cluster (minutes per experiment). Running again with the same --out resumes a
 real run: nothing is submitted twice and each experiment's log grows (never deleted). A simulated run refuses a folder
 that already holds the experiment unless --replace moves the earlier run to OUT/replaced/<time>/.
+--scheduler default|kube-batch runs the simulated cluster without HiveD, for contrast (docs/other-schedulers.md);
+the kubeflow-gang experiment runs under both unless --scheduler picks one. Contrast runs go to out/contrast/.
 在同一 --out 目录再次运行真实集群实验会接着记录（日志只追加、不删除）；模拟运行遇到已有结果时需加 --replace。"""
 
 VERDICT_ZH = {"consistent": "一致", "inconsistent": "不一致", "inconclusive": "无法判断"}
@@ -34,6 +36,8 @@ EXAMPLES = """\
   hivedlab run all --cluster pai --inventory configs/group.yaml
   hivedlab run all --cluster pai --inventory configs/group.yaml --out out  # again: resumes, appends to the logs
   hivedlab run all --replace                 # simulate again into out/, the earlier run moved to out/replaced/
+  hivedlab run kubeflow-gang                 # gang scheduling without HiveD: default scheduler and kube-batch
+  hivedlab run gang --scheduler kube-batch   # what HiveD's guarantees become under kube-batch
 """
 
 
@@ -42,6 +46,8 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument("experiment", metavar="EXP|all",
                         help="an experiment id (e.g. gang, or the optional reconfig) or 'all' (the main experiments)")
     parser.add_argument("--cluster", choices=("sim", "pai"), default="sim", help="where to run (default: sim)")
+    parser.add_argument("--scheduler", choices=("hived", "default", "kube-batch"),
+                        help="the simulated cluster's scheduler (default: each plan's own, hived for the five)")
     add_out(parser, default="out", what="run directory")
     parser.add_argument("--seed", type=int, default=1, help="simulator seed: durations and gaps (default: 1)")
     parser.add_argument("--inventory", metavar="FILE", help="group inventory (default: configs/group.example.yaml)")
@@ -52,15 +58,22 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     return parser
 
 
-def _plans(experiment: str) -> list[Any]:
+def _plans(experiment: str, scheduler: str | None) -> list[Any]:
+    """The plans to run, one per scheduler: `all` is the five HiveD experiments; `--scheduler` picks one scheduler,
+    else each plan runs under its own `schedulers`."""
     from hivedlab.checker.plans import load_plan, main_plans
 
     if experiment == "all":  # the main experiments; an optional plan (e.g. reconfig) runs only by its id
         plans = main_plans()
         if not plans:
             raise HivedlabError("no experiment plans in labs/experiments/")
-        return plans
-    return [load_plan(experiment)]
+    else:
+        plans = [load_plan(experiment)]
+    for plan in plans:
+        if scheduler == "hived" and "hived" not in plan.schedulers:
+            raise HivedlabError(f"{plan.id} runs only without HiveD ({', '.join(plan.schedulers)}): "
+                                "leave out --scheduler or pick one of those")
+    return [plan.for_scheduler(name) for plan in plans for name in ((scheduler,) if scheduler else plan.schedulers)]
 
 
 def _sim_factory(seed: int, inventory: Any) -> Any:
@@ -72,7 +85,12 @@ def _sim_factory(seed: int, inventory: Any) -> Any:
 
     def make(plan: Any, writer: Any) -> Any:
         settings = settings_from_mapping(plan.sim)
-        return SimCluster(writer, experiment_seed(seed, plan.id), settings, node_ips=ips, other_nodes=others)
+        options = {"settings": settings, "node_ips": ips, "other_nodes": others}
+        if plan.scheduler != "hived":
+            from hivedlab.cluster.sim.plain import PlainSimCluster
+
+            return PlainSimCluster(writer, experiment_seed(seed, plan.id), scheduler=plan.scheduler, **options)
+        return SimCluster(writer, experiment_seed(seed, plan.id), **options)
 
     return make
 
@@ -95,17 +113,17 @@ def _summary(results: list[Any], verdicts: dict[str, dict[str, Any]], lang: str)
     rows = [("实验", "判定", "回答") if lang == "zh" else ("experiment", "verdict", "answer")]
     bad = False
     for result in results:
-        verdict = verdicts.get(result.experiment, {})
+        verdict = verdicts.get(result.run_id or result.experiment, {})
         state = str(verdict.get("verdict") or ("—" if result.status == "finished" else result.status))
         answers = verdict.get("answers") or []
         first = answers[0].get("answer", {}) if answers and isinstance(answers[0], dict) else {}
         line = first.get(lang) or first.get("en") or "" if isinstance(first, dict) else ""
         if result.status != "finished":
             line = f"{result.status}: {result.reason}" if result.reason else result.status
-            bad = True
-        bad = bad or state == "inconsistent"
+            bad = bad or not result.contrast  # without HiveD a job may never run: that is the contrast
+        bad = bad or (state == "inconsistent" and not result.contrast)  # a contrast run may break HiveD's guarantees
         shown = VERDICT_ZH.get(state, state) if lang == "zh" else state
-        rows.append((result.experiment, shown, " ".join(str(line).split())))
+        rows.append((result.run_id or result.experiment, shown, " ".join(str(line).split())))
     width = [max(_width(r[i]) for r in rows) for i in range(2)]
     return [f"{_pad(r[0], width[0])}  {_pad(r[1], width[1])}  {r[2]}".rstrip() for r in rows], bad
 
@@ -157,7 +175,10 @@ def run(args: argparse.Namespace) -> int:
     from hivedlab.group.inventory import load_inventory
     from hivedlab.labs.runner import RunContext, run_experiments, run_pipeline
 
-    plans = _plans(args.experiment)
+    if args.scheduler and args.cluster != "sim":
+        raise HivedlabError("--scheduler applies to the simulated cluster only: on a real cluster the manifests' "
+                            "schedulerName decides (docs/other-schedulers.md)")
+    plans = _plans(args.experiment, args.scheduler)
     inventory = load_inventory(args.inventory)
     out = Path(args.out)
     if args.replace and args.cluster != "sim":

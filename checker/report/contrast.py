@@ -1,0 +1,237 @@
+"""The report's section on runs without HiveD (`out/contrast/<id>@<scheduler>/`, docs/other-schedulers.md): per
+run, the scheduler, each rule's answer (for a lab experiment: whether HiveD's guarantee held) with the records it
+rests on, a timeline chart, and `kubectl get pod`-style tables at the telling moments. Ungraded: no claims."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hivedlab.basics.errors import HivedlabError
+from hivedlab.basics.files import read_json, write_atomic
+from hivedlab.checker.plans import load_plan
+from hivedlab.checker.report import charts as chart_module
+from hivedlab.checker.report.timeline import timeline_for_chart
+from hivedlab.evidence import parse_time
+
+SNAPSHOT_AFTER_WAIT_S = 20.0  # a table shows the pods this long after an episode's first FailedScheduling
+EPISODE_GAP_S = 60.0
+MAX_TABLES = 3
+SCHEDULER_TEXT = {
+    "default": ("Kubernetes 默认调度器（1.14/1.15）", "Kubernetes' default scheduler (1.14/1.15)"),
+    "kube-batch": ("kube-batch（v0.4）", "kube-batch (v0.4)"),
+}
+VERDICTS = {"zh": {"consistent": "一致", "inconsistent": "不一致", "inconclusive": "无法判断"},
+            "en": {"consistent": "consistent", "inconsistent": "inconsistent", "inconclusive": "inconclusive"}}
+HELD = {"zh": {"consistent": "是", "inconsistent": "否", "inconclusive": "无法判断"},
+        "en": {"consistent": "yes", "inconsistent": "no", "inconclusive": "cannot tell"}}
+HEADINGS = {
+    "zh": ("## 对比：不用 HiveD 的运行（不计分）",
+           "以下运行在模拟集群上由其他调度器决定 Pod 的位置（docs/other-schedulers.md），不计入上面的五个实验和成绩。"
+           "“一致”表示该调度器下出现了规则所述的行为；对实验手册的实验而言，即 HiveD 的保证在该调度器下仍然成立。"),
+    "en": ("## Contrast: runs without HiveD (ungraded)",
+           "These runs let another scheduler place the pods on the simulated cluster (docs/other-schedulers.md); they "
+           "are not among the five experiments above and not graded. \"consistent\" means the rule's behaviour showed "
+           "under that scheduler; for the lab's experiments: HiveD's guarantee still held under it."),
+}
+
+
+@dataclass(frozen=True)
+class PodRow:
+    name: str
+    status: str
+    node: str
+    since: float
+
+
+def _records(path: Path) -> list[dict[str, Any]]:
+    rows = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            rows.append(json.loads(line))
+        except ValueError:
+            break
+    return rows
+
+
+def _seconds(text: str) -> float:
+    moment = parse_time(text)
+    return moment.timestamp() if moment is not None else 0.0
+
+
+def _pod_name(pod: dict[str, Any], jobs: dict[str, str]) -> str:
+    labels = pod.get("metadata", {}).get("labels") or {}
+    job = jobs.get(labels.get("FC_FRAMEWORK_NAME", ""), labels.get("FC_FRAMEWORK_NAME", "?"))
+    return f"{job}-{labels.get('FC_TASKROLE_NAME', '?')}-{labels.get('FC_TASK_INDEX', '?')}"
+
+
+def _status(pod: dict[str, Any], watch: str) -> str:
+    if watch == "DELETED":
+        return ""
+    if pod.get("metadata", {}).get("deletionTimestamp"):
+        return "Terminating"
+    phase = pod.get("status", {}).get("phase", "Pending")
+    return "Completed" if phase == "Succeeded" else "Error" if phase == "Failed" else phase
+
+
+def snapshot(records: list[dict[str, Any]], at: float) -> list[PodRow]:
+    """The pods as `kubectl get pod` would list them at `at` (seconds since the epoch)."""
+    jobs = {r["action"]["framework_name"]: r["action"]["job_name"] for r in records
+            if r.get("kind") == "action" and r["action"].get("type") == "submit"}
+    pods: dict[str, PodRow] = {}
+    for record in records:
+        if _seconds(record.get("time", "")) > at:
+            break
+        watch = record.get("watch") or {}
+        if record.get("kind") != "object" or watch.get("resource") != "pods":
+            continue
+        pod = watch["object"]
+        name = _pod_name(pod, jobs)
+        status = _status(pod, watch.get("type", ""))
+        if not status:
+            pods.pop(name, None)
+            continue
+        created = _seconds(pod.get("metadata", {}).get("creationTimestamp", ""))
+        pods[name] = PodRow(name, status, pod.get("spec", {}).get("nodeName") or "<none>", created)
+    return sorted(pods.values(), key=lambda row: row.name)
+
+
+def moments(records: list[dict[str, Any]]) -> list[float]:
+    """When to look: shortly after a pod first waits, once per episode of waiting (a wait more than
+    `EPISODE_GAP_S` after the previous episode began starts a new one), at most `MAX_TABLES`."""
+    found: list[float] = []
+    for record in records:
+        watch = record.get("watch") or {}
+        if (record.get("kind") == "object" and watch.get("resource") == "events" and watch.get("type") == "ADDED"
+                and watch["object"].get("reason") == "FailedScheduling"):
+            at = _seconds(record["time"])
+            if not found or at - (found[-1] - SNAPSHOT_AFTER_WAIT_S) > EPISODE_GAP_S:
+                found.append(at + SNAPSHOT_AFTER_WAIT_S)
+    return found[:MAX_TABLES]
+
+
+def pod_table(rows: list[PodRow], at: float) -> str:
+    if not rows:
+        return "No resources found."
+    width = max(len(row.name) for row in rows) + 3
+    lines = [f"{'NAME':<{width}}READY   STATUS        NODE      AGE"]
+    for row in rows:
+        ready = "1/1" if row.status == "Running" else "0/1"
+        lines.append(f"{row.name:<{width}}{ready:<8}{row.status:<14}{row.node:<10}{max(0, round(at - row.since))}s")
+    return "\n".join(lines)
+
+
+def _cell(text: Any, lang: str) -> str:
+    return (text or {}).get(lang, "").replace("|", "\\|") if isinstance(text, dict) else ""
+
+
+def _verdict(verdict: Any, lang: str) -> str:
+    return VERDICTS[lang].get(str(verdict), str(verdict))
+
+
+def _seqs(answer: dict[str, Any]) -> str:
+    return ", ".join(str(s) for s in answer.get("evidence", [])[:12]) or "-"
+
+
+def _lab_experiment(experiment: str) -> bool:
+    """One of the lab's own experiments (its rules state HiveD's guarantees), not a contrast-only plan."""
+    try:
+        return "hived" in load_plan(experiment).schedulers
+    except HivedlabError:
+        return False
+
+
+def _guarantees(answers: list[dict[str, Any]], lang: str) -> list[str]:
+    """Each of HiveD's guarantees the experiment tests (its rules' `expected`), and whether it held here."""
+    zh = lang == "zh"
+    held = sum(1 for a in answers if a.get("verdict") == "consistent")
+    lines = [f"- HiveD 的保证在此成立：{held}/{len(answers)}" if zh else
+             f"- HiveD's guarantees that held here: {held}/{len(answers)}", ""]
+    lines += ["| HiveD 的保证 | 成立？ | 实际发生 | 证据（记录序号） |" if zh else
+              "| HiveD's guarantee | held? | what happened | evidence (record seq) |", "| --- | --- | --- | --- |"]
+    for answer in answers:
+        mark = HELD[lang].get(answer.get("verdict", ""), "?")
+        lines.append(f"| {_cell(answer.get('expected'), lang)} | {mark} | {_cell(answer.get('answer'), lang)} | "
+                     f"{_seqs(answer)} |")
+    return lines
+
+
+def _chart(folder: Path, out_dir: Path) -> tuple[str, list[Path]]:
+    """Draw a run's timeline under the report's contrast/<run>/; returns its Markdown image ("" without pods)."""
+    log = folder / "evidence.jsonl"
+    timeline = timeline_for_chart(log) if log.is_file() else None
+    if timeline is None or not timeline.attempts:
+        return "", []
+    run_id = folder.name
+    data = chart_module.chart_data(run_id, timeline.attempts, timeline.nodes, timeline.vc_nodes, timeline.end or None)
+    png, svg = chart_module.draw(data, salt=run_id)
+    png_path = out_dir / "contrast" / run_id / "timeline.png"
+    write_atomic(png_path, png)
+    write_atomic(png_path.with_suffix(".svg"), svg)
+    return f"![{run_id}](contrast/{run_id}/timeline.png)", [png_path, png_path.with_suffix(".svg")]
+
+
+def _run_section(folder: Path, lang: str) -> list[str]:
+    zh = lang == "zh"
+    run_id = folder.name
+    experiment, _, scheduler = run_id.partition("@")
+    lines = [f"#### {run_id}", ""]
+    names = SCHEDULER_TEXT.get(scheduler, (scheduler, scheduler))
+    lines.append(f"- 调度器：{names[0]}" if zh else f"- Scheduler: {names[1]}")
+    try:
+        verdict = read_json(folder / "verdicts.json")
+    except HivedlabError as exc:
+        return [*lines, "", f"- {exc}", ""]
+    answers = verdict.get("answers") or []
+    if _lab_experiment(experiment):
+        lines += _guarantees(answers, lang)
+    else:
+        lines += [f"- 判定：{_verdict(verdict.get('verdict'), lang)}" if zh else
+                  f"- Verdict: {_verdict(verdict.get('verdict'), lang)}", ""]
+        lines += ["| 规则 | 结论 | 回答 | 证据（记录序号） |" if zh else "| rule | verdict | answer | evidence (record seq) |",
+                  "| --- | --- | --- | --- |"]
+        lines += [f"| {a.get('rule')} | {_verdict(a.get('verdict'), lang)} | {_cell(a.get('answer'), lang)} | {_seqs(a)} |"
+                  for a in answers]
+    lines.append("")
+    log = folder / "evidence.jsonl"
+    records = _records(log) if log.is_file() else []
+    start = _seconds(records[0]["time"]) if records else 0.0
+    for at in moments(records):
+        lines += [f"`kubectl get pod` ({'T+' if zh else 'at T+'}{round(at - start)} s):", "", "```",
+                  pod_table(snapshot(records, at), at), "```", ""]
+    return lines
+
+
+def _side_by_side(runs: list[Path], out_dir: Path) -> tuple[list[str], list[Path]]:
+    """The runs' charts in one table row, one column per scheduler."""
+    images, files = [], []
+    for run in runs:
+        image, drawn = _chart(run, out_dir)
+        images.append(image or "—")
+        files += drawn
+    if not files:
+        return [], []
+    header = " | ".join(run.name.partition("@")[2] for run in runs)
+    return [f"| {header} |", "|" + " --- |" * len(runs), f"| {' | '.join(images)} |", ""], files
+
+
+def contrast_section(run_dir: Path, out_dir: Path, lang: str) -> tuple[str, tuple[Path, ...]]:
+    """The Markdown section (empty without contrast runs) and the chart files it wrote: per experiment, its runs'
+    charts side by side, then each run's answers and pod tables."""
+    folder = run_dir / "contrast"
+    runs = sorted(p for p in folder.iterdir() if p.is_dir() and "@" in p.name) if folder.is_dir() else []
+    if not runs:
+        return "", ()
+    heading, intro = HEADINGS[lang]
+    lines = [heading, "", intro, ""]
+    files: list[Path] = []
+    for experiment in dict.fromkeys(run.name.partition("@")[0] for run in runs):
+        group = [run for run in runs if run.name.partition("@")[0] == experiment]
+        charts, drawn = _side_by_side(group, out_dir)
+        lines += [f"### {experiment}", "", *charts]
+        files += drawn
+        for run in group:
+            lines += _run_section(run, lang)
+    return "\n".join(lines).rstrip() + "\n", tuple(files)
