@@ -7,6 +7,7 @@ refused when it or a parent holds `.git` (a folder, or the file of a linked work
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -22,12 +23,11 @@ def repository_root(path: Path) -> Path | None:
     return None
 
 
-def refuse_inside_repository(folder: Path, what: str, option: str) -> None:
-    """One-line refusal when `folder` lies in a git work tree: `what` holds a secret, `option` says where else."""
+def refuse_inside_repository(folder: Path, what: str, advice: str) -> None:
+    """One-line refusal when `folder` lies in a git work tree: `what` holds a secret, `advice` says where else."""
     root = repository_root(folder)
     if root is not None:
-        raise HivedlabError(f"{folder} is inside the git repository {root}, and {what} holds a secret: give a "
-                            f"folder outside it with {option} (the default is under your home folder)")
+        raise HivedlabError(f"{folder} is inside the git repository {root}, and {what} holds a secret: {advice}")
 
 
 def write_secret(path: Path, text: str) -> None:
@@ -41,3 +41,17 @@ def write_secret(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def read_secret(path: Path, what: str) -> str:
+    """A secret file's text: refused when group or others may read it, or when it lies in a git work tree."""
+    refuse_inside_repository(path.parent, what, "move it out of the repository (e.g. to your home folder)")
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+        if mode & (stat.S_IRWXG | stat.S_IRWXO):
+            raise HivedlabError(f"{what} {path} is readable by group or others (mode {mode:04o}): run `chmod 600 {path}`")
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise HivedlabError(f"{what} {path}: not UTF-8 text") from None
+    except OSError as exc:
+        raise HivedlabError(f"cannot read {what} {path} ({exc.strerror or exc})") from None

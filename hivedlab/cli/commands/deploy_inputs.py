@@ -164,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
         if not SAFE_VALUE.match(value):
             raise HivedlabError(f"{name} {value!r}: only letters, digits and . _ / - are allowed")
     folder = Path(args.out).expanduser()
-    refuse_inside_repository(folder, "config.yaml", "--out")
+    refuse_inside_repository(folder, "config.yaml", f"give a folder outside it with --out (default: {DEFAULT_OUT})")
     data, source = read_inventory(args.inventory)
     findings = inventory_problems(data)
     inventory = None
