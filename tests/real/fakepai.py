@@ -77,6 +77,8 @@ class FakePai:
         return self.tokens.get(auth[len("Bearer "):]) if auth.startswith("Bearer ") else None
 
     def _route(self, handler, method: str, path: str, body: bytes):
+        if path == "/" and method == "GET":  # pylon's root: the web portal
+            return 200, {"Content-Type": "text/html; charset=utf-8"}, b"<!DOCTYPE html><title>Platform for AI</title>"
         if not path.startswith("/rest-server/api/"):
             return json_reply(404, {"code": "NoApiError", "message": f"API {path} is not found."})
         route = path[len("/rest-server"):]
