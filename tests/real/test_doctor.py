@@ -171,3 +171,23 @@ def test_nothing_answers(cli, cluster, tmp_path, monkeypatch):
 def test_no_token_file_is_a_usage_error(cli, cluster):
     result = cli("doctor", "--pai-url", cluster.pai.url, "--hived-url", cluster.hived.url)
     assert result.code == 2 and result.err.count("\n") == 1 and "HIVEDLAB_PAI_TOKEN_FILE" in result.err
+
+
+def env_record(folder, member, synced, offset_ms):
+    folder.mkdir(exist_ok=True)
+    record = {"member": member, "clock": {"ntp_synchronized": synced, "offset_ms": offset_ms, "source": "chronyc"}}
+    (folder / f"{member}.json").write_text(json.dumps(record), encoding="utf-8")
+
+
+def test_members_clocks_compared(cli, cluster, tmp_path):
+    env = tmp_path / "env"
+    env_record(env, "Carol", True, 0.4)
+    env_record(env, "Dan", True, -12.0)
+    agree = doctor(cli, cluster, "--env", str(env))
+    assert agree.code == 0 and "[OK  ] clocks      the 2 machines' clocks agree" in agree.out
+    env_record(env, "Bob", False, 2500.0)
+    result = doctor(cli, cluster, "--env", str(env), "--format", "json")
+    clocks = [f["message"]["en"] for f in by_check(result)["clocks"]]
+    assert clocks == ["clocks not synchronized: Bob",
+                      "the machines' clocks differ by more than a second: Bob +2500 ms, Carol +0 ms, Dan -12 ms"]
+    assert result.code == 0  # warnings

@@ -14,6 +14,7 @@ import json
 import os
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -21,6 +22,7 @@ import requests
 import yaml
 
 from hivedlab.basics.errors import EXIT_FINDINGS, HivedlabError
+from hivedlab.basics.files import read_json
 from hivedlab.basics.text import Text
 from hivedlab.cli.options import add_format, add_lang, new_parser
 from hivedlab.cluster.openpai.rest import DIRECT_PORT, PaiClient, PaiError, normalize_base_url
@@ -35,6 +37,7 @@ UNFINISHED = ("WAITING", "RUNNING", "STOPPING")
 PHYSICAL_PATH = "/v1/inspect/clusterstatus/physicalcluster"
 VIRTUAL_PATH = "/v1/inspect/clusterstatus/virtualclusters"
 EXPIRY_WARNING = dt.timedelta(days=1)
+MAX_CLOCK_SPREAD_MS = 1000.0  # evidence from different nodes is compared to the second
 
 EXAMPLES = """\
   hivedlab doctor --inventory group.yaml                   # after deploying (step 2) and creating accounts (3.1)
@@ -79,6 +82,7 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
                                                             "http://<master ip>:30096)")
     parser.add_argument("--token-file", metavar="FILE", help="the members' token file (default: HIVEDLAB_PAI_TOKEN_FILE)")
     parser.add_argument("--kubeconfig", metavar="FILE", help="default: KUBECONFIG, else ~/pai-deploy/kube/config")
+    parser.add_argument("--env", metavar="DIR", help="the members' environment records (hivedlab env): compare clocks")
     add_format(parser, ("text", "json"))
     add_lang(parser)
     return parser
@@ -331,6 +335,30 @@ def check_jobs(url: str, token: str) -> Finding:
     return ok("jobs", "集群上没有未结束的任务", "no unfinished job on the cluster")
 
 
+def check_clocks(folder: Path) -> list[Finding]:
+    """The members' environment records: every clock synchronized, and their NTP offsets within a second."""
+    records = [read_json(path) for path in sorted(folder.glob("*.json"))]
+    clocks = {str(r.get("member")): r["clock"] for r in records if isinstance(r, dict) and isinstance(r.get("clock"), dict)}
+    if not clocks:
+        return [bad("clocks", f"{folder} 中没有带时钟信息的环境记录", f"no environment record with a clock in {folder}",
+                    "在每台机器上运行 `python3 labs/00_check_env.py --member 姓名 --role …` 并把 env/ 中的记录复制过来",
+                    "run `python3 labs/00_check_env.py --member NAME --role …` on each machine and copy its env/ record",
+                    status="warning")]
+    fix = ("在这些机器上执行 `sudo timedatectl set-ntp true`（或安装 chrony），再运行一次 00_check_env.py",
+           "run `sudo timedatectl set-ntp true` (or install chrony) on those machines, then 00_check_env.py again")
+    findings = []
+    unsynced = sorted(m for m, c in clocks.items() if c.get("ntp_synchronized") is False)
+    if unsynced:
+        findings.append(bad("clocks", f"时钟未同步：{', '.join(unsynced)}", f"clocks not synchronized: "
+                            f"{', '.join(unsynced)}", *fix, status="warning"))
+    offsets = {m: float(c["offset_ms"]) for m, c in clocks.items() if isinstance(c.get("offset_ms"), int | float)}
+    if offsets and max(offsets.values()) - min(offsets.values()) > MAX_CLOCK_SPREAD_MS:
+        shown = ", ".join(f"{m} {v:+.0f} ms" for m, v in sorted(offsets.items()))
+        findings.append(bad("clocks", f"各机器时钟相差超过 1 秒：{shown}", f"the machines' clocks differ by more than "
+                            f"a second: {shown}", *fix, status="warning"))
+    return findings or [ok("clocks", f"{len(clocks)} 台机器的时钟已同步", f"the {len(clocks)} machines' clocks agree")]
+
+
 # ------------------------------------------------------------------ the command
 
 
@@ -354,6 +382,8 @@ def run(args: argparse.Namespace) -> int:
     if rest.status == "ok":
         findings += check_tokens(url, inventory, tokens, vcs, dt.datetime.now(dt.timezone.utc))
         findings.append(check_jobs(url, next(iter(tokens.values()))))
+    if args.env:
+        findings += check_clocks(Path(args.env))
     errors = [f for f in findings if f.status == "error"]
     if args.format == "json":
         print(json.dumps({"ok": not errors, "findings": [f.as_dict() for f in findings]}, ensure_ascii=False,
