@@ -343,6 +343,7 @@ def build_context(inputs: RunInputs, lang: str, link: Link, charts: dict[str, st
         "openpai_version": md(inputs.openpai_version),
         "env": environment(inputs, lang),
         "experiments": experiments,
+        "smoke": experiment(inputs.smoke, 0, lang, link, None) if inputs.smoke else None,
         "inconclusive": [e for e in experiments if e["verdict"] == "inconclusive"],
         "problems": [md(p) for p in inputs.problems],
     }

@@ -31,3 +31,17 @@ def test_every_member_submits_one_job_that_waits_then_runs(cli, tmp_path):
 def test_the_smoke_job_is_valid_for_openpai(cli):
     result = cli("validate", str(ROOT / "jobs" / "job-smoke-test.yaml"))
     assert result.code == 0, result.out
+
+
+def test_the_report_gives_the_smoke_test_a_section_not_a_row(cli, tmp_path):
+    assert cli("run", "smoke", "--out", str(tmp_path), "--lang", "zh").code == 0
+    report = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "**部署后的冒烟测试（手册 3.2）**：与 HiveD 的行为一致（证据来自模拟集群）。" in report
+    assert "| 冒烟测试 |" not in report and "### 1. 冒烟测试" not in report
+    claims = json.loads((tmp_path / "claims.json").read_text(encoding="utf-8"))
+    assert [e["id"] for e in claims["experiments"]] == []
+    english = cli("report", str(tmp_path), "--lang", "en", "--out", str(tmp_path / "en"))
+    assert english.code == 0, english.err
+    text = next((tmp_path / "en").glob("report*.md")).read_text(encoding="utf-8")
+    assert "**Smoke test after deployment (manual step 3.2)**: consistent" in text
+    assert "| job-smoke-test (carol) | smoke-0 | 1 | hostname-carol (GPU 0) |" in text
