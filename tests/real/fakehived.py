@@ -30,7 +30,7 @@ def hived_status(config_text: str) -> tuple[list[dict[str, Any]], dict[str, list
     """(physicalcluster, virtualclusters) as HiveD's inspect API answers them for this config."""
     config = yaml.safe_load(config_text)
     types = config["physicalCluster"]["cellTypes"]
-    physical = [_cell(c["cellType"], str(i), types, c.get("cellChildren"))
+    physical = [_cell(c["cellType"], str(c.get("cellAddress", i)), types, c.get("cellChildren"))
                 for i, c in enumerate(config["physicalCluster"]["physicalCells"])]
     virtual = {}
     for vc, spec in config["virtualClusters"].items():

@@ -8,11 +8,12 @@ import time
 import pytest
 import yaml
 
-from hivedlab.group.inventory import load_inventory
+from hivedlab.cli.commands.doctor import compare_cells, expected_cells, observed_cells
+from hivedlab.group.inventory import inventory_from_mapping, load_inventory
 from hivedlab.group.layouts import plan_layout
 from tests.checker.k8s_server import FakeApiServer
 
-from .fakehived import FakeHived
+from .fakehived import FakeHived, hived_status
 from .fakepai import FakePai, make_jwt
 
 USERS = ("alice", "bob", "carol", "dan")
@@ -191,3 +192,21 @@ def test_members_clocks_compared(cli, cluster, tmp_path):
     assert clocks == ["clocks not synchronized: Bob",
                       "the machines' clocks differ by more than a second: Bob +2500 ms, Carol +0 ms, Dan -12 ms"]
     assert result.code == 0  # warnings
+
+
+def workers(*gpus: int):
+    members = [{"name": "Bob", "roles": ["master"], "hostname": "hostname-bob", "ip": "10.0.1.2"}]
+    members += [{"name": f"W{i}", "roles": ["worker"], "hostname": f"hostname-w{i}", "ip": f"10.0.1.{3 + i}",
+                 "gpus": g} for i, g in enumerate(gpus)]
+    return inventory_from_mapping({"group": "g", "members": members})
+
+
+@pytest.mark.parametrize("name", ["two-vc", "one-vc"])
+@pytest.mark.parametrize("gpus", [(1, 1), (4, 8), (4,)], ids=["manual", "multi-gpu", "single-worker"])
+def test_every_layout_matches_what_hived_shows_for_it(name, gpus):
+    layout = plan_layout(name, workers(*gpus))
+    expected = expected_cells(layout.text)
+    findings = compare_cells(name, expected, observed_cells(*hived_status(layout.text)))
+    assert [f.status for f in findings] == ["ok"], [f.message.en for f in findings]
+    assert expected["nodes"] == sorted(f"hostname-w{i}" for i in range(len(gpus)))
+    assert {vc: sum(cells.values()) for vc, cells in expected["vcs"].items()} == layout.vcs  # one GPU per cell
