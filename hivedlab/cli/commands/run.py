@@ -33,7 +33,8 @@ EXAMPLES = """\
 
 def build_parser(prog: str) -> argparse.ArgumentParser:
     parser = new_parser(prog, DESCRIPTION, EXAMPLES)
-    parser.add_argument("experiment", metavar="EXP|all", help="an experiment id (e.g. gang) or 'all'")
+    parser.add_argument("experiment", metavar="EXP|all",
+                        help="an experiment id (e.g. gang), 'all' (the five), or 'smoke' (the step 3.2 smoke test)")
     parser.add_argument("--cluster", choices=("sim", "pai"), default="sim", help="where to run (default: sim)")
     add_out(parser, default="out", what="run directory")
     parser.add_argument("--seed", type=int, default=1, help="simulator seed: durations and gaps (default: 1)")
