@@ -513,14 +513,11 @@ def build_checks(facts, options):
     role = options.get("role")
     needs_gpu = role in GPU_ROLES
     docker_probe = facts["docker"]
-    if docker_probe["ok"] and not needs_gpu:
+    if docker_probe["ok"]:
         info = docker_probe["info"]
         checks.append(_check("docker", True, "Docker Engine 可用，版本 {}".format(info["version"]),
                              "Docker Engine reachable, version {}".format(info["version"])))
-    elif docker_probe["ok"]:
-        info = docker_probe["info"]
-        checks.append(_check("docker", True, "Docker Engine 可用，版本 {}".format(info["version"]),
-                             "Docker Engine reachable, version {}".format(info["version"])))
+    if docker_probe["ok"] and needs_gpu:  # the nvidia runtime matters where GPU containers run
         runtime = info["default_runtime"] or "?"
         has_nvidia = "nvidia" in info["runtimes"]
         checks.append(_check(
@@ -536,7 +533,7 @@ def build_checks(facts, options):
             "Default Runtime: {}".format(runtime) + ("" if is_default else "（应为 nvidia）"),
             "Default Runtime: {}".format(runtime) + ("" if is_default else " (must be nvidia)"),
             "default-runtime"))
-    else:
+    if not docker_probe["ok"]:
         plain = explain_docker_error(docker_probe["error"])
         zh, en = plain or (docker_probe["error"], docker_probe["error"])
         checks.append(_check("docker", False, "无法连接 Docker Engine：{}".format(zh),
@@ -635,9 +632,9 @@ def _machine_checks(facts, options):
     synced, offset = clock.get("ntp_synchronized"), clock.get("offset_ms")
     state_zh = {True: "已同步", False: "未同步", None: "未知（没有 timedatectl）"}[synced]
     state_en = {True: "synchronized", False: "not synchronized", None: "unknown (no timedatectl)"}[synced]
-    offset_text = "" if offset is None else ", offset {} ms".format(offset)
-    checks.append(_check("ntp", synced, "时钟 NTP 同步：{}{}".format(state_zh, offset_text.replace(", offset", "，偏差")),
-                         "clock NTP sync: {}{}".format(state_en, offset_text), "ntp", severity="warning"))
+    offset_zh, offset_en = ("", "") if offset is None else ("，偏差 {} ms".format(offset), ", offset {} ms".format(offset))
+    checks.append(_check("ntp", synced, "时钟 NTP 同步：{}{}".format(state_zh, offset_zh),
+                         "clock NTP sync: {}{}".format(state_en, offset_en), "ntp", severity="warning"))
     return checks
 
 
