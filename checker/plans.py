@@ -15,7 +15,7 @@ from jsonschema.exceptions import best_match
 
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import read_json, read_yaml
-from hivedlab.basics.resources import EXPERIMENTS, HIVED_CONFIGS, JOBS, SCHEMAS
+from hivedlab.basics.resources import EXPERIMENTS, HIVED_CONFIGS, JOBS, SCHEMAS, SMOKE_PLANS
 from hivedlab.basics.text import Text
 from hivedlab.checker.verdicts import RuleSet
 
@@ -211,7 +211,9 @@ def _resolve(path_or_id: str | Path, folder: Path) -> Path:
     candidate = Path(text)
     if candidate.suffix in (".yaml", ".yml") or candidate.exists():
         return candidate
-    return folder / f"{text}.yaml"
+    found = folder / f"{text}.yaml"
+    smoke = SMOKE_PLANS / f"{text}.yaml"
+    return smoke if not found.is_file() and smoke.is_file() else found
 
 
 def load_plan(path_or_id: str | Path, folder: Path = EXPERIMENTS) -> Plan:

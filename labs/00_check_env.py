@@ -7,6 +7,10 @@ library only; `hivedlab env` runs this same module. Keep it Python 3.6 compatibl
 
 Usage: python3 labs/00_check_env.py [--member NAME] [--role worker|master|dev-box] [--gpu-container]
                                     [--format text|json] [--out PATH] [--lang zh|en]
+
+Workers need a GPU, the nvidia runtime as Docker's default, and (with --gpu-container) a container that sees exactly
+the GPU it was given; the master and the dev-box need none of that. Every machine of the cluster needs sshd listening
+(quick-start logs in over SSH) and a synchronized clock (docs/deployment.md).
 """
 
 import argparse
@@ -16,10 +20,12 @@ import json
 import os
 import platform
 import pwd
+import re
 import shutil
 import socket
 import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ElementTree
 
 TOOL_NAME = "hivedlab-env"
@@ -32,6 +38,13 @@ QUERY_GPU_FIELDS = "index,name,uuid,driver_version,memory.total,pci.bus_id"
 MIN_MEMORY_MB = {"worker": 16000, "master": 40000}
 COMMAND_TIMEOUT_S = 60
 CONTAINER_TIMEOUT_S = 600
+SLOW_PULL_S = 120  # a first `docker run` of the small CUDA base image slower than this: pulls need a mirror
+SSH_PORT = 22
+PROC_NET = "/proc/net"
+GPU_ROLES = (None, "worker")  # no --role: checked as a worker
+# words in a failed `docker run` that mean the image could not be pulled
+PULL_FAILURES = ("pull", "manifest", "TLS handshake", "i/o timeout", "toomanyrequests", "Client.Timeout",
+                 "request canceled", "no such host", "connection reset")
 
 DAEMON_JSON = (
     '{"default-runtime": "nvidia", "runtimes": {"nvidia": {"path": "nvidia-container-runtime", "runtimeArgs": []}}}'
@@ -80,6 +93,32 @@ FIXES = {
         "quick-start 要求 worker 空闲内存 >= 16000 MB、master >= 40000 MB：关闭其它程序或换一台机器。",
         "quick-start requires >= 16000 MB free memory on workers and >= 40000 MB on the master: free memory or "
         "use another machine.",
+    ),
+    "sshd": (
+        "quick-start 通过 SSH 登录每台集群机器：`sudo apt-get install openssh-server && sudo systemctl enable --now "
+        "ssh`，再用 `ssh {user}@<本机 IP>` 试一次。",
+        "quick-start logs in to every cluster machine over SSH: `sudo apt-get install openssh-server && sudo "
+        "systemctl enable --now ssh`, then try `ssh {user}@<this machine's IP>`.",
+    ),
+    "ntp": (
+        "打开时间同步：`sudo timedatectl set-ntp true`（或 `sudo apt-get install chrony`），几分钟后用 "
+        "`timedatectl status` 确认 System clock synchronized: yes。各节点时钟不一致会让证据日志的时间对不上。",
+        "Turn on time synchronization: `sudo timedatectl set-ntp true` (or `sudo apt-get install chrony`), then "
+        "check 'System clock synchronized: yes' in `timedatectl status` a few minutes later. Nodes whose clocks "
+        "differ make the evidence's times disagree.",
+    ),
+    "registry-mirror": (
+        "镜像拉取失败或很慢：在 /etc/docker/daemon.json 中加入 `\"registry-mirrors\": [\"https://<镜像站地址>\"]`"
+        "（保留 nvidia 运行时的设置），`sudo systemctl restart docker`，再用 `sudo docker pull {image}` 试一次。",
+        "Image pulls fail or are slow: add `\"registry-mirrors\": [\"https://<mirror>\"]` to /etc/docker/daemon.json "
+        "(keep the nvidia runtime settings), `sudo systemctl restart docker`, then try `sudo docker pull {image}`.",
+    ),
+    "gpu-isolation": (
+        "给定 NVIDIA_VISIBLE_DEVICES=0 的容器应只看到一块 GPU：确认 Default Runtime 为 nvidia、nvidia-container-runtime "
+        "已安装，且 /etc/nvidia-container-runtime/config.toml 没有改动 accept-nvidia-visible-devices-envvar-when-unprivileged。",
+        "A container given NVIDIA_VISIBLE_DEVICES=0 must see one GPU only: make nvidia the default runtime, install "
+        "nvidia-container-runtime, and leave accept-nvidia-visible-devices-envvar-when-unprivileged unchanged in "
+        "/etc/nvidia-container-runtime/config.toml.",
     ),
     "linux-user": (
         "按实验手册 1.4 新建同名 Linux 用户并加入 sudo 组：`sudo useradd -m {user} && sudo passwd {user} && "
@@ -186,10 +225,61 @@ def parse_meminfo_available_mb(text):
     return None
 
 
+def explain_docker_error(error):
+    """Plain (zh, en) words for the docker SDK's and CLI's raw connection errors; None for any other error."""
+    text = str(error)
+    if "FileNotFoundError" in text or "No such file or directory" in text or "Is the docker daemon running" in text:
+        return ("Docker 守护进程没有运行（找不到 /var/run/docker.sock）",
+                "the Docker daemon is not running (no /var/run/docker.sock)")
+    if "PermissionError" in text or "Permission denied" in text or "permission denied" in text:
+        return ("当前用户无权访问 /var/run/docker.sock", "this user may not use /var/run/docker.sock")
+    if "Connection aborted" in text or "Connection refused" in text or "Connection reset" in text:
+        return ("连接不上 Docker 守护进程（连接被拒绝或中断）",
+                "cannot talk to the Docker daemon (the connection was refused or dropped)")
+    return None
+
+
+def parse_listening_ports(text):
+    """Local TCP ports in state LISTEN (0A) from /proc/net/tcp or tcp6."""
+    ports = set()
+    for line in text.splitlines()[1:]:
+        fields = line.split()
+        if len(fields) > 3 and fields[3] == "0A" and ":" in fields[1]:
+            try:
+                ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+            except ValueError:
+                continue
+    return ports
+
+
+def parse_timedatectl(text):
+    """'System clock synchronized: yes' (18.04) or 'NTP synchronized: yes' (16.04) -> True/False; else None."""
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() in ("System clock synchronized", "NTP synchronized"):
+            return value.strip() == "yes"
+    return None
+
+
+def parse_clock_offset_ms(text):
+    """The clock's offset from NTP in ms, positive when ahead: `chronyc tracking` or `timedatectl timesync-status`."""
+    match = re.search(r"System time\s*:\s*([0-9.]+) seconds (fast|slow)", text)
+    if match:
+        value = float(match.group(1)) * 1000
+        return round(value if match.group(2) == "fast" else -value, 3)
+    match = re.search(r"Offset:\s*([+-]?[0-9.]+)(us|ms|s)\b", text)
+    if match:
+        scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}[match.group(2)]
+        return round(float(match.group(1)) * scale, 3)
+    return None
+
+
 def summarize_docker_info(info):
     """The fields we record from Docker's /info reply (`docker info --format '{{json .}}'` has the same keys)."""
     runtimes = info.get("Runtimes") or {}
+    mirrors = (info.get("RegistryConfig") or {}).get("Mirrors") or []
     return {
+        "registry_mirrors": [str(m) for m in mirrors] if isinstance(mirrors, list) else [],
         "version": info.get("ServerVersion") or None,
         "default_runtime": info.get("DefaultRuntime") or None,
         "runtimes": sorted(runtimes) if isinstance(runtimes, dict) else [],
@@ -260,6 +350,10 @@ def probe_docker(use_sdk=True):
             import docker  # noqa: F401  (optional: only when installed)
         except ImportError:
             use_sdk = False
+    host = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+    if use_sdk and host.startswith("unix://") and not os.path.exists(host[len("unix://"):]):
+        # the SDK would fail with "Error while fetching server API version: ('Connection aborted.', ...)"
+        return {"ok": False, "error": "FileNotFoundError: no {}".format(host[len("unix://"):]), "via": "sdk"}
     if use_sdk:
         import docker
 
@@ -287,8 +381,9 @@ def probe_docker(use_sdk=True):
     return {"ok": True, "info": summarize_docker_info(info), "via": "cli"}
 
 
-def probe_gpu_container(image, use_sdk=True):
-    """Run `nvidia-smi -L` in a CUDA base image with Docker's default runtime (as the manual's step 1.3 does)."""
+def run_nvidia_smi_in_container(image, use_sdk=True, visible=None):
+    """(GPUs listed by `nvidia-smi -L` in a container of `image`, error); `visible` sets NVIDIA_VISIBLE_DEVICES."""
+    environment = {"NVIDIA_VISIBLE_DEVICES": visible} if visible is not None else None
     if use_sdk:
         try:
             import docker
@@ -298,20 +393,56 @@ def probe_gpu_container(image, use_sdk=True):
         try:
             client = docker.from_env(timeout=CONTAINER_TIMEOUT_S)
             try:
-                output = client.containers.run(image, ["nvidia-smi", "-L"], remove=True, stdout=True, stderr=True)
+                output = client.containers.run(image, ["nvidia-smi", "-L"], environment=environment, remove=True,
+                                               stdout=True, stderr=True)
             finally:
                 client.close()
         except Exception as exc:
-            return {"ok": False, "error": _first_line(str(exc)) or type(exc).__name__}
+            return None, _first_line(str(exc)) or type(exc).__name__
         text = output.decode("utf-8", "replace") if isinstance(output, bytes) else str(output)
     else:
-        code, text, err = run_command(["docker", "run", "--rm", image, "nvidia-smi", "-L"], CONTAINER_TIMEOUT_S)
+        env_args = ["-e", "NVIDIA_VISIBLE_DEVICES=" + visible] if visible is not None else []
+        code, text, err = run_command(["docker", "run", "--rm"] + env_args + [image, "nvidia-smi", "-L"],
+                                      CONTAINER_TIMEOUT_S)
         if code != 0:
-            return {"ok": False, "error": _first_line(err or text) or "docker run exited with {}".format(code)}
-    gpus = [line for line in text.splitlines() if line.startswith("GPU ")]
-    if not gpus:
-        return {"ok": False, "error": "no GPU listed by nvidia-smi -L inside the container"}
-    return {"ok": True, "gpus": len(gpus)}
+            return None, _first_line(err or text) or "docker run exited with {}".format(code)
+    return len([line for line in text.splitlines() if line.startswith("GPU ")]), None
+
+
+def probe_gpu_container(image, use_sdk=True, clock=time.monotonic):
+    """Step 1.3's `docker run IMAGE nvidia-smi` (timed: the first run pulls), then the isolation probe: a container
+    given one GPU (NVIDIA_VISIBLE_DEVICES=0, as HiveD hands GPUs to pods) must list exactly one."""
+    started = clock()
+    gpus, error = run_nvidia_smi_in_container(image, use_sdk)
+    result = {"ok": False, "gpus": gpus or 0, "error": error, "elapsed_s": round(clock() - started, 1),
+              "pull_failed": bool(error) and any(word in error for word in PULL_FAILURES), "isolated": None}
+    if error is None and not gpus:
+        result["error"] = "no GPU listed by nvidia-smi -L inside the container"
+    if result["error"]:
+        return result
+    result["ok"] = True
+    one, error = run_nvidia_smi_in_container(image, use_sdk, visible="0")
+    result["isolated"] = {"ok": one == 1, "gpus": one, "error": error}
+    return result
+
+
+def probe_sshd(proc_net=None):
+    """True when something listens on TCP port 22 (IPv4 or IPv6), from /proc/net/tcp{,6}."""
+    folder = proc_net or PROC_NET
+    return any(SSH_PORT in parse_listening_ports(read_text(os.path.join(folder, name))) for name in ("tcp", "tcp6"))
+
+
+def probe_clock():
+    """{ntp_synchronized, offset_ms, source}: timedatectl's sync state, the offset from chronyc or timesyncd."""
+    code, out, _ = run_command(["timedatectl", "status"])
+    clock = {"ntp_synchronized": parse_timedatectl(out) if code == 0 else None, "offset_ms": None, "source": None}
+    for argv in (["chronyc", "tracking"], ["timedatectl", "timesync-status"]):
+        code, out, _ = run_command(argv)
+        offset = parse_clock_offset_ms(out) if code == 0 else None
+        if offset is not None:
+            clock["offset_ms"], clock["source"] = offset, argv[0]
+            break
+    return clock
 
 
 def read_text(path):
@@ -371,14 +502,22 @@ def _check(check_id, ok, zh, en, fix_key=None, severity="error", fix_args=None):
     return {"id": check_id, "ok": ok, "severity": severity, "message": {"zh": zh, "en": en}, "fix": fix}
 
 
+def _skip(check_id, role):
+    return _check(check_id, None, "{} 不需要 GPU：未检查".format(role), "a {} needs no GPU: not checked".format(role),
+                  severity="warning")
+
+
 def build_checks(facts, options):
     """The checks and their outcomes from the probed facts (pure)."""
     checks = []
+    role = options.get("role")
+    needs_gpu = role in GPU_ROLES
     docker_probe = facts["docker"]
     if docker_probe["ok"]:
         info = docker_probe["info"]
         checks.append(_check("docker", True, "Docker Engine 可用，版本 {}".format(info["version"]),
                              "Docker Engine reachable, version {}".format(info["version"])))
+    if docker_probe["ok"] and needs_gpu:  # the nvidia runtime matters where GPU containers run
         runtime = info["default_runtime"] or "?"
         has_nvidia = "nvidia" in info["runtimes"]
         checks.append(_check(
@@ -394,9 +533,18 @@ def build_checks(facts, options):
             "Default Runtime: {}".format(runtime) + ("" if is_default else "（应为 nvidia）"),
             "Default Runtime: {}".format(runtime) + ("" if is_default else " (must be nvidia)"),
             "default-runtime"))
-    else:
-        checks.append(_check("docker", False, "无法连接 Docker Engine：{}".format(docker_probe["error"]),
-                             "Docker Engine not reachable: {}".format(docker_probe["error"]), "docker"))
+    if not docker_probe["ok"]:
+        plain = explain_docker_error(docker_probe["error"])
+        zh, en = plain or (docker_probe["error"], docker_probe["error"])
+        checks.append(_check("docker", False, "无法连接 Docker Engine：{}".format(zh),
+                             "Docker Engine not reachable: {}".format(en), "docker"))
+    checks += _gpu_checks(facts, options) if needs_gpu else [_skip(i, role) for i in ("nvidia-smi", "gpu")]
+    checks += _machine_checks(facts, options)
+    return checks
+
+
+def _gpu_checks(facts, options):
+    checks = []
     gpu_probe = facts["nvidia_smi"]
     if gpu_probe["ok"]:
         checks.append(_check(
@@ -407,11 +555,7 @@ def build_checks(facts, options):
         checks.append(_check("nvidia-smi", False, "nvidia-smi 不可用：{}".format(gpu_probe["error"]),
                              "nvidia-smi failed: {}".format(gpu_probe["error"]), "nvidia-smi"))
     count = len(gpu_probe["gpus"])
-    needs_gpu = options.get("role") in (None, "worker")
-    checks.append(_check(
-        "gpu", count > 0,
-        "可见 GPU：{} 块".format(count), "visible GPUs: {}".format(count), "gpu",
-        severity="error" if needs_gpu else "warning"))
+    checks.append(_check("gpu", count > 0, "可见 GPU：{} 块".format(count), "visible GPUs: {}".format(count), "gpu"))
     container = facts.get("gpu_container")
     image = options.get("cuda_image") or DEFAULT_CUDA_IMAGE
     if container is None:
@@ -427,12 +571,44 @@ def build_checks(facts, options):
         checks.append(_check("gpu-container", False, "容器内看不到 GPU：{}".format(container["error"]),
                              "no GPU in a container: {}".format(container["error"]), "gpu-container",
                              fix_args={"image": image}))
+    if container is not None:
+        checks += _container_checks(container, image, facts["docker"].get("info") or {})
+    return checks
+
+
+def _container_checks(container, image, docker_info):
+    """The isolation probe's outcome, and a registry-mirror hint when the pull failed or was slow."""
+    checks = []
+    isolated = container.get("isolated")
+    if isolated is not None:
+        seen = isolated["error"] or "{} GPU(s)".format(isolated["gpus"])
+        checks.append(_check(
+            "gpu-isolation", isolated["ok"],
+            "只分配 GPU 0 的容器看到：{}".format(seen) + ("" if isolated["ok"] else "（应为 1 块）"),
+            "a container given GPU 0 only sees: {}".format(seen) + ("" if isolated["ok"] else " (must be 1)"),
+            "gpu-isolation"))
+    slow = container.get("elapsed_s", 0) > SLOW_PULL_S
+    if container.get("pull_failed") or slow:
+        mirrors = ", ".join(docker_info.get("registry_mirrors") or [])
+        what_zh = "镜像拉取失败" if container.get("pull_failed") else "第一次运行用了 {} 秒".format(container["elapsed_s"])
+        what_en = "the image pull failed" if container.get("pull_failed") else "the first run took {} s".format(
+            container["elapsed_s"])
+        checks.append(_check("registry-mirror", False, "{}；已配置的镜像站：{}".format(what_zh, mirrors or "无"),
+                             "{}; registry mirrors configured: {}".format(what_en, mirrors or "none"), "registry-mirror",
+                             severity="warning", fix_args={"image": image}))
+    return checks
+
+
+def _machine_checks(facts, options):
+    """What every machine needs whatever its role: OS, memory, the Linux user, sshd, a synchronized clock."""
+    checks = []
+    role = options.get("role")
     os_fields = facts["os_release"]
     os_name = os_fields.get("PRETTY_NAME") or platform.platform()
     tested = os_fields.get("ID") == "ubuntu" and os_fields.get("VERSION_ID") in ("16.04", "18.04")
     checks.append(_check("os", tested, "操作系统：{}".format(os_name), "operating system: {}".format(os_name),
                          "os", severity="warning"))
-    need_mb = MIN_MEMORY_MB.get(options.get("role") or "")
+    need_mb = MIN_MEMORY_MB.get(role or "")
     if need_mb and facts.get("memory_available_mb") is not None:
         have = facts["memory_available_mb"]
         checks.append(_check("memory", have >= need_mb, "空闲内存 {} MB（需要 >= {} MB）".format(have, need_mb),
@@ -447,6 +623,18 @@ def build_checks(facts, options):
             "Linux user {}: {}".format(user, "exists, in the sudo group" if exists and sudo else (
                 "not in the sudo group" if exists else "missing")),
             "linux-user", fix_args={"user": user}))
+    listening = facts.get("sshd")
+    checks.append(_check(
+        "sshd", listening, "sshd 在 22 端口监听" if listening else "22 端口上没有 sshd 在监听",
+        "sshd listens on port 22" if listening else "nothing listens on port 22 (sshd)", "sshd",
+        severity="warning" if role == "dev-box" else "error", fix_args={"user": user or "openpai"}))
+    clock = facts.get("clock") or {}
+    synced, offset = clock.get("ntp_synchronized"), clock.get("offset_ms")
+    state_zh = {True: "已同步", False: "未同步", None: "未知（没有 timedatectl）"}[synced]
+    state_en = {True: "synchronized", False: "not synchronized", None: "unknown (no timedatectl)"}[synced]
+    offset_zh, offset_en = ("", "") if offset is None else ("，偏差 {} ms".format(offset), ", offset {} ms".format(offset))
+    checks.append(_check("ntp", synced, "时钟 NTP 同步：{}{}".format(state_zh, offset_zh),
+                         "clock NTP sync: {}{}".format(state_en, offset_en), "ntp", severity="warning"))
     return checks
 
 
@@ -462,8 +650,10 @@ def collect_facts(options):
         "vcpus": os.cpu_count(),
         "gpu_container": None,
         "linux_user": probe_linux_user(options["linux_user"]) if options.get("linux_user") else None,
+        "sshd": probe_sshd(options.get("proc_net")),
+        "clock": probe_clock(),
     }
-    if options.get("gpu_container"):
+    if options.get("gpu_container") and options.get("role") in GPU_ROLES:
         image = options.get("cuda_image") or DEFAULT_CUDA_IMAGE
         facts["gpu_container"] = probe_gpu_container(image, use_sdk=not options.get("no_sdk"))
     return facts
@@ -494,6 +684,8 @@ def build_record(facts, options, now=None):
         "nvcc_version": facts.get("nvcc_version"),
         "docker_version": docker_info.get("version"),
         "docker_default_runtime": docker_info.get("default_runtime"),
+        "docker_registry_mirrors": docker_info.get("registry_mirrors") or [],
+        "clock": facts.get("clock") or {"ntp_synchronized": None, "offset_ms": None, "source": None},
         "openpai_version": options.get("openpai_version"),
         "checks": build_checks(facts, options),
         "recorded_at": when.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
@@ -547,11 +739,11 @@ def write_record(record, path):
 def add_arguments(parser):
     parser.add_argument("--member", help="the member's name as in the group inventory (default: the hostname)")
     parser.add_argument("--role", choices=("worker", "master", "dev-box"),
-                        help="this machine's role; adds the memory check and makes the GPU check a warning off "
-                             "workers")
+                        help="this machine's role: a master or dev-box needs no GPU; adds the memory check")
     parser.add_argument("--ip", help="this machine's IP as the cluster sees it (default: the outward interface's)")
     parser.add_argument("--gpu-container", action="store_true",
-                        help="also run nvidia-smi in a CUDA container (pulls --cuda-image)")
+                        help="also run nvidia-smi in a CUDA container (pulls --cuda-image), then check that a "
+                             "container given one GPU sees exactly one")
     parser.add_argument("--cuda-image", default=DEFAULT_CUDA_IMAGE,
                         help="image for --gpu-container (default: {})".format(DEFAULT_CUDA_IMAGE))
     parser.add_argument("--linux-user", default="openpai",
@@ -559,6 +751,7 @@ def add_arguments(parser):
     parser.add_argument("--openpai-version", help="the OpenPAI version deployed, when known (e.g. v1.2.0)")
     parser.add_argument("--no-sdk", action="store_true", help="use the docker CLI even when the docker SDK is installed")
     parser.add_argument("--os-release", default="/etc/os-release", help=argparse.SUPPRESS)
+    parser.add_argument("--proc-net", default=PROC_NET, help=argparse.SUPPRESS)
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
     parser.add_argument("--out", metavar="PATH",
                         help="where to write the record (default: env/<member>.json; '-' to write none)")
@@ -576,6 +769,7 @@ def options_from_args(args):
         "openpai_version": args.openpai_version,
         "no_sdk": args.no_sdk,
         "os_release": args.os_release,
+        "proc_net": args.proc_net,
     }
 
 

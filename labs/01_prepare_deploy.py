@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """Lab step 2.1: write OpenPAI's quick-start inputs (master.csv, worker.csv, config.yaml) from the group inventory.
 
-Usage: python labs/01_prepare_deploy.py --inventory group.yaml [--env out/env] [--out deploy] [--password PW]
+Usage: python labs/01_prepare_deploy.py --inventory group.yaml [--env out/env] [--out ~/pai-inputs] [--password PW]
 """
 
 import sys
 
-from hivedlab.labs.front import run_command_step
+from find_venv import use_repository_venv
 
 if __name__ == "__main__":
+    use_repository_venv()
+    from hivedlab.labs.front import run_command_step
+
     sys.exit(run_command_step(
         "2.1",
         "准备部署配置文件：从小组清单生成 master.csv、worker.csv 和 config.yaml，检查后打印部署命令。",

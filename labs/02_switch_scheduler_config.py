@@ -7,9 +7,12 @@ Usage: python labs/02_switch_scheduler_config.py two-vc|one-vc --inventory group
 
 import sys
 
-from hivedlab.labs.front import run_command_step
+from find_venv import use_repository_venv
 
 if __name__ == "__main__":
+    use_repository_venv()
+    from hivedlab.labs.front import run_command_step
+
     step = "4.5" if sys.argv[1:2] == ["one-vc"] else "4.1"
     sys.exit(run_command_step(
         step,

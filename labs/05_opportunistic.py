@@ -6,7 +6,10 @@ Usage: python labs/05_opportunistic.py [--cluster sim|pai] [--out DIR] [--seed N
 
 import sys
 
-from hivedlab.labs.front import run_experiment_step
+from find_venv import use_repository_venv
 
 if __name__ == "__main__":
+    use_repository_venv()
+    from hivedlab.labs.front import run_experiment_step
+
     sys.exit(run_experiment_step("opportunistic", sys.argv[1:]))

@@ -6,7 +6,10 @@ Usage: python labs/06_gang.py [--cluster sim|pai] [--out DIR] [--seed N] [--inve
 
 import sys
 
-from hivedlab.labs.front import run_experiment_step
+from find_venv import use_repository_venv
 
 if __name__ == "__main__":
+    use_repository_venv()
+    from hivedlab.labs.front import run_experiment_step
+
     sys.exit(run_experiment_step("gang", sys.argv[1:]))

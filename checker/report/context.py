@@ -350,6 +350,7 @@ def build_context(inputs: RunInputs, lang: str, link: Link, charts: dict[str, st
         "env": environment(inputs, lang),
         "experiments": experiments,  # the manual's table: the main experiments
         "optional": optional,  # optional plans (e.g. reconfig): a section of their own after the main ones
+        "smoke": experiment(inputs.smoke, 0, lang, link, None) if inputs.smoke else None,
         "inconclusive": [e for e in experiments + optional if e["verdict"] == "inconclusive"],
         "problems": [md(p) for p in inputs.problems],
     }

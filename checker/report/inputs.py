@@ -13,6 +13,7 @@ from typing import Any
 
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import read_json
+from hivedlab.basics.resources import EXPERIMENTS, SMOKE_PLANS
 from hivedlab.checker.judge import judge_file
 from hivedlab.checker.plans import load_plan
 from hivedlab.checker.report.timeline import ExperimentTimeline, timeline_for_chart
@@ -87,6 +88,7 @@ class RunInputs:
     openpai_version: str
     experiments: tuple[ExperimentInputs, ...]
     problems: tuple[str, ...] = ()
+    smoke: ExperimentInputs | None = None  # the smoke test (manual 3.2): a short section, not an experiment row
 
 
 def _read_json(path: Path) -> tuple[Any, str | None]:
@@ -266,8 +268,8 @@ def load_run(run_dir: Path) -> RunInputs:
     env, env_problems = load_env(run_dir)
     run_tag = _text(run.get("run_tag"))
     outcomes = run.get("outcomes") if isinstance(run.get("outcomes"), dict) else {}
-    loaded = (load_experiment(run_dir, e, run_tag, outcomes.get(e)) for e in ids)
-    experiments = tuple(sorted(loaded, key=lambda x: (x.plan.order, x.id)))
+    loaded = [load_experiment(run_dir, e, run_tag, outcomes.get(e)) for e in ids]
+    experiments = tuple(sorted((x for x in loaded if not is_smoke(x.id)), key=lambda x: (x.plan.order, x.id)))
     return RunInputs(
         run_dir=run_dir,
         cluster=cluster,
@@ -277,7 +279,13 @@ def load_run(run_dir: Path) -> RunInputs:
         openpai_version=openpai_version_of(run),
         experiments=experiments,
         problems=tuple(problems + member_problems + env_problems),
+        smoke=next((x for x in loaded if is_smoke(x.id)), None),
     )
+
+
+def is_smoke(experiment: str) -> bool:
+    """A smoke-test plan (labs/smoke/), reported in a section of its own rather than as an experiment row."""
+    return (SMOKE_PLANS / f"{experiment}.yaml").is_file() and not (EXPERIMENTS / f"{experiment}.yaml").is_file()
 
 
 def timeline_source(folder: Path) -> str:

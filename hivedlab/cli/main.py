@@ -32,6 +32,8 @@ COMMANDS: dict[str, str] = {
     "env": "check this machine for the lab and write its environment record",
     "deploy-inputs": "write OpenPAI quick-start inputs from the group inventory",
     "scheduler-config": "render a HiveD config for the group and put it in services-configuration.yaml",
+    "accounts": "create the members' OpenPAI users, grant their VCs and write their tokens (manual step 3.1)",
+    "doctor": "check a deployed cluster: nodes, rest-server, portal, HiveD's VCs and cells, tokens, unfinished jobs",
     "sim": "drive the simulated HiveD scheduler directly (sim replay CONFIG OPS.json)",
 }
 
@@ -64,6 +66,10 @@ def _command(name: str) -> Command:
         from hivedlab.cli.commands import deploy_inputs as module
     elif name == "scheduler-config":
         from hivedlab.cli.commands import scheduler_config as module
+    elif name == "accounts":
+        from hivedlab.cli.commands import accounts as module
+    elif name == "doctor":
+        from hivedlab.cli.commands import doctor as module
     else:
         from hivedlab.cli.commands import sim as module
     return cast(Command, module)

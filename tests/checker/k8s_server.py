@@ -2,7 +2,8 @@
 scripted faults that real API servers produce: a connection dropped mid-stream, 410 Gone (as an HTTP status or
 an ERROR event), bookmarks, an expired resourceVersion after compaction, a stalled (slow) stream, a garbage line.
 
-Only what the watcher uses: pods, core/v1 events and FrameworkController frameworks in one namespace.
+Only what the watcher uses: pods, core/v1 events and FrameworkController frameworks in one namespace; and the
+nodes, for `hivedlab doctor`.
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ PATHS = {
     "/api/v1/namespaces/default/pods": "pods",
     "/api/v1/namespaces/default/events": "events",
     "/apis/frameworkcontroller.microsoft.com/v1/namespaces/default/frameworks": "frameworks",
+    "/api/v1/nodes": "nodes",
 }
-KINDS = {"pods": ("Pod", "v1"), "events": ("Event", "v1"), "frameworks": ("Framework", "frameworkcontroller.microsoft.com/v1")}
+KINDS = {"pods": ("Pod", "v1"), "events": ("Event", "v1"), "frameworks": ("Framework", "frameworkcontroller.microsoft.com/v1"),
+         "nodes": ("Node", "v1")}
 
 
 class _QuietServer(ThreadingHTTPServer):

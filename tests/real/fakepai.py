@@ -1,7 +1,8 @@
 """A fake OpenPAI v1.2.0 rest-server (docs/openpai-model.md#the-rest-api) served over real HTTP on 127.0.0.1.
 
 Stateful enough for the client and the real backend: users with passwords and VCs, JWT-shaped tokens, job
-submission (text/yaml, 202 / 400 / 403 / 409), job detail, stop, list, virtual clusters. Faults are scripted:
+submission (text/yaml, 202 / 400 / 403 / 409), job detail, stop, list, virtual clusters, the user API (read,
+create, patch; VCs granted only when the deployed config has them), revoked and expiring tokens. Faults are scripted:
 `fail_next(method, path_prefix, reply)` answers the next matching request with `reply` (None drops the connection).
 """
 
@@ -9,7 +10,9 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import threading
+import time
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -18,13 +21,15 @@ import yaml
 from .conftest import LocalServer, json_reply
 
 
-def make_jwt(user: str, application: bool = False) -> str:
+def make_jwt(user: str, application: bool = False, exp: int | None = None) -> str:
     def part(data: dict[str, Any]) -> str:
         return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
 
     claims: dict[str, Any] = {"username": user, "admin": user == "admin"}
     if application:
         claims["application"] = True
+    if exp is not None:
+        claims.update(iat=exp - 7 * 86400, exp=exp)
     return f"{part({'alg': 'HS256', 'typ': 'JWT'})}.{part(claims)}.c2lnbmF0dXJl"
 
 
@@ -42,6 +47,8 @@ class FakePai:
         self.auto_advance: tuple[int, int] | None = None  # (GETs until RUNNING, GETs until SUCCEEDED)
         self.gets: dict[str, int] = {}
         self.on_submit: Any = None  # called with the job id of each accepted submission (tests/real/fakecluster.py)
+        self.admins = {"admin"}
+        self.logins = 0
         self.server: LocalServer = serve(self.handle)
         self.url = self.server.url + "/rest-server"
 
@@ -91,6 +98,8 @@ class FakePai:
         return None
 
     def _route(self, handler, method: str, path: str, body: bytes):
+        if path == "/" and method == "GET":  # pylon's root: the web portal
+            return 200, {"Content-Type": "text/html; charset=utf-8"}, b"<!DOCTYPE html><title>Platform for AI</title>"
         if not path.startswith("/rest-server/api/"):
             return json_reply(404, {"code": "NoApiError", "message": f"API {path} is not found."})
         route = path[len("/rest-server"):]
@@ -103,7 +112,11 @@ class FakePai:
                 return json_reply(400, {"code": "NoUserError", "message": f"User {user} is not found."})
             if self.users[user] != password:
                 return json_reply(400, {"code": "IncorrectPasswordError", "message": "Password is incorrect."})
-            return json_reply(200, {"user": user, "token": make_jwt(user), "admin": user == "admin"})
+            with self.lock:
+                self.logins += 1
+                token = make_jwt(user, exp=int(time.time()) + 7 * 86400 + self.logins)  # 7 days, unique per login
+                self.tokens[token] = user
+            return json_reply(200, {"user": user, "token": token, "admin": user in self.admins})
         user = self._user(handler, route)
         if user is None:
             message = "Your token is invalid." if handler.headers.get("Authorization") else \
@@ -139,9 +152,53 @@ class FakePai:
                                             "message": f"User {user} is not allowed to do operation."})
                 self.set_state(job_id, "STOPPED", executionType="STOP")
                 return json_reply(202, {"status": 202, "message": f"Execute job {job_id} successfully."})
+        if route == "/api/v2/users" or route.startswith("/api/v2/users/"):
+            return self._users(user, method, route, body)
         if route == "/api/v2/virtual-clusters":
             return json_reply(200, {vc: {"capacity": 50, "resourcesTotal": {"gpu": 1}} for vc in self.vcs})
         return json_reply(404, {"code": "NoApiError", "message": f"API {route} is not found."})
+
+    def _user_object(self, name: str) -> dict[str, Any]:
+        return {"username": name, "grouplist": sorted(self.grants[name]) + (["admingroup"] if name in self.admins
+                                                                              else []),
+                "email": "", "extension": {}, "admin": name in self.admins,
+                "virtualCluster": sorted(self.grants[name]), "storageConfig": []}
+
+    def _users(self, user: str, method: str, route: str, body: bytes):
+        name = route[len("/api/v2/users/"):] if route.startswith("/api/v2/users/") else None
+        if method == "GET" and name:
+            if user != name and user not in self.admins:
+                return json_reply(403, {"code": "ForbiddenUserError", "message": "Non-admin is not allow to do this operation."})
+            if name not in self.users:
+                return json_reply(404, {"code": "NoUserError", "message": f"User {name} is not found."})
+            with self.lock:
+                return json_reply(200, self._user_object(name))
+        if name is not None or method not in ("POST", "PUT"):
+            return json_reply(404, {"code": "NoApiError", "message": f"API {route} is not found."})
+        if user not in self.admins:
+            return json_reply(403, {"code": "ForbiddenUserError", "message": "Non-admin is not allow to do this operation."})
+        data = json.loads(body or b"{}")
+        fields = data.get("data", {}) if method == "PUT" else data
+        name, password, vcs = fields.get("username"), fields.get("password"), fields.get("virtualCluster")
+        if not isinstance(name, str) or not re.match(r"^[\w.-]+$", name) or (
+                password is not None and len(str(password)) < 6) or (method == "POST" and password is None):
+            return json_reply(400, {"code": "InvalidParametersError", "message": "\"password\" length must be at least 6"})
+        for vc in vcs or []:
+            if vc not in self.vcs:  # the VC's group exists only while the deployed config defines the VC
+                return json_reply(404, {"code": "NoGroupError", "message": f"Group {vc} is not found."})
+        with self.lock:
+            if method == "POST":
+                if name in self.users:
+                    return json_reply(409, {"code": "ConflictUserError", "message": f"User name {name} already exists."})
+                self.users[name], self.grants[name] = str(password), set(vcs or ["default"])
+                return json_reply(201, {"message": "User is created successfully"})
+            if name not in self.users:
+                return json_reply(404, {"code": "NoUserError", "message": f"User {name} is not found."})
+            if password is not None:
+                self.users[name] = str(password)
+            if vcs is not None:
+                self.grants[name] = set(vcs)
+            return json_reply(201, {"message": f"Update user {name} successfully."})
 
     def _advance(self, job_id: str) -> None:
         if not self.auto_advance or self.jobs[job_id]["jobStatus"]["state"] not in ("WAITING", "RUNNING"):

@@ -157,3 +157,33 @@ def test_help(cli):
 def test_unreadable_inventory(cli, tmp_path):
     result = cli("deploy-inputs", "--inventory", str(tmp_path / "nope.yaml"), "--password", "x")
     assert result.code == 2 and "cannot read group inventory" in result.err
+
+
+def test_default_folder_is_under_home_and_says_where(cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    result = cli("deploy-inputs", "--inventory", inventory(tmp_path), "--password", "paiopen", "--lang", "en")
+    secret = tmp_path / "home" / "pai-inputs" / "config.yaml"
+    assert result.code == 0, result.err
+    assert secret.stat().st_mode & 0o777 == 0o600
+    assert f"{secret} holds the SSH password: mode 600" in result.out
+    assert "paiopen" not in result.out + result.err
+
+
+@pytest.mark.parametrize("marker", ["folder", "file"], ids=["clone", "linked-worktree"])
+def test_folder_inside_a_repository_is_refused(cli, tmp_path, marker):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    if marker == "folder":
+        (repo / ".git").mkdir()
+    else:
+        (repo / ".git").write_text("gitdir: elsewhere\n", encoding="utf-8")
+    result = cli("deploy-inputs", "--inventory", inventory(tmp_path), "--out", str(repo / "deploy"),
+                 "--password", "paiopen")
+    assert result.code == 2 and result.err.count("\n") == 1
+    assert "inside the git repository" in result.err and "--out" in result.err
+    assert not (repo / "deploy").exists()
+
+
+def test_json_names_the_password_file(cli, tmp_path):
+    result, out = run(cli, tmp_path, "--format", "json")
+    assert json.loads(result.out)["password_file"] == str((out / "config.yaml").resolve())

@@ -22,6 +22,20 @@ SCHEMA = json.loads((ROOT / "configs" / "schemas" / "environment-record.schema.j
 envcheck = importlib.import_module("hivedlab.labs.00_check_env")
 
 
+TCP_HEADER = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+SSHD_LISTENING = TCP_HEADER + "   0: 00000000:0016 00000000:0000 0A 00000000:00000000 00:00000000 00000000  0  0 1 1\n"
+
+
+@pytest.fixture(autouse=True)
+def proc_net(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """/proc/net as on a machine whose sshd listens on port 22 (write `tcp` again for another machine)."""
+    folder = tmp_path / "proc-net"
+    folder.mkdir()
+    (folder / "tcp").write_text(SSHD_LISTENING, encoding="utf-8")
+    monkeypatch.setattr(envcheck, "PROC_NET", str(folder))
+    return folder
+
+
 def validate(record: dict) -> None:
     jsonschema.Draft202012Validator(SCHEMA).validate(record)
 
@@ -87,6 +101,7 @@ def test_script_runs_under_python_3_6(fake_bin, tmp_path):
     out = tmp_path / "rec.json"
     env = dict(os.environ, PYTHONNOUSERSITE="1")
     done = subprocess.run([PYTHON36, "-S", str(SCRIPT), "--member", "Carol", "--no-sdk", "--linux-user", "",
+                           "--proc-net", str(tmp_path / "proc-net"),
                            "--out", str(out), "--lang", "en"], capture_output=True, text=True, env=env, timeout=60)
     assert done.returncode == 0, done.stderr
     validate(json.loads(out.read_text(encoding="utf-8")))
@@ -210,21 +225,24 @@ def test_recorded_gpu_machine_without_docker(cli, fake_bin, tmp_path):
 def test_daemon_down_reported_from_cli_server_errors(cli, fake_bin, tmp_path):
     write_program(fake_bin, "docker", f'cat "{DOCKER / "docker-info-daemon-down.json"}"\n')
     _, record = _run_cli(cli, tmp_path, "--no-sdk")
-    assert "Is the docker daemon running?" in checks_by_id(record)["docker"]["message"]["en"]
+    assert checks_by_id(record)["docker"]["message"]["en"] == (
+        "Docker Engine not reachable: the Docker daemon is not running (no /var/run/docker.sock)")
 
 
 def test_gpu_container_check_via_cli(cli, fake_bin, tmp_path, ubuntu):
     write_program(fake_bin, "nvidia-smi", nvidia_smi_script(tmp_path))
     write_program(fake_bin, "docker", (
         f'if [ "$1" = info ]; then cat "{DOCKER / "docker-info-nvidia-default.json"}"; exit 0; fi\n'
-        'echo "$@" > "$(dirname "$0")/run-args"\n'
+        'echo "$@" >> "$(dirname "$0")/run-args"\n'
         'echo "GPU 0: NVIDIA H200 (UUID: GPU-0)"\n'))
     result, record = _run_cli(cli, tmp_path, "--no-sdk", "--gpu-container", "--cuda-image", "nvidia/cuda:12.0.0-base-ubuntu22.04",
                               "--os-release", str(ubuntu))
     assert result.code == 0
     assert checks_by_id(record)["gpu-container"]["ok"] is True
-    assert (fake_bin / "run-args").read_text().split() == ["run", "--rm", "nvidia/cuda:12.0.0-base-ubuntu22.04",
-                                                           "nvidia-smi", "-L"]
+    assert (fake_bin / "run-args").read_text().splitlines() == [
+        "run --rm nvidia/cuda:12.0.0-base-ubuntu22.04 nvidia-smi -L",
+        "run --rm -e NVIDIA_VISIBLE_DEVICES=0 nvidia/cuda:12.0.0-base-ubuntu22.04 nvidia-smi -L"]
+    assert checks_by_id(record)["gpu-isolation"]["ok"] is True
 
 
 def test_gpu_container_failure_names_the_image(cli, fake_bin, tmp_path):
@@ -242,7 +260,7 @@ def test_role_master_memory_and_gpu_warning(cli, fake_bin, tmp_path, monkeypatch
     result, record = _run_cli(cli, tmp_path, "--no-sdk", "--role", "master")
     checks = checks_by_id(record)
     assert checks["memory"]["ok"] is False and "40000" in checks["memory"]["message"]["en"]
-    assert checks["gpu"]["severity"] == "warning"
+    assert checks["gpu"]["ok"] is None and checks["nvidia-smi"]["ok"] is None
 
 
 def test_json_format_prints_the_record(cli, fake_bin, tmp_path):
@@ -325,10 +343,12 @@ def test_real_gpu_machine(tmp_path):
     assert record["gpus"]["count"] >= 1 and record["driver_version"]
 
 
-def _docker_api_with_containers(info: dict, start_status: int = 204):
+def _docker_api_with_containers(info: dict, start_status: int = 204, isolates: bool = True):
     base = _docker_api(info)
     inspect = {"Id": "c0ffee", "Name": "/lab", "Config": {"Tty": False}, "State": {"Running": False},
                "HostConfig": {"AutoRemove": False, "LogConfig": {"Type": "json-file", "Config": {}}}}
+
+    given_one = {"now": False}
 
     def frame(text: bytes) -> bytes:
         return bytes([1, 0, 0, 0]) + len(text).to_bytes(4, "big") + text
@@ -338,6 +358,7 @@ def _docker_api_with_containers(info: dict, start_status: int = 204):
         if route.endswith("/containers/create") and method == "POST":
             spec = json.loads(body)
             assert spec["Cmd"] == ["nvidia-smi", "-L"] and spec["Image"] == "nvidia/cuda:10.0-base"
+            given_one["now"] = "NVIDIA_VISIBLE_DEVICES=0" in (spec.get("Env") or []) and isolates
             return json_reply(201, {"Id": "c0ffee", "Warnings": []})
         if route.endswith("/containers/c0ffee/json"):
             return json_reply(200, inspect)
@@ -349,8 +370,8 @@ def _docker_api_with_containers(info: dict, start_status: int = 204):
         if route.endswith("/containers/c0ffee/wait"):
             return json_reply(200, {"StatusCode": 0})
         if route.endswith("/containers/c0ffee/logs"):
-            return 200, {"Content-Type": "application/vnd.docker.raw-stream"}, frame(
-                b"GPU 0: NVIDIA H200 (UUID: GPU-00000000-0000-0000-0000-000000000000)\n")
+            listed = b"GPU 0: NVIDIA H200 (UUID: GPU-0)\n" + (b"" if given_one["now"] else b"GPU 1: NVIDIA H200 (UUID: GPU-1)\n")
+            return 200, {"Content-Type": "application/vnd.docker.raw-stream"}, frame(listed)
         if route.endswith("/containers/c0ffee") and method == "DELETE":
             return 204, {}, b""
         return base(handler, method, path, body)
@@ -367,7 +388,155 @@ def test_gpu_container_via_docker_sdk(cli, fake_bin, tmp_path, monkeypatch, serv
     _, record = _run_cli(cli, tmp_path, "--gpu-container")
     check = checks_by_id(record)["gpu-container"]
     if start_status == 204:
-        assert check["ok"] is True and "1 GPU(s) visible in a container" in check["message"]["en"], check
+        assert check["ok"] is True and "2 GPU(s) visible in a container" in check["message"]["en"], check
+        assert checks_by_id(record)["gpu-isolation"]["ok"] is True
         assert any(r["method"] == "DELETE" for r in server.requests)  # --rm
     else:
         assert check["ok"] is False and "nvidia-container-cli" in check["message"]["en"]
+
+
+def test_gpu_container_that_sees_every_gpu_fails_isolation(cli, fake_bin, tmp_path, monkeypatch, serve):
+    pytest.importorskip("docker")
+    info = json.loads((DOCKER / "docker-info-nvidia-default.json").read_text(encoding="utf-8"))
+    server = serve(_docker_api_with_containers(info, isolates=False))
+    monkeypatch.setenv("DOCKER_HOST", server.url.replace("http://", "tcp://"))
+    result, record = _run_cli(cli, tmp_path, "--gpu-container")
+    check = checks_by_id(record)["gpu-isolation"]
+    assert check["ok"] is False and "2 GPU(s) (must be 1)" in check["message"]["en"]
+    assert "NVIDIA_VISIBLE_DEVICES" in check["fix"]["en"] and result.code == 1
+
+
+# ------------------------------------------------------------ machine check by role, sshd, clock, pulls
+
+
+def test_gpu_less_dev_box_passes(cli, fake_bin, tmp_path, ubuntu):
+    write_program(fake_bin, "docker", f'cat "{DOCKER / "docker-info-runc-default.json"}"\n')
+    result, record = _run_cli(cli, tmp_path, "--no-sdk", "--role", "dev-box", "--os-release", str(ubuntu))
+    assert result.code == 0, result.out
+    validate(record)
+    checks = checks_by_id(record)
+    assert "nvidia-runtime" not in checks and "default-runtime" not in checks
+    assert checks["gpu"]["ok"] is None and "a dev-box needs no GPU" in checks["gpu"]["message"]["en"]
+    assert "[FAIL]" not in result.out
+
+
+def test_gpu_less_master_passes_and_gpu_container_is_not_run(cli, fake_bin, tmp_path, ubuntu, monkeypatch):
+    monkeypatch.setattr(envcheck, "parse_meminfo_available_mb", lambda text: 64000)
+    write_program(fake_bin, "docker", (
+        f'if [ "$1" = info ]; then cat "{DOCKER / "docker-info-runc-default.json"}"; exit 0; fi\n'
+        'echo ran > "$(dirname "$0")/ran"; exit 125\n'))
+    result, record = _run_cli(cli, tmp_path, "--no-sdk", "--role", "master", "--gpu-container",
+                              "--os-release", str(ubuntu))
+    assert result.code == 0, result.out
+    assert not (fake_bin / "ran").exists() and checks_by_id(record)["memory"]["ok"] is True
+
+
+def test_worker_without_a_gpu_still_fails(cli, fake_bin, tmp_path, ubuntu):
+    write_program(fake_bin, "docker", f'cat "{DOCKER / "docker-info-nvidia-default.json"}"\n')
+    result, record = _run_cli(cli, tmp_path, "--no-sdk", "--role", "worker", "--os-release", str(ubuntu))
+    assert result.code == 1 and checks_by_id(record)["nvidia-smi"]["ok"] is False
+
+
+@pytest.mark.parametrize(("role", "severity", "code"), [("worker", "error", 1), ("dev-box", "warning", 0)])
+def test_sshd_not_listening(cli, fake_bin, tmp_path, ubuntu, proc_net, role, severity, code):
+    (proc_net / "tcp").write_text(TCP_HEADER + "   0: 00000000:07E8 00000000:0000 0A 0 0 0 0 0 1 1\n"
+                                  "   1: 0100007F:0016 0200007F:B000 01 0 0 0 0 0 1 1\n", encoding="utf-8")
+    write_program(fake_bin, "nvidia-smi", nvidia_smi_script(tmp_path))
+    write_program(fake_bin, "docker", f'cat "{DOCKER / "docker-info-nvidia-default.json"}"\n')
+    result, record = _run_cli(cli, tmp_path, "--no-sdk", "--role", role, "--os-release", str(ubuntu))
+    check = checks_by_id(record)["sshd"]
+    assert check["ok"] is False and check["severity"] == severity and "openssh-server" in check["fix"]["en"]
+    assert result.code == code
+
+
+def test_sshd_on_ipv6_only(proc_net):
+    (proc_net / "tcp").write_text(TCP_HEADER, encoding="utf-8")
+    (proc_net / "tcp6").write_text(TCP_HEADER + "   0: 00000000000000000000000000000000:0016 "
+                                   "00000000000000000000000000000000:0000 0A 0 0 0 0 0 1 1\n", encoding="utf-8")
+    assert envcheck.probe_sshd() is True
+
+
+TIMEDATECTL_1804 = """                      Local time: Thu 2026-11-26 10:00:00 UTC
+                  Universal time: Thu 2026-11-26 10:00:00 UTC
+                        RTC time: Thu 2026-11-26 10:00:00
+                       Time zone: Etc/UTC (UTC, +0000)
+       System clock synchronized: {sync}
+systemd-timesyncd.service active: yes
+                 RTC in local TZ: no
+"""
+CHRONYC = """Reference ID    : A9FEA97B (169.254.169.123)
+Stratum         : 4
+System time     : 0.000734211 seconds slow of NTP time
+Last offset     : -0.000011380 seconds
+"""
+
+
+@pytest.mark.parametrize("sync", ["yes", "no"])
+def test_clock_state_and_offset_recorded(cli, fake_bin, tmp_path, ubuntu, sync):
+    write_program(fake_bin, "timedatectl", f'[ "$1" = status ] || exit 1\ncat <<"EOF"\n{TIMEDATECTL_1804.format(sync=sync)}EOF\n')
+    write_program(fake_bin, "chronyc", f'cat <<"EOF"\n{CHRONYC}EOF\n')
+    write_program(fake_bin, "docker", f'cat "{DOCKER / "docker-info-runc-default.json"}"\n')
+    result, record = _run_cli(cli, tmp_path, "--no-sdk", "--role", "dev-box", "--os-release", str(ubuntu))
+    validate(record)
+    assert record["clock"] == {"ntp_synchronized": sync == "yes", "offset_ms": -0.734, "source": "chronyc"}
+    check = checks_by_id(record)["ntp"]
+    assert check["ok"] is (sync == "yes") and check["severity"] == "warning" and "offset -0.734 ms" in check["message"]["en"]
+    assert result.code == 0  # a warning only
+
+
+def test_clock_parsers():
+    assert envcheck.parse_timedatectl("NTP synchronized: no\n") is False  # Ubuntu 16.04's wording
+    assert envcheck.parse_timedatectl("") is None
+    assert envcheck.parse_clock_offset_ms("       Offset: +1.262ms\n") == 1.262
+    assert envcheck.parse_clock_offset_ms("       Offset: -250us\n") == -0.25
+    assert envcheck.parse_clock_offset_ms("System time : 1.5 seconds fast of NTP time") == 1500.0
+    assert envcheck.parse_clock_offset_ms("nothing") is None
+
+
+def test_docker_sdk_raw_socket_error_becomes_plain_words(cli, fake_bin, tmp_path, monkeypatch):
+    pytest.importorskip("docker")
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-such-docker.sock")
+    result, record = _run_cli(cli, tmp_path)
+    check = checks_by_id(record)["docker"]
+    assert check["message"]["en"] == "Docker Engine not reachable: the Docker daemon is not running (no /var/run/docker.sock)"
+    assert "sudo systemctl start docker" in check["fix"]["en"]
+    assert "Error while fetching" not in result.out and "FileNotFoundError" not in json.dumps(record)
+
+
+def test_docker_sdk_raw_errors_in_plain_words():
+    raw = ("Error while fetching server API version: ('Connection aborted.', FileNotFoundError(2, 'No such file or "
+           "directory'))")
+    assert envcheck.explain_docker_error(raw)[1] == "the Docker daemon is not running (no /var/run/docker.sock)"
+    zh, en = envcheck.explain_docker_error(
+        "Error while fetching server API version: ('Connection aborted.', PermissionError(13, 'Permission denied'))")
+    assert en == "this user may not use /var/run/docker.sock" and "docker.sock" in zh
+    assert envcheck.explain_docker_error("something else") is None
+
+
+PULL_TIMEOUT = ("docker: Error response from daemon: Get https://registry-1.docker.io/v2/: net/http: request canceled "
+                "while waiting for connection (Client.Timeout exceeded while awaiting headers).")
+
+
+def test_failed_pull_gives_the_registry_mirror_hint(cli, fake_bin, tmp_path, ubuntu):
+    write_program(fake_bin, "nvidia-smi", nvidia_smi_script(tmp_path))
+    write_program(fake_bin, "docker", (
+        f'if [ "$1" = info ]; then cat "{DOCKER / "docker-info-nvidia-default.json"}"; exit 0; fi\n'
+        f'echo "{PULL_TIMEOUT}" >&2; exit 125\n'))
+    result, record = _run_cli(cli, tmp_path, "--no-sdk", "--gpu-container", "--os-release", str(ubuntu))
+    hint = checks_by_id(record)["registry-mirror"]
+    assert hint["ok"] is False and hint["severity"] == "warning"
+    assert "registry mirrors configured: none" in hint["message"]["en"]
+    assert '"registry-mirrors"' in hint["fix"]["en"] and "docker pull nvidia/cuda:10.0-base" in hint["fix"]["en"]
+    assert "gpu-isolation" not in checks_by_id(record) and result.code == 1
+
+
+def test_slow_pull_gives_the_hint_and_the_isolation_probe_runs(fake_bin, tmp_path):
+    write_program(fake_bin, "docker", 'case "$*" in *NVIDIA_VISIBLE_DEVICES=0*) echo "GPU 0: A";; '
+                                      '*) printf "GPU 0: A\\nGPU 1: B\\n";; esac\n')
+    ticks = iter([0.0, 300.0])
+    container = envcheck.probe_gpu_container("img", use_sdk=False, clock=lambda: next(ticks))
+    assert container["ok"] and container["gpus"] == 2 and container["elapsed_s"] == 300.0
+    assert container["isolated"] == {"ok": True, "gpus": 1, "error": None}
+    checks = {c["id"]: c for c in envcheck._container_checks(container, "img", {"registry_mirrors": ["https://m"]})}
+    assert checks["gpu-isolation"]["ok"] is True
+    assert "the first run took 300.0 s; registry mirrors configured: https://m" in checks["registry-mirror"]["message"]["en"]

@@ -34,3 +34,39 @@ def test_02_step_number_follows_the_config():
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("[实验手册 4.5 / manual step 4.5]") and "GPU-NODE-POOL" in done.stdout
     assert run("labs/02_switch_scheduler_config.py", "two-vc").stdout.startswith("[实验手册 4.1")
+
+
+def _bare_python(script: Path, *args: str) -> list[str]:
+    """A Python without site-packages, as the system's Python is before `source .venv/bin/activate`."""
+    return [sys.executable, "-S", "-s", str(script), *args]
+
+
+def _bare_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+
+
+def _copy_script_into(repo: Path, name: str) -> Path:
+    labs = repo / "labs"
+    labs.mkdir(parents=True)
+    for file in ("find_venv.py", name):
+        (labs / file).write_text((ROOT / "labs" / file).read_text(encoding="utf-8"), encoding="utf-8")
+    return labs / name
+
+
+def test_script_in_a_new_shell_reruns_itself_with_the_repository_venv(tmp_path):
+    script = _copy_script_into(tmp_path, "03_vc_safety.py")
+    python = tmp_path / ".venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text('#!/bin/sh\necho "venv python: $*"\n', encoding="utf-8")
+    python.chmod(0o755)
+    done = subprocess.run(_bare_python(script, "--seed", "3"), capture_output=True, text=True, timeout=60, cwd="/",
+                          env=_bare_env())
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"venv python: {script} --seed 3\n"
+
+
+def test_script_without_a_venv_says_what_to_run(tmp_path):
+    script = _copy_script_into(tmp_path, "06_gang.py")
+    done = subprocess.run(_bare_python(script), capture_output=True, text=True, timeout=60, cwd="/", env=_bare_env())
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "make venv" in done.stderr and "Traceback" not in done.stderr

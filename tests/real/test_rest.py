@@ -57,7 +57,7 @@ def test_info_login_submit_status_stop(pai, sleeps):
     anon = client(pai, sleeps, user=None)
     assert anon.info()["version"] == "v1.2.0"
     token = anon.login("alice", "alice-pass")
-    assert anon.user == "alice" and token == make_jwt("alice")
+    assert anon.user == "alice" and pai.tokens[token] == "alice" and rest.token_user(token) == "alice"
     reply = anon.submit(job(), "job-config-0-alice-r1")
     assert reply.status == 202 and "successfully" in reply.message
     post = [r for r in pai.requests if r["method"] == "POST" and r["path"].endswith("/api/v2/jobs")][0]

@@ -1,5 +1,7 @@
 """`hivedlab deploy-inputs`: OpenPAI quick-start inputs (master.csv, worker.csv, config.yaml) from the inventory.
 
+config.yaml holds the Linux user's SSH password, so the three files go to a folder outside any git repository (by
+default `~/pai-inputs`), config.yaml with mode 600 (docs/deployment.md).
 The files are exactly what `contrib/kubespray/quick-start-*.sh` read (docs/openpai-model.md#quick-start-inputs): `hostname,ip` rows with
 no header, no blank line and no spaces; `branch_name` and `docker_image_tag` unquoted, one per line, since the scripts
 read them with `grep | tr -d space | cut -d: -f2`. They are checked before anything is written.
@@ -18,6 +20,7 @@ import yaml
 
 from hivedlab.basics.errors import EXIT_FINDINGS, HivedlabError
 from hivedlab.basics.files import read_json, write_atomic
+from hivedlab.basics.secrets import refuse_inside_repository, write_secret
 from hivedlab.basics.text import Text
 from hivedlab.cli.options import add_format, add_lang, new_parser
 from hivedlab.group.inventory import (
@@ -33,10 +36,11 @@ from hivedlab.group.inventory import (
 PASSWORD_ENV = "HIVEDLAB_SSH_PASSWORD"
 FIXED_BRANCH = "pai-1.2.y"
 SAFE_VALUE = re.compile(r"^[A-Za-z0-9._/-]+$")
+DEFAULT_OUT = "~/pai-inputs"
 MAX_CPUS_V120 = 50  # §5.2: the v1.2.0 generator crashes on a worker with > 50 allocatable CPUs
 
 EXAMPLES = """\
-  hivedlab deploy-inputs --inventory group.yaml --password paiopen      # writes deploy/{master,worker}.csv, config.yaml
+  hivedlab deploy-inputs --inventory group.yaml --password paiopen   # writes ~/pai-inputs/{master,worker}.csv, config.yaml
   hivedlab deploy-inputs --inventory group.yaml --env out/env --out ~/pai-inputs   # also checks workers' GPUs
   HIVEDLAB_SSH_PASSWORD=paiopen hivedlab deploy-inputs --inventory group.yaml --branch pai-1.2.y
 """
@@ -136,7 +140,9 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
         EXAMPLES,
     )
     parser.add_argument("--inventory", metavar="FILE", help="group inventory (default: the shipped example)")
-    parser.add_argument("--out", default="deploy", metavar="DIR", help="folder to write the three files (default: deploy)")
+    parser.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
+                        help=f"folder outside the repository for the three files (default: {DEFAULT_OUT}); "
+                             "config.yaml holds the password")
     parser.add_argument("--env", metavar="DIR", help="folder of environment records (hivedlab env) to check workers' GPUs")
     parser.add_argument("--user", default="openpai", help="the Linux user of manual step 1.4 (default: openpai)")
     parser.add_argument("--password", help=f"that user's password (or set {PASSWORD_ENV}); never printed")
@@ -157,6 +163,8 @@ def run(args: argparse.Namespace) -> int:
     for name, value in (("--user", args.user), ("--branch", args.branch), ("--docker-image-tag", args.docker_image_tag)):
         if not SAFE_VALUE.match(value):
             raise HivedlabError(f"{name} {value!r}: only letters, digits and . _ / - are allowed")
+    folder = Path(args.out).expanduser()
+    refuse_inside_repository(folder, "config.yaml", f"give a folder outside it with --out (default: {DEFAULT_OUT})")
     data, source = read_inventory(args.inventory)
     findings = inventory_problems(data)
     inventory = None
@@ -170,17 +178,16 @@ def run(args: argparse.Namespace) -> int:
                                 f"if a worker has more than 50 CPUs the v1.2.0 generator crashes: use --branch "
                                 f"{FIXED_BRANCH}"))
     errors = [f for f in findings if f.severity == "error"]
-    folder = Path(args.out).expanduser()
     if inventory is not None and not errors:
         masters = tuple(m for m in inventory.members if "master" in m.roles)
         workers = tuple(w for w in inventory.workers if w not in masters)
         write_atomic(folder / "master.csv", host_csv(masters))
         write_atomic(folder / "worker.csv", host_csv(workers))
-        write_atomic(folder / "config.yaml", quickstart_config(args.user, password, args.branch, args.docker_image_tag))
-        (folder / "config.yaml").chmod(0o600)
+        write_secret(folder / "config.yaml", quickstart_config(args.user, password, args.branch, args.docker_image_tag))
     commands = deployment_commands(folder, args.branch, args.docker_image_tag)
     if args.format == "json":
         print(json.dumps({"written": not errors, "folder": str(folder.resolve()),
+                          "password_file": None if errors else str(folder.resolve() / "config.yaml"),
                           "findings": [f.as_dict() for f in findings],
                           "commands": commands.splitlines() if not errors else []}, ensure_ascii=False, indent=2))
     else:
@@ -198,5 +205,8 @@ def _print_text(findings: list[Problem], errors: list[Problem], folder: Path, co
         return
     print(("已写入 " if lang == "zh" else "wrote ") + ", ".join(
         str(folder.resolve() / n) for n in ("master.csv", "worker.csv", "config.yaml")))
+    secret = folder.resolve() / "config.yaml"
+    print(f"{secret} 含有 SSH 密码：权限 600，只有你能读；部署完成后可以删除。" if lang == "zh" else
+          f"{secret} holds the SSH password: mode 600, readable by you only; delete it once deployed.")
     print("\n在 dev-box 上执行（实验手册 2.2-2.3）：" if lang == "zh" else "\nOn the dev-box (manual steps 2.2-2.3):")
     print(commands)

@@ -44,7 +44,8 @@ EXAMPLES = """\
 def build_parser(prog: str) -> argparse.ArgumentParser:
     parser = new_parser(prog, DESCRIPTION, EXAMPLES)
     parser.add_argument("experiment", metavar="EXP|all",
-                        help="an experiment id (e.g. gang, or the optional reconfig) or 'all' (the main experiments)")
+                        help="an experiment id (e.g. gang, or the optional reconfig), 'all' (the main experiments), "
+                             "or 'smoke' (the step 3.2 smoke test)")
     parser.add_argument("--cluster", choices=("sim", "pai"), default="sim", help="where to run (default: sim)")
     parser.add_argument("--scheduler", choices=("hived", "default", "kube-batch"),
                         help="the simulated cluster's scheduler (default: each plan's own, hived for the five)")
