@@ -17,6 +17,23 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
+# A kubeconfig for the fake API server at `url` (the token is no secret: the fake accepts any).
+KUBECONFIG = """\
+apiVersion: v1
+kind: Config
+clusters:
+- name: local
+  cluster: {{server: "{url}"}}
+contexts:
+- name: lab
+  context: {{cluster: local, user: student}}
+current-context: lab
+users:
+- name: student
+  user: {{token: not-a-secret}}
+"""
+
+
 PATHS = {
     "/api/v1/namespaces/default/pods": "pods",
     "/api/v1/namespaces/default/events": "events",

@@ -9,22 +9,7 @@ import time
 from pathlib import Path
 
 from hivedlab.evidence import read_evidence
-from tests.checker.k8s_server import FakeApiServer
-
-KUBECONFIG = """\
-apiVersion: v1
-kind: Config
-clusters:
-- name: local
-  cluster: {{server: "{url}"}}
-contexts:
-- name: lab
-  context: {{cluster: local, user: student}}
-current-context: lab
-users:
-- name: student
-  user: {{token: not-a-secret}}
-"""
+from tests.checker.k8s_server import KUBECONFIG, FakeApiServer
 
 
 def test_help(cli) -> None:

@@ -17,7 +17,7 @@ import pytest
 from hivedlab.basics.resources import SCHEMAS
 from hivedlab.cluster.openpai.rest import PaiClient
 from hivedlab.evidence import read_evidence
-from tests.checker.k8s_server import FakeApiServer
+from tests.checker.k8s_server import KUBECONFIG, FakeApiServer
 
 from .conftest import json_reply
 from .fakecluster import FakeCluster
@@ -25,20 +25,6 @@ from .fakepai import FakePai
 from .test_pai_backend import FakeHived
 from .test_rest import job
 
-KUBECONFIG = """\
-apiVersion: v1
-kind: Config
-clusters:
-- name: local
-  cluster: {{server: "{url}"}}
-contexts:
-- name: lab
-  context: {{cluster: local, user: student}}
-current-context: lab
-users:
-- name: student
-  user: {{token: not-a-secret}}
-"""
 MEMBERS = ("alice", "bob", "carol", "dan")  # configs/group.example.yaml, the default inventory
 INVALID = json_reply(401, {"code": "UnauthorizedUserError", "message": "Your token is invalid."})
 
