@@ -26,7 +26,6 @@ from hivedlab.basics.files import parse_yaml, read_json, read_text, write_atomic
 from hivedlab.basics.resources import shipped_name
 from hivedlab.checker.judge import judge_file
 from hivedlab.checker.plans import Plan, RestartStep, Step, StopStep, SubmitStep, SwitchConfigStep, WaitStep
-from hivedlab.checker.report.build import build_report
 from hivedlab.checker.verdicts import to_json
 from hivedlab.cluster.backend import Backend, JobStatus, SubmitResult
 from hivedlab.cluster.openpai.naming import framework_name
@@ -441,6 +440,8 @@ def _verdicts_step(out: Path, runs: Sequence[ExperimentRun], lang: str) -> str:
 
 
 def _report_step(out: Path, runs: Sequence[ExperimentRun], lang: str) -> str:
+    from hivedlab.checker.report.build import build_report  # matplotlib loads only when a report is made
+
     result = build_report(out, lang)
     return f"report: {Path(result.markdown_path).name}, {Path(result.html_path).name}, charts {len(result.charts)}"
 
