@@ -1,16 +1,17 @@
-"""Wrong behaviour made by a deliberately broken simulator (the second way, beside edited and re-sealed logs):
-HiveD's filter answers "preempt" but the broken cluster binds the preemptor onto the victim's GPU at once, with no
-preemption. The checker must call every such run inconsistent."""
+"""Wrong behaviour made by a deliberately broken simulator (the second way, beside edited and re-sealed logs): no
+preemption (the preemptor bound onto the victim's GPU at once), VC boundaries ignored, a gang started task by task,
+`gangAllocation: false` ignored. The checker must call every such run inconsistent, for the right reason."""
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
 import pytest
 
 from hivedlab.cluster import hived
-from hivedlab.cluster.sim import SimCluster
+from hivedlab.cluster.sim import SimCluster, hooks
 from tests.sim.test_lab_experiments import run
 
 
@@ -45,3 +46,76 @@ def test_a_simulator_that_never_preempts_is_caught(cli, tmp_path: Path, no_preem
     assert data["verdict"] == "inconsistent", result.out
     exclusive = next(a for a in data["answers"] if a["kind"] == "gpu-exclusive")
     assert exclusive["verdict"] == "inconsistent" and "still held it" in exclusive["answer"]["en"]
+
+
+@pytest.fixture
+def vc_boundaries_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The broken cluster's HiveD hands vc1 every cell of the physical cluster, while the log records the lab's
+    two-VC config: vc1's jobs may then run on the default VC's machine."""
+    real_new = hooks.new_scheduler
+
+    def new(mapping, name, clock):  # type: ignore[no-untyped-def]
+        if name == "two-vc":
+            mapping = copy.deepcopy(mapping)
+            cells = [cell for vc in mapping["virtualClusters"].values() for cell in vc["virtualCells"]]
+            mapping["virtualClusters"] = {"default": {"virtualCells": []}, "vc1": {"virtualCells": cells}}
+        return real_new(mapping, name, clock)
+
+    monkeypatch.setattr(hooks, "new_scheduler", new)
+
+
+def test_a_simulator_that_ignores_vc_boundaries_is_caught(cli, tmp_path: Path, vc_boundaries_ignored: None) -> None:
+    run(tmp_path, "vc-safety", 1)
+    log = tmp_path / "experiments" / "vc-safety" / "evidence.jsonl"
+    data = json.loads(cli("check", str(log), "--format", "json").out)
+    assert data["verdict"] == "inconsistent"
+    placement = next(a for a in data["answers"] if a["kind"] == "placement")
+    assert placement["verdict"] == "inconsistent" and "hostname-carol" in placement["answer"]["en"]
+
+
+@pytest.fixture
+def gang_started_piecemeal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The broken cluster asks HiveD about each pod of a gang as if it were a job of its own (no affinity group):
+    a gang's tasks then start one by one, whenever a GPU is free."""
+    real_ask = SimCluster._ask_hived
+
+    def ask(self, ref, spec, nodes, phase):  # type: ignore[no-untyped-def]
+        return real_ask(self, ref, {k: v for k, v in spec.items() if k != "affinityGroup"}, nodes, phase)
+
+    monkeypatch.setattr(SimCluster, "_ask_hived", ask)
+
+
+def test_a_simulator_that_starts_a_gang_piecemeal_is_caught(cli, tmp_path: Path, gang_started_piecemeal: None) -> None:
+    run(tmp_path, "gang", 1)
+    log = tmp_path / "experiments" / "gang" / "evidence.jsonl"
+    data = json.loads(cli("check", str(log), "--format", "json").out)
+    assert data["verdict"] == "inconsistent"
+    waits = next(a for a in data["answers"] if a["kind"] == "gang-waits")
+    assert waits["verdict"] == "inconsistent", waits["answer"]["en"]
+
+
+
+@pytest.fixture
+def incremental_made_gang(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The broken cluster ignores `gangAllocation: false`: the incremental job's two single-GPU tasks are asked for
+    as one gang (HiveD then waits until both GPUs are free)."""
+    real_ask = SimCluster._ask_hived
+
+    def ask(self, ref, spec, nodes, phase):  # type: ignore[no-untyped-def]
+        if spec.get("affinityGroup") is None:
+            framework = ref.name.split("-", 1)[0]
+            spec = {**spec, "affinityGroup": {"name": f"broken/{framework}",
+                                              "members": [{"podNumber": 2, "leafCellNumber": 1}]}}
+        return real_ask(self, ref, spec, nodes, phase)
+
+    monkeypatch.setattr(SimCluster, "_ask_hived", ask)
+
+
+def test_a_simulator_that_ignores_gang_allocation_false_is_caught(cli, tmp_path: Path,
+                                                                  incremental_made_gang: None) -> None:
+    run(tmp_path, "incremental", 1)
+    log = tmp_path / "experiments" / "incremental" / "evidence.jsonl"
+    data = json.loads(cli("check", str(log), "--format", "json").out)
+    assert data["verdict"] == "inconsistent"
+    incremental = next(a for a in data["answers"] if a["kind"] == "incremental")
+    assert incremental["verdict"] == "inconsistent", incremental["answer"]["en"]
