@@ -411,7 +411,7 @@ class HivedScheduler:
         return PodPlacement(node, tuple(leaf.index for leaf in present), tuple(types))
 
     # -- AddAllocatedPod / deletions (§3.9) ----------------------------------------------------------------
-    def add_allocated_pod(self, pod: PodRef, spec: Mapping[str, Any], bind_info: BindInfo) -> None:
+    def add_allocated_pod(self, pod: PodRef, spec: Mapping[str, Any] | None, bind_info: BindInfo) -> None:
         s = self._parse(pod, spec)
         number = s.leaf_cell_number
         group = self.groups.get(s.group_name)
