@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 OUT    ?= out
 
-.PHONY: run test lint unit venv bench clean
+.PHONY: run test lint typecheck unit venv bench clean
 
 $(BIN)/hivedlab: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,12 +18,16 @@ venv: $(BIN)/hivedlab
 run: venv
 	$(BIN)/hivedlab run all --cluster sim --out $(OUT) --replace
 
-## test: set up, then lint, check the import layers and run the tests
-test: lint unit
+## test: set up, then lint, check the import layers, check the types and run the tests
+test: lint typecheck unit
 
 lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
+
+## typecheck: mypy --strict on the packages listed in pyproject.toml's [tool.mypy]
+typecheck: venv
+	$(BIN)/mypy
 
 unit: venv
 	$(BIN)/python -m pytest

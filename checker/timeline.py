@@ -21,18 +21,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
-from hivedlab.checker.pod_facts import (  # noqa: F401 - re-exported for callers of hivedlab.checker.timeline
-    BIND_INFO,
-    LEAF_CELL_ISOLATION,
-    WAIT_PREFIX,
-    app_status,
-    bind_gpus,
-    bind_node,
-    gpu_request,
-    hived_reason,
-    node_gpus_from_config,
-    vc_nodes_from_config,
-)
+# re-exported (`as`) for callers of hivedlab.checker.timeline
+from hivedlab.checker.pod_facts import WAIT_PREFIX as WAIT_PREFIX
+from hivedlab.checker.pod_facts import app_status as app_status
+from hivedlab.checker.pod_facts import bind_gpus as bind_gpus
+from hivedlab.checker.pod_facts import bind_node as bind_node
+from hivedlab.checker.pod_facts import gpu_request as gpu_request
+from hivedlab.checker.pod_facts import hived_reason as hived_reason
+from hivedlab.checker.pod_facts import node_gpus_from_config as node_gpus_from_config
+from hivedlab.checker.pod_facts import vc_nodes_from_config as vc_nodes_from_config
+from hivedlab.cluster.hived.annotations import BIND_INFO as BIND_INFO
+from hivedlab.cluster.hived.annotations import LEAF_CELL_ISOLATION as LEAF_CELL_ISOLATION
 from hivedlab.cluster.openpai.naming import framework_name
 from hivedlab.evidence import Record, parse_time
 
@@ -350,7 +349,8 @@ class TimelineBuilder:
     def _submit(self, action: dict[str, Any], mark: Mark) -> None:
         user, name = str(action.get("user", "")), str(action.get("job_name", ""))
         fw = str(action.get("framework_name") or framework_name(user, name))
-        reply = action.get("reply") if isinstance(action.get("reply"), dict) else {}
+        raw_reply = action.get("reply")
+        reply: dict[str, Any] = raw_reply if isinstance(raw_reply, dict) else {}
         body = reply.get("body")
         message = body.get("message") if isinstance(body, dict) else (body if isinstance(body, str) else None)
         if isinstance(body, dict) and body.get("resumed") and self.jobs.get(fw) and self.jobs[fw].submissions:
@@ -457,7 +457,7 @@ class TimelineBuilder:
         self.events_seen.add(key_seen)
         message = str(event.get("message") or event.get("note") or "")
         uid, name = involved.get("uid"), involved.get("name")
-        key = uid if uid in self.attempts else (self.uid_by_name.get(name) if not uid else None)
+        key = uid if uid in self.attempts else (self.uid_by_name.get(name) if not uid and name is not None else None)
         if key is None:
             self.pending_events.setdefault(uid or name or "", []).append((str(reason), mark, message))
             return

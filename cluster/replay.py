@@ -43,7 +43,7 @@ class Replay:
         self.config = config
         self.scheduler = HivedScheduler(config)
         self.nodes = frozenset(self.scheduler.reported_nodes)
-        self.bound: dict[str, tuple[Mapping[str, Any], BindInfo]] = {}  # in the order the pods were bound
+        self.bound: dict[str, tuple[Mapping[str, Any] | None, BindInfo]] = {}  # in the order the pods were bound
         self.waiting: set[str] = set()
         self.not_ready: set[str] = set()
 

@@ -11,7 +11,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV = os.path.join(ROOT, ".venv")
 
 
-def use_repository_venv(argv=None):
+def use_repository_venv(argv: list[str] | None = None) -> None:
     """Return when hivedlab imports; else exec `.venv/bin/python` on the same script, or exit 2 saying what to run."""
     try:
         import hivedlab  # noqa: F401

@@ -387,7 +387,8 @@ def _write_run_json(
 ) -> None:
     previous = _previous_run(ctx)
     sessions = [s for s in previous.get("sessions") or [previous.get("started")] if isinstance(s, str)]
-    outcomes = previous.get("outcomes") if isinstance(previous.get("outcomes"), dict) else {}
+    raw_outcomes = previous.get("outcomes")
+    outcomes: dict[str, Any] = raw_outcomes if isinstance(raw_outcomes, dict) else {}
     outcomes = {**outcomes, **{(r.run_id or r.experiment): {"status": r.status, "reason": r.reason} for r in results}}
     earlier = [e for e in previous.get("experiments") or [] if isinstance(e, str)]
     earlier_contrast = [e for e in previous.get("contrast") or [] if isinstance(e, str)]

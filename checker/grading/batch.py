@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from hivedlab.basics.files import write_atomic
 from hivedlab.checker.grading.copies import flag_copies
@@ -83,7 +84,7 @@ def _refused_result(name: str, root: Path) -> GroupResult:
 
 
 # Set in the parent before the worker pool forks; workers read them instead of pickling a judge per task.
-_CONTEXT: dict[str, object] = {}
+_CONTEXT: dict[str, Any] = {}  # rubric, lab, judge, max_bytes
 
 
 def grade_one(name: str, root: Path, rubric: Rubric, lab: LabSpec, judge: Judge | None,
@@ -103,8 +104,8 @@ def grade_one(name: str, root: Path, rubric: Rubric, lab: LabSpec, judge: Judge 
 
 def _worker(task: tuple[str, str]) -> GroupGrade:
     name, root = task
-    return grade_one(name, Path(root), _CONTEXT["rubric"], _CONTEXT["lab"], _CONTEXT["judge"],  # type: ignore[arg-type]
-                     _CONTEXT.get("max_bytes"))  # type: ignore[arg-type]
+    return grade_one(name, Path(root), _CONTEXT["rubric"], _CONTEXT["lab"], _CONTEXT["judge"],
+                     _CONTEXT.get("max_bytes"))
 
 
 def grade_all(groups: Sequence[tuple[str, Path]], rubric: Rubric, lab: LabSpec, judge: Judge | None,

@@ -58,7 +58,8 @@ def parse_claims(block: Any) -> tuple[Claim, ...]:
     claims = []
     for experiment, entry in _entries(block):
         answers = []
-        raw_answers = entry.get("answers") if isinstance(entry.get("answers"), list) else []
+        given_answers = entry.get("answers")
+        raw_answers: list[Any] = given_answers if isinstance(given_answers, list) else []
         for index, answer in enumerate(raw_answers):
             if isinstance(answer, Mapping) and _verdict(answer.get("verdict")):
                 answers.append((index, answer["verdict"]))
@@ -70,7 +71,8 @@ def parse_claims(block: Any) -> tuple[Claim, ...]:
 def _seqs(answers: Iterable[Mapping[str, Any]]) -> tuple[int, ...]:
     found: list[int] = []
     for answer in answers:
-        evidence = answer.get("evidence") if isinstance(answer.get("evidence"), list) else []
+        raw_evidence = answer.get("evidence")
+        evidence: list[Any] = raw_evidence if isinstance(raw_evidence, list) else []
         found += [seq for seq in evidence if isinstance(seq, int)]
     return tuple(sorted(set(found)))
 
@@ -102,7 +104,8 @@ def compare_claim(claim: Claim, rejudged: Mapping[str, Any] | None, evidence_fil
         match = answers[position] if position < len(answers) else None
         question = question_index(match, position) if match is not None else position
         actual_answer = _verdict(match.get("verdict")) if match else None
-        if verdict == "consistent" and actual_answer and actual_answer != "consistent" and not findings:
+        if match is not None and verdict == "consistent" and actual_answer and actual_answer != "consistent" \
+                and not findings:
             seqs = _seqs([match])
             findings.append(Finding(
                 "claim", "answer-contradicted",

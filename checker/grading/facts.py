@@ -61,7 +61,8 @@ def check_facts(claimed: Any, actual: Sequence[AttemptFact], experiment: str, ev
         if not isinstance(fact, Mapping) or not isinstance(fact.get("job"), str):
             continue
         checked += 1
-        key = (fact["job"], str(fact.get("task")), fact.get("attempt") if isinstance(fact.get("attempt"), int) else 0)
+        attempt = fact.get("attempt")
+        key = (fact["job"], str(fact.get("task")), attempt if isinstance(attempt, int) else 0)
         label = f"{key[0]} {key[1]} attempt {key[2] + 1}"
         real = index.get(key)
         if real is None:

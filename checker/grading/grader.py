@@ -97,7 +97,7 @@ def grade_experiment(sub: Submission, experiment: str, lab: LabSpec, judge: Judg
                                 files.evidence or "", broken, experiment))
     if not log.records:
         findings.append(Finding("problem", "empty-log", f"{files.evidence}: no evidence records",
-                                f"{files.evidence}：没有证据记录", files.evidence, None, experiment))
+                                f"{files.evidence}：没有证据记录", files.evidence or "", None, experiment))
         return ExperimentResult(experiment, files, warnings=log.warnings, findings=tuple(findings))
     facts, log_findings = check_log(log.records, files.evidence or "", lab.get(experiment), sub.allowed_nodes)
     findings += log_findings
@@ -194,7 +194,7 @@ def grade_submission(sub: Submission, lab: LabSpec, judge: Judge | None,
         if result.judge_error and result.has_log and judge is not None:
             findings.append(Finding("problem", "judge-failed", f"the checker could not judge {result.id}: "
                                     f"{result.judge_error}", f"检查器无法判定 {result.id}：{result.judge_error}",
-                                    result.files.evidence if result.files else "", None, result.id))
+                                    (result.files.evidence or "") if result.files else "", None, result.id))
     return GroupResult(sub, results, total, supported, tuple(findings))
 
 

@@ -102,7 +102,8 @@ def check_objects(records: Sequence[Record], out: _Collector) -> None:
         obj, seq = record.object, record.seq
         if record.kind != "object" or obj is None or record.watch_type == "BOOKMARK":
             continue
-        meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
+        raw_meta = obj.get("metadata")
+        meta: Mapping[str, Any] = raw_meta if isinstance(raw_meta, Mapping) else {}
         uid = meta.get("uid")
         if not isinstance(uid, str) or not uid:
             continue
@@ -233,8 +234,9 @@ def check_actions(records: Sequence[Record], spec: ExperimentSpec | None,
 
 def _first_str(data: Mapping[str, Any], *keys: str) -> str | None:
     for key in keys:
-        if isinstance(data.get(key), str) and data[key]:
-            return data[key]
+        value = data.get(key)
+        if isinstance(value, str) and value:
+            return value
     return None
 
 
@@ -258,7 +260,8 @@ def _check_submission(action: Mapping[str, Any], key: str | None, spec: Experime
     if klass != expected.priority_class and PRIORITIES.get(str(klass)) != expected.priority:
         out.add("foreign", "foreign-priority", f"{key} was submitted with priority {klass}; the lab's job uses "
                 f"{expected.priority_class}", f"{key} 的优先级为 {klass}，实验规定为 {expected.priority_class}", seq)
-    roles = protocol.get("taskRoles") if isinstance(protocol.get("taskRoles"), Mapping) else {}
+    raw_roles = protocol.get("taskRoles")
+    roles: Mapping[str, Any] = raw_roles if isinstance(raw_roles, Mapping) else {}
     sent = tuple(sorted((str(n), r.get("instances"), _get(r, "resourcePerInstance", "gpu"))
                         for n, r in roles.items() if isinstance(r, Mapping)))
     if sent != tuple(sorted(expected.task_roles)):

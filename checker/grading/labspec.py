@@ -68,14 +68,19 @@ class LabSpec:
 
 def expected_job(key: str, protocol: Mapping[str, Any]) -> ExpectedJob:
     """Read what grading compares from a job protocol (parsed YAML)."""
-    defaults = protocol.get("defaults") if isinstance(protocol.get("defaults"), Mapping) else {}
-    extras = protocol.get("extras") if isinstance(protocol.get("extras"), Mapping) else {}
-    hived = extras.get("hivedScheduler") if isinstance(extras.get("hivedScheduler"), Mapping) else {}
-    roles = protocol.get("taskRoles") if isinstance(protocol.get("taskRoles"), Mapping) else {}
+    raw_defaults = protocol.get("defaults")
+    defaults: Mapping[str, Any] = raw_defaults if isinstance(raw_defaults, Mapping) else {}
+    raw_extras = protocol.get("extras")
+    extras: Mapping[str, Any] = raw_extras if isinstance(raw_extras, Mapping) else {}
+    raw_hived = extras.get("hivedScheduler")
+    hived: Mapping[str, Any] = raw_hived if isinstance(raw_hived, Mapping) else {}
+    raw_roles = protocol.get("taskRoles")
+    roles: Mapping[str, Any] = raw_roles if isinstance(raw_roles, Mapping) else {}
     task_roles = []
     for name, role in roles.items():
         role = role if isinstance(role, Mapping) else {}
-        resources = role.get("resourcePerInstance") if isinstance(role.get("resourcePerInstance"), Mapping) else {}
+        raw_resources = role.get("resourcePerInstance")
+        resources: Mapping[str, Any] = raw_resources if isinstance(raw_resources, Mapping) else {}
         task_roles.append((str(name), _int(role.get("instances"), 1), _int(resources.get("gpu"), 0)))
     return ExpectedJob(
         key=key,

@@ -114,7 +114,7 @@ def rubric_from_mapping(data: Any, source: str = "rubric") -> Rubric:
         )
         for raw in data.get("penalties", [])
     )
-    ids = [entry.id for entry in (*items, *penalties)]
+    ids = [entry.id for entry in items] + [entry.id for entry in penalties]
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:
         raise HivedlabError(f"{source}: item/penalty id used twice: {', '.join(duplicates)}")

@@ -200,7 +200,8 @@ def score_environment(group: GroupResult) -> tuple[float, str, str, tuple[str, .
         _filled(v) for k, v in (sub.run or {}).items() if "openpai" in k.lower())
     for member in sub.inventory.members:
         record = _env_for(sub.env, member) or {}
-        gpus = record.get("gpus") if isinstance(record.get("gpus"), Mapping) else {}
+        raw_gpus = record.get("gpus")
+        gpus: Mapping[str, Any] = raw_gpus if isinstance(raw_gpus, Mapping) else {}
         fields = {
             # the report fills hostname and IP from the inventory when the record lacks them
             "hostname": record.get("hostname") or member.hostname, "ip": record.get("ip") or member.ip,
@@ -291,8 +292,10 @@ def score_penalty(penalty: Penalty, group: GroupResult, rubric: Rubric) -> Penal
 def score_group(group: GroupResult, rubric: Rubric, lab: LabSpec) -> GroupGrade:
     items = tuple(score_item(item, group, lab, rubric) for item in rubric.items)
     penalties = tuple(score_penalty(p, group, rubric) for p in rubric.penalties)
-    sources = tuple(group.experiment(e).source if group.experiment(e) else "" for e in rubric.experiments)
+    looked_up = (group.experiment(e) for e in rubric.experiments)
+    sources = tuple(result.source if result else "" for result in looked_up)
     run = group.submission.run if isinstance(group.submission.run, dict) else {}
-    contrast = run.get("contrast") if isinstance(run.get("contrast"), list) else []
+    raw_contrast = run.get("contrast")
+    contrast: list[Any] = raw_contrast if isinstance(raw_contrast, list) else []
     return GroupGrade(group.name, items, penalties, group.findings, rubric.max_points(), rubric.floor, sources,
                       group.identity, tuple(str(c) for c in contrast))

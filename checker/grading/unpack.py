@@ -66,14 +66,14 @@ def _members(archive: Path) -> Iterator[tuple[str, str, int, IO[bytes] | None]]:
                         yield info.filename, "file", info.file_size, stream
         return
     with tarfile.open(archive) as tf:
-        for info in tf:
-            if info.isdir():
-                yield info.name, "dir", 0, None
-            elif info.isreg():
-                stream = tf.extractfile(info)
-                yield info.name, "file", info.size, stream
+        for member in tf:
+            if member.isdir():
+                yield member.name, "dir", 0, None
+            elif member.isreg():
+                member_stream = tf.extractfile(member)
+                yield member.name, "file", member.size, member_stream
             else:
-                yield info.name, "other", info.size, None
+                yield member.name, "other", member.size, None
 
 
 def unpack_archive(archive: Path, dest: Path, max_total: int = MAX_TOTAL_BYTES,

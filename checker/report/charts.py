@@ -10,6 +10,12 @@ from __future__ import annotations
 import io
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # matplotlib is imported when a chart is drawn
+    from matplotlib.artist import Artist
+    from matplotlib.axes import Axes
+    from matplotlib.patches import Patch
 
 WAIT_LANE_PREFIX = "waiting: "
 
@@ -273,7 +279,7 @@ def _prefix_ids(svg: str, salt: str) -> str:
     return _ID_USE.sub(lambda m: f"{m.group(1)}{prefix}-{m.group(2)}", svg)
 
 
-def _paint(ax, data: ChartData, patch_type) -> None:  # noqa: ANN001 - matplotlib objects
+def _paint(ax: Axes, data: ChartData, patch_type: type[Patch]) -> None:
     count = len(data.lanes)
     colour = {job: _PALETTE[i % len(_PALETTE)] for i, job in enumerate(data.jobs)}
     y_of = {i: count - 1 - i for i in range(count)}  # first lane on top
@@ -316,7 +322,7 @@ def _paint(ax, data: ChartData, patch_type) -> None:  # noqa: ANN001 - matplotli
     ax.set_xlabel("time since the experiment began (h:mm:ss)")
     ax.set_title(_plain(data.title))
     ax.grid(axis="x", linestyle=":", linewidth=0.5)
-    handles = [patch_type(facecolor=colour[j], label=_plain(j)) for j in data.jobs]
+    handles: list[Artist] = [patch_type(facecolor=colour[j], label=_plain(j)) for j in data.jobs]
     handles.append(patch_type(facecolor="none", edgecolor="#555555", hatch="///", label="waiting (unschedulable)"))
     from matplotlib.lines import Line2D
 

@@ -14,6 +14,7 @@ not pair up stop the render rather than risk losing text.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from hivedlab.basics.errors import HivedlabError
 
@@ -79,9 +80,14 @@ def merge(rendered: str, previous: dict[str, str], orphan_heading: str) -> str:
                 re.MULTILINE | re.DOTALL,
             )
             replacement = block(block_id, previous[block_id])
-            out = pattern.sub(lambda _m, r=replacement: r, out, count=1)
+            out = pattern.sub(_constant(replacement), out, count=1)
     orphans = [block_id for block_id in previous if block_id not in fresh and previous[block_id].strip()]
     if orphans:
         kept = "\n\n".join(block(b, previous[b]) for b in orphans)
         out = out.rstrip("\n") + f"\n\n{orphan_heading}\n\n{kept}\n"
     return out
+
+
+def _constant(text: str) -> Callable[[re.Match[str]], str]:
+    """A `re.sub` replacement that inserts `text` as it is (no backslash escapes)."""
+    return lambda _match: text

@@ -16,8 +16,8 @@ from hivedlab.basics.files import read_json
 from hivedlab.basics.resources import EXPERIMENTS, SMOKE_PLANS
 from hivedlab.checker.judge import judge_file
 from hivedlab.checker.plans import load_plan
+from hivedlab.checker.pod_facts import vc_nodes_from_config
 from hivedlab.checker.report.timeline import ExperimentTimeline, timeline_for_chart
-from hivedlab.checker.timeline import vc_nodes_from_config
 from hivedlab.checker.verdicts import to_json
 from hivedlab.group.inventory import inventory_from_mapping, read_inventory
 
@@ -120,7 +120,8 @@ def env_record_from_mapping(data: Any, source: str) -> EnvRecord | None:
     """An environment record's printable fields; None when `data` is not a record at all."""
     if not isinstance(data, dict):
         return None
-    gpus = data.get("gpus") if isinstance(data.get("gpus"), dict) else {}
+    raw_gpus = data.get("gpus")
+    gpus: dict[str, Any] = raw_gpus if isinstance(raw_gpus, dict) else {}
     return EnvRecord(
         member=_text(data.get("member")) or Path(source).stem,
         source=source,
@@ -267,7 +268,8 @@ def load_run(run_dir: Path) -> RunInputs:
     members, member_problems = load_members(run_dir)
     env, env_problems = load_env(run_dir)
     run_tag = _text(run.get("run_tag"))
-    outcomes = run.get("outcomes") if isinstance(run.get("outcomes"), dict) else {}
+    raw_outcomes = run.get("outcomes")
+    outcomes: dict[str, Any] = raw_outcomes if isinstance(raw_outcomes, dict) else {}
     loaded = [load_experiment(run_dir, e, run_tag, outcomes.get(e)) for e in ids]
     experiments = tuple(sorted((x for x in loaded if not is_smoke(x.id)), key=lambda x: (x.plan.order, x.id)))
     return RunInputs(

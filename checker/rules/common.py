@@ -144,6 +144,16 @@ def idle_during(timeline: Timeline, node: str, start: float, end: float) -> bool
     return cursor < end
 
 
+def started_seq(attempt: Attempt) -> float:
+    """Sort key for attempts that started: the start's record seq (INF for one that did not start)."""
+    return attempt.started.seq if attempt.started is not None else INF
+
+
+def started_t(attempt: Attempt) -> float:
+    """Sort key for attempts that started: the start's time (INF for one that did not start)."""
+    return attempt.started.t if attempt.started is not None else INF
+
+
 def seqs(*marks: Mark | None) -> tuple[int, ...]:
     return tuple(sorted({m.seq for m in marks if m is not None}))
 

@@ -52,7 +52,7 @@ def gang_start(ctx: Context, rule: dict[str, Any]) -> Outcome:
     if not bound:
         return missing(f"{who(job).zh} 没有子任务被调度", f"no task of {who(job).en} was ever bound")
     first = min(bound, key=_bound_t)
-    late = [a for a in tasks if _bound_t(a) > first.bound.t + TOLERANCE_S.get(ctx.source, 0.0) and a.waits]
+    late = [a for a in tasks if _bound_t(a) > _bound_t(first) + TOLERANCE_S.get(ctx.source, 0.0) and a.waits]
     evidence = seqs(first.bound, *(a.waits[0].mark for a in late), *(a.bound for a in late))
     if late:
         until = min(map(_bound_t, late))

@@ -65,9 +65,9 @@ def gang_waits(ctx: Context, rule: dict[str, Any]) -> Outcome:
                        f"{who(holder).en} ran on {holder_node} until {clock(holder.end)}")
     evidence = seqs(holder.end, first_wait, *(a.bound for a in job.attempts))
     if early:
-        bound = "、".join(f"{a.task_index} 号子任务 {clock(a.bound)} 到 {a.node}" for a in early)
+        bound_zh = "、".join(f"{a.task_index} 号子任务 {clock(a.bound)} 到 {a.node}" for a in early)
         bound_en = ", ".join(f"task {a.task_index} at {clock(a.bound)} to {a.node}" for a in early)
-        return Outcome(INCONSISTENT, holder_text + Text(f"；期间 {who(job).zh} 已有子任务被调度（{bound}），没有整体等待。",
+        return Outcome(INCONSISTENT, holder_text + Text(f"；期间 {who(job).zh} 已有子任务被调度（{bound_zh}），没有整体等待。",
                                                         f"; meanwhile {who(job).en} already had tasks bound ({bound_en}): "
                                                         "it did not wait as a whole."), evidence)
     bound = [a for a in job.attempts if a.bound is not None]
@@ -128,7 +128,8 @@ def gang_together(ctx: Context, rule: dict[str, Any]) -> Outcome:
                 f"({placed_en})")
     if any(s is None for s in starts):
         ran = [s for s in starts if s is not None]
-        if ran and (ctx.timeline.last.t - min(s.t for s in ran)) > tolerance and ctx.run_finished:  # type: ignore[union-attr]
+        last = ctx.timeline.last
+        if ran and last is not None and (last.t - min(s.t for s in ran)) > tolerance and ctx.run_finished:
             return Outcome(INCONSISTENT, text + Text("，但有子任务一直没有启动。", ", but a task never started."), evidence)
         return cut_short(ctx, f"日志在 {who(job).zh} 的全部子任务启动之前就结束了", f"the log ends before all tasks of {who(job).en} started")
     gap = max(s.t for s in starts if s) - min(s.t for s in starts if s)

@@ -19,6 +19,7 @@ from hivedlab.checker.rules.common import (
     released_at,
     seqs,
     span,
+    started_seq,
     where,
     who,
 )
@@ -78,7 +79,7 @@ def preempts(ctx: Context, rule: dict[str, Any]) -> Outcome:
     how = preemption_how(victim) if victim is not None else Text("", "")
     low_end = low.end
     if victim is not None and started is not None:
-        first = min((a for a in high.attempts if a.started), key=lambda a: a.started.seq)  # type: ignore[union-attr]
+        first = min((a for a in high.attempts if a.started), key=started_seq)
         evidence = seqs(submitted, victim.preempted, victim.deleted, victim.recreated, victim.ended, started,
                         first.bound)
         rerun = _reran_before(low, victim, started)
@@ -114,7 +115,7 @@ def preempts(ctx: Context, rule: dict[str, Any]) -> Outcome:
         )
         return Outcome(INCONSISTENT, text, seqs(submitted, low_end, started))
     if started is not None and (low_end is not None or ctx.run_finished):
-        first = min((a for a in high.attempts if a.started), key=lambda a: a.started.seq)  # type: ignore[union-attr]
+        first = min((a for a in high.attempts if a.started), key=started_seq)
         until = Text(f"到 {clock(low_end)}", f"until {clock(low_end)}") if low_end else Text("到日志结束",
                                                                                            "to the end of the log")
         text = base + Text(
@@ -214,7 +215,7 @@ def starts_while_running(ctx: Context, rule: dict[str, Any]) -> Outcome:
                            + Text("。", "."), seqs(job.submitted, other_end))
         return cut_short(ctx, f"到日志最后 {who(job).zh} 还没有开始运行", f"{who(job).en} had not started by the log's "
                          "last record")
-    first = min((a for a in job.attempts if a.started), key=lambda a: a.started.seq)  # type: ignore[union-attr]
+    first = min((a for a in job.attempts if a.started), key=started_seq)
     submitted = job.submitted
     delay = Text(f"（提交后 {span(started.t - submitted.t).zh}）" if submitted else "",
                  f" ({span(started.t - submitted.t).en} after submission)" if submitted else "")

@@ -17,6 +17,8 @@ from hivedlab.checker.rules.common import (
     missing,
     not_run,
     seqs,
+    started_seq,
+    started_t,
     where,
     who,
 )
@@ -115,7 +117,7 @@ def waits_while_idle(ctx: Context, rule: dict[str, Any]) -> Outcome:
 
 def _first_run(job: JobTimeline) -> Attempt | None:
     started = [a for a in job.attempts if a.started is not None]
-    return min(started, key=lambda a: a.started.seq) if started else None  # type: ignore[union-attr]
+    return min(started, key=started_seq) if started else None
 
 
 def sequential(ctx: Context, rule: dict[str, Any]) -> Outcome:
@@ -129,10 +131,11 @@ def sequential(ctx: Context, rule: dict[str, Any]) -> Outcome:
     ran = [(job, a) for job in jobs if (a := _first_run(job)) is not None]
     if len(ran) < 2:
         return missing("少于两个任务运行过，看不出运行顺序", "fewer than two jobs ran, so there is no order to see")
-    ran.sort(key=lambda item: item[1].started.t)  # type: ignore[union-attr]
+    ran.sort(key=lambda item: started_t(item[1]))
     runs = sorted(((job, a) for job in jobs for a in job.attempts if a.started is not None),
-                  key=lambda item: item[1].started.seq)  # type: ignore[union-attr]
-    lines, evidence, problems, remarks = [], [], [], []
+                  key=lambda item: started_seq(item[1]))
+    lines, evidence, problems = [], [], []
+    remarks: list[Text] = []
     for job, attempt in runs:
         ended = attempt.ended
         lines.append(Text(f"{who(job).zh} {clock(attempt.started)}–{clock(ended)} 在 {attempt.node}",
@@ -141,7 +144,7 @@ def sequential(ctx: Context, rule: dict[str, Any]) -> Outcome:
     for index, (job_a, a) in enumerate(runs):  # every attempt of every job: a re-created pod runs again
         end_a = a.ended.seq if a.ended else INF
         for job_b, b in runs[index + 1:]:
-            if job_b is not job_a and b.started.seq < end_a and a.node == b.node:  # type: ignore[union-attr]
+            if job_b is not job_a and started_seq(b) < end_a and a.node == b.node:
                 problems.append(Text(f"{who(job_b).zh} 在 {who(job_a).zh} 结束前就已在同一机器上运行",
                                      f"{who(job_b).en} ran on the same machine before {who(job_a).en} ended"))
     for (job_a, _), (job_b, _) in zip(ran, ran[1:], strict=False):

@@ -45,7 +45,8 @@ def check_hived_config(
         out.add("hived-load", ERROR, "", f"HiveD refuses this config at start-up: {type(exc).__name__}: {exc}")
     if not isinstance(data, Mapping):
         return out.items
-    physical = data.get("physicalCluster") if isinstance(data.get("physicalCluster"), Mapping) else {}
+    raw_physical = data.get("physicalCluster")
+    physical: Mapping[str, Any] = raw_physical if isinstance(raw_physical, Mapping) else {}
     types = {str(k): v for k, v in (physical.get("cellTypes") or {}).items() if isinstance(v, Mapping)} \
         if isinstance(physical.get("cellTypes"), Mapping) else {}
     _check_skus(physical, types, out)
@@ -195,7 +196,8 @@ def _check_path(path: str, ptr: str, types: Mapping[str, Mapping[str, Any]], cha
     parts = path.split(".")
     if parts[0] not in chains or parts[-1] not in types and parts[-1] not in _leaf_types(types):
         return  # HiveD's own verdict covers these
-    below, cell_type = [], parts[0]
+    below: list[str] = []
+    cell_type = parts[0]
     while cell_type in types and len(below) < 64:
         cell_type = str(types[cell_type].get("childCellType"))
         below.append(cell_type)

@@ -224,7 +224,8 @@ def _check_fits(data: Mapping[str, Any], role: str, spec: Mapping[str, Any], pla
 
 
 def _warnings(data: Mapping[str, Any], out: _Out) -> None:
-    extras = data.get("extras") if isinstance(data.get("extras"), Mapping) else {}
+    raw_extras = data.get("extras")
+    extras: Mapping[str, Any] = raw_extras if isinstance(raw_extras, Mapping) else {}
     if "gangAllocation" in extras and not isinstance(extras["gangAllocation"], bool):
         out.add("job-gang-allocation", WARNING, "/extras/gangAllocation",
                 f"gangAllocation is {extras['gangAllocation']!r}, not a boolean: HiveD then schedules the job "

@@ -8,7 +8,7 @@ Cell-level procedures (allocation, release, preemption) live in `hivedlab.cluste
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from hivedlab.cluster.hived import inspect as inspect_views
@@ -27,7 +27,7 @@ from hivedlab.cluster.hived.cell import (
     levels_of,
 )
 from hivedlab.cluster.hived.config import HivedConfig
-from hivedlab.cluster.hived.groups import ALLOCATED, BEING_PREEMPTED, PREEMPTING, Group
+from hivedlab.cluster.hived.groups import ALLOCATED, BEING_PREEMPTED, PREEMPTING, BoundPhysical, BoundVirtual, Group
 from hivedlab.cluster.hived.mapping import map_to_physical
 from hivedlab.cluster.hived.preemption import CellOps
 from hivedlab.cluster.hived.topology import TopologyScheduler, build_view
@@ -46,8 +46,11 @@ from hivedlab.cluster.hived.types import (
     parse_spec,
 )
 
+# a scheduling attempt's outcome: physical and virtual placement (both None when it fails), and the reason
+_Found = tuple[BoundPhysical | None, BoundVirtual | None, str]
 
-class HivedScheduler(CellOps):
+
+class HivedScheduler:
     """One HiveD process: cells built from the config, start-up replayed (§1.8), then driven call by call."""
 
     def __init__(self, config: HivedConfig, clock: Callable[[], str] | None = None,
@@ -56,7 +59,7 @@ class HivedScheduler(CellOps):
         the others, and those in `not_ready_nodes`, stay bad (a restart, docs/hived-model.md "Restart and
         recovery"). `clock` gives the lazy-preemption time shown by the inspect API."""
         self.config = config
-        self.clock = clock or (lambda: "")
+        self.clock: Callable[[], str] = clock or (lambda: "")
         types = config.cell_types
         self.tops, self.levels = build_physical(config)
         self.chains = list(config.chains)
@@ -90,7 +93,11 @@ class HivedScheduler(CellOps):
         self.pod_nodes: dict[str, str] = {}
         self.opp_entries: dict[str, list[PhysicalCell]] = {vc: [] for vc in self.vc_names}
         self.bad_nodes: set[str] = set()
-        self._last_spec: tuple | None = None
+        self._last_spec: tuple[Mapping[str, Any] | None, PodRef, PodSchedulingSpec] | None = None
+        self.cells = CellOps(chain_state=self.chain_state, groups=self.groups, opp_entries=self.opp_entries,
+                             vc_preassigned=self.vc_preassigned, vc_pinned=self.vc_pinned,
+                             type_level=self.type_level, leaf_by_key=self.leaf_by_key, chains=self.chains,
+                             clock=self.clock)
         self._start_up(ready_nodes, frozenset(not_ready_nodes))
 
     # -- construction ---------------------------------------------------------------------------------------
@@ -99,15 +106,15 @@ class HivedScheduler(CellOps):
         types = config.cell_types
         pinned_physical: dict[str, PhysicalCell] = {}
         for chain in self.chains:
-            for cells in self.levels[chain].values():
-                for cell in cells:
-                    if cell.pinned_id:
-                        pinned_physical[cell.pinned_id] = cell
+            for level_cells in self.levels[chain].values():
+                for physical_cell in level_cells:
+                    if physical_cell.pinned_id:
+                        pinned_physical[physical_cell.pinned_id] = physical_cell
         self.vc_names = [vc.name for vc in config.virtual_clusters]
         self.vc_preassigned: dict[str, dict[str, dict[int, list[VirtualCell]]]] = {}
         self.vc_pinned: dict[str, dict[str, VirtualCell]] = {}
-        self.vc_sched: dict[str, dict[str, TopologyScheduler]] = {}
-        self.pinned_sched: dict[str, dict[str, TopologyScheduler]] = {}
+        self.vc_sched: dict[str, dict[str, TopologyScheduler[VirtualCell]]] = {}
+        self.pinned_sched: dict[str, dict[str, TopologyScheduler[VirtualCell]]] = {}
         vc_free: dict[str, dict[str, dict[int, int]]] = {}
         chain_vcs: dict[str, list[str]] = {c: [] for c in self.chains}
         for vc in config.virtual_clusters:
@@ -249,7 +256,7 @@ class HivedScheduler(CellOps):
         if phase == PHASE_PREEMPTING:
             for _, _, _, leaf in group.leaves():
                 if leaf is not None and (not leaf.healthy or leaf.nodes[0] not in suggested):
-                    self._cancel_preemption(group)
+                    self.cells.cancel_preemption(group)
                     return None
         group.preempting_pods[pod.uid] = pod
         victims, _ = self._collect_victims(group.physical)
@@ -267,14 +274,14 @@ class HivedScheduler(CellOps):
         victims, overlapping = self._collect_victims(physical)
         if phase == PHASE_PREEMPTING:
             for preemptor in overlapping:
-                self._cancel_preemption(preemptor)
+                self.cells.cancel_preemption(preemptor)
             if victims:
-                self._create_preemption(s, physical, virtual, pod)
+                self.cells.create_preemption(s, physical, virtual, pod)
         if victims:
             return Preempt(victims)
         return self._bind(physical, virtual, s.leaf_cell_number, 0)
 
-    def _collect_victims(self, physical: Mapping[int, list[list[PhysicalCell | None]]]
+    def _collect_victims(self, physical: Mapping[int, Sequence[Sequence[PhysicalCell | None]]]
                          ) -> tuple[dict[str, tuple[PodRef, ...]], list[Group]]:
         victims: dict[str, dict[str, PodRef]] = {}
         overlapping: dict[int, Group] = {}
@@ -293,7 +300,7 @@ class HivedScheduler(CellOps):
                         overlapping.setdefault(id(leaf.reserving_group), leaf.reserving_group)
         return {node: tuple(pods.values()) for node, pods in victims.items()}, list(overlapping.values())
 
-    def _schedule_new(self, s: PodSchedulingSpec, suggested: Collection[str], pod: PodRef) -> tuple:
+    def _schedule_new(self, s: PodSchedulingSpec, suggested: Collection[str], pod: PodRef) -> _Found:
         vc = s.virtual_cluster
         if vc not in self.vc_preassigned:
             raise UserError(f"[{pod.key}]: VC {vc} does not exists!")
@@ -320,7 +327,7 @@ class HivedScheduler(CellOps):
         return None, None, last_reason
 
     def _for_type(self, s: PodSchedulingSpec, leaf_type: str, suggested: Collection[str], pod: PodRef,
-                  specified: bool) -> tuple:
+                  specified: bool) -> _Found:
         vc_has = False
         reason = ""
         for chain in self.type_chains[leaf_type]:
@@ -334,7 +341,7 @@ class HivedScheduler(CellOps):
                             f"which VC {s.virtual_cluster} does not have")
         return None, None, reason
 
-    def _handle(self, s: PodSchedulingSpec, chain: str, suggested: Collection[str]) -> tuple:
+    def _handle(self, s: PodSchedulingSpec, chain: str, suggested: Collection[str]) -> _Found:
         honoured = None if s.ignore_k8s_suggested_nodes else suggested
         if s.priority >= MIN_GUARANTEED_PRIORITY:
             return self._schedule_guaranteed(s, chain, honoured)
@@ -343,7 +350,8 @@ class HivedScheduler(CellOps):
             return None, None, f"{reason} when scheduling in physical cluster"
         return placement, None, ""
 
-    def _schedule_guaranteed(self, s: PodSchedulingSpec, chain: str, suggested: Collection[str] | None) -> tuple:
+    def _schedule_guaranteed(self, s: PodSchedulingSpec, chain: str, suggested: Collection[str] | None
+                             ) -> _Found:
         vc = s.virtual_cluster
         if s.pinned_cell_id:
             scheduler = self.pinned_sched[vc].get(s.pinned_cell_id)
@@ -354,7 +362,7 @@ class HivedScheduler(CellOps):
         if placement is None:
             return None, None, f"{reason} when scheduling in VC {vc}"
         numbers = sorted(placement)
-        lazy_groups = self._try_lazy_preempt(placement, numbers, s.group_name)
+        lazy_groups = self.cells.try_lazy_preempt(placement, numbers, s.group_name)
         leaves = [leaf for n in numbers for pod in placement[n] for leaf in pod]
         state = self.chain_state[chain]
         bindings = map_to_physical(leaves, state.free, state.all_vc_free, suggested)
@@ -362,13 +370,13 @@ class HivedScheduler(CellOps):
             physical = {n: [[bindings[id(leaf)] for leaf in pod] for pod in placement[n]] for n in numbers}
             return physical, placement, ""
         for group, virtual in lazy_groups:
-            self._revert_lazy_preempt(group, virtual)
+            self.cells.revert_lazy_preempt(group, virtual)
         kind = "bad" if suggested is None else "bad or non-suggested"
         return None, None, (f"Mapping the virtual placement would need to use at least one {kind} node "
                             f"(virtual placement : {_format_placement(leaves)})")
 
-    def _bind(self, physical: Mapping[int, list[list[PhysicalCell | None]]],
-              virtual: Mapping[int, list[list[VirtualCell | None]]] | None, number: int, slot: int,
+    def _bind(self, physical: Mapping[int, Sequence[Sequence[PhysicalCell | None]]],
+              virtual: Mapping[int, Sequence[Sequence[VirtualCell | None]]] | None, number: int, slot: int,
               group: Group | None = None) -> Bind:
         """The bind decision for pod `slot` of member `number`, with the whole group's bind info (§4.1)."""
         if group is not None and group.bind_cache and group.bind_cache[0] is virtual:
@@ -381,7 +389,8 @@ class HivedScheduler(CellOps):
             )
             if group is not None:
                 group.bind_cache = (virtual, members)
-        node, isolation, chain = "", (), ""
+        node, chain = "", ""
+        isolation: tuple[int, ...] = ()
         for n, member in zip(sorted(physical), members, strict=True):
             if n == number:
                 placement = member.pod_placements[slot]
@@ -391,7 +400,7 @@ class HivedScheduler(CellOps):
         info = BindInfo(node, isolation, chain, members)
         return Bind(node, isolation, info)
 
-    def _pod_placement(self, leaves: list[PhysicalCell | None], vleaves: list[VirtualCell | None] | None
+    def _pod_placement(self, leaves: Sequence[PhysicalCell | None], vleaves: Sequence[VirtualCell | None] | None
                        ) -> PodPlacement:
         present = [leaf for leaf in leaves if leaf is not None]
         node = present[0].nodes[0] if present else ""
@@ -402,18 +411,18 @@ class HivedScheduler(CellOps):
         return PodPlacement(node, tuple(leaf.index for leaf in present), tuple(types))
 
     # -- AddAllocatedPod / deletions (§3.9) ----------------------------------------------------------------
-    def add_allocated_pod(self, pod: PodRef, spec: Mapping[str, Any], bind_info: BindInfo) -> None:
+    def add_allocated_pod(self, pod: PodRef, spec: Mapping[str, Any] | None, bind_info: BindInfo) -> None:
         s = self._parse(pod, spec)
         number = s.leaf_cell_number
         group = self.groups.get(s.group_name)
         slot = 0
         if group is not None:
             if group.state == PREEMPTING:
-                self._allocate_preempting(group)
+                self.cells.allocate_preempting(group)
             slot = _pod_index(bind_info, number)
             slot = 0 if slot < 0 else slot
         else:
-            group = self._create_allocated(s, bind_info)
+            group = self.cells.create_allocated(s, bind_info)
         slots = group.allocated_pods.setdefault(number, [])
         while len(slots) <= slot:
             slots.append(None)
@@ -437,7 +446,7 @@ class HivedScheduler(CellOps):
         if slot < len(slots):
             slots[slot] = None
         if group.all_pods_released():
-            self._delete_allocated_group(group)
+            self.cells.delete_allocated_group(group)
 
     def delete_unallocated_pod(self, pod: PodRef) -> None:
         s = self.pending.pop(pod.uid, None)
@@ -447,19 +456,19 @@ class HivedScheduler(CellOps):
         if group is not None and group.state == PREEMPTING:
             group.preempting_pods.pop(pod.uid, None)
             if not group.preempting_pods:
-                self._cancel_preemption(group)
+                self.cells.cancel_preemption(group)
 
     # -- inspect (§4.3) -------------------------------------------------------------------------------------
-    def cluster_status(self) -> dict:
+    def cluster_status(self) -> dict[str, Any]:
         return inspect_views.cluster_status(self)
 
-    def vc_status(self, vc: str) -> list:
+    def vc_status(self, vc: str) -> list[dict[str, Any]]:
         return inspect_views.vc_status(self, vc)
 
-    def affinity_groups(self) -> dict:
+    def affinity_groups(self) -> dict[str, Any]:
         return inspect_views.affinity_groups(self)
 
-    def affinity_group(self, name: str) -> dict:
+    def affinity_group(self, name: str) -> dict[str, Any]:
         return inspect_views.affinity_group(self, name)
 
 

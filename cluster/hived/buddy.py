@@ -115,6 +115,8 @@ class ChainState:
         ancestor = cell.parent
         for k in range(lv + 1, up_to + 1):
             self.obtainable[k] -= 1
+            if ancestor is None:
+                raise InternalError(NIL)  # the free list held a cell above the top
             if not ancestor.healthy:
                 self._bad_remove(ancestor)
             else:
@@ -140,6 +142,8 @@ class ChainState:
         ancestor = cell.parent
         for k in range(lv + 1, up_to + 1):
             self.obtainable[k] += 1
+            if ancestor is None:
+                raise InternalError(NIL)  # the free list held a cell above the top
             if not ancestor.healthy:
                 self._bad_append(ancestor)
             else:

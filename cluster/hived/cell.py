@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
 from hivedlab.cluster.hived.config import CellTypeInfo, HivedConfig, PhysicalCellSpec
+
+if TYPE_CHECKING:
+    from hivedlab.cluster.hived.groups import Group
 
 FREE_PRIORITY = -2
 OPPORTUNISTIC_PRIORITY = -1
@@ -16,32 +22,38 @@ class InternalError(Exception):
     """A state in which HiveD v0.3.4 itself crashes (spec §7); reported instead of inventing a rule."""
 
 
-class Cell:
-    """What physical and virtual cells share: tree position, priority and used-leaf counts."""
+C = TypeVar("C", bound="Cell[Any]")
+
+
+class Cell(Generic[C]):
+    """What physical and virtual cells share: tree position, priority and used-leaf counts.
+
+    `C` is the kind of cell the tree links lead to: a physical cell's parent and children are physical, a virtual
+    cell's virtual."""
 
     __slots__ = ("chain", "level", "address", "cell_type", "parent", "children", "at_or_above_node",
                  "total_leaves", "priority", "used", "used_total", "order", "lineage")
 
-    def __init__(self, chain: str, info: CellTypeInfo, address: str, parent: Cell | None) -> None:
+    def __init__(self, chain: str, info: CellTypeInfo, address: str, parent: C | None) -> None:
         self.chain = chain
         self.level = info.level
         self.address = address
         self.cell_type = info.name
-        self.parent = parent
-        self.children: list = []
+        self.parent: C | None = parent
+        self.children: list[C] = []
         self.at_or_above_node = info.at_or_above_node
         self.total_leaves = info.leaf_cell_number
         self.priority = FREE_PRIORITY
         self.used: dict[int, int] = {}
         self.used_total = 0  # sum of `used` over all priorities, kept incrementally
         self.order = 0  # creation order inside its view
-        self.lineage: tuple[Cell, ...] = (self,) if parent is None else (self, *parent.lineage)  # self, then up
+        self.lineage: tuple[Cell[Any], ...] = (self,) if parent is None else (self, *parent.lineage)  # self, then up
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.address})"
 
 
-class PhysicalCell(Cell):
+class PhysicalCell(Cell["PhysicalCell"]):
     __slots__ = ("nodes", "leaf_indices", "index", "pinned_id", "healthy", "virtual", "split", "in_free",
                  "free_pos", "bad_pos", "state", "using_group", "reserving_group", "desc_counts", "vc_name", "is_node")
 
@@ -58,14 +70,14 @@ class PhysicalCell(Cell):
         self.free_pos = -1
         self.bad_pos = -1  # position in its level's bad-free list, -1 when not in it
         self.state = FREE
-        self.using_group = None
-        self.reserving_group = None
+        self.using_group: Group | None = None
+        self.reserving_group: Group | None = None
         self.desc_counts: dict[int, int] = {}
         self.vc_name = ""
         self.is_node = False
 
 
-class VirtualCell(Cell):
+class VirtualCell(Cell["VirtualCell"]):
     __slots__ = ("vc", "preassigned", "physical", "pinned_id", "bind_type")
 
     def __init__(self, vc: str, chain: str, info: CellTypeInfo, address: str, parent: VirtualCell | None) -> None:
@@ -77,7 +89,7 @@ class VirtualCell(Cell):
         self.bind_type = ""  # on a preassigned cell: the type written in bind info (§4.1 preassignedCellTypes)
 
 
-def set_priority(cell: Cell, priority: int) -> None:
+def set_priority(cell: Cell[Any], priority: int) -> None:
     """A cell's priority is the max of its children's; propagate upwards (HiveD's setCellPriority)."""
     original = cell.priority
     cell.priority = priority
@@ -100,7 +112,7 @@ def set_priority(cell: Cell, priority: int) -> None:
         parent = parent.parent
 
 
-def update_used(cell: Cell | None, priority: int, delta: int) -> None:
+def update_used(cell: Cell[Any] | None, priority: int, delta: int) -> None:
     if cell is None:
         return
     for c in cell.lineage:
@@ -109,7 +121,7 @@ def update_used(cell: Cell | None, priority: int, delta: int) -> None:
         c.used_total += delta
 
 
-def inside(cell: Cell, ancestor: Cell) -> bool:
+def inside(cell: Cell[Any] | None, ancestor: Cell[Any]) -> bool:
     while cell is not None:
         if cell is ancestor:
             return True
@@ -117,18 +129,19 @@ def inside(cell: Cell, ancestor: Cell) -> bool:
     return False
 
 
-def descendants_at(cell: Cell, level: int) -> list:
+def descendants_at(cell: C, level: int) -> list[C]:
     out = [cell]
     while out and out[0].level > level:
         out = [child for c in out for child in c.children]
     return out
 
 
-def build_physical(config: HivedConfig) -> tuple[dict[str, list[PhysicalCell]], dict[str, dict[int, list]]]:
+def build_physical(config: HivedConfig
+                   ) -> tuple[dict[str, list[PhysicalCell]], dict[str, dict[int, list[PhysicalCell]]]]:
     """Top-level cells per chain, and per chain level -> cells in creation (config, depth-first) order."""
     types = config.cell_types
     tops: dict[str, list[PhysicalCell]] = {chain: [] for chain in config.chains}
-    levels: dict[str, dict[int, list]] = {chain: {} for chain in config.chains}
+    levels: dict[str, dict[int, list[PhysicalCell]]] = {chain: {} for chain in config.chains}
 
     def build(spec: PhysicalCellSpec, chain: str, parent: PhysicalCell | None, node: str) -> PhysicalCell:
         info = types[spec.cell_type]
@@ -165,7 +178,7 @@ def build_physical(config: HivedConfig) -> tuple[dict[str, list[PhysicalCell]], 
     return tops, levels
 
 
-def build_virtual(vc: str, chain: str, info_of: dict[str, CellTypeInfo], cell_type: str, address: str,
+def build_virtual(vc: str, chain: str, info_of: Mapping[str, CellTypeInfo], cell_type: str, address: str,
                   parent: VirtualCell | None, index: int) -> VirtualCell:
     """A virtual subtree; child addresses follow the `parent index × childNumber + j` rule (§1.6)."""
     info = info_of[cell_type]
@@ -179,11 +192,11 @@ def build_virtual(vc: str, chain: str, info_of: dict[str, CellTypeInfo], cell_ty
     return cell
 
 
-def levels_of(cells: list[Cell]) -> dict[int, list]:
+def levels_of(cells: Sequence[C]) -> dict[int, list[C]]:
     """Cells grouped by level, each level in creation order (preassigned cells in order, depth-first)."""
-    out: dict[int, list] = {}
+    out: dict[int, list[C]] = {}
 
-    def walk(cell: Cell) -> None:
+    def walk(cell: C) -> None:
         out.setdefault(cell.level, []).append(cell)
         for child in cell.children:
             walk(child)

@@ -118,7 +118,8 @@ def _int(value: Any, pointer: str, go_type: str = "int32") -> int:
         value = int(value)
     if go_type == "int32" and not _INT32_MIN <= value <= _INT32_MAX:
         raise _unmarshal_error(value, go_type, pointer)
-    return value
+    number: int = value  # an int by now: bools and non-numbers raised, integral floats converted
+    return number
 
 
 def _bool(value: Any, pointer: str) -> bool:
@@ -275,7 +276,8 @@ def _virtual_clusters(
     return tuple(vcs)
 
 
-def _level_cells(cells: tuple[PhysicalCellSpec, ...], level: int, types: Mapping[str, CellTypeInfo]) -> list:
+def _level_cells(cells: tuple[PhysicalCellSpec, ...], level: int, types: Mapping[str, CellTypeInfo]
+                 ) -> list[PhysicalCellSpec]:
     out: list[PhysicalCellSpec] = []
 
     def walk(cell: PhysicalCellSpec) -> None:

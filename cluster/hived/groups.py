@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from hivedlab.cluster.hived.cell import PhysicalCell, VirtualCell
-from hivedlab.cluster.hived.types import PodRef, PodSchedulingSpec
+from hivedlab.cluster.hived.types import MemberBindInfo, PodRef, PodSchedulingSpec
 
 ALLOCATED, PREEMPTING, BEING_PREEMPTED = "Allocated", "Preempting", "BeingPreempted"
 
-# leafCellNumber -> pod slots -> leaves
+# leafCellNumber -> pod slots -> leaves; a group rebuilt from bind info has holes (None) for missing cells
 PhysicalPlacement = dict[int, list[list[PhysicalCell | None]]]
 VirtualPlacement = dict[int, list[list[VirtualCell | None]]]
+# a scheduling decision: every leaf placed
+BoundPhysical = dict[int, list[list[PhysicalCell]]]
+BoundVirtual = dict[int, list[list[VirtualCell]]]
+# what a group holds: either kind (None: no virtual placement, opportunistic or lazily preempted)
+GroupPhysical = PhysicalPlacement | BoundPhysical
+GroupVirtual = VirtualPlacement | BoundVirtual | None
 
 
 class Group:
@@ -27,16 +35,18 @@ class Group:
         self.allocated_pods: dict[int, list[PodRef | None]] = {
             n: [None] * count for n, count in self.pod_numbers.items()
         }
-        self.physical: PhysicalPlacement = {}
-        self.virtual: VirtualPlacement | None = {}
+        self.physical: GroupPhysical = {}
+        self.virtual: GroupVirtual = {}
         self.preempting_pods: dict[str, PodRef] = {}
         self.lazy_status: dict[str, str] | None = None
         self.chain = ""
-        self.bind_cache: tuple = ()  # (virtual placement it was built from, members of the bind info)
+        self.bind_cache: tuple[()] | tuple[Mapping[int, Sequence[Sequence[VirtualCell | None]]] | None,
+                                           tuple[MemberBindInfo, ...]] = ()  # (virtual placement it was built from, members of the bind info)
 
     def leaves(self) -> list[tuple[int, int, int, PhysicalCell | None]]:
         """(leafCellNumber, slot, position, physical leaf), members ascending (§3.7 recommended order)."""
-        return [(n, s, i, leaf) for n in sorted(self.physical) for s, pod in enumerate(self.physical[n])
+        physical: Mapping[int, Sequence[Sequence[PhysicalCell | None]]] = self.physical
+        return [(n, s, i, leaf) for n in sorted(physical) for s, pod in enumerate(physical[n])
                 for i, leaf in enumerate(pod)]
 
     def all_pods_released(self) -> bool:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hivedlab.cluster.hived.cell import FREE, RESERVED, RESERVING, USED, Cell, PhysicalCell, VirtualCell
+from hivedlab.cluster.hived.cell import FREE, RESERVED, RESERVING, USED, PhysicalCell, VirtualCell
 from hivedlab.cluster.hived.types import UserError
 
 if TYPE_CHECKING:
     from hivedlab.cluster.hived.algorithm import HivedScheduler
 
 
-def _state(cell: Cell) -> str:
+def _state(cell: PhysicalCell | VirtualCell) -> str:
     if isinstance(cell, VirtualCell):
         return _state(cell.physical) if cell.physical is not None else FREE
     if not cell.children:
@@ -24,13 +24,13 @@ def _state(cell: Cell) -> str:
     return RESERVING if RESERVING in states else RESERVED if RESERVED in states else FREE
 
 
-def _healthy(cell: Cell) -> bool:
+def _healthy(cell: PhysicalCell | VirtualCell) -> bool:
     if isinstance(cell, VirtualCell):
         return cell.physical is None or cell.physical.healthy
     return cell.healthy
 
 
-def _base(sched: HivedScheduler, cell: Cell, top: bool) -> dict[str, Any]:
+def _base(sched: HivedScheduler, cell: PhysicalCell | VirtualCell, top: bool) -> dict[str, Any]:
     info = sched.config.cell_types[cell.cell_type]
     out: dict[str, Any] = {}
     if top:
@@ -70,7 +70,7 @@ def virtual_status(sched: HivedScheduler, cell: VirtualCell, top: bool = False) 
 def vc_status(sched: HivedScheduler, vc: str) -> list[dict[str, Any]]:
     if vc not in sched.vc_preassigned:
         raise UserError(f"VC {vc} not found")
-    out = []
+    out: list[dict[str, Any]] = []
     for by_level in sched.vc_preassigned[vc].values():
         for cells in by_level.values():
             out.extend(virtual_status(sched, cell, True) for cell in cells)

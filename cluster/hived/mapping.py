@@ -6,7 +6,9 @@ All work happens on scratch copies of one chain's free lists and `allVCFree`; no
 from __future__ import annotations
 
 from collections.abc import Collection
+from typing import Any
 
+from hivedlab.cluster.hived.buddy import NIL
 from hivedlab.cluster.hived.cell import OPPORTUNISTIC_PRIORITY, InternalError, PhysicalCell, VirtualCell
 
 
@@ -194,7 +196,7 @@ class Mapper:
         return counts
 
 
-def _swap_remove(lst: list, cell: object) -> None:
+def _swap_remove(lst: list[Any], cell: object) -> None:
     for i, c in enumerate(lst):
         if c is cell:
             last = lst.pop()
@@ -213,7 +215,10 @@ def map_to_physical(leaves: list[VirtualCell], free: dict[int, list[PhysicalCell
         if not mapper.buddy_alloc(vertex) and not mapper.safe_relaxed(vertex):
             return None
     for group in non_preassigned:
-        parent_physical = group[0].cell.parent.physical
+        parent = group[0].cell.parent
+        parent_physical = parent.physical if parent is not None else None
+        if parent_physical is None:
+            raise InternalError(NIL)  # a non-preassigned cell's parent is bound first
         if not mapper.map_cells(group, parent_physical.children):
             return None
     return bindings

@@ -1,13 +1,15 @@
 """Cell allocation and release, preemption, lazy preemption and group allocation (spec §3.7, §3.9, §3.10).
 
-A mixin of HivedScheduler: these procedures share its state (cells, chain states, groups).
+A collaborator of HivedScheduler: `CellOps` holds the very state objects the scheduler owns (chain states, groups,
+opportunistic entries, preassigned and pinned virtual cells, leaf index) and works on them in place.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from hivedlab.cluster.hived.buddy import in_free_sense
+from hivedlab.cluster.hived.buddy import NIL, in_free_sense
 from hivedlab.cluster.hived.cell import (
     FREE,
     FREE_PRIORITY,
@@ -27,7 +29,10 @@ from hivedlab.cluster.hived.groups import (
     ALLOCATED,
     BEING_PREEMPTED,
     PREEMPTING,
+    BoundPhysical,
+    BoundVirtual,
     Group,
+    GroupVirtual,
     PhysicalPlacement,
     VirtualPlacement,
 )
@@ -38,18 +43,23 @@ if TYPE_CHECKING:
 
 
 class CellOps:
-    chain_state: dict[str, ChainState]
-    groups: dict[str, Group]
-    opp_entries: dict[str, list[PhysicalCell]]
-    vc_preassigned: dict[str, dict[str, dict[int, list[VirtualCell]]]]
-    vc_pinned: dict[str, dict[str, VirtualCell]]
-    level_type: dict[str, dict[int, str]]
-    type_level: dict[str, dict[str, int]]
-    leaf_by_key: dict[tuple[str, str, int], PhysicalCell]
-    chains: list[str]
+    """Cell-level procedures over state shared with (owned by) one HivedScheduler."""
 
-    def clock(self) -> str:  # replaced per instance
-        return ""
+    def __init__(self, *, chain_state: dict[str, ChainState], groups: dict[str, Group],
+                 opp_entries: dict[str, list[PhysicalCell]],
+                 vc_preassigned: dict[str, dict[str, dict[int, list[VirtualCell]]]],
+                 vc_pinned: dict[str, dict[str, VirtualCell]], type_level: dict[str, dict[str, int]],
+                 leaf_by_key: dict[tuple[str, str, int], PhysicalCell], chains: list[str],
+                 clock: Callable[[], str]) -> None:
+        self.chain_state = chain_state
+        self.groups = groups
+        self.opp_entries = opp_entries
+        self.vc_preassigned = vc_preassigned
+        self.vc_pinned = vc_pinned
+        self.type_level = type_level
+        self.leaf_by_key = leaf_by_key
+        self.chains = chains
+        self.clock = clock
 
     # -- one leaf ---------------------------------------------------------------------------------------------
     def _state_for(self, chain: str, vc: str) -> ChainState:
@@ -105,9 +115,9 @@ class CellOps:
         set_priority(p, FREE_PRIORITY)
 
     # -- lazy preemption (§3.10) ------------------------------------------------------------------------------
-    def _try_lazy_preempt(self, placement: dict, numbers: list[int], preemptor: str
-                          ) -> list[tuple[Group, VirtualPlacement | None]]:
-        preempted: dict[str, tuple[Group, VirtualPlacement | None]] = {}
+    def try_lazy_preempt(self, placement: BoundVirtual, numbers: list[int], preemptor: str
+                         ) -> list[tuple[Group, GroupVirtual]]:
+        preempted: dict[str, tuple[Group, GroupVirtual]] = {}
         for n in numbers:
             for pod in placement[n]:
                 for leaf in pod:
@@ -131,7 +141,7 @@ class CellOps:
         victim.virtual = None
         victim.lazy_status = {"preemptor": preemptor, "preemptionTime": self.clock()}
 
-    def _revert_lazy_preempt(self, group: Group, virtual: VirtualPlacement | None) -> None:
+    def revert_lazy_preempt(self, group: Group, virtual: GroupVirtual) -> None:
         for n, slot, i, p in group.leaves():
             if p is None or not virtual:
                 continue
@@ -151,8 +161,8 @@ class CellOps:
             self._lazy_preempt_cell(child, preemptor)
 
     # -- preemption (§3.7) ------------------------------------------------------------------------------------
-    def _create_preemption(self, s: PodSchedulingSpec, physical: PhysicalPlacement, virtual: VirtualPlacement,
-                           pod: PodRef) -> None:
+    def create_preemption(self, s: PodSchedulingSpec, physical: BoundPhysical, virtual: BoundVirtual | None,
+                          pod: PodRef) -> None:
         group = Group(s, PREEMPTING)
         for n in sorted(physical):
             for slot, pod_leaves in enumerate(physical[n]):
@@ -160,6 +170,8 @@ class CellOps:
                     v = virtual[n][slot][i] if virtual else None
                     if p.state == USED:
                         victim = p.using_group
+                        if victim is None:
+                            raise InternalError(NIL)  # a used leaf always has its group
                         self._release_leaf(p, victim.vc)
                         victim.state = BEING_PREEMPTED
                     self._allocate_leaf(p, v, s.priority, group.vc)
@@ -174,7 +186,7 @@ class CellOps:
         group.preempting_pods[pod.uid] = pod
         self.groups[group.name] = group
 
-    def _cancel_preemption(self, group: Group) -> None:
+    def cancel_preemption(self, group: Group) -> None:
         """HiveD's deletePreemptingAffinityGroup: Reserving -> Used by the victim, Reserved -> Free."""
         for _, _, _, p in group.leaves():
             if p is None:
@@ -192,7 +204,7 @@ class CellOps:
         if self.groups.get(group.name) is group:
             del self.groups[group.name]
 
-    def _allocate_preempting(self, group: Group) -> None:
+    def allocate_preempting(self, group: Group) -> None:
         for _, _, _, p in group.leaves():
             if p is None:
                 continue
@@ -202,7 +214,7 @@ class CellOps:
         group.state = ALLOCATED
         group.preempting_pods = {}
 
-    def _delete_allocated_group(self, group: Group) -> None:
+    def delete_allocated_group(self, group: Group) -> None:
         for _, _, _, p in group.leaves():
             if p is None:
                 continue
@@ -217,8 +229,12 @@ class CellOps:
             del self.groups[group.name]
 
     # -- first bound pod of a group (§3.9) ------------------------------------------------------------------
-    def _create_allocated(self, s: PodSchedulingSpec, info: BindInfo) -> Group:
+    def create_allocated(self, s: PodSchedulingSpec, info: BindInfo) -> Group:
         group = Group(s, ALLOCATED)
+        # built here with holes for cells missing from the config; `group.virtual` is `virtual` or, once dropped, None
+        physical: PhysicalPlacement = {}
+        virtual: VirtualPlacement = {}
+        group.physical, group.virtual = physical, virtual
         group.chain = info.cell_chain
         lazy = False
         opportunistic = s.priority < MIN_GUARANTEED_PRIORITY
@@ -226,16 +242,16 @@ class CellOps:
             if not member.pod_placements:
                 continue
             n = len(member.pod_placements[0].physical_leaf_cell_indices)
-            group.physical[n] = [[None] * len(p.physical_leaf_cell_indices) for p in member.pod_placements]
+            physical[n] = [[None] * len(p.physical_leaf_cell_indices) for p in member.pod_placements]
             if group.virtual is not None:
-                group.virtual[n] = [[None] * len(p.physical_leaf_cell_indices) for p in member.pod_placements]
+                virtual[n] = [[None] * len(p.physical_leaf_cell_indices) for p in member.pod_placements]
             group.allocated_pods.setdefault(n, [None] * len(member.pod_placements))
             for slot, placement in enumerate(member.pod_placements):
                 for i, index in enumerate(placement.physical_leaf_cell_indices):
                     p = self._find_leaf(info.cell_chain, placement.physical_node, index)
                     if p is None:
                         continue  # §3.12: cells missing from the config are ignored
-                    group.physical[n][slot][i] = p
+                    physical[n][slot][i] = p
                     v = None
                     if opportunistic:
                         group.virtual = None
@@ -245,7 +261,7 @@ class CellOps:
                             lazy = True
                         else:
                             if group.virtual is not None:
-                                group.virtual[n][slot][i] = v
+                                virtual[n][slot][i] = v
                             if in_free_sense(p) and v.preassigned.priority > FREE_PRIORITY:
                                 self._lazy_preempt_cell(v.preassigned, group.name)
                     p.using_group = group
@@ -312,12 +328,15 @@ def _lowest_priority(cells: list[VirtualCell], priority: int) -> VirtualCell | N
 
 
 def _bind_cell(p: PhysicalCell, v: VirtualCell) -> None:
+    cur: PhysicalCell | None = p
     while v.physical is None:
-        p.virtual, v.physical = v, p
+        if cur is None:
+            raise InternalError(NIL)  # the physical tree is as deep as the virtual one bound to it
+        cur.virtual, v.physical = v, cur
         if v.parent is None:
             break
         v = v.parent
-        p = p.parent
+        cur = cur.parent
 
 
 def _unbind_cell(p: PhysicalCell) -> None:

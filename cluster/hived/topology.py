@@ -6,26 +6,35 @@ Used on a VC's virtual cells (guaranteed pods, "cross-priority packing") and on 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any, Generic
 
-from hivedlab.cluster.hived.cell import FREE_PRIORITY, OPPORTUNISTIC_PRIORITY, Cell, InternalError
+from hivedlab.cluster.hived.cell import (
+    FREE_PRIORITY,
+    OPPORTUNISTIC_PRIORITY,
+    C,
+    Cell,
+    InternalError,
+    PhysicalCell,
+    VirtualCell,
+)
 
 _HIGHEST = 1 << 30
 
 
-def _nearest_node_or_top(cell: Cell) -> Cell:
+def _nearest_node_or_top(cell: Cell[Any]) -> Cell[Any]:
     while not cell.at_or_above_node and cell.parent is not None:
         cell = cell.parent
     return cell
 
 
-def build_view(levels: Mapping[int, list]) -> list[Cell]:
+def build_view(levels: Mapping[int, Sequence[C]]) -> list[C]:
     """The view's "nodes": node-level cells, then below-node preassigned cells, higher levels first (§3.4)."""
     top = max(levels) if levels else 0
     level = 1
     while level <= top and not levels[level][0].at_or_above_node:
         level += 1
-    view: list[Cell] = []
+    view: list[C] = []
     seen: set[int] = set()
     for lv in range(min(level, top), 0, -1):
         for cell in levels.get(lv, ()):
@@ -36,14 +45,16 @@ def build_view(levels: Mapping[int, list]) -> list[Cell]:
     return view
 
 
-class TopologyScheduler:
-    def __init__(self, view: list[Cell], level_leaves: Mapping[int, int], virtual: bool) -> None:
+class TopologyScheduler(Generic[C]):
+    """Placement on one view: a VC's virtual cells (`virtual`) or a chain's physical cells."""
+
+    def __init__(self, view: list[C], level_leaves: Mapping[int, int], virtual: bool) -> None:
         self.view = view
         self.level_leaves = level_leaves
         self.virtual = virtual  # VC view: cross-priority packing; physical view: opportunistic ordering
 
     def schedule(self, pod_numbers: Mapping[int, int], priority: int, suggested: Collection[str] | None
-                 ) -> tuple[dict[int, list[list[Cell]]] | None, str]:
+                 ) -> tuple[dict[int, list[list[C]]] | None, str]:
         """Place pods (leafCellNumber -> pod count); `suggested` None = ignore suggested nodes."""
         sizes = [n for n in sorted(pod_numbers) for _ in range(pod_numbers[n])]
         self._sort(suggested)
@@ -56,12 +67,12 @@ class TopologyScheduler:
             chosen, reason = self._find_nodes(sizes, priority, suggested)
         if chosen is None:
             return None, reason
-        placement: dict[int, list[list[Cell]]] = {}
-        remaining: dict[int, list[Cell]] = {}
+        placement: dict[int, list[list[C]]] = {}
+        remaining: dict[int, list[C]] = {}
         for size, node in zip(sizes, chosen, strict=True):
             if id(node) not in remaining:
-                free: list[Cell] = []
-                preemptible: list[Cell] = []
+                free: list[C] = []
+                preemptible: list[C] = []
                 _collect_leaves(node, used_priority, free, preemptible)
                 remaining[id(node)] = free + preemptible
             placement.setdefault(size, []).append(self._pick_leaves(remaining, node, size))
@@ -73,8 +84,10 @@ class TopologyScheduler:
         The key is one integer (bad, non-suggested, then the packing counts, most significant first): integers
         compare faster than tuples and order the same way, as the counts stay far below 2**20."""
         if self.virtual:
-            def key(c: Cell) -> int:
-                physical = c.physical  # type: ignore[attr-defined]
+            def key(c: C) -> int:
+                if not isinstance(c, VirtualCell):
+                    raise InternalError(f"a physical cell {c.address} in a virtual view")
+                physical = c.physical
                 if physical is None:
                     return -c.used_total
                 flags = 0 if physical.healthy else 2
@@ -82,9 +95,11 @@ class TopologyScheduler:
                     flags += 1
                 return (flags << 21) - c.used_total
         else:
-            def key(c: Cell) -> int:
-                flags = 0 if c.healthy else 2  # type: ignore[attr-defined]
-                if suggested is not None and not any(n in suggested for n in c.nodes):  # type: ignore[attr-defined]
+            def key(c: C) -> int:
+                if not isinstance(c, PhysicalCell):
+                    raise InternalError(f"a virtual cell {c.address} in a physical view")
+                flags = 0 if c.healthy else 2
+                if suggested is not None and not any(n in suggested for n in c.nodes):
                     flags += 1
                 used = c.used
                 opp = used.get(OPPORTUNISTIC_PRIORITY, 0)
@@ -94,22 +109,23 @@ class TopologyScheduler:
         self.view.sort(key=key)
 
     def _find_nodes(self, sizes: list[int], priority: int, suggested: Collection[str] | None
-                    ) -> tuple[list[Cell] | None, str]:
+                    ) -> tuple[list[C] | None, str]:
         """Greedy pods-to-nodes walk over the sorted view (HiveD's findNodesForPods)."""
         view = self.view
         if not view:
             raise InternalError("index out of range: empty cluster view")
-        chosen: list[Cell] = []
+        chosen: list[C] = []
         node_index = 0
         picked = 0
         free = _free_at(view[0], priority)
         pod = 0
-        virtual = self.virtual
         opportunistic = priority == OPPORTUNISTIC_PRIORITY
         while pod < len(sizes):
             node = view[node_index]
             if free - picked >= sizes[pod]:
-                physical = node.physical if virtual else node  # type: ignore[attr-defined]
+                # a virtual view's node stands for the physical cell it is bound to (if any)
+                physical = node.physical if isinstance(node, VirtualCell) else node if isinstance(
+                    node, PhysicalCell) else None
                 if physical is not None:
                     if not physical.healthy:
                         return None, f"have to use at least one bad node {physical.address}"
@@ -130,7 +146,7 @@ class TopologyScheduler:
                     free = _free_at(node, priority)
         return chosen, ""
 
-    def _pick_leaves(self, remaining: dict[int, list[Cell]], node: Cell, size: int) -> list[Cell]:
+    def _pick_leaves(self, remaining: dict[int, list[C]], node: C, size: int) -> list[C]:
         candidates = remaining[id(node)]
         optimal = next((lv for lv in sorted(self.level_leaves) if self.level_leaves[lv] >= size), _HIGHEST)
         best_level, best = _search(candidates, size, optimal)
@@ -141,7 +157,7 @@ class TopologyScheduler:
         return [candidates[i] for i in best]
 
 
-def _free_at(cell: Cell, priority: int) -> int:
+def _free_at(cell: Cell[Any], priority: int) -> int:
     if priority == OPPORTUNISTIC_PRIORITY:  # everything but the free-priority entry (§3.1 quirk may make it -1)
         return cell.total_leaves - cell.used_total + cell.used.get(FREE_PRIORITY, 0)
     free = cell.total_leaves
@@ -151,7 +167,7 @@ def _free_at(cell: Cell, priority: int) -> int:
     return free
 
 
-def _collect_leaves(cell: Cell, priority: int, free: list[Cell], preemptible: list[Cell]) -> None:
+def _collect_leaves(cell: C, priority: int, free: list[C], preemptible: list[C]) -> None:
     if cell.children:
         for child in cell.children:
             _collect_leaves(child, priority, free, preemptible)
@@ -161,7 +177,9 @@ def _collect_leaves(cell: Cell, priority: int, free: list[Cell], preemptible: li
         preemptible.append(cell)
 
 
-def _lca(a: Cell, b: Cell) -> Cell | None:
+def _lca(a: Cell[Any] | None, b: Cell[Any] | None) -> Cell[Any] | None:
+    if a is None or b is None:
+        return None
     while a.level < b.level:
         a = a.parent
         if a is None:
@@ -177,7 +195,7 @@ def _lca(a: Cell, b: Cell) -> Cell | None:
     return a
 
 
-def _search(cells: list[Cell], size: int, optimal: int) -> tuple[int, list[int] | None]:
+def _search(cells: Sequence[Cell[Any]], size: int, optimal: int) -> tuple[int, list[int] | None]:
     """Lexicographic search for the leaf combination with the lowest common ancestor (HiveD's findLeafCellsInNode)."""
     if size == 1:
         return (cells[0].level, [0]) if cells else (_HIGHEST, None)
@@ -185,7 +203,7 @@ def _search(cells: list[Cell], size: int, optimal: int) -> tuple[int, list[int] 
     best_level = _HIGHEST
     best: list[int] | None = None
     indices = [0] * size
-    affinity: list[Cell | None] = [None] * size
+    affinity: list[Cell[Any] | None] = [None] * size
     depth = 0
     pos = 0
     while True:

@@ -160,7 +160,8 @@ def _get_int(data: Mapping[str, Any], name: str, default: int = 0) -> int:
         if isinstance(value, float) and value.is_integer():
             return int(value)
         raise _field_error(name, value, "int32")
-    return value
+    number: int = value  # an int by now: bools and non-numbers raised
+    return number
 
 
 def _get_str(data: Mapping[str, Any], name: str) -> str:

@@ -318,7 +318,7 @@ def _named_groups(
     return groups
 
 
-def pod_scheduling_specs(protocol: Mapping[str, Any], user: str, hived_config: Mapping[str, Any]) -> dict[str, dict]:
+def pod_scheduling_specs(protocol: Mapping[str, Any], user: str, hived_config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """Task role -> the pod-scheduling-spec the rest-server writes into the pod annotation (§2.3)."""
     return plan_hived(protocol, user, hived_config).specs
 

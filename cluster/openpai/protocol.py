@@ -64,7 +64,7 @@ def _tag_of(node: ScalarNode) -> tuple[str, bool]:
     return node.tag, False
 
 
-class Timestamp(dict):  # type: ignore[type-arg]
+class Timestamp(dict[str, Any]):
     """An unquoted date: js-yaml makes it a JavaScript Date, which ajv sees as an object (§1.6)."""
 
     def __init__(self, text: str) -> None:
@@ -78,7 +78,9 @@ class _Resolver12(yaml.resolver.BaseResolver):
     def resolve(self, kind: type, value: Any, implicit: tuple[bool, bool]) -> str:  # noqa: D102
         if kind is ScalarNode and implicit[0]:
             return _IMPLICIT + _js_tag(value)  # marked, so that the builder knows no tag was written
-        return super().resolve(kind, value, implicit)
+        # (BaseResolver comes next in every MRO this class is part of; types-PyYAML leaves it unannotated)
+        tag: str = yaml.resolver.BaseResolver.resolve(self, kind, value, implicit)
+        return tag
 
 
 def _js_tag(value: str) -> str:
@@ -97,29 +99,30 @@ def _js_tag(value: str) -> str:
     return _STR
 
 
-try:  # libyaml: about ten times faster
-    from yaml.cyaml import CParser as _CParser
-except ImportError:  # pragma: no cover
-    _CParser = None
+class _PyComposer(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser, yaml.composer.Composer,
+                  _Resolver12):
+    """The pure-Python composer, for a PyYAML without libyaml."""
 
-if _CParser is not None:
+    def __init__(self, text: str) -> None:
+        yaml.reader.Reader.__init__(self, text)
+        yaml.scanner.Scanner.__init__(self)
+        yaml.parser.Parser.__init__(self)
+        yaml.composer.Composer.__init__(self)
+        _Resolver12.__init__(self)
 
-    class _Composer(_CParser, _Resolver12):  # type: ignore[misc]
+
+_Composer: type[_PyComposer] | type[_CComposer]
+if yaml.__with_libyaml__:  # libyaml: about ten times faster
+    from yaml._yaml import CParser
+
+    class _CComposer(CParser, _Resolver12):
         def __init__(self, text: str) -> None:
-            _CParser.__init__(self, text)
+            CParser.__init__(self, text)
             _Resolver12.__init__(self)
 
+    _Composer = _CComposer
 else:  # pragma: no cover - PyYAML without libyaml
-
-    class _Composer(  # type: ignore[no-redef]
-        yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser, yaml.composer.Composer, _Resolver12
-    ):
-        def __init__(self, text: str) -> None:
-            yaml.reader.Reader.__init__(self, text)
-            yaml.scanner.Scanner.__init__(self)
-            yaml.parser.Parser.__init__(self)
-            yaml.composer.Composer.__init__(self)
-            _Resolver12.__init__(self)
+    _Composer = _PyComposer
 
 
 class YamlError(Exception):
@@ -376,7 +379,7 @@ def _js_float(text: str) -> float | None:
 # ---------------------------------------------------------------------------------------------------------------
 
 STAGE_SCHEMA, STAGE_HIVED_SCHEMA = "schema", "hived_schema"
-_PREREQ_BRANCH = {"script": 0, "output": 0, "data": 1, "dockerimage": 2}
+_PREREQ_BRANCH: dict[str | None, int] = {"script": 0, "output": 0, "data": 1, "dockerimage": 2}
 
 
 @dataclass(frozen=True)
@@ -392,7 +395,7 @@ class Issue:
 def _python_patterns(node: Any) -> Any:
     """ECMAScript's `$` is the very end; Python's also matches before a final newline (§1.3): use `\\Z`."""
     if isinstance(node, dict):
-        out = {}
+        out: dict[Any, Any] = {}
         for key, value in node.items():
             if key == "pattern" and isinstance(value, str):
                 out[key] = _dollar_to_z(value)
@@ -414,7 +417,8 @@ def _dollar_to_z(pattern: str) -> str:
 def job_schema() -> dict[str, Any]:
     """The schema file as written (ECMAScript regexes), for editors and other tools."""
     try:
-        return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+        schema: dict[str, Any] = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))  # the file is one JSON object
+        return schema
     except OSError as exc:  # a non-editable install has no configs/ folder
         raise OSError(f"cannot read the job-protocol schema {SCHEMA_PATH} ({exc.strerror}); install hivedlab from "
                       "its repository with `pip install -e .` (make venv)") from None
@@ -451,10 +455,13 @@ def _describe(error: jsonschema.ValidationError) -> list[Issue]:
     path = list(error.absolute_path)
     stage = STAGE_HIVED_SCHEMA if path[:2] == ["extras", "hivedScheduler"] else STAGE_SCHEMA
     ptr = pointer_of(path)
-    kw, inst = error.validator, error.instance
+    # jsonschema's stubs allow `Unset` for hand-made errors; those from validation carry keyword, schema and value
+    kw = error.validator if isinstance(error.validator, str) else ""
+    inst = error.instance
+    schema: Mapping[str, Any] = error.schema if isinstance(error.schema, Mapping) else {}
     where = _where(path)
     if kw == "oneOf" and isinstance(inst, dict):
-        branch = _PREREQ_BRANCH.get(inst.get("type"))  # type: ignore[arg-type]
+        branch = _PREREQ_BRANCH.get(inst.get("type"))
         if branch is None:
             return [Issue(stage, ptr + "/type" if "type" in inst else ptr,
                           "a prerequisite's type must be one of dockerimage, script, output, data", "enum")]
@@ -465,9 +472,9 @@ def _describe(error: jsonschema.ValidationError) -> list[Issue]:
         name = missing[0] if missing else str(error.validator_value)
         return [Issue(stage, ptr, f"{where} is missing the required key '{name}': add it", kw)]
     if kw == "additionalProperties":
-        allowed = sorted((error.schema.get("properties") or {}).keys())
+        allowed = sorted((schema.get("properties") or {}).keys())
         extras = [k for k in inst if k not in allowed] if isinstance(inst, dict) else []
-        patterns = list((error.schema.get("patternProperties") or {}).keys())
+        patterns = list((schema.get("patternProperties") or {}).keys())
         out = []
         for key in extras:
             if patterns and any(re.search(p, str(key)) for p in patterns):
@@ -487,10 +494,12 @@ def _describe(error: jsonschema.ValidationError) -> list[Issue]:
         got = _type_name(inst)
         return [Issue(stage, ptr, f"{where} must be {' or '.join(map(_article, want))}, not {got}", kw)]
     if kw == "enum":
-        allowed = ", ".join(json.dumps(v) for v in error.validator_value)
-        return [Issue(stage, ptr, f"{where} must be one of {allowed}, not {json.dumps(_jsonable(inst))}", kw)]
+        choices = error.validator_value if isinstance(error.validator_value, list) else []
+        listed = ", ".join(json.dumps(v) for v in choices)
+        return [Issue(stage, ptr, f"{where} must be one of {listed}, not {json.dumps(_jsonable(inst))}", kw)]
     if kw == "pattern":
-        rule = "only letters, digits, '_' and '-'" if "a-zA-Z0-9_-" in error.validator_value else error.validator_value
+        pattern = error.validator_value if isinstance(error.validator_value, str) else ""
+        rule = "only letters, digits, '_' and '-'" if "a-zA-Z0-9_-" in pattern else pattern
         return [Issue(stage, ptr, f"{where} {json.dumps(inst)} may contain {rule}", kw)]
     if kw == "maxLength":
         return [Issue(stage, ptr, f"{where} is longer than {error.validator_value} characters: shorten it", kw)]

@@ -14,10 +14,10 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from hivedlab.basics.errors import HivedlabError
-from hivedlab.cluster.openpai.rest import PaiClient, PaiError
+from hivedlab.cluster.openpai.rest import PaiClient, PaiError, RestCall
 from hivedlab.cluster.pai.backend import PaiBackend, RunState, _TapWriter
 from hivedlab.cluster.pai.hived_inspect import hived_url as default_hived_url
 from hivedlab.cluster.pai.live import LiveView
@@ -53,8 +53,17 @@ def _run_clients(run_dir: Path, state: RunState, env: dict[str, str], pai_url: s
     """One client per member with a token, for the run in `run_dir` (its inventory, calls logged in its pai/)."""
     inventory = load_inventory(str(run_dir / "inventory.yaml")) if (run_dir / "inventory.yaml").is_file() else None
     url = pai_address(inventory, pai_url, env)
-    return {user: PaiClient(url, tok, retries=retries, on_call=lambda call, u=user: state.log_call(u, call))
+    return {user: PaiClient(url, tok, retries=retries, on_call=_call_logger(state, user))
             for user, tok in load_tokens(None, token_file, env).tokens.items()}
+
+
+def _call_logger(state: RunState, user: str) -> Callable[[RestCall], None]:
+    """What a member's client calls with each of its calls: the run state logs it under the member's name."""
+    return lambda call: state.log_call(user, call)
+
+
+class _SleepOverride(TypedDict, total=False):
+    sleep: Callable[[float], None]
 
 
 def stop_run(run_dir: str | Path, *, pai_url: str | None = None, token_file: str | Path | None = None,
@@ -168,9 +177,9 @@ def open_backend(
     folder = Path(run_dir) if run_dir else Path(writer.path).resolve().parent.parent.parent
     state = RunState(folder / "pai", experiment=Path(writer.path).resolve().parent.name)
     tokens = load_tokens(token, token_file, env)
-    extra = {"sleep": sleep} if sleep else {}
+    extra: _SleepOverride = {"sleep": sleep} if sleep else {}
     clients = {
-        user: PaiClient(url, tok, on_call=lambda call, u=user: state.log_call(u, call), **extra)
+        user: PaiClient(url, tok, on_call=_call_logger(state, user), **extra)
         for user, tok in tokens.tokens.items()
     }
     probe = next(iter(clients.values()))
@@ -193,9 +202,9 @@ def open_backend(
     backend.run_info = {"openpai_version": version or None}
     backend.index.replay(writer.path)
     tap = _TapWriter(writer, backend.index)
-    if config is not None:
+    if watcher_factory is not None:
+        backend.watcher = watcher_factory(tap)
+    elif config is not None:  # always, without a factory: found (or refused) above
         backend.watcher = default_watcher(tap, kubeconfig=config, context=context or env.get("HIVEDLAB_KUBE_CONTEXT"),
                                           namespace=namespace)
-    else:
-        backend.watcher = watcher_factory(tap)
     return backend

@@ -17,7 +17,7 @@ import random
 import socket
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -45,14 +45,9 @@ class _State:
     """What the watcher knows of one resource: the resume point and the live objects (for dedupe and deletes)."""
 
     resource_version: str | None = None
-    seen: dict[str, str] | None = None  # uid -> last recorded resourceVersion
-    alive: dict[str, dict[str, Any]] | None = None  # uid -> last object (pods, frameworks)
-    deleted: set[str] | None = None
-
-    def __post_init__(self) -> None:
-        self.seen = self.seen if self.seen is not None else {}
-        self.alive = self.alive if self.alive is not None else {}
-        self.deleted = self.deleted if self.deleted is not None else set()
+    seen: dict[str, str] = field(default_factory=dict)  # uid -> last recorded resourceVersion
+    alive: dict[str, dict[str, Any]] = field(default_factory=dict)  # uid -> last object (pods, frameworks)
+    deleted: set[str] = field(default_factory=set)
 
 
 def _meta(obj: dict[str, Any]) -> tuple[str | None, str | None]:
@@ -66,9 +61,9 @@ def state_from_log(path: str | Path) -> dict[str, _State]:
     if not Path(path).exists():
         return states
     for record in iter_evidence(path):
-        if record.kind == "action" and record.action_type == "watch":
-            resource, version = record.action.get("resource"), record.action.get("resource_version")  # type: ignore[union-attr]
-            if resource in states and version and record.action.get("event") == "listed":  # type: ignore[union-attr]
+        if record.kind == "action" and record.action_type == "watch" and record.action is not None:
+            resource, version = record.action.get("resource"), record.action.get("resource_version")
+            if resource in states and version and record.action.get("event") == "listed":
                 states[resource].resource_version = str(version)
             continue
         if record.kind != "object" or record.resource not in states or record.object is None:
@@ -80,11 +75,11 @@ def state_from_log(path: str | Path) -> dict[str, _State]:
         if record.watch_type == "BOOKMARK" or not uid:
             continue
         if record.watch_type == "DELETED":
-            state.deleted.add(uid)  # type: ignore[union-attr]
-            state.alive.pop(uid, None)  # type: ignore[union-attr]
+            state.deleted.add(uid)
+            state.alive.pop(uid, None)
         elif record.resource != "events":
-            state.alive[uid] = record.object  # type: ignore[index]
-        state.seen[uid] = version or ""  # type: ignore[index]
+            state.alive[uid] = record.object
+        state.seen[uid] = version or ""
     return states
 
 
@@ -267,7 +262,7 @@ class Watcher:
             listed.add(uid)
             self._record("LISTED", resource, state, obj)
         if resource != "events":  # events expire by themselves; a vanished event is not a deletion
-            for uid, obj in list(state.alive.items()):  # type: ignore[union-attr]
+            for uid, obj in list(state.alive.items()):
                 if uid not in listed:
                     self._record_deleted(resource, state, obj, synthetic=True)
         version = (body.get("metadata") or {}).get("resourceVersion")
@@ -343,21 +338,21 @@ class Watcher:
     # -- recording (dedupe by uid + resourceVersion) ---------------------------------------------------
     def _record(self, kind: str, resource: str, state: _State, obj: dict[str, Any]) -> None:
         uid, version = _meta(obj)
-        if not uid or state.seen.get(uid) == version or uid in state.deleted:  # type: ignore[union-attr,operator]
+        if not uid or state.seen.get(uid) == version or uid in state.deleted:
             return
         self.writer.write_object(kind, resource, obj)
-        state.seen[uid] = version or ""  # type: ignore[index]
+        state.seen[uid] = version or ""
         if resource != "events":
-            state.alive[uid] = obj  # type: ignore[index]
+            state.alive[uid] = obj
 
     def _record_deleted(self, resource: str, state: _State, obj: dict[str, Any], synthetic: bool) -> None:
         uid, version = _meta(obj)
-        if not uid or uid in state.deleted:  # type: ignore[operator]
+        if not uid or uid in state.deleted:
             return
         self.writer.write_object("DELETED", resource, obj, synthetic=synthetic)
-        state.deleted.add(uid)  # type: ignore[union-attr]
-        state.alive.pop(uid, None)  # type: ignore[union-attr]
-        state.seen[uid] = version or ""  # type: ignore[index]
+        state.deleted.add(uid)
+        state.alive.pop(uid, None)
+        state.seen[uid] = version or ""
 
     def _note(self, event: str, resource: str, version: str | None, detail: str) -> None:
         payload: dict[str, Any] = {"event": event, "resource": resource, "resource_version": version}

@@ -15,7 +15,7 @@ import argparse
 import difflib
 import sys
 from collections.abc import Sequence
-from typing import Protocol, cast
+from typing import Protocol
 
 from hivedlab import __version__
 from hivedlab.basics.errors import EXIT_INTERRUPTED, EXIT_USAGE, HivedlabError
@@ -47,32 +47,57 @@ class Command(Protocol):
 def _command(name: str) -> Command:
     """The subcommand's module, imported now."""
     if name == "validate":
-        from hivedlab.cli.commands import validate as module
+        from hivedlab.cli.commands import validate
+
+        return validate
     elif name == "run":
-        from hivedlab.cli.commands import run as module
+        from hivedlab.cli.commands import run
+
+        return run
     elif name == "stop":
-        from hivedlab.cli.commands import stop as module
+        from hivedlab.cli.commands import stop
+
+        return stop
     elif name == "check":
-        from hivedlab.cli.commands import check as module
+        from hivedlab.cli.commands import check
+
+        return check
     elif name == "report":
-        from hivedlab.cli.commands import report as module
+        from hivedlab.cli.commands import report
+
+        return report
     elif name == "grade":
-        from hivedlab.cli.commands import grade as module
+        from hivedlab.cli.commands import grade
+
+        return grade
     elif name == "watch":
-        from hivedlab.cli.commands import watch as module
+        from hivedlab.cli.commands import watch
+
+        return watch
     elif name == "env":
-        from hivedlab.cli.commands import env as module
+        from hivedlab.cli.commands import env
+
+        return env
     elif name == "deploy-inputs":
-        from hivedlab.cli.commands import deploy_inputs as module
+        from hivedlab.cli.commands import deploy_inputs
+
+        return deploy_inputs
     elif name == "scheduler-config":
-        from hivedlab.cli.commands import scheduler_config as module
+        from hivedlab.cli.commands import scheduler_config
+
+        return scheduler_config
     elif name == "accounts":
-        from hivedlab.cli.commands import accounts as module
+        from hivedlab.cli.commands import accounts
+
+        return accounts
     elif name == "doctor":
-        from hivedlab.cli.commands import doctor as module
+        from hivedlab.cli.commands import doctor
+
+        return doctor
     else:
-        from hivedlab.cli.commands import sim as module
-    return cast(Command, module)
+        from hivedlab.cli.commands import sim
+
+        return sim
 
 USAGE = "usage: hivedlab [-h] [--version] COMMAND [ARGS...]"
 

@@ -11,6 +11,7 @@ Each such config comes with a note on what changes in the experiments.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import jinja2
 import yaml
@@ -64,7 +65,7 @@ def _gpus(member: Member) -> int:
     return member.gpus if member.gpus > 0 else 1
 
 
-def _dump(config: dict, header: str) -> str:
+def _dump(config: dict[str, Any], header: str) -> str:
     return header + yaml.safe_dump(config, sort_keys=False, default_flow_style=False)
 
 

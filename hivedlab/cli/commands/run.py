@@ -86,12 +86,12 @@ def _sim_factory(seed: int, inventory: Any) -> Any:
 
     def make(plan: Any, writer: Any) -> Any:
         settings = settings_from_mapping(plan.sim)
-        options = {"settings": settings, "node_ips": ips, "other_nodes": others}
         if plan.scheduler != "hived":
             from hivedlab.cluster.sim.plain import PlainSimCluster
 
-            return PlainSimCluster(writer, experiment_seed(seed, plan.id), scheduler=plan.scheduler, **options)
-        return SimCluster(writer, experiment_seed(seed, plan.id), **options)
+            return PlainSimCluster(writer, experiment_seed(seed, plan.id), scheduler=plan.scheduler,
+                                   settings=settings, node_ips=ips, other_nodes=others)
+        return SimCluster(writer, experiment_seed(seed, plan.id), settings=settings, node_ips=ips, other_nodes=others)
 
     return make
 
