@@ -6,13 +6,28 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from hivedlab.cluster import hived
 from hivedlab.cluster.sim import SimCluster, hooks
 from tests.sim.test_lab_experiments import run
+
+
+def judged(cli: Callable[..., Any], tmp_path: Path, experiment: str) -> dict[str, Any]:
+    """Run a shipped plan on the (broken) simulator and judge its log with `hivedlab check`."""
+    run(tmp_path, experiment, 1)
+    log = tmp_path / "experiments" / experiment / "evidence.jsonl"
+    result = cli("check", str(log), "--format", "json")
+    data: dict[str, Any] = json.loads(result.out)
+    return data
+
+
+def answer(data: dict[str, Any], kind: str) -> dict[str, Any]:
+    return next(a for a in data["answers"] if a["kind"] == kind)
 
 
 @pytest.fixture
@@ -39,12 +54,9 @@ def no_preemption(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize("experiment", ["priority", "opportunistic"])
 def test_a_simulator_that_never_preempts_is_caught(cli, tmp_path: Path, no_preemption: None, experiment: str) -> None:
-    run(tmp_path, experiment, 1)
-    log = tmp_path / "experiments" / experiment / "evidence.jsonl"
-    result = cli("check", str(log), "--format", "json")
-    data = json.loads(result.out)
-    assert data["verdict"] == "inconsistent", result.out
-    exclusive = next(a for a in data["answers"] if a["kind"] == "gpu-exclusive")
+    data = judged(cli, tmp_path, experiment)
+    assert data["verdict"] == "inconsistent", data
+    exclusive = answer(data, "gpu-exclusive")
     assert exclusive["verdict"] == "inconsistent" and "still held it" in exclusive["answer"]["en"]
 
 
@@ -65,11 +77,9 @@ def vc_boundaries_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_simulator_that_ignores_vc_boundaries_is_caught(cli, tmp_path: Path, vc_boundaries_ignored: None) -> None:
-    run(tmp_path, "vc-safety", 1)
-    log = tmp_path / "experiments" / "vc-safety" / "evidence.jsonl"
-    data = json.loads(cli("check", str(log), "--format", "json").out)
+    data = judged(cli, tmp_path, "vc-safety")
     assert data["verdict"] == "inconsistent"
-    placement = next(a for a in data["answers"] if a["kind"] == "placement")
+    placement = answer(data, "placement")
     assert placement["verdict"] == "inconsistent" and "hostname-carol" in placement["answer"]["en"]
 
 
@@ -86,13 +96,10 @@ def gang_started_piecemeal(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_simulator_that_starts_a_gang_piecemeal_is_caught(cli, tmp_path: Path, gang_started_piecemeal: None) -> None:
-    run(tmp_path, "gang", 1)
-    log = tmp_path / "experiments" / "gang" / "evidence.jsonl"
-    data = json.loads(cli("check", str(log), "--format", "json").out)
+    data = judged(cli, tmp_path, "gang")
     assert data["verdict"] == "inconsistent"
-    waits = next(a for a in data["answers"] if a["kind"] == "gang-waits")
+    waits = answer(data, "gang-waits")
     assert waits["verdict"] == "inconsistent", waits["answer"]["en"]
-
 
 
 @pytest.fixture
@@ -113,9 +120,7 @@ def incremental_made_gang(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_a_simulator_that_ignores_gang_allocation_false_is_caught(cli, tmp_path: Path,
                                                                   incremental_made_gang: None) -> None:
-    run(tmp_path, "incremental", 1)
-    log = tmp_path / "experiments" / "incremental" / "evidence.jsonl"
-    data = json.loads(cli("check", str(log), "--format", "json").out)
+    data = judged(cli, tmp_path, "incremental")
     assert data["verdict"] == "inconsistent"
-    incremental = next(a for a in data["answers"] if a["kind"] == "incremental")
+    incremental = answer(data, "incremental")
     assert incremental["verdict"] == "inconsistent", incremental["answer"]["en"]
