@@ -54,10 +54,10 @@ class ExperimentRun:
     experiment: str
     evidence: Path
     status: str  # finished | failed | interrupted
+    run_id: str  # the folder name: the experiment id, or `<id>@<scheduler>` for a contrast run (`Plan.run_id`)
+    contrast: bool  # run without HiveD, under contrast/ (docs/other-schedulers.md)
     reason: str = ""
     submitted: tuple[Submitted, ...] = ()
-    run_id: str = ""  # the folder name: the experiment id, or `<id>@<scheduler>` for a contrast run
-    contrast: bool = False  # run without HiveD, under contrast/ (docs/other-schedulers.md)
 
 
 @dataclass(frozen=True)
@@ -268,7 +268,7 @@ def run_plan(plan: Plan, backend: Backend, writer: EvidenceWriter, ctx: RunConte
         status, reason = "failed", str(exc)
     payload = {"status": status, "reason": reason} if reason else {"status": status}
     runner.action("end", payload)
-    return ExperimentRun(plan.id, writer.path, status, reason, tuple(runner.submitted), plan.run_id, plan.contrast)
+    return ExperimentRun(plan.id, writer.path, status, plan.run_id, plan.contrast, reason, tuple(runner.submitted))
 
 
 def experiment_seed(seed: int, experiment: str) -> int:
@@ -389,7 +389,7 @@ def _write_run_json(
     sessions = [s for s in previous.get("sessions") or [previous.get("started")] if isinstance(s, str)]
     raw_outcomes = previous.get("outcomes")
     outcomes: dict[str, Any] = raw_outcomes if isinstance(raw_outcomes, dict) else {}
-    outcomes = {**outcomes, **{(r.run_id or r.experiment): {"status": r.status, "reason": r.reason} for r in results}}
+    outcomes = {**outcomes, **{r.run_id: {"status": r.status, "reason": r.reason} for r in results}}
     earlier = [e for e in previous.get("experiments") or [] if isinstance(e, str)]
     earlier_contrast = [e for e in previous.get("contrast") or [] if isinstance(e, str)]
     run: dict[str, Any] = {
@@ -402,7 +402,7 @@ def _write_run_json(
         "started": sessions[0] if sessions else started,
         "sessions": sessions if started in sessions else [*sessions, started],  # when each (resumed) session began
         "finished": format_time(datetime.now(timezone.utc)) if finished else None,
-        "experiments": list(dict.fromkeys([*earlier, *(r.run_id or r.experiment for r in results if not r.contrast)])),
+        "experiments": list(dict.fromkeys([*earlier, *(r.run_id for r in results if not r.contrast)])),
         "contrast": list(dict.fromkeys([*earlier_contrast, *(r.run_id for r in results if r.contrast)])),
         "outcomes": outcomes,
     }
@@ -464,7 +464,7 @@ def run_pipeline(out: Path, runs: Sequence[ExperimentRun], lang: str = "zh") -> 
     for run in runs:
         path = run.evidence.parent / "verdicts.json"
         try:
-            result.verdicts[run.run_id or run.experiment] = read_json(path)
+            result.verdicts[run.run_id] = read_json(path)
         except HivedlabError:
             continue
     return result

@@ -114,7 +114,7 @@ def _summary(results: list[Any], verdicts: dict[str, dict[str, Any]], lang: str)
     rows = [("实验", "判定", "回答") if lang == "zh" else ("experiment", "verdict", "answer")]
     bad = False
     for result in results:
-        verdict = verdicts.get(result.run_id or result.experiment, {})
+        verdict = verdicts.get(result.run_id, {})
         state = str(verdict.get("verdict") or ("—" if result.status == "finished" else result.status))
         answers = verdict.get("answers") or []
         first = answers[0].get("answer", {}) if answers and isinstance(answers[0], dict) else {}
@@ -124,7 +124,7 @@ def _summary(results: list[Any], verdicts: dict[str, dict[str, Any]], lang: str)
             bad = bad or not result.contrast  # without HiveD a job may never run: that is the contrast
         bad = bad or (state == "inconsistent" and not result.contrast)  # a contrast run may break HiveD's guarantees
         shown = VERDICT_ZH.get(state, state) if lang == "zh" else state
-        rows.append((result.run_id or result.experiment, shown, " ".join(str(line).split())))
+        rows.append((result.run_id, shown, " ".join(str(line).split())))
     width = [max(_width(r[i]) for r in rows) for i in range(2)]
     return [f"{_pad(r[0], width[0])}  {_pad(r[1], width[1])}  {r[2]}".rstrip() for r in rows], bad
 
