@@ -63,11 +63,6 @@ def spec_from_annotation(text: str | None) -> dict[str, Any]:
     return dict(data)
 
 
-def dump_spec(spec: Mapping[str, Any]) -> str:
-    """A pod-scheduling-spec mapping as annotation text (keys in the order given)."""
-    return yaml.safe_dump(dict(spec), sort_keys=False, default_flow_style=False)
-
-
 def dump_bind_info(info: BindInfo) -> str:
     """The pod-bind-info annotation: node, leafCellIsolation, cellChain, affinityGroupBindInfo (§4.1)."""
     return yaml.safe_dump(info.to_dict(), sort_keys=False, default_flow_style=False)
@@ -90,6 +85,3 @@ def isolation_annotation(info: BindInfo) -> str:
     """`pod-leaf-cell-isolation`: comma-separated leaf indices, e.g. `0,1`."""
     return ",".join(str(i) for i in info.leaf_cell_isolation)
 
-
-# the name the case runner and the OpenPAI model use
-parse_pod_scheduling_spec = spec_from_annotation

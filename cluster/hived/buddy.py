@@ -102,9 +102,6 @@ class ChainState:
         if cell.bad_pos != -2 or not any(c is cell for c in lst):
             cell.bad_pos = -1
 
-    def healthy_obtainable(self, level: int) -> int:
-        return self.obtainable[level] - len(self.bad_free[level])
-
     # -- take / give back (§3.11) ----------------------------------------------------------------------------
     def take(self, cell: PhysicalCell, vc: str, doomed: bool) -> None:
         lv = cell.level

@@ -121,21 +121,6 @@ def update_used(cell: Cell[Any] | None, priority: int, delta: int) -> None:
         c.used_total += delta
 
 
-def inside(cell: Cell[Any] | None, ancestor: Cell[Any]) -> bool:
-    while cell is not None:
-        if cell is ancestor:
-            return True
-        cell = cell.parent
-    return False
-
-
-def descendants_at(cell: C, level: int) -> list[C]:
-    out = [cell]
-    while out and out[0].level > level:
-        out = [child for c in out for child in c.children]
-    return out
-
-
 def build_physical(config: HivedConfig
                    ) -> tuple[dict[str, list[PhysicalCell]], dict[str, dict[int, list[PhysicalCell]]]]:
     """Top-level cells per chain, and per chain level -> cells in creation (config, depth-first) order."""

@@ -16,7 +16,6 @@ SCHEMAS = CONFIGS / "schemas"
 JOBS = PACKAGE / "jobs"
 EXPERIMENTS = PACKAGE / "labs" / "experiments"
 SMOKE_PLANS = PACKAGE / "labs" / "smoke"  # plans run and judged like the experiments, outside the report's five rows
-LAB_SCRIPTS = PACKAGE / "labs"
 REPORT_TEMPLATES = PACKAGE / "report_templates"
 GROUP_EXAMPLE = CONFIGS / "group.example.yaml"
 

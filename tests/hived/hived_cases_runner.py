@@ -114,7 +114,7 @@ class FlowRunner:
         if self.codec is None:
             raise FlowMismatch("no annotation codec to parse specYaml")
         try:
-            return self.codec.parse_pod_scheduling_spec(step.spec_yaml), None
+            return self.codec.spec_from_annotation(step.spec_yaml), None
         except self.api.UserError as err:
             return None, err
 

