@@ -17,7 +17,9 @@ import jinja2
 import yaml
 
 from hivedlab.basics.errors import HivedlabError
+from hivedlab.basics.files import parse_yaml
 from hivedlab.basics.resources import HIVED_CONFIGS
+from hivedlab.cluster.hived import ConfigError, load_config
 from hivedlab.group.inventory import NO_WORKER, Inventory, Member
 
 CONFIG_NAMES = ("two-vc", "one-vc")
@@ -171,3 +173,16 @@ def _single_worker(name: str, worker: Member) -> Layout:
         notes.append(("4.6/4.7 中 2 个子任务运行在同一台机器的 2 块 GPU 上，而不是两台机器上。",
                       "the 2 tasks of steps 4.6/4.7 run on 2 GPUs of the same machine, not on two machines."))
     return Layout(name, _dump(config, header), {vc: wanted for vc in vc_names}, "single-worker", tuple(notes))
+
+
+def validate_layout(layout: Layout) -> None:
+    """HiveD's load-time rules, and OpenPAI's rule for VC names (each names a StatefulSet)."""
+    data = parse_yaml(layout.text, f"the rendered '{layout.name}' config")
+    for vc in (data.get("virtualClusters") or {}):
+        if not str(vc).isalnum() or str(vc) != str(vc).lower():
+            raise HivedlabError(f"VC name {vc!r} must be lower-case letters and digits (it names a StatefulSet)")
+    try:
+        load_config(data)
+    except ConfigError as exc:
+        where = f" at {exc.pointer}" if getattr(exc, "pointer", "") else ""
+        raise HivedlabError(f"the rendered '{layout.name}' config would make HiveD panic{where}: {exc}") from None

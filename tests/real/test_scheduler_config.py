@@ -8,11 +8,10 @@ import pytest
 import yaml
 
 from hivedlab.basics.errors import HivedlabError
-from hivedlab.cli.commands.scheduler_config import validate_layout
 from hivedlab.cluster.pai import hived_inspect
 from hivedlab.cluster.pai.services_config import splice_hived_config, verify_splice
 from hivedlab.group.inventory import inventory_from_mapping
-from hivedlab.group.layouts import Layout, plan_layout
+from hivedlab.group.layouts import Layout, plan_layout, validate_layout
 
 from .conftest import FIXTURES, json_reply
 

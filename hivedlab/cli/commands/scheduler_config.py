@@ -12,9 +12,8 @@ import sys
 from pathlib import Path
 
 from hivedlab.basics.errors import HivedlabError
-from hivedlab.basics.files import parse_yaml, read_text, write_atomic
+from hivedlab.basics.files import read_text, write_atomic
 from hivedlab.cli.options import add_lang, new_parser
-from hivedlab.cluster.hived import ConfigError, load_config
 from hivedlab.cluster.pai.hived_inspect import hived_url, wait_for_vcs
 from hivedlab.cluster.pai.services_config import (
     FILE_NAMES,
@@ -24,7 +23,7 @@ from hivedlab.cluster.pai.services_config import (
     verify_splice,
 )
 from hivedlab.group.inventory import Inventory, load_inventory
-from hivedlab.group.layouts import CONFIG_NAMES, Layout, plan_layout
+from hivedlab.group.layouts import CONFIG_NAMES, Layout, plan_layout, validate_layout
 
 CONTAINER_CONFIG_DIR = "/cluster-configuration"  # where the manual's dev-box container mounts the config (step 2.3)
 EXAMPLES = """\
@@ -35,19 +34,6 @@ EXAMPLES = """\
       --services-config /cluster-configuration --in-place                  # as the manual's step 4.5 (keeps a .orig)
   hivedlab scheduler-config one-vc --inventory group.yaml --wait 600        # then wait until HiveD shows the new VCs
 """
-
-
-def validate_layout(layout: Layout) -> None:
-    """HiveD's load-time rules, and OpenPAI's rule for VC names (each names a StatefulSet)."""
-    data = parse_yaml(layout.text, f"the rendered '{layout.name}' config")
-    for vc in (data.get("virtualClusters") or {}):
-        if not str(vc).isalnum() or str(vc) != str(vc).lower():
-            raise HivedlabError(f"VC name {vc!r} must be lower-case letters and digits (it names a StatefulSet)")
-    try:
-        load_config(data)
-    except ConfigError as exc:
-        where = f" at {exc.pointer}" if getattr(exc, "pointer", "") else ""
-        raise HivedlabError(f"the rendered '{layout.name}' config would make HiveD panic{where}: {exc}") from None
 
 
 def paictl_commands(config_dir: str) -> str:
