@@ -6,7 +6,7 @@
    OpenPAI's labels/annotations, FailedScheduling events), about --mb MB, around the gang scenario (so the verdict
    must still come out consistent), then checks it in a fresh process and reports seconds, MB/s, peak RSS and the
    extrapolation to 1 GB. Target: 1 GB in < 30 s and < 500 MB peak.
-2. Watcher throughput: a local API server (tests/checker/k8s_server.py) produces --changes pod changes as fast
+2. Watcher throughput: a local API server (tests/support/k8s_server.py) produces --changes pod changes as fast
    as it can while the watcher records them; reports changes per second. Target: >= 500/s.
 """
 
@@ -23,9 +23,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests" / "fixtures" / "logs"))
 
-from scenario import DEFAULT_WAIT_FOR_BENCH, Scenario  # noqa: E402
+from tests.support.scenario import DEFAULT_WAIT_FOR_BENCH, Scenario  # noqa: E402
 
 
 def write_big_log(path: Path, megabytes: int) -> int:
@@ -96,10 +95,10 @@ def bench_check(megabytes: int) -> dict[str, float | str]:
 
 def bench_watcher(changes: int) -> dict[str, float]:
     import kubernetes
+    from tests.checker.k8s_server import FakeApiServer
 
     from hivedlab.cluster.pai.watcher import Watcher
     from hivedlab.evidence import EvidenceWriter, read_evidence
-    from tests.checker.k8s_server import FakeApiServer
 
     filler = {"annotations": {f"note-{i}": "x" * 100 for i in range(20)}}  # ~3 kB objects, like real pods
     with tempfile.TemporaryDirectory() as folder, FakeApiServer() as server:

@@ -1,17 +1,21 @@
-"""Shared test helpers: run the CLI in-process and capture what a user would see."""
+"""The fixtures shared across the test tree. Helpers that are not fixtures live in `tests.support`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+import shutil
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from hivedlab.cli.main import main
+from tests.support.local import Handler, LocalServer
+from tests.support.paths import FIXTURES
+from tests.support.simkit import OPEN_WRITERS
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = ROOT / "tests" / "fixtures"
+RUN_SIM = FIXTURES / "report" / "run-sim"
 
 
 @dataclass
@@ -34,3 +38,51 @@ def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., CliResult]:
         return CliResult(code, captured.out, captured.err)
 
     return run
+
+
+@pytest.fixture
+def fake_bin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty folder that is the whole PATH: put fake programs in it."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    monkeypatch.setenv("PATH", str(folder) + os.pathsep + "/bin" + os.pathsep + "/usr/bin")
+    monkeypatch.setenv("DOCKER_HOST", "tcp://127.0.0.1:9")  # never the machine's real daemon
+    return folder
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[[Handler], LocalServer]]:
+    """Start local HTTP servers answering through a function; all are closed after the test."""
+    servers: list[LocalServer] = []
+
+    def start(handle: Handler) -> LocalServer:
+        server = LocalServer(handle)
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.close()
+
+
+@pytest.fixture(autouse=True)
+def _close_sim_writers() -> Iterator[None]:
+    """Close the evidence writers a simulated-cluster test left open."""
+    yield
+    while OPEN_WRITERS:
+        OPEN_WRITERS.pop().close()
+
+
+@pytest.fixture
+def run_dir(tmp_path: Path) -> Path:
+    """A private copy of the fixture run directory (five experiments on the simulated cluster)."""
+    target = tmp_path / "run"
+    shutil.copytree(RUN_SIM, target)
+    return target
+
+
+@pytest.fixture
+def quick_charts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Skip matplotlib where a test is about the text: the chart files are still written, as a tiny SVG/PNG."""
+    svg = '<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"><rect width="1" height="1"/></svg>'
+    monkeypatch.setattr("hivedlab.checker.report.charts.draw", lambda data, salt="": (b"\x89PNG\r\n\x1a\n", svg))

@@ -14,7 +14,7 @@ import pytest
 
 from hivedlab.cluster import hived
 from hivedlab.cluster.sim import SimCluster, hooks
-from tests.sim.test_lab_experiments import run
+from tests.cluster.sim.test_lab_experiments import run
 
 
 def judged(cli: Callable[..., Any], tmp_path: Path, experiment: str) -> dict[str, Any]:

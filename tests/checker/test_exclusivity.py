@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.checker import forge
+from tests.support import forge
 
 C, X = "consistent", "inconsistent"
 

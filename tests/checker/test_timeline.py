@@ -8,8 +8,9 @@ import pytest
 
 from hivedlab.checker.timeline import build_timeline, framework_name, hived_reason, vc_nodes_from_config
 from hivedlab.evidence import read_evidence
+from tests.support.paths import FIXTURES
 
-LOGS = Path(__file__).resolve().parent.parent / "fixtures" / "logs"
+LOGS = FIXTURES / "logs"
 
 
 def _timeline(name: str, **kwargs):
@@ -121,12 +122,9 @@ def test_redelivered_event_counts_once(tmp_path: Path) -> None:
 
 
 def test_committed_fixtures_match_their_generator(tmp_path: Path) -> None:
-    import importlib.util
+    from tests.support.make_log_fixtures import write_all
 
-    spec = importlib.util.spec_from_file_location("make_fixtures", LOGS / "make_fixtures.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.write_all(tmp_path)
+    write_all(tmp_path)
     generated = sorted(p.name for p in tmp_path.glob("*.jsonl"))
     assert len(generated) >= 19
     for name in generated:

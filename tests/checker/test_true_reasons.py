@@ -1,5 +1,5 @@
 """True reasons: preemption seen without its event, rules over every attempt, and fall-throughs that state how the
-log ends instead of guessing (forged logs: honest simulator logs edited and re-sealed, tests/checker/forge.py)."""
+log ends instead of guessing (forged logs: honest simulator logs edited and re-sealed, tests/support/forge.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 from hivedlab.checker.rules.common import Context
 from hivedlab.checker.rules.vc import sequential
 from hivedlab.checker.timeline import Attempt, JobTimeline, Mark, Timeline
-from tests.checker import forge
 from tests.checker.test_exclusivity import default_vc_on_opportunistic_gpu
+from tests.support import forge
 
 C, X, Q = "consistent", "inconsistent", "inconclusive"
 

@@ -9,8 +9,10 @@ import jsonschema
 import pytest
 
 from hivedlab.basics.resources import SCHEMAS
+from tests.support.paths import FIXTURES
+from tests.support.scenario import Scenario
 
-LOGS = Path(__file__).resolve().parent.parent / "fixtures" / "logs"
+LOGS = FIXTURES / "logs"
 C, X, Q = "consistent", "inconsistent", "inconclusive"
 
 CASES = [
@@ -131,17 +133,8 @@ def test_unknown_experiment_hint(cli) -> None:
     assert result.code == 2 and "did you mean 'priority'" in result.err
 
 
-def _scenario_module():
-    import importlib
-    import sys
-
-    if str(LOGS) not in sys.path:
-        sys.path.insert(0, str(LOGS))
-    return importlib.import_module("scenario")
-
-
 def _later_runs_first(path: Path, source: str) -> None:
-    sc = _scenario_module().Scenario(path, source=source, seed="order")
+    sc = Scenario(path, source=source, seed="order")
     sc.at(0).plan("vc-safety", cluster="sim" if source == "sim" else "pai")
     sc.config("two-vc")
     alice = sc.at(1).submit("alice", "prod", "job-config-0", "vc1", "prod")
@@ -194,7 +187,7 @@ def test_mixed_sources_are_never_evidence(cli, tmp_path: Path) -> None:
 def _gang_binds_in_the_release_gap(path: Path) -> None:
     """The holder's pod ends at 400 s (HiveD frees its cell then); FrameworkController completes it at 401 s; the gang
     binds at 400.5 s, in between — what a real cluster can do."""
-    sc = _scenario_module().Scenario(path, seed="gap")
+    sc = Scenario(path, seed="gap")
     sc.at(0).plan("gang", members=("alice",))
     sc.config("one-vc")
     holder = sc.at(1).submit("alice", "holder", "job-config-5", "default", "prod")

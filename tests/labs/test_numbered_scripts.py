@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from hivedlab.checker.plans import load_plan, main_plans
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent.parent
 SCRIPTS = {
     "03_vc_safety.py": "vc-safety",
     "04_priority.py": "priority",

@@ -213,7 +213,7 @@ def test_real_evidence_is_never_replaced_nor_mixed(tmp_path: Path) -> None:
 
 
 def test_a_resumed_real_run_appends_to_its_logs(tmp_path: Path) -> None:
-    """The runner side of a resume (the backend that skips what was submitted is tested over HTTP in tests/real)."""
+    """The runner side of a resume (the backend that skips what was submitted is tested over HTTP in tests/cluster/pai)."""
     ctx = RunContext(tmp_path, "pai", None, INVENTORY, "20260101t000000")
     make = lambda plan, writer: SimCluster(writer, 1)  # noqa: E731 - a stand-in backend writing k8s-sourced records
     run_experiments([load_plan("gang")], make, ctx)

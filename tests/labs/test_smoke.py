@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from hivedlab.checker.plans import load_plan, load_plans, main_plans
-
-ROOT = Path(__file__).resolve().parent.parent.parent
+from tests.support.paths import ROOT
 
 
 def test_smoke_is_not_one_of_the_five_experiments():

@@ -1,0 +1,211 @@
+"""`hivedlab doctor` over real HTTP: a fake rest-server and portal, a fake HiveD, a fake Kubernetes API."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+import yaml
+
+from hivedlab.cli.commands.doctor import compare_cells, expected_cells, observed_cells
+from hivedlab.group.inventory import inventory_from_mapping, load_inventory
+from hivedlab.group.layouts import plan_layout
+from tests.support.fakehived import FakeHived, hived_status
+from tests.support.fakepai import FakePai, make_jwt
+from tests.support.k8s_server import FakeApiServer
+
+USERS = ("alice", "bob", "carol", "dan")
+NODES = ("hostname-bob", "hostname-carol", "hostname-dan")  # the example inventory's master and workers
+
+
+def ready(status: str = "True") -> dict:
+    return {"status": {"conditions": [{"type": "MemoryPressure", "status": "False"}, {"type": "Ready", "status": status}]}}
+
+
+@pytest.fixture
+def k8s(tmp_path, monkeypatch):
+    with FakeApiServer() as api:
+        for node in NODES:
+            api.add("nodes", node, labels={}, **ready())
+        config = {"apiVersion": "v1", "kind": "Config", "current-context": "lab",
+                  "clusters": [{"name": "lab", "cluster": {"server": api.url}}],
+                  "users": [{"name": "lab", "user": {"token": "t"}}],
+                  "contexts": [{"name": "lab", "context": {"cluster": "lab", "user": "lab"}}]}
+        path = tmp_path / "kubeconfig"
+        path.write_text(yaml.safe_dump(config), encoding="utf-8")
+        monkeypatch.setenv("KUBECONFIG", str(path))
+        yield api
+
+
+class Cluster:
+    def __init__(self, serve, tmp_path, monkeypatch) -> None:
+        self.inventory = load_inventory()
+        self.pai = FakePai(serve)
+        for user in USERS:
+            self.pai.users.setdefault(user, f"{user}-password")
+            self.pai.grants[user] = {"default", "vc1"}
+        self.hived = FakeHived(serve, plan_layout("two-vc", self.inventory).text)
+        self.token_file = tmp_path / "tokens"
+        self.tokens = {user: self.login(user) for user in USERS}
+        self.write_tokens()
+        for name in ("HIVEDLAB_PAI_URL", "HIVEDLAB_HIVED_URL", "HIVEDLAB_PAI_TOKEN", "HIVEDLAB_PAI_TOKEN_FILE"):
+            monkeypatch.delenv(name, raising=False)
+
+    def login(self, user: str, seconds_left: int = 7 * 86400) -> str:
+        token = make_jwt(user, exp=int(time.time()) + seconds_left)
+        self.pai.tokens[token] = user
+        return token
+
+    def write_tokens(self) -> None:
+        self.token_file.write_text("".join(f"{u}: {t}\n" for u, t in self.tokens.items()), encoding="utf-8")
+        self.token_file.chmod(0o600)
+
+
+@pytest.fixture
+def cluster(serve, tmp_path, monkeypatch, k8s):
+    return Cluster(serve, tmp_path, monkeypatch)
+
+
+def doctor(cli, cluster, *extra):
+    return cli("doctor", "--pai-url", cluster.pai.url, "--hived-url", cluster.hived.url, "--token-file",
+               str(cluster.token_file), "--lang", "en", *extra)
+
+
+def by_check(result) -> dict[str, list[dict]]:
+    found: dict[str, list[dict]] = {}
+    for finding in json.loads(result.out)["findings"]:
+        found.setdefault(finding["check"], []).append(finding)
+    return found
+
+
+def test_a_healthy_two_vc_cluster_passes(cli, cluster):
+    result = doctor(cli, cluster)
+    assert result.code == 0, result.out + result.err
+    assert "result: all checks passed" in result.out
+    assert "[OK  ] nodes       all 3 nodes Ready" in result.out
+    assert "rest-server v1.2.0" in result.out and "the portal http://127.0.0.1:" in result.out
+    assert ("HiveD's VCs and cells match two-vc (default: 1×GPU-C-NODE, vc1: 1×GPU-D-NODE; nodes hostname-carol, "
+            "hostname-dan)") in result.out
+    assert "the 4 members' tokens work and may use VC default, vc1" in result.out
+    assert "no unfinished job on the cluster" in result.out
+    assert not any(token in result.out for token in cluster.tokens.values())
+
+
+def test_node_not_ready_and_missing(cli, cluster, k8s):
+    uid = next(o["metadata"]["uid"] for o in k8s.objects["nodes"].values() if o["metadata"]["name"] == "hostname-dan")
+    k8s.modify("nodes", uid, **ready("Unknown"))
+    k8s.delete("nodes", next(u for u, o in k8s.objects["nodes"].items() if o["metadata"]["name"] == "hostname-bob"))
+    result = doctor(cli, cluster, "--format", "json")
+    assert result.code == 1
+    nodes = by_check(result)["nodes"]
+    assert nodes[0]["message"]["en"] == "nodes not Ready: hostname-dan" and "kubelet" in nodes[0]["fix"]["en"]
+    assert "not Kubernetes nodes: hostname-bob" in nodes[1]["message"]["en"]
+
+
+def test_hived_with_the_other_config(cli, cluster):
+    cluster.hived.switch(plan_layout("one-vc", cluster.inventory).text)
+    result = doctor(cli, cluster, "--config", "two-vc", "--format", "json")
+    assert result.code == 1
+    finding = by_check(result)["hived-vcs"][0]
+    assert finding["message"]["en"] == "HiveD's VCs are default; two-vc has default, vc1"
+    assert "hivedlab scheduler-config two-vc" in finding["fix"]["en"]
+    detected = doctor(cli, cluster, "--format", "json")  # without --config: the one HiveD's VCs match
+    assert "match one-vc (default: 2×GPU-NODE" in by_check(detected)["hived"][0]["message"]["en"]
+
+
+def test_hived_with_other_nodes_or_cell_numbers(cli, cluster):
+    config = yaml.safe_load(plan_layout("two-vc", cluster.inventory).text)
+    config["physicalCluster"]["physicalCells"][1]["cellChildren"][0]["cellAddress"] = "hostname-eve"
+    config["physicalCluster"]["cellTypes"]["GPU-D-NODE-POOL"]["childCellNumber"] = 2
+    config["physicalCluster"]["physicalCells"][1]["cellChildren"].append({"cellAddress": "hostname-frank"})
+    config["virtualClusters"]["vc1"]["virtualCells"][0]["cellNumber"] = 2
+    cluster.hived.switch(yaml.safe_dump(config))
+    found = by_check(doctor(cli, cluster, "--format", "json"))
+    assert found["hived-cells"][0]["message"]["en"] == (
+        "VC vc1's cells differ from two-vc: GPU-D-NODE: 1 expected, HiveD has 2")
+    assert "HiveD's nodes hostname-carol, hostname-eve, hostname-frank" in found["hived-nodes"][0]["message"]["en"]
+
+
+def test_token_problems(cli, cluster):
+    del cluster.tokens["dan"]
+    cluster.tokens["carol"] = make_jwt("carol", exp=int(time.time()) + 86400 * 7) + "x"  # revoked / unknown
+    cluster.tokens["bob"] = cluster.login("bob", seconds_left=3600)
+    cluster.pai.grants["alice"] = {"default"}
+    cluster.write_tokens()
+    result = doctor(cli, cluster, "--format", "json")
+    assert result.code == 1
+    tokens = {f["message"]["en"]: f for f in by_check(result)["tokens"]}
+    assert "no token for dan" in tokens
+    assert any(m.startswith("carol's token does not work") and "invalid or expired" in m for m in tokens)
+    assert "alice may not use VC vc1" in tokens
+    bob = next(f for m, f in tokens.items() if m.startswith("bob's token expires at"))
+    assert bob["status"] == "warning" and "hivedlab accounts" in bob["fix"]["en"]
+
+
+def test_expiring_token_is_only_a_warning(cli, cluster):
+    cluster.tokens["bob"] = cluster.login("bob", seconds_left=3600)
+    cluster.write_tokens()
+    result = doctor(cli, cluster)
+    assert result.code == 0 and "[WARN] tokens      bob's token expires at" in result.out
+
+
+def test_unfinished_job_is_reported(cli, cluster):
+    cluster.pai.jobs["carol~leftover"] = {"name": "leftover", "jobStatus": {"username": "carol", "state": "RUNNING",
+                                                                            "virtualCluster": "default"}}
+    result = doctor(cli, cluster)
+    assert result.code == 1 and "unfinished jobs on the cluster: carol~leftover (RUNNING)" in result.out
+    assert "stop these jobs in the portal" in result.out
+
+
+def test_nothing_answers(cli, cluster, tmp_path, monkeypatch):
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "nope"))
+    result = cli("doctor", "--pai-url", "http://127.0.0.1:9", "--hived-url", "http://127.0.0.1:9",
+                 "--token-file", str(cluster.token_file), "--lang", "en")
+    assert result.code == 1 and "Traceback" not in result.out + result.err
+    for check in ("nodes", "rest-server", "portal", "hived"):
+        assert f"[FAIL] {check}" in result.out
+    assert "tokens" not in result.out
+
+
+def test_no_token_file_is_a_usage_error(cli, cluster):
+    result = cli("doctor", "--pai-url", cluster.pai.url, "--hived-url", cluster.hived.url)
+    assert result.code == 2 and result.err.count("\n") == 1 and "HIVEDLAB_PAI_TOKEN_FILE" in result.err
+
+
+def env_record(folder, member, synced, offset_ms):
+    folder.mkdir(exist_ok=True)
+    record = {"member": member, "clock": {"ntp_synchronized": synced, "offset_ms": offset_ms, "source": "chronyc"}}
+    (folder / f"{member}.json").write_text(json.dumps(record), encoding="utf-8")
+
+
+def test_members_clocks_compared(cli, cluster, tmp_path):
+    env = tmp_path / "env"
+    env_record(env, "Carol", True, 0.4)
+    env_record(env, "Dan", True, -12.0)
+    agree = doctor(cli, cluster, "--env", str(env))
+    assert agree.code == 0 and "[OK  ] clocks      the 2 machines' clocks agree" in agree.out
+    env_record(env, "Bob", False, 2500.0)
+    result = doctor(cli, cluster, "--env", str(env), "--format", "json")
+    clocks = [f["message"]["en"] for f in by_check(result)["clocks"]]
+    assert clocks == ["clocks not synchronized: Bob",
+                      "the machines' clocks differ by more than a second: Bob +2500 ms, Carol +0 ms, Dan -12 ms"]
+    assert result.code == 0  # warnings
+
+
+def workers(*gpus: int):
+    members = [{"name": "Bob", "roles": ["master"], "hostname": "hostname-bob", "ip": "10.0.1.2"}]
+    members += [{"name": f"W{i}", "roles": ["worker"], "hostname": f"hostname-w{i}", "ip": f"10.0.1.{3 + i}",
+                 "gpus": g} for i, g in enumerate(gpus)]
+    return inventory_from_mapping({"group": "g", "members": members})
+
+
+@pytest.mark.parametrize("name", ["two-vc", "one-vc"])
+@pytest.mark.parametrize("gpus", [(1, 1), (4, 8), (4,)], ids=["manual", "multi-gpu", "single-worker"])
+def test_every_layout_matches_what_hived_shows_for_it(name, gpus):
+    layout = plan_layout(name, workers(*gpus))
+    expected = expected_cells(layout.text)
+    findings = compare_cells(name, expected, observed_cells(*hived_status(layout.text)))
+    assert [f.status for f in findings] == ["ok"], [f.message.en for f in findings]
+    assert expected["nodes"] == sorted(f"hostname-w{i}" for i in range(len(gpus)))
+    assert {vc: sum(cells.values()) for vc, cells in expected["vcs"].items()} == layout.vcs  # one GPU per cell

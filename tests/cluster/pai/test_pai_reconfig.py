@@ -1,0 +1,40 @@
+"""A plan's reconfiguration steps on the real backend: a `switch_config` step while jobs run asks the admin to switch
+(and waits) or refuses without a terminal; a `restart` step is refused in one line (docs/experiment-plans.md)."""
+
+from __future__ import annotations
+
+import pytest
+
+from hivedlab.basics.errors import HivedlabError
+from tests.support.pai_world import ONE_VC, TWO_VC, job, make
+
+
+def test_a_restart_step_is_refused_in_one_line(world, tmp_path):  # noqa: F811
+    backend, _, _ = make(world, tmp_path)
+    with pytest.raises(HivedlabError, match="simulated cluster only") as caught:
+        backend.restart_hived()
+    assert "\n" not in str(caught.value) and "paictl" in str(caught.value)
+
+
+def test_a_switch_while_our_job_runs_asks_the_admin_and_waits(world, tmp_path):  # noqa: F811
+    _, hived, _ = world
+    asked = []
+
+    def ask(prompt):
+        asked.append(prompt)
+        hived.vcs = ["default"]  # the admin ran paictl stop, push, start
+        return ""
+
+    backend, _, _ = make(world, tmp_path, ask=ask, interactive=True, experiment="reconfig")
+    backend.switch_config("two-vc", TWO_VC)
+    assert backend.submit("alice", "vc1-job", job("vc1-job-alice-r1")).accepted
+    backend.switch_config("one-vc", ONE_VC)  # our own running job does not make the cluster busy
+    assert len(asked) == 1 and "scheduler-config one-vc" in asked[0]
+
+
+def test_a_switch_without_a_terminal_is_refused(world, tmp_path):  # noqa: F811
+    backend, _, _ = make(world, tmp_path, experiment="reconfig")
+    backend.switch_config("two-vc", TWO_VC)
+    assert backend.submit("alice", "vc1-job", job("vc1-job-alice-r1")).accepted
+    with pytest.raises(HivedlabError, match="paictl"):
+        backend.switch_config("one-vc", ONE_VC)
