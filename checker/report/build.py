@@ -65,15 +65,16 @@ def _href(out_dir: Path, run_dir: Path, rel: str) -> str:
     return quote(target, safe="/._-~")
 
 
-def _chart(exp: ExperimentInputs, out_dir: Path) -> tuple[Path, Path] | None:
-    """Draw an experiment's timeline as experiments/<id>/timeline.png and .svg under the report's folder."""
+def _chart(exp: ExperimentInputs, out_dir: Path, lang: str) -> tuple[Path, Path] | None:
+    """Draw an experiment's timeline, its text in `lang`, as experiments/<id>/timeline.png and .svg under the report's
+    folder."""
     if not exp.timeline.attempts and not exp.nodes:
         return None
     data = chart_module.chart_data(
-        experiment_name(exp, "en"), exp.timeline.attempts, exp.nodes, exp.vc_nodes, exp.timeline.end or None,
-        exp.timeline.switches,
+        experiment_name(exp, lang), exp.timeline.attempts, exp.nodes, exp.vc_nodes, exp.timeline.end or None,
+        exp.timeline.switches, exp.timeline.rejections,
     )
-    png, svg = chart_module.draw(data, salt=exp.id)
+    png, svg = chart_module.draw(data, lang, salt=exp.id)
     folder = out_dir / "experiments" / exp.id
     png_path, svg_path = folder / "timeline.png", folder / "timeline.svg"
     write_atomic(png_path, png)
@@ -147,7 +148,7 @@ def build_report(
     claim_files: dict[str, dict[str, object]] = {}
     for exp in inputs.experiments:
         files: dict[str, object] = {"jobs": list(exp.job_files), "evidence": exp.evidence}
-        drawn = _chart(exp, out_dir)
+        drawn = _chart(exp, out_dir, lang)
         if drawn:
             chart_files += drawn
             rel = f"experiments/{exp.id}/timeline.png"

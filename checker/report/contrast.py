@@ -158,15 +158,16 @@ def _guarantees(answers: list[dict[str, Any]], lang: str) -> list[str]:
     return lines
 
 
-def _chart(folder: Path, out_dir: Path) -> tuple[str, list[Path]]:
+def _chart(folder: Path, out_dir: Path, lang: str) -> tuple[str, list[Path]]:
     """Draw a run's timeline under the report's contrast/<run>/; returns its Markdown image ("" without pods)."""
     log = folder / "evidence.jsonl"
     timeline = timeline_for_chart(log) if log.is_file() else None
     if timeline is None or not timeline.attempts:
         return "", []
     run_id = folder.name
-    data = chart_module.chart_data(run_id, timeline.attempts, timeline.nodes, timeline.vc_nodes, timeline.end or None)
-    png, svg = chart_module.draw(data, salt=run_id)
+    data = chart_module.chart_data(run_id, timeline.attempts, timeline.nodes, timeline.vc_nodes, timeline.end or None,
+                                   timeline.switches, timeline.rejections)
+    png, svg = chart_module.draw(data, lang, salt=run_id)
     png_path = out_dir / "contrast" / run_id / "timeline.png"
     write_atomic(png_path, png)
     write_atomic(png_path.with_suffix(".svg"), svg)
@@ -204,11 +205,11 @@ def _run_section(folder: Path, lang: str) -> list[str]:
     return lines
 
 
-def _side_by_side(runs: list[Path], out_dir: Path) -> tuple[list[str], list[Path]]:
+def _side_by_side(runs: list[Path], out_dir: Path, lang: str) -> tuple[list[str], list[Path]]:
     """The runs' charts in one table row, one column per scheduler."""
     images, files = [], []
     for run in runs:
-        image, drawn = _chart(run, out_dir)
+        image, drawn = _chart(run, out_dir, lang)
         images.append(image or "—")
         files += drawn
     if not files:
@@ -229,7 +230,7 @@ def contrast_section(run_dir: Path, out_dir: Path, lang: str) -> tuple[str, tupl
     files: list[Path] = []
     for experiment in dict.fromkeys(run.name.partition("@")[0] for run in runs):
         group = [run for run in runs if run.name.partition("@")[0] == experiment]
-        charts, drawn = _side_by_side(group, out_dir)
+        charts, drawn = _side_by_side(group, out_dir, lang)
         lines += [f"### {experiment}", "", *charts]
         files += drawn
         for run in group:
