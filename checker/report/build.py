@@ -24,6 +24,7 @@ from hivedlab.basics.resources import REPORT_TEMPLATES
 from hivedlab.checker.report import charts as chart_module
 from hivedlab.checker.report.context import build_claims, build_context, experiment_name
 from hivedlab.checker.report.contrast import contrast_section
+from hivedlab.checker.report.fonts import CJK_FAMILY, REPORT_FONT, copy_report_font
 from hivedlab.checker.report.freetext import block, extract, merge
 from hivedlab.checker.report.inputs import ExperimentInputs, RunInputs, load_run
 
@@ -106,7 +107,8 @@ def _inline_svg(svg: str) -> str:
 
 
 def render_html(md_text: str, lang: str, out_dir: Path, title: str) -> str:
-    """report.md as one self-contained HTML page, the timeline charts inline as SVG."""
+    """report.md as one HTML page, the timeline charts inline as SVG; it needs only the CJK font beside it
+    (`fonts.copy_report_font`)."""
     body = markdown.markdown(md_text, extensions=["tables", "sane_lists"], output_format="html")
 
     def inline(match: re.Match[str]) -> str:
@@ -121,7 +123,7 @@ def render_html(md_text: str, lang: str, out_dir: Path, title: str) -> str:
 
     body = _IMG.sub(inline, body)
     template = _environment().get_template("report.html.j2")
-    return template.render(lang=lang, title=title, body=Markup(body))
+    return template.render(lang=lang, title=title, body=Markup(body), font_family=CJK_FAMILY, font_url=REPORT_FONT)
 
 
 def build_report(
@@ -165,6 +167,7 @@ def build_report(
     claims = build_claims(inputs, lang, claim_files)
     claims_path, html_path = out_dir / "claims.json", out_dir / "report.html"
     write_atomic(claims_path, json.dumps(claims, ensure_ascii=False, indent=2) + "\n")
+    copy_report_font(out_dir)
     write_atomic(html_path, html_text)
     write_atomic(md_path, md_text)
     inconclusive = tuple(e["id"] for e in claims["experiments"] if e["verdict"] == "inconclusive")
