@@ -85,4 +85,5 @@ def run_dir(tmp_path: Path) -> Path:
 def quick_charts(monkeypatch: pytest.MonkeyPatch) -> None:
     """Skip matplotlib where a test is about the text: the chart files are still written, as a tiny SVG/PNG."""
     svg = '<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"><rect width="1" height="1"/></svg>'
-    monkeypatch.setattr("hivedlab.checker.report.charts.draw", lambda data, salt="": (b"\x89PNG\r\n\x1a\n", svg))
+    monkeypatch.setattr("hivedlab.checker.report.charts.draw",
+                        lambda data, lang="en", salt="": (b"\x89PNG\r\n\x1a\n", svg))
