@@ -360,22 +360,35 @@ def draw(data: ChartData, lang: str = "en", salt: str = "") -> tuple[bytes, str]
     matplotlib.use("Agg")
     from matplotlib import pyplot as plt
 
-    from hivedlab.checker.report.fonts import matplotlib_families
+    from hivedlab.checker.report.fonts import LATIN_FAMILY
 
     height = max(2.4, 0.55 * len(data.lanes) + 1.6)
-    families = list(matplotlib_families(lang))
-    with matplotlib.rc_context({"svg.hashsalt": salt or data.title, "font.size": 9, "font.family": families}):
+    with matplotlib.rc_context({"svg.hashsalt": salt or data.title, "font.size": 9, "font.family": [LATIN_FAMILY]}):
         fig, ax = plt.subplots(figsize=(10, height))
         try:
             beside = _paint(ax, data, lang)
+            _set_cjk_font(ax)
             fig.tight_layout()
             _paint_inside_labels(ax, data, lang, beside)  # placed after the layout, clear of the labels beside
+            _set_cjk_font(ax)
             png_buf, svg_buf = io.BytesIO(), io.StringIO()
             fig.savefig(png_buf, format="png", dpi=110, metadata={"Software": None})
             fig.savefig(svg_buf, format="svg", metadata={"Date": None, "Creator": None})
         finally:
             plt.close(fig)
     return png_buf.getvalue(), _prefix_ids(svg_buf.getvalue(), salt or data.title)
+
+
+def _set_cjk_font(ax: Axes) -> None:
+    """Set the texts that have Chinese in the packaged CJK font, whole; the rest keep matplotlib's own font, which
+    lays text out faster than the large CJK font does (and a fallback font list would slow every text)."""
+    from matplotlib.text import Text as MplText
+
+    from hivedlab.checker.report.fonts import needs_cjk, register_with_matplotlib
+
+    for text in ax.figure.findobj(MplText):
+        if needs_cjk(text.get_text()):
+            text.set_fontfamily([register_with_matplotlib()])
 
 
 _ID_USE = re.compile(r'(\bid="|href="#|url\(#)([^")]+)')

@@ -30,13 +30,17 @@ def cjk_font_file() -> Path:
 
 
 @cache
-def matplotlib_families(lang: str) -> tuple[str, ...]:
-    """The font families a chart in `lang` is set in, the packaged CJK font registered with matplotlib first time;
-    each family covers what the first one lacks (matplotlib's font fallback)."""
+def register_with_matplotlib() -> str:
+    """Make the packaged CJK font known to matplotlib (first call only); returns its family name."""
     from matplotlib import font_manager
 
     font_manager.fontManager.addfont(str(cjk_font_file()))
-    return (CJK_FAMILY, LATIN_FAMILY) if lang == "zh" else (LATIN_FAMILY, CJK_FAMILY)
+    return CJK_FAMILY
+
+
+def needs_cjk(text: str) -> bool:
+    """Whether `text` has a character from the CJK blocks (radicals to the compatibility forms, fullwidth forms)."""
+    return any("\u2e80" <= char <= "\ufaff" or "\uff00" <= char <= "\uffef" for char in text)
 
 
 def copy_report_font(out_dir: Path) -> Path:

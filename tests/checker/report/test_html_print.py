@@ -22,7 +22,7 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is n
 
 PROBE = """(async () => {
   await document.fonts.ready;
-  const faces = await document.fonts.load('16px "%(family)s"', '实验报告 Lab report').catch(() => []);
+  const faces = await document.fonts.load('16px "FAMILY"', '实验报告 Lab report').catch(() => []);
   const images = [...document.images];
   await Promise.all(images.map(image => image.decode().catch(() => null)));
   const root = document.documentElement;
@@ -40,7 +40,7 @@ PROBE = """(async () => {
     page: [...document.styleSheets].flatMap(sheet => [...sheet.cssRules])
       .filter(rule => rule instanceof CSSPageRule).map(rule => rule.style.getPropertyValue('size')),
   };
-})()""" % {"family": CJK_FAMILY}
+})()""".replace("FAMILY", CJK_FAMILY)
 
 
 @pytest.fixture(scope="module")
