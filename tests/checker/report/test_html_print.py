@@ -1,9 +1,10 @@
 """report.html as a browser shows and prints it: Debian's headless chromium, print media at A4's printable width.
 
-Skipped only where chromium is not installed; .ci/run installs it, so CI always runs these checks."""
+The browser checks are skipped only where chromium is not installed; .ci/run installs it, so CI always runs them."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,13 +13,14 @@ from typing import Any
 import pytest
 
 from hivedlab.checker.report.build import build_report
-from hivedlab.checker.report.fonts import CJK_FAMILY, REPORT_FONT
+from hivedlab.checker.report.fonts import CJK_FAMILY, REPORT_FONT, cjk_font_file
 from hivedlab.cli.main import main
 from tests.support.chromium import A4_PRINTABLE_PX, Browser, chromium_binary
 from tests.support.paths import FIXTURES
 
 CHROMIUM = chromium_binary()
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)")
+needs_chromium = pytest.mark.skipif(CHROMIUM is None,
+                                    reason="Debian's chromium is not installed (.ci/run installs it)")
 
 PROBE = """(async () => {
   await document.fonts.ready;
@@ -68,6 +70,18 @@ def _printed(browser: Browser, page: Path) -> dict[str, Any]:
     return measured
 
 
+def test_the_page_declares_its_font_beside_it_and_its_print_rules(run: Path) -> None:
+    html = (run / "report.html").read_text(encoding="utf-8")
+    font_face = re.search(r"@font-face \{[^}]*\}", html)
+    assert font_face and f'url("{REPORT_FONT}")' in font_face.group(0) and CJK_FAMILY in font_face.group(0)
+    assert (run / REPORT_FONT).read_bytes() == cjk_font_file().read_bytes()
+    assert "@page { size: A4" in html and re.search(r"figure\.chart[^{]*\{[^}]*break-inside: avoid", html)
+    before = (run / REPORT_FONT).stat().st_mtime_ns
+    build_report(run, "zh")
+    assert (run / REPORT_FONT).stat().st_mtime_ns == before  # an identical copy is left as it is
+
+
+@needs_chromium
 @pytest.mark.parametrize("where", ["", "en"])
 def test_the_report_prints_on_a4_with_its_cjk_font_and_every_chart(run: Path, browser: Browser, where: str) -> None:
     folder = run / where if where else run
@@ -83,6 +97,7 @@ def test_the_report_prints_on_a4_with_its_cjk_font_and_every_chart(run: Path, br
     assert all(0 < width <= A4_PRINTABLE_PX and rule == "avoid" for width, rule in measured["charts"])
 
 
+@needs_chromium
 def test_a_page_whose_font_is_missing_is_caught(run: Path, browser: Browser, tmp_path: Path) -> None:
     """The probe itself: a report without its font beside it, and with a table wider than A4, fails the checks."""
     page = tmp_path / "report.html"
