@@ -1,6 +1,6 @@
 """The report's CJK font: Noto Sans SC (SIL Open Font License 1.1), as the `pylopdf-fonts-zh-cn` package ships it.
 
-The charts set their text in it through matplotlib (registered from the package's file, no system font needed),
+The charts set their Chinese text in it through matplotlib (registered from the package's file, no system font needed),
 and report.html declares it with `@font-face` pointing at a copy beside the report, so that the page shows and
 prints Chinese text on a machine without a CJK font.
 """

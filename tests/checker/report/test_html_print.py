@@ -75,6 +75,7 @@ def test_the_page_declares_its_font_beside_it_and_its_print_rules(run: Path) -> 
     font_face = re.search(r"@font-face \{[^}]*\}", html)
     assert font_face and f'url("{REPORT_FONT}")' in font_face.group(0) and CJK_FAMILY in font_face.group(0)
     assert (run / REPORT_FONT).read_bytes() == cjk_font_file().read_bytes()
+    assert re.search(rf'code, pre \{{ font-family: [^;]*"{CJK_FAMILY}"', html)  # Chinese in code has its font too
     assert "@page { size: A4" in html and re.search(r"figure\.chart[^{]*\{[^}]*break-inside: avoid", html)
     before = (run / REPORT_FONT).stat().st_mtime_ns
     build_report(run, "zh")
