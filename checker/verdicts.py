@@ -79,6 +79,7 @@ class Answer:
     evidence: tuple[int, ...]
     expected: Text | None
     missing: tuple[Text, ...]
+    summary: Text | None = None  # the answer in one short sentence (the report's results table)
 
 
 @dataclass(frozen=True)
@@ -162,7 +163,7 @@ def judge(timeline: Timeline, rules: RuleSet, log: LogSummary) -> ExperimentVerd
             outcome = check(ctx, rule)
         if blockers:
             reason = Text("；".join(b.zh for b in blockers), "; ".join(b.en for b in blockers))
-            outcome = replace(outcome, verdict=INCONCLUSIVE, missing=(*outcome.missing, *blockers),
+            outcome = replace(outcome, verdict=INCONCLUSIVE, missing=(*outcome.missing, *blockers), summary=None,
                               answer=Text(f"（{reason.zh}，不能作为证据）", f"({reason.en}; not evidence)") + outcome.answer)
         index = int(rule.get("question", 0))
         question = rule.get("question_text") or (rules.questions[index] if index < len(rules.questions) else Text("", ""))
@@ -171,7 +172,7 @@ def judge(timeline: Timeline, rules: RuleSet, log: LogSummary) -> ExperimentVerd
             rule=str(rule.get("id", kind)), kind=kind, question_index=index, question=question,
             verdict=outcome.verdict, answer=outcome.answer, evidence=outcome.evidence,
             expected=Text(expected["zh"], expected["en"]) if isinstance(expected, dict) else None,
-            missing=outcome.missing,
+            missing=outcome.missing, summary=outcome.summary,
         ))
     verdicts = {a.verdict for a in answers}
     overall = INCONSISTENT if INCONSISTENT in verdicts else INCONCLUSIVE if INCONCLUSIVE in verdicts or not answers \
@@ -249,6 +250,8 @@ def to_json(result: ExperimentVerdict) -> dict[str, Any]:
             item["expected"] = a.expected.as_dict()
         if a.missing:
             item["missing"] = [m.as_dict() for m in a.missing]
+        if a.summary is not None:
+            item["summary"] = a.summary.as_dict()
         answers.append(item)
     log = result.log
     return {

@@ -88,8 +88,15 @@ def render_markdown(inputs: RunInputs, lang: str, out_dir: Path, charts: dict[st
     text = template.render(**context, free_text=lambda block_id: block(block_id, _DEFAULT_FREE_TEXT[lang]))
     text = re.sub(r"\n{3,}", "\n\n", text)
     if previous is not None:
-        text = merge(text, extract(previous), _ORPHANS[lang])
+        written = {block_id: body for block_id, body in extract(previous).items() if not is_placeholder(body)}
+        text = merge(text, written, _ORPHANS[lang])
     return text
+
+
+def is_placeholder(body: str) -> bool:
+    """A free-text block still holding the template's default text (in any language): not the students' words, so a
+    re-render writes its own language's default there."""
+    return body.strip() in _DEFAULT_FREE_TEXT.values()
 
 
 _IMG = re.compile(
