@@ -9,10 +9,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hivedlab.basics.clock import elapsed, whole_seconds
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import read_json, write_atomic
 from hivedlab.checker.plans import load_plan
 from hivedlab.checker.report import charts as chart_module
+from hivedlab.checker.report.text import clock
 from hivedlab.checker.report.timeline import timeline_for_chart
 from hivedlab.evidence import parse_time
 
@@ -119,7 +121,7 @@ def pod_table(rows: list[PodRow], at: float) -> str:
     lines = [f"{'NAME':<{width}}READY   STATUS        NODE      AGE"]
     for row in rows:
         ready = "1/1" if row.status == "Running" else "0/1"
-        lines.append(f"{row.name:<{width}}{ready:<8}{row.status:<14}{row.node:<10}{max(0, round(at - row.since))}s")
+        lines.append(f"{row.name:<{width}}{ready:<8}{row.status:<14}{row.node:<10}{elapsed(row.since, at)}s")
     return "\n".join(lines)
 
 
@@ -197,9 +199,9 @@ def _run_section(folder: Path, lang: str) -> list[str]:
     lines.append("")
     log = folder / "evidence.jsonl"
     records = _records(log) if log.is_file() else []
-    start = _seconds(records[0]["time"]) if records else 0.0
+    zero = whole_seconds(_seconds(records[0]["time"])) if records else 0
     for at in moments(records):
-        lines += [f"`kubectl get pod` ({'T+' if zh else 'at T+'}{round(at - start)} s):", "", "```",
+        lines += [f"`kubectl get pod` ({'' if zh else 'at '}{clock(at - zero)}):", "", "```",
                   pod_table(snapshot(records, at), at), "```", ""]
     return lines
 
