@@ -221,14 +221,17 @@ def answers(exp: ExperimentInputs, lang: str) -> list[dict[str, Any]]:
     return result
 
 
-_CLAUSE_END = re.compile(r"[。：；]|[.:;](?:\s|$)")
+_CLAUSE_END = re.compile(r"[。：]|[.:](?:\s|$)")
 
 
 def first_clause(answer: str, lang: str) -> str:
-    """An answer's first statement, up to its first full stop, colon or semicolon (a verdict without a summary)."""
-    match = _CLAUSE_END.search(answer)
-    head = answer[:match.start()] if match else answer
-    return head.rstrip() + ("。" if lang == "zh" else ".") if head.strip() else ""
+    """An answer's first statement, up to its first full stop or colon outside brackets (a verdict without a
+    summary)."""
+    for match in _CLAUSE_END.finditer(answer):
+        head = answer[:match.start()]
+        if sum(head.count(c) for c in "（(") == sum(head.count(c) for c in "）)") and head.strip():
+            return head.rstrip() + ("。" if lang == "zh" else ".")
+    return answer
 
 
 def _node_text(a: TaskAttempt, lang: str) -> str:

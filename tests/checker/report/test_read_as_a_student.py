@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from hivedlab.checker.report.context import first_clause
 from hivedlab.cli.main import main
 from tests.support.report_checks import table_rows
 
@@ -196,3 +197,10 @@ def test_explanations_are_kept_when_the_report_is_rendered_again(sim_run, tmp_pa
     again = report.read_text(encoding="utf-8")
     assert mine in section(again, "gang")
     assert again.count("(Write here.)") == blocks(again) - 1
+
+
+def test_an_answer_without_a_summary_is_shown_by_its_first_statement_outside_brackets():
+    assert first_clause("任务按提交顺序一个接一个地运行：alice 的 a 08:00:05–08:01:06。", "zh") == "任务按提交顺序一个接一个地运行。"
+    blocked = "(the hash chain is broken at record 7: the log was edited; not evidence) Every job ran on vc1. More."
+    assert first_clause(blocked, "en") == blocked.split(" More.")[0]
+    assert first_clause("无句号的回答", "zh") == "无句号的回答"
