@@ -32,7 +32,7 @@ def bullets(text: str) -> list[str]:
     for line in text.splitlines():
         if line.startswith("- *"):
             found.append(line)
-        elif line.startswith("  - ") and found:
+        elif line.startswith("    - ") and found:
             found[-1] += " " + line.strip()
     return found
 
@@ -204,3 +204,8 @@ def test_an_answer_without_a_summary_is_shown_by_its_first_statement_outside_bra
     blocked = "(the hash chain is broken at record 7: the log was edited; not evidence) Every job ran on vc1. More."
     assert first_clause(blocked, "en") == blocked.split(" More.")[0]
     assert first_clause("无句号的回答", "zh") == "无句号的回答"
+
+
+def test_several_answers_to_one_question_are_a_nested_list_in_the_html(sim_run):
+    html = (sim_run / "report.html").read_text(encoding="utf-8")
+    assert re.search(r"4 GPU）的任务？</em>\s*<ul>\s*<li>不能：", html)
