@@ -27,7 +27,7 @@ from hivedlab.checker.report.text import (
     md,
     pick,
 )
-from hivedlab.checker.report.timeline import JOB_COMPLETED, Rejection
+from hivedlab.checker.report.timeline import Rejection
 from hivedlab.evidence import parse_time
 
 Link = Callable[[str], str]  # run-dir-relative path -> href relative to the report
@@ -244,7 +244,7 @@ _OUTCOMES = {
     "succeeded": ("成功", "succeeded"),
     "failed": ("失败", "failed"),
     "deleted": ("被删除", "deleted"),
-    JOB_COMPLETED: ("任务已完成，被停止", "stopped: the job had completed"),
+    "job-completed": ("任务已完成，被停止", "stopped: the job had completed"),
     "running": ("运行中", "running"),
     "waiting": ("等待中", "waiting"),
     "bound": ("已绑定节点", "bound to a node"),
@@ -257,21 +257,33 @@ def _outcome(a: TaskAttempt, lang: str) -> str:
     return (labels[0] if lang == "zh" else labels[1]) if labels else outcome
 
 
-def _rejection_row(r: Rejection, lang: str) -> list[str]:
+Since = Callable[[float | None], str]  # seconds after the log's first record -> the T+ time printed
+
+
+def since_start(exp: ExperimentInputs) -> Since:
+    """How the experiment's times print as T+: counted from the whole second of its first record (the T+0 the report
+    names), so that a T+ time and the clock time of the same instant show the same second (`hivedlab.basics.clock`)."""
+    when = parse_time(exp.timeline.started)
+    into_second = when.timestamp() % 1 if when else 0.0
+    return lambda seconds: clock(None if seconds is None else seconds + into_second)
+
+
+def _rejection_row(r: Rejection, lang: str, since: Since) -> list[str]:
     status = f"HTTP {r.status}" if r.status is not None else ""
-    how = _t(lang, f"{clock(r.time)} 提交时被拒绝（{status or '无回复'}）", f"rejected at submission at {clock(r.time)} "
+    how = _t(lang, f"{since(r.time)} 提交时被拒绝（{status or '无回复'}）", f"rejected at submission at {since(r.time)} "
              f"({status or 'no reply'})")
     return [cell(r.job), "—", "—", "—", "—", "—", "—", cell(how)]
 
 
 def _attempt_rows(exp: ExperimentInputs, lang: str) -> list[list[str]]:
+    since = since_start(exp)
     rows = []
     for a in exp.timeline.attempts:
-        waited = "; ".join(f"{clock(s)}–{clock(e) if e is not None else '…'}" for s, e in a.waiting)
+        waited = "; ".join(f"{since(s)}–{since(e) if e is not None else '…'}" for s, e in a.waiting)
         rows.append([cell(a.job), cell(a.task), str(a.attempt + 1), cell(_node_text(a, lang) if a.node else "—"),
-                     clock(a.start) or "—", clock(a.end) or ("…" if a.start is not None else "—"), cell(waited or "—"),
+                     since(a.start) or "—", since(a.end) or ("…" if a.start is not None else "—"), cell(waited or "—"),
                      cell(_outcome(a, lang))])
-    return rows + [_rejection_row(r, lang) for r in exp.timeline.rejections]
+    return rows + [_rejection_row(r, lang, since) for r in exp.timeline.rejections]
 
 
 def experiment(exp: ExperimentInputs, number: int, lang: str, link: Link, chart: str | None) -> dict[str, Any]:

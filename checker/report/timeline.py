@@ -1,7 +1,6 @@
 """An experiment's task attempts as the report and its chart need them: `hivedlab.checker.timeline` flattened.
 
-Times become seconds since the whole second of the log's first record (the chart's and the report's `T+`, so that a
-T+ time and the clock time of the same instant show the same second, `hivedlab.basics.clock`), job names lose the
+Times become seconds since the log's first record (the chart's and the report's `T+`), job names lose the
 `-<user>-<experiment>-<run tag>` suffix the runner adds to make them unique (labs/runner.py `job_name_for`), and
 a submission the REST server refused (it leaves no pod, only the runner's record) becomes a `Rejection`.
 """
@@ -11,9 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hivedlab.basics.clock import whole_seconds
 from hivedlab.checker.report.charts import Switch, TaskAttempt
-from hivedlab.checker.timeline import Attempt, JobTimeline, Mark, Timeline, build_timeline, display_names
+from hivedlab.checker.timeline import Mark, Timeline, build_timeline, display_names
 from hivedlab.evidence import iter_evidence
 
 
@@ -40,34 +38,9 @@ class ExperimentTimeline:
     switches: tuple[Switch, ...] = ()  # plan steps that switched HiveD's config or restarted it while jobs ran
 
 
-def zero_of(timeline: Timeline) -> float:
-    """T+0: the whole second in which the log's first record was written."""
-    return float(whole_seconds(timeline.first.t)) if timeline.first else 0.0
-
-
-FRAMEWORK_ATTEMPT_COMPLETION = -220  # FrameworkController's code for a task it stops because the job completed
-JOB_COMPLETED = "job-completed"  # the outcome of such a task: stopped, not failed, not preempted
-
-
-def outcome_of(job: JobTimeline, attempt: Attempt) -> str:
-    """The attempt's outcome, with one more case than the pod shows: stopped because its job had completed
-    (FrameworkController's code -220, or deleted once a task of the same job attempt had succeeded; docs/openpai-model.md)."""
-    outcome = attempt.outcome
-    if outcome not in ("failed", "deleted"):
-        return outcome
-    if attempt.fc_exit_code == FRAMEWORK_ATTEMPT_COMPLETION:
-        return JOB_COMPLETED
-    deleted = attempt.deleted
-    done = [a.terminated for a in job.attempts if a is not attempt and a.outcome == "succeeded"
-            and a.framework_attempt == attempt.framework_attempt and a.terminated is not None]
-    if job.state == "SUCCEEDED" and deleted is not None and any(m.seq <= deleted.seq for m in done):
-        return JOB_COMPLETED
-    return outcome
-
-
 def attempts_of(timeline: Timeline, names: dict[str, str]) -> tuple[TaskAttempt, ...]:
     """One TaskAttempt per pod uid, times relative to the log's first record."""
-    t0 = zero_of(timeline)
+    t0 = timeline.first.t if timeline.first else 0.0
 
     def rel(mark: Mark | None) -> float | None:
         return None if mark is None else round(mark.t - t0, 6)
@@ -87,7 +60,7 @@ def attempts_of(timeline: Timeline, names: dict[str, str]) -> tuple[TaskAttempt,
             result.append(TaskAttempt(
                 job=names.get(job.framework_name, job.framework_name), task=task, attempt=index, node=a.node,
                 gpus=a.gpus, start=rel(ran_from) if a.node else None, end=rel(a.ended) if a.node else None,
-                outcome=outcome_of(job, a), waiting=waiting, preempted=a.outcome == "preempted", recreated=index > 0,
+                outcome=a.outcome, waiting=waiting, preempted=a.outcome == "preempted", recreated=index > 0,
                 created=rel(a.created), bound=rel(a.bound),
             ))
     return tuple(sorted(result, key=lambda x: (x.created if x.created is not None else float("inf"))))
@@ -95,7 +68,7 @@ def attempts_of(timeline: Timeline, names: dict[str, str]) -> tuple[TaskAttempt,
 
 def switches_of(timeline: Timeline) -> tuple[Switch, ...]:
     """The reached `switch_config` and `restart` steps, times relative to the log's first record."""
-    t0 = zero_of(timeline)
+    t0 = timeline.first.t if timeline.first else 0.0
     found = []
     for step in timeline.steps:
         body = step.step if isinstance(step.step, dict) else {}
@@ -123,7 +96,7 @@ def timeline_for_chart(path: Path, run_tag: str = "") -> ExperimentTimeline:
     if stream.count == 0:
         return ExperimentTimeline(problems=(*problems, f"{where}: the log holds no records"))
     names = display_names(timeline.jobs, timeline.experiment or path.parent.name, run_tag)
-    t0 = zero_of(timeline)
+    t0 = timeline.first.t if timeline.first else 0.0
     rejections = tuple(
         Rejection(names.get(job.framework_name, job.framework_name), round(sub.mark.t - t0, 6), sub.status,
                   sub.message or "")

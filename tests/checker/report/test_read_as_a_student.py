@@ -209,3 +209,13 @@ def test_an_answer_without_a_summary_is_shown_by_its_first_statement_outside_bra
 def test_several_answers_to_one_question_are_a_nested_list_in_the_html(sim_run):
     html = (sim_run / "report.html").read_text(encoding="utf-8")
     assert re.search(r"4 GPU）的任务？</em>\s*<ul>\s*<li>不能：", html)
+
+
+def test_t_plus_counts_from_the_whole_second_of_the_first_record():
+    from types import SimpleNamespace
+
+    from hivedlab.checker.report.context import since_start
+
+    exp = SimpleNamespace(timeline=SimpleNamespace(started="2026-03-01T10:00:00.700000Z"))
+    since = since_start(exp)  # an instant 10:01:10.2 is 69.5 s after the first record
+    assert since(69.5) == "T+0:01:10" and since(None) == ""
