@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hivedlab.basics.text import Text
+from hivedlab.basics.text import Text, first_statement
 from hivedlab.checker.grading.submission import free_text
 
 
@@ -35,10 +35,13 @@ def _observed(verdict: Mapping[str, Any] | None) -> Text:
     answers = [a for a in verdict.get("answers") or [] if isinstance(a, Mapping)]
     zh, en = [], []
     for answer in answers:
-        said = answer.get("summary") or answer.get("answer") or {}
-        if isinstance(said, Mapping):
-            zh.append(_sentence(str(said.get("zh") or ""), "。"))
-            en.append(_sentence(str(said.get("en") or ""), "."))
+        summary, full = answer.get("summary"), answer.get("answer")
+        if isinstance(summary, Mapping):
+            zh.append(_sentence(str(summary.get("zh") or ""), "。"))
+            en.append(_sentence(str(summary.get("en") or ""), "."))
+        elif isinstance(full, Mapping):  # a verdict without summaries: each answer's first statement
+            zh.append(_sentence(first_statement(str(full.get("zh") or ""), "zh"), "。"))
+            en.append(_sentence(first_statement(str(full.get("en") or ""), "en"), "."))
     return Text("".join(zh) or "（没有回答）", " ".join(e for e in en if e) or "(no answer)")
 
 

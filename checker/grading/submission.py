@@ -125,6 +125,9 @@ def deployment_text(report_md: str) -> str | None:
     return _MARKUP.sub(" ", text).strip()
 
 
+# Markdown formatting around the students' words (comments, line breaks, list and heading marks, emphasis); unlike
+# _MARKUP it keeps the hyphens inside words such as job-config-6
+_FORMATTING = re.compile(r"<!--.*?-->|<br\s*/?>|&nbsp;|^[ \t]*(?:[-*+>]|#+|\d+\.)[ \t]+|[*_`|]", re.S | re.M)
 _BLOCK = re.compile(r"<!--\s*hivedlab:free-text\s+([A-Za-z0-9][A-Za-z0-9_.-]*)\s*-->(.*?)<!--\s*/hivedlab:free-text\s*-->",
                     re.S)
 
@@ -138,7 +141,7 @@ def free_text(report_md: str, prefix: str) -> dict[str, str]:
             text = match.group(2)
             for placeholder in PLACEHOLDERS:
                 text = text.replace(placeholder, "")
-            found[match.group(1)[len(prefix):]] = _MARKUP.sub(" ", text).strip()
+            found[match.group(1)[len(prefix):]] = " ".join(_FORMATTING.sub(" ", text).split())
     return found
 
 

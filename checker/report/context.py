@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hivedlab.basics.clock import date_time
+from hivedlab.basics.text import first_statement
 from hivedlab.checker.report.charts import TaskAttempt
 from hivedlab.checker.report.inputs import EnvRecord, ExperimentInputs, MemberInfo, RunInputs
 from hivedlab.checker.report.text import (
@@ -212,26 +213,13 @@ def answers(exp: ExperimentInputs, lang: str) -> list[dict[str, Any]]:
             "question_id": index,
             "question": _question_text(raw.get("question"), exp, lang),
             "answer": answer,
-            "summary": pick(raw.get("summary"), lang) if raw.get("summary") else first_clause(answer, lang),
+            "summary": pick(raw.get("summary"), lang) if raw.get("summary") else first_statement(answer, lang),
             "verdict": verdict,
             "expected": pick(raw.get("expected"), lang) if raw.get("expected") else "",
             "evidence": evidence,
             "missing": [pick(m, lang) for m in raw.get("missing") or [] if pick(m, lang)],
         })
     return result
-
-
-_CLAUSE_END = re.compile(r"[。：]|[.:](?:\s|$)")
-
-
-def first_clause(answer: str, lang: str) -> str:
-    """An answer's first statement, up to its first full stop or colon outside brackets (a verdict without a
-    summary)."""
-    for match in _CLAUSE_END.finditer(answer):
-        head = answer[:match.start()]
-        if sum(head.count(c) for c in "（(") == sum(head.count(c) for c in "）)") and head.strip():
-            return head.rstrip() + ("。" if lang == "zh" else ".")
-    return answer
 
 
 def _node_text(a: TaskAttempt, lang: str) -> str:

@@ -71,3 +71,12 @@ def test_the_rubric_can_weight_explanations(tmp_path):
     grades = {g.name: g for g in grade_batch(subs, tmp_path / "out", rubric, LAB, fake_judge).grades}
     assert {name: g.items[0].points for name, g in grades.items()} == {"full": 4, "short": 2, "none": 0}
     assert grades["short"].items[0].en == "explanation too short (25 of 60 characters)"
+
+
+def test_the_groups_words_keep_their_hyphens_and_a_verdict_without_summaries_shows_first_statements():
+    verdict = {"answers": [{"answer": {"zh": "任务一起等待：alice 的 a 从 08:00:03 起等待。",
+                                       "en": "The tasks waited together: alice's a waited from 08:00:03."}}]}
+    [item] = explanations_of(report_md(explanations={"gang": "- job-config-6's two tasks form one *affinity group*"}),
+                             {"gang": verdict}, ("gang",))
+    assert item.text == "job-config-6's two tasks form one affinity group"
+    assert (item.observed.zh, item.observed.en) == ("任务一起等待。", "The tasks waited together.")

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from hivedlab.checker.report.context import first_clause
+from hivedlab.basics.text import first_statement
 from hivedlab.cli.main import main
 from tests.support.report_checks import table_rows
 
@@ -200,10 +200,10 @@ def test_explanations_are_kept_when_the_report_is_rendered_again(sim_run, tmp_pa
 
 
 def test_an_answer_without_a_summary_is_shown_by_its_first_statement_outside_brackets():
-    assert first_clause("任务按提交顺序一个接一个地运行：alice 的 a 08:00:05–08:01:06。", "zh") == "任务按提交顺序一个接一个地运行。"
+    assert first_statement("任务按提交顺序一个接一个地运行：alice 的 a 08:00:05–08:01:06。", "zh") == "任务按提交顺序一个接一个地运行。"
     blocked = "(the hash chain is broken at record 7: the log was edited; not evidence) Every job ran on vc1. More."
-    assert first_clause(blocked, "en") == blocked.split(" More.")[0]
-    assert first_clause("无句号的回答", "zh") == "无句号的回答"
+    assert first_statement(blocked, "en") == blocked.split(" More.")[0]
+    assert first_statement("无句号的回答", "zh") == "无句号的回答"
 
 
 def test_several_answers_to_one_question_are_a_nested_list_in_the_html(sim_run):
