@@ -219,3 +219,17 @@ def test_t_plus_counts_from_the_whole_second_of_the_first_record():
     exp = SimpleNamespace(timeline=SimpleNamespace(started="2026-03-01T10:00:00.700000Z"))
     since = since_start(exp)  # an instant 10:01:10.2 is 69.5 s after the first record
     assert since(69.5) == "T+0:01:10" and since(None) == ""
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_start_a_sentence_names_is_a_start_in_the_table(sim_reports, lang):
+    pattern = (r"于 (\d\d:\d\d:\d\d) 在 (\S+ \(GPU \d+\)) 上开始运行" if lang == "zh"
+               else r"started at (\d\d:\d\d:\d\d) on (\S+ \(GPU \d+\))")
+    checked = 0
+    for experiment in NUMBER:
+        text = section(sim_reports[lang], experiment)
+        starts = {(as_clock(r[4], zero_of(text)), r[3]) for r in rows(text, lang) if r[4].startswith("T+")}
+        for match in re.finditer(pattern, text):
+            assert (match.group(1), match.group(2)) in starts, (experiment, match.group(0))
+            checked += 1
+    assert checked >= 5
