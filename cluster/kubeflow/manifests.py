@@ -222,3 +222,19 @@ def tf_pod(labels: Mapping[str, Any]) -> TfPod | None:
             index = int(raw) if isinstance(raw, str) and raw.isdigit() else None
             return TfPod(job, role.lower(), index)
     return None
+
+
+# the TFJob's last condition -> the job state the runner and the checker use (cluster/backend.py JOB_STATES)
+_TFJOB_STATES = {"Created": "WAITING", "Restarting": "WAITING", "Running": "RUNNING", "Succeeded": "SUCCEEDED",
+                 "Failed": "FAILED"}
+
+
+def tfjob_state(tfjob: Mapping[str, Any]) -> str:
+    """WAITING, RUNNING, SUCCEEDED or FAILED from the operator's conditions (the last true one wins)."""
+    status = tfjob.get("status") if isinstance(tfjob.get("status"), Mapping) else {}
+    conditions = status.get("conditions") if isinstance(status, Mapping) else None
+    state = "WAITING"
+    for condition in conditions if isinstance(conditions, list) else []:
+        if isinstance(condition, Mapping) and condition.get("status") == "True":
+            state = _TFJOB_STATES.get(str(condition.get("type")), state)
+    return state
