@@ -22,6 +22,7 @@ MAX_TABLES = 3
 SCHEDULER_TEXT = {
     "default": ("Kubernetes 默认调度器（1.14/1.15）", "Kubernetes' default scheduler (1.14/1.15)"),
     "kube-batch": ("kube-batch（v0.4）", "kube-batch (v0.4)"),
+    "volcano": ("Volcano", "Volcano"),
 }
 VERDICTS = {"zh": {"consistent": "一致", "inconsistent": "不一致", "inconclusive": "无法判断"},
             "en": {"consistent": "consistent", "inconsistent": "inconsistent", "inconclusive": "inconclusive"}}

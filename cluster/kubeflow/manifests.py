@@ -168,32 +168,26 @@ def _template_parts(spec: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     return template.setdefault("metadata", {}), template.setdefault("spec", {})
 
 
-def renamed(text: str, name: str) -> tuple[str, str]:
-    """The manifests with the TFJob, its PodGroup and every group-name annotation named `name` (as a DNS label);
-    returns (the YAML to send, the name used)."""
+def for_run(text: str, name: str, gang: bool = True) -> tuple[str, str]:
+    """The manifests as a run sends them: the TFJob, its PodGroup and every group-name annotation named `name` (as
+    a DNS label). Without `gang`, the same TFJob for Kubernetes' default scheduler: no PodGroup, no group-name
+    annotation, `schedulerName: default-scheduler` (an operator with gang scheduling on keeps a scheduler that is
+    set). Returns (the YAML to send, the name used)."""
     final = k8s_name(name)
-    documents = [doc for doc in parse_manifests(text).documents if isinstance(doc, dict)]
+    documents = [doc for doc in parse_manifests(text).documents if isinstance(doc, dict)
+                 and (gang or doc.get("kind") == "TFJob")]
     for doc in documents:
         doc.setdefault("metadata", {})["name"] = final
         doc["metadata"].pop("namespace", None)  # the run's own namespace decides
         for _, spec in pod_templates(doc) if doc.get("kind") == "TFJob" else ():
-            metadata, _ = _template_parts(spec)
-            annotations = metadata.setdefault("annotations", {})
+            metadata, pod = _template_parts(spec)
+            annotations = metadata.get("annotations") or {}
             if GROUP_ANNOTATION in annotations:
                 annotations[GROUP_ANNOTATION] = final
+            if not gang:
+                annotations.pop(GROUP_ANNOTATION, None)
+                pod["schedulerName"] = DEFAULT_SCHEDULER
     return yaml.safe_dump_all(documents, sort_keys=False, allow_unicode=True), final
-
-
-def without_gang(text: str) -> str:
-    """The same TFJob for Kubernetes' default scheduler: no PodGroup, no group-name annotation,
-    `schedulerName: default-scheduler` (an operator with gang scheduling on keeps a scheduler that is set)."""
-    documents = [doc for doc in parse_manifests(text).documents if isinstance(doc, dict) and doc.get("kind") == "TFJob"]
-    for doc in documents:
-        for _, spec in pod_templates(doc):
-            metadata, pod = _template_parts(spec)
-            (metadata.get("annotations") or {}).pop(GROUP_ANNOTATION, None)
-            pod["schedulerName"] = DEFAULT_SCHEDULER
-    return yaml.safe_dump_all(documents, sort_keys=False, allow_unicode=True)
 
 
 # -- the pods the training operator makes -----------------------------------------------------------------------
