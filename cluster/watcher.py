@@ -20,9 +20,9 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from hivedlab.evidence import EvidenceError, EvidenceWriter, iter_evidence
+from hivedlab.evidence import EvidenceError, iter_evidence
 
 FRAMEWORK_GROUP, FRAMEWORK_VERSION = "frameworkcontroller.microsoft.com", "v1"
 POD_SELECTOR = "type=kube-launcher-task"  # docs/openpai-model.md#pods
@@ -30,6 +30,18 @@ RESOURCES = ("pods", "events", "frameworks")
 # custom resources the watcher can follow: evidence resource name -> (API group, version, plural)
 CustomResources = Mapping[str, tuple[str, str, str]]
 OPENPAI_CUSTOM: CustomResources = {"frameworks": (FRAMEWORK_GROUP, FRAMEWORK_VERSION, "frameworks")}
+
+
+class RecordSink(Protocol):
+    """Where the watcher writes: an `EvidenceWriter`, or a backend's tap that also reads what is written."""
+
+    @property
+    def path(self) -> Path: ...
+
+    def write_object(self, watch_type: str, resource: str, obj: dict[str, Any], time: str | None = None,
+                     synthetic: bool = False) -> dict[str, Any]: ...
+
+    def write_action(self, action_type: str, payload: dict[str, Any], time: str | None = None) -> dict[str, Any]: ...
 
 
 class _Gone(Exception):
@@ -124,7 +136,7 @@ class Watcher:
         self,
         api_client: Any = None,
         namespace: str = "default",
-        writer: EvidenceWriter | None = None,
+        writer: RecordSink | None = None,
         *,
         kubeconfig: str | None = None,
         context: str | None = None,

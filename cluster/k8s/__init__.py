@@ -99,6 +99,7 @@ def open_backend(
     poll_s: float = 5.0,
     watcher_options: dict[str, Any] | None = None,
     clocks: Clocks | None = None,
+    ask: Callable[[str], str] = input,
 ) -> K8sBackend:
     """The backend for one experiment run whose evidence `writer` writes: checks the CRDs, makes the namespace and
     starts the watcher (pods, events, TFJobs and PodGroups of that namespace) before anything is created."""
@@ -120,6 +121,6 @@ def open_backend(
                       **(watcher_options or {}))
     backend = K8sBackend(writer, api, namespace, observed=observed, watcher=watcher,
                          interactive=sys.stdin.isatty() if interactive is None else interactive, poll_s=poll_s,
-                         sleep=clocks.sleep, clock=clocks.clock, now=clocks.now)
+                         sleep=clocks.sleep, clock=clocks.clock, now=clocks.now, ask=ask)
     watcher.start()
     return backend

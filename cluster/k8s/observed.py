@@ -83,15 +83,16 @@ class TapWriter:
     def __init__(self, writer: EvidenceWriter, observed: Observed, now: Callable[[], str] | None = None) -> None:
         self._writer, self._observed, self._now = writer, observed, now
 
+    @property
+    def path(self) -> Path:
+        return self._writer.path
+
     def write_object(self, watch_type: str, resource: str, obj: dict[str, Any], time: str | None = None,
                      synthetic: bool = False) -> dict[str, Any]:
         stamp = time or (self._now() if self._now else None)
         record = self._writer.write_object(watch_type, resource, obj, time=stamp, synthetic=synthetic)
         self._observed.observe(watch_type, resource, obj)
         return record
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._writer, name)
 
     def write_action(self, action_type: str, payload: dict[str, Any], time: str | None = None) -> dict[str, Any]:
         return self._writer.write_action(action_type, payload, time=time or (self._now() if self._now else None))

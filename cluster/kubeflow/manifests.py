@@ -94,7 +94,7 @@ def parse_manifests(text: str) -> Manifests:
     """Every document of `text` as plain data, with the position of each key; raises ManifestError."""
     loader = yaml.SafeLoader(text)
     positions: dict[str, tuple[int, int]] = {}
-    documents = []
+    documents: list[Any] = []
     count = 0
     try:
         while loader.check_node():

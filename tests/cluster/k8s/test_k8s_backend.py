@@ -15,13 +15,14 @@ from hivedlab.basics.errors import HivedlabError
 from hivedlab.checker.judge import judge_file
 from hivedlab.checker.plans import load_plan
 from hivedlab.cluster.k8s import open_backend
-from hivedlab.cluster.kubeflow.manifests import FORMS, k8s_name
+from hivedlab.cluster.kubeflow.manifests import FORMS, for_run, k8s_name
 from hivedlab.cluster.watcher import make_api_client
 from hivedlab.evidence import read_evidence
 from hivedlab.group.inventory import load_inventory
 from hivedlab.labs.runner import ExperimentRun, RunContext, k8s_plans, run_experiments
 from tests.support.fakekubeflow import FakeKubeflow, SteppedClock
 from tests.support.k8s_crd_server import KUBE_BATCH_CRDS, VOLCANO_CRDS, FakeKubeApi
+from tests.support.paths import ROOT
 
 TAG = "20261126t090000"
 
@@ -125,3 +126,35 @@ def test_a_namespace_hivedlab_did_not_make_is_refused(kube, kubeconfig, tmp_path
     with EvidenceWriter(tmp_path / "evidence.jsonl", "k8s") as writer, pytest.raises(HivedlabError) as caught:
         open_backend(writer, FORMS["kube-batch"], "hivedlab-taken", api_client=make_api_client(str(kubeconfig)))
     assert "was not made by hivedlab" in str(caught.value)
+
+
+def _backend(kube: FakeKubeApi, kubeconfig: Path, tmp_path: Path, world: FakeKubeflow, answer: str) -> Any:
+    from hivedlab.evidence import EvidenceWriter
+
+    writer = EvidenceWriter(tmp_path / "evidence.jsonl", "k8s")
+    clock = SteppedClock(world)
+    clock.follow("hivedlab-ctrl-c", writer.path)
+    backend = open_backend(writer, FORMS["kube-batch"], "hivedlab-ctrl-c", api_client=make_api_client(str(kubeconfig)),
+                           interactive=True, poll_s=15.0, clocks=clock.clocks(), watcher_options={"server_timeout_s": 5},
+                           ask=lambda prompt: answer)
+    text = (ROOT / "jobs" / "kubeflow" / "kube-batch" / "tfjob-gang-1.yaml").read_text(encoding="utf-8")
+    manifests, name = for_run(text, "tfjob-gang-1-alice")
+    assert backend.submit("alice", "job1", manifests).accepted
+
+    def interrupted() -> bool:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        backend.advance_until(interrupted, 600)
+    backend.close()
+    writer.close()
+    return name
+
+
+@pytest.mark.parametrize(("answer", "removed"), [("y", True), ("", False)], ids=["yes", "no"])
+def test_ctrl_c_asks_before_removing_what_the_run_made(kube, world, kubeconfig, tmp_path, answer, removed, capsys):
+    name = _backend(kube, kubeconfig, tmp_path, world, answer)
+    left = {o["metadata"]["name"] for o in kube.items("tfjobs", "hivedlab-ctrl-c")}
+    assert (left == set()) is removed and bool(kube.objects["namespaces"]) is not removed
+    if not removed:
+        assert left == {name} and "kubectl delete namespace hivedlab-ctrl-c" in capsys.readouterr().err
