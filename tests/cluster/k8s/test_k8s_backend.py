@@ -19,7 +19,7 @@ from hivedlab.cluster.kubeflow.manifests import FORMS, for_run, k8s_name
 from hivedlab.cluster.watcher import make_api_client
 from hivedlab.evidence import read_evidence
 from hivedlab.group.inventory import load_inventory
-from hivedlab.labs.runner import ExperimentRun, RunContext, k8s_plans, run_experiments
+from hivedlab.labs.runner import ExperimentRun, RunContext, k8s_plans, run_experiments, run_pipeline
 from tests.support.fakekubeflow import FakeKubeflow, SteppedClock
 from tests.support.k8s_crd_server import KUBE_BATCH_CRDS, VOLCANO_CRDS, FakeKubeApi
 from tests.support.paths import ROOT
@@ -63,6 +63,17 @@ def test_the_gang_experiment_runs_is_judged_and_cleaned_up(kube, world, kubeconf
     assert "a partial start" in answers["partial-start"] and "all or nothing" in answers["all-or-nothing"]
     assert "a deadlock" in answers["deadlock"] and "no deadlock" in answers["no-deadlock"]
     assert not kube.objects["namespaces"] and not kube.objects["tfjobs"] and not kube.objects["pods"]
+
+
+def test_the_report_says_where_the_evidence_comes_from(kube, world, kubeconfig, tmp_path):
+    out = tmp_path / "out"
+    runs = _run(kube, world, kubeconfig, out, "kube-batch")
+    notes = run_pipeline(out, runs, "en").notes
+    assert not any(note.startswith("failed") for note in notes.values()), notes
+    report = (out / "report.md").read_text(encoding="utf-8")
+    assert "comes from a real plain Kubernetes cluster without OpenPAI or HiveD" in report
+    assert "tfjob-gang-2-alice-kubeflow-gang-20261126t090000-worker-1   0/1     Pending" in report
+    assert json.loads((out / "claims.json").read_text(encoding="utf-8"))["cluster"] == "k8s"
 
 
 def test_every_change_in_the_namespace_is_recorded_with_the_objects_as_served(kube, world, kubeconfig, tmp_path):
