@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hivedlab.basics.errors import HivedlabError
-from hivedlab.cluster.k8s.backend import MANAGED_BY, K8sBackend, _error_text
+from hivedlab.cluster.k8s.backend import MANAGED_BY, K8sBackend, api_error_text
 from hivedlab.cluster.k8s.observed import Observed, TapWriter
 from hivedlab.cluster.kubeflow.manifests import Form
 from hivedlab.cluster.watcher import Watcher, make_api_client
@@ -37,7 +37,7 @@ def _served(api_client: Any, group: str, version: str) -> set[str]:
     except ApiException as exc:
         if exc.status == 404:
             return set()
-        raise HivedlabError(f"cannot ask the API server for {group}/{version}: {_error_text(exc)}") from None
+        raise HivedlabError(f"cannot ask the API server for {group}/{version}: {api_error_text(exc)}") from None
     except Exception as exc:  # noqa: BLE001 - a connection refused, a TLS failure: one line, not a traceback
         raise HivedlabError(f"cannot reach the Kubernetes API server: {type(exc).__name__}: "
                             f"{str(exc).splitlines()[0][:200]}") from None
@@ -70,7 +70,7 @@ def ensure_namespace(api_client: Any, namespace: str) -> None:
         return
     except ApiException as exc:
         if exc.status != 409:
-            raise HivedlabError(f"cannot create namespace {namespace}: {_error_text(exc)}") from None
+            raise HivedlabError(f"cannot create namespace {namespace}: {api_error_text(exc)}") from None
     labels = core.read_namespace(namespace).metadata.labels or {}
     if any(labels.get(key) != value for key, value in MANAGED_BY.items()):
         raise HivedlabError(f"namespace {namespace} exists and was not made by hivedlab: the run needs a namespace of "

@@ -30,7 +30,7 @@ PLURALS = {"TFJob": "tfjobs", "PodGroup": "podgroups"}
 MANAGED_BY = {"app.kubernetes.io/managed-by": "hivedlab"}
 
 
-def _error_text(exc: Any) -> str:
+def api_error_text(exc: Any) -> str:
     """The API server's message of an ApiException (its Status body), else the exception's first line."""
     try:
         body = json.loads(exc.body or "{}")
@@ -131,8 +131,8 @@ class K8sBackend:
             self.custom.create_namespaced_custom_object(group, version, self.namespace, plural, body)
         except ApiException as exc:
             if exc.status and 400 <= exc.status < 500:
-                return int(exc.status), _error_text(exc)
-            raise HivedlabError(f"the API server did not create {plural}: {_error_text(exc)}") from None
+                return int(exc.status), api_error_text(exc)
+            raise HivedlabError(f"the API server did not create {plural}: {api_error_text(exc)}") from None
         return 201, ""
 
     def stop(self, user: str, job_name: str) -> Reply:
@@ -154,7 +154,7 @@ class K8sBackend:
         except ApiException as exc:
             if exc.status == 404:
                 return 200, f"{plural}/{name}"  # already gone
-            raise HivedlabError(f"cannot delete {plural}/{name} in {self.namespace}: {_error_text(exc)}") from None
+            raise HivedlabError(f"cannot delete {plural}/{name} in {self.namespace}: {api_error_text(exc)}") from None
         return 200, f"{plural}/{name}"
 
     def job_status(self, user: str, job_name: str) -> JobStatus:
@@ -232,4 +232,4 @@ class K8sBackend:
             self.core.delete_namespace(self.namespace)
         except ApiException as exc:
             if exc.status != 404:
-                self._say(f"could not remove namespace {self.namespace}: {_error_text(exc)}")
+                self._say(f"could not remove namespace {self.namespace}: {api_error_text(exc)}")

@@ -8,10 +8,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 import yaml
 
 from hivedlab.basics.errors import HivedlabError
+from hivedlab.basics.resources import SCHEMAS
 from hivedlab.checker.judge import judge_file
 from hivedlab.checker.plans import load_plan
 from hivedlab.cluster.k8s import open_backend
@@ -96,6 +98,10 @@ def test_every_change_in_the_namespace_is_recorded_with_the_objects_as_served(ku
     plan = next(r.action for r in log.records if r.action_type == "plan")
     assert plan is not None and plan["cluster"] == "k8s" and plan["scheduler"] == "kube-batch"
     assert not any(r.action_type == "config-switch" for r in log.records)  # no HiveD on this cluster
+    schema = json.loads((SCHEMAS / "evidence-record.schema.json").read_text(encoding="utf-8"))
+    validator = jsonschema.Draft202012Validator(schema)
+    for line in run.evidence.read_text(encoding="utf-8").splitlines():
+        validator.validate(json.loads(line))
 
 
 def test_a_submission_records_the_manifests_as_sent(kube, world, kubeconfig, tmp_path):
