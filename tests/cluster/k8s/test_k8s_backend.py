@@ -175,3 +175,20 @@ def test_ctrl_c_asks_before_removing_what_the_run_made(kube, world, kubeconfig, 
     assert (left == set()) is removed and bool(kube.objects["namespaces"]) is not removed
     if not removed:
         assert left == {name} and "kubectl delete namespace hivedlab-ctrl-c" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("gpus", "warned"), [((1, 1, 1, 1), False), ((1, 1, 2, 0), True)], ids=["four-single", "other"])
+def test_a_cluster_of_another_shape_is_warned_about(tmp_path, gpus, warned):
+    from hivedlab.evidence import EvidenceWriter
+
+    warnings: list[str] = []
+    with FakeKubeApi(KUBE_BATCH_CRDS, gpus=gpus) as kube:
+        (tmp_path / "kc").write_text(kube.kubeconfig(), encoding="utf-8")
+        with EvidenceWriter(tmp_path / "evidence.jsonl", "k8s") as writer:
+            backend = open_backend(writer, FORMS["kube-batch"], "hivedlab-shape",
+                                   api_client=make_api_client(str(tmp_path / "kc")), warn=warnings.append)
+            backend.close()
+    assert backend.run_info["gpu_nodes"] == {f"k8s-g{i + 1}": n for i, n in enumerate(gpus) if n}
+    assert bool(warnings) is warned
+    if warned:
+        assert "4 GPU(s) (k8s-g1: 1, k8s-g2: 1, k8s-g3: 2)" in warnings[0]
