@@ -193,8 +193,10 @@ class SteppedClock:
 
     START = datetime(2026, 11, 26, 9, 0, tzinfo=timezone.utc)
 
-    def __init__(self, world: FakeKubeflow, step_s: float = 15.0, settle_s: float = 10.0) -> None:
+    def __init__(self, world: FakeKubeflow, step_s: float = 15.0, settle_s: float = 10.0,
+                 interrupt_at: int | None = None) -> None:
         self.world, self.step_s, self.settle_s = world, step_s, settle_s
+        self.interrupt_at = interrupt_at  # the step at which the user presses Ctrl-C
         self.t = 0.0
         self.namespace = ""
         self.log: Path | None = None
@@ -212,6 +214,8 @@ class SteppedClock:
         self.t += max(seconds, self.step_s)
         self.world.tick()
         self.settle()
+        if self.world.ticks == self.interrupt_at:
+            raise KeyboardInterrupt
 
     def settle(self) -> None:
         """Wait until the log holds one object record per change the API made in the namespace."""
