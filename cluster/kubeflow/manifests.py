@@ -77,8 +77,8 @@ class Manifests:
     documents: tuple[Any, ...]
     positions: Mapping[str, tuple[int, int]]
 
-    def of_kind(self, kind: str) -> list[tuple[int, dict[str, Any]]]:
-        return [(i, doc) for i, doc in enumerate(self.documents) if isinstance(doc, dict) and doc.get("kind") == kind]
+    def kinds(self) -> list[Any]:
+        return [doc.get("kind") if isinstance(doc, dict) else None for doc in self.documents]
 
 
 def looks_like_manifests(text: str) -> bool:
