@@ -163,7 +163,7 @@ def open_backend(
                       custom={"tfjobs": (tfjob_group, tfjob_version, "tfjobs"),
                               "podgroups": (group_group, group_version, "podgroups")},
                       **(watcher_options or {}))
-    backend = K8sBackend(writer, api, namespace, observed=observed, watcher=watcher,
+    backend = K8sBackend(api, namespace, observed=observed, watcher=watcher,
                          interactive=sys.stdin.isatty() if interactive is None else interactive, poll_s=poll_s,
                          sleep=clocks.sleep, clock=clocks.clock, now=clocks.now, ask=ask)
     backend.run_info = {"gpu_nodes": gpus}
