@@ -3,12 +3,14 @@ default scheduler, no OpenPAI and no HiveD (docs/kubeflow-on-kubernetes.md). `op
 experiment run.
 
 The cluster is reached as kubectl reaches it: `--kubeconfig` (else `KUBECONFIG`, else `~/.kube/config`, else the
-in-cluster service account) and `--context` (else the kubeconfig's current context).
+in-cluster service account) and `--context` (else the kubeconfig's current context). `HIVEDLAB_K8S_POLL_S`: seconds
+between looks at the jobs' states while waiting (default 5).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -134,7 +136,7 @@ def open_backend(
     context: str | None = None,
     api_client: Any = None,
     interactive: bool | None = None,
-    poll_s: float = 5.0,
+    poll_s: float | None = None,
     watcher_options: dict[str, Any] | None = None,
     clocks: Clocks | None = None,
     ask: Callable[[str], str] = input,
@@ -143,6 +145,11 @@ def open_backend(
     """The backend for one experiment run whose evidence `writer` writes: checks the CRDs and the nodes' GPUs (a
     warning unless they are four single-GPU nodes; run.json keeps them as `gpu_nodes`), makes the namespace and
     starts the watcher (pods, events, TFJobs and PodGroups of that namespace) before anything is created."""
+    if poll_s is None:
+        try:
+            poll_s = float(os.environ.get("HIVEDLAB_K8S_POLL_S") or 5.0)
+        except ValueError:
+            raise HivedlabError("HIVEDLAB_K8S_POLL_S must be a number of seconds") from None
     api = api_client if api_client is not None else make_api_client(kubeconfig, context)
     try:
         check_crds(api, form, gang)

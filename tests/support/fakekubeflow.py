@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -49,7 +50,21 @@ class FakeKubeflow:
         self.api, self.run_ticks = api, run_ticks
         self.jobs: dict[str, _Job] = {}
         self.ticks = 0
+        self._stop = threading.Event()
         api.on_change.append(self._changed)
+
+    def run_in_background(self, tick_s: float) -> threading.Thread:
+        """Tick on wall time until `stop()` (for a run through the CLI, which waits on wall time)."""
+        thread = threading.Thread(target=self._loop, args=(tick_s,), name="fake-kubeflow", daemon=True)
+        thread.start()
+        return thread
+
+    def _loop(self, tick_s: float) -> None:
+        while not self._stop.wait(tick_s):
+            self.tick()
+
+    def stop(self) -> None:
+        self._stop.set()
 
     def _changed(self, resource: str, watch_type: str, obj: dict[str, Any]) -> None:
         """Called by the API with its lock held: remember new TFJobs; a deleted TFJob takes its pods."""
