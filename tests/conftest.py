@@ -7,10 +7,12 @@ import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from hivedlab.cli.main import main
+from tests.support import fidelity
 from tests.support.local import Handler, LocalServer
 from tests.support.paths import FIXTURES
 from tests.support.quick_charts import stub_charts
@@ -18,6 +20,24 @@ from tests.support.sim_lab import SimLab, session_folder, shared_sim_lab, tree_d
 from tests.support.simkit import OPEN_WRITERS
 
 RUN_SIM = FIXTURES / "report" / "run-sim"
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """In an xdist worker, hand the fidelity scores the replay tests recorded to the controller."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["fidelity"] = fidelity.worker_scores()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """xdist's controller: a worker finished; keep its fidelity scores."""
+    fidelity.merge(getattr(node, "workeroutput", {}).get("fidelity", {}))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    for line in fidelity.summary_lines():
+        terminalreporter.write_line(line)
 
 
 @dataclass
