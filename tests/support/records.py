@@ -11,13 +11,13 @@ from typing import Any
 from hivedlab.evidence import Record
 
 
-def obj(record: Record) -> dict[str, Any]:
+def object_of(record: Record) -> dict[str, Any]:
     """The raw object a `kind: object` record holds."""
     assert record.object is not None, f"record {record.seq} holds no object"
     return record.object
 
 
-def action(record: Record) -> dict[str, Any]:
+def action_of(record: Record) -> dict[str, Any]:
     """The payload of a `kind: action` record."""
     assert record.action is not None, f"record {record.seq} holds no action"
     return record.action
