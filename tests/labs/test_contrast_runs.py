@@ -76,7 +76,7 @@ def test_contrast_runs_stay_out_of_the_graded_experiments(kubeflow_run: Path) ->
 def test_scheduler_is_a_usage_error_on_a_real_cluster(cli, tmp_path: Path) -> None:
     result = cli("run", "gang", "--cluster", "pai", "--scheduler", "default", "--out", str(tmp_path))
     assert result.code == 2
-    assert "simulated cluster only" in result.err
+    assert "--scheduler applies to the simulated cluster and --cluster k8s" in result.err
 
 
 def test_one_scheduler_can_be_picked(cli, tmp_path: Path) -> None:
