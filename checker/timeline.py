@@ -32,6 +32,7 @@ from hivedlab.checker.pod_facts import node_gpus_from_config as node_gpus_from_c
 from hivedlab.checker.pod_facts import vc_nodes_from_config as vc_nodes_from_config
 from hivedlab.cluster.hived.annotations import BIND_INFO as BIND_INFO
 from hivedlab.cluster.hived.annotations import LEAF_CELL_ISOLATION as LEAF_CELL_ISOLATION
+from hivedlab.cluster.kubeflow.manifests import WAIT_REASONS as WAIT_REASONS
 from hivedlab.cluster.kubeflow.manifests import tf_pod, tfjob_state
 from hivedlab.cluster.openpai.naming import framework_name
 from hivedlab.evidence import Record, parse_time
@@ -39,7 +40,6 @@ from hivedlab.evidence import Record, parse_time
 # FrameworkController exit codes (docs/openpai-model.md#exit-codes)
 POD_EXTERNAL_DELETED = -101
 OUTCOMES = ("waiting", "bound", "running", "succeeded", "failed", "preempted", "deleted")
-WAIT_REASONS = ("FailedScheduling", "Unschedulable")  # the second: a gang scheduler's word for it (kube-batch, Volcano)
 
 
 class Mark(NamedTuple):
