@@ -47,7 +47,7 @@ from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.text import Text
 from hivedlab.checker.rules import contrast, exclusivity, gang, preemption, reconfig, vc
 from hivedlab.checker.rules.common import CONSISTENT, INCONCLUSIVE, INCONSISTENT, Context, Outcome
-from hivedlab.checker.timeline import Timeline, TimelineBuilder, vc_nodes_from_config
+from hivedlab.checker.timeline import Timeline, TimelineBuilder, vc_cells_from_config, vc_nodes_from_config
 from hivedlab.evidence import EvidenceLog, iter_evidence
 
 RULE_KINDS: dict[str, Callable[[Context, dict[str, Any]], Outcome]] = {**vc.RULES, **preemption.RULES, **gang.RULES,
@@ -230,7 +230,8 @@ def _judge_folded(builder: TimelineBuilder, ruleset_for: Callable[[str], RuleSet
     builder.set_job_names(rules.job_names)
     timeline = builder.result()
     if hived_config_text and not timeline.vc_nodes:
-        timeline = replace(timeline, vc_nodes=vc_nodes_from_config(hived_config_text))
+        timeline = replace(timeline, vc_nodes=vc_nodes_from_config(hived_config_text),
+                           vc_cells=vc_cells_from_config(hived_config_text))
     if timeline.experiment is None:
         timeline = replace(timeline, experiment=chosen)
     return judge(timeline, rules, summarize(timeline))
