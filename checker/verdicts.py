@@ -5,12 +5,12 @@ implemented in `checker/rules/` (one pure function per kind; its docstring says 
 
 | kind | parameters | consistent when |
 | --- | --- | --- |
-| placement | jobs, vc | every bound task attempt of the jobs is on a node of `vc` |
-| waits-while-idle | jobs, reason, idle_vc | jobs that waited did so for `reason` while `idle_vc`'s nodes were idle, and never went there |
+| placement | jobs, vc | every bound task attempt of the jobs is in `vc`'s cells (docs/checker.md#cells-not-machines) |
+| waits-while-idle | jobs, reason, idle_vc | jobs that waited did so for `reason` (naming `idle_vc`'s idle cells), and were never placed outside their own VC's cells |
 | sequential | jobs | the jobs ran one after another, in submission order (ties within 1 s not judged) |
-| preempts | preemptor, victim | the victim was preempted after the preemptor's submission and the preemptor did not wait for it |
-| retried-after | victim, after, reason? | the victim was re-created (same pod name, new uid), waited, ran after `after` ended, finished |
-| starts-while-running | job, while, outside_vc? | `job` started while `while` still ran (and off `outside_vc`'s nodes) |
+| preempts | preemptor, victim | the victim was preempted after the preemptor's submission and the preemptor did not wait for it; or the preemptor ran, preempting nothing, on its VC's cells that were free at its submission |
+| retried-after | victim, after, reason?, preemptor? | the victim was re-created (same pod name, new uid), waited, ran after `after` ended (or at once on a cell no pod held), finished; given `preemptor`, a victim it spared (see `preempts`) ran on to its end |
+| starts-while-running | job, while, outside_vc? | `job` started while `while` still ran (and off the cells `outside_vc` owns outright) |
 | gang-waits | job, while, reason? | no task of `job` was bound while `while` ran; its tasks waited |
 | gang-together | job, tolerance_s {sim, k8s} | all tasks bound in one round, containers started within the tolerance (sim 0 s, k8s 30 s) |
 | incremental | job, while, reason? | a task started while `while` ran; the others waited and ran later, or never (job succeeded) |
