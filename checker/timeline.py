@@ -231,10 +231,20 @@ class Timeline:
     notes: tuple[str, ...] = field(default=())
     node_gpus: dict[str, int] = field(default_factory=dict)  # GPUs per node in the log's HiveD config
     vc_cells: dict[str, tuple[VcShare, ...]] = field(default_factory=dict)  # each VC's cells in that config
+    cell_history: tuple[tuple[int, dict[str, tuple[VcShare, ...]]], ...] = ()  # (switch record, vc_cells) in order
     scheduler: str = "hived"  # the plan record's scheduler (docs/other-schedulers.md)
 
     def jobs_for(self, key: str) -> tuple[JobTimeline, ...]:
         return tuple(job for job in self.jobs if job.job_key == key)
+
+    def vc_cells_at(self, seq: float) -> dict[str, tuple[VcShare, ...]]:
+        """Each VC's cells in the config in force at record `seq`: the last switch before it (the first config for a
+        record before any switch; `vc_cells` when the log has no switch record)."""
+        found = self.cell_history[0][1] if self.cell_history else self.vc_cells
+        for switched, cells in self.cell_history:
+            if switched <= seq:
+                found = cells
+        return found
 
 
 def _int(value: Any) -> int | None:
@@ -294,6 +304,7 @@ class TimelineBuilder:
         self.vc_nodes: dict[str, tuple[str, ...]] = {}
         self.node_gpus: dict[str, int] = {}
         self.vc_cells: dict[str, tuple[VcShare, ...]] = {}
+        self.cell_history: list[tuple[int, dict[str, tuple[VcShare, ...]]]] = []
         self.steps: list[Step] = []
         self.end_status: str | None = None
         self.end_reason: str | None = None
@@ -354,6 +365,7 @@ class TimelineBuilder:
             self.vc_nodes = vc_nodes_from_config(str(action.get("text", "")))
             self.node_gpus = node_gpus_from_config(str(action.get("text", "")))
             self.vc_cells = vc_cells_from_config(str(action.get("text", "")))
+            self.cell_history.append((mark.seq, self.vc_cells))
         elif kind == "submit":
             self._submit(action, mark)
         elif kind == "step":
@@ -588,6 +600,7 @@ class TimelineBuilder:
             notes=tuple(notes),
             node_gpus=dict(self.node_gpus),
             vc_cells=dict(self.vc_cells),
+            cell_history=tuple(self.cell_history),
         )
 
 

@@ -1,7 +1,7 @@
 """Cells, not machines: which leaf cells (GPUs on nodes) the pods held when, and whether a pod sat in its own VC's
 cells (docs/checker.md#cells-not-machines).
 
-A VC owns the cells the HiveD config in force gives it (`Timeline.vc_cells`, one `VcShare` per chain); a pod holds
+A VC owns the cells the HiveD config in force gives it (`Timeline.vc_cells_at`, one `VcShare` per chain); a pod holds
 the leaf cells its bind info names (`Attempt.cells`), from its bind until HiveD freed them. Where a VC has a whole
 chain (or a pinned cell) its cells are known by index; where it shares a chain, HiveD picks which of the chain's
 cells are its own when its pods need them, so a pod is outside its VC's cells when the VC's guaranteed pods then held
@@ -39,8 +39,10 @@ def share_text(vc: str, shares: tuple[VcShare, ...]) -> Text:
     return Text(f"VC {vc} 的 GPU：{'；'.join(zh)}", f"VC {vc}'s cells: {'; '.join(en)}")
 
 
-def vc_shares(ctx: Context, vc: str) -> tuple[VcShare, ...] | None:
-    shares = ctx.timeline.vc_cells.get(vc)
+def vc_shares(ctx: Context, vc: str, seq: float | None = None) -> tuple[VcShare, ...] | None:
+    """`vc`'s cells in the config in force at record `seq` (the log's last config when None)."""
+    cells = ctx.timeline.vc_cells if seq is None else ctx.timeline.vc_cells_at(seq)
+    shares = cells.get(vc)
     return shares if shares else None
 
 
@@ -64,7 +66,7 @@ def _vc_used(held: list[tuple[JobTimeline, Attempt]], vc: str, share: VcShare) -
 
 def free_cells(ctx: Context, vc: str, seq: float) -> tuple[int, tuple[LeafCell, ...]]:
     """At record `seq`: how many more cells `vc`'s quota allowed, and which cells of its chains no pod held."""
-    shares = vc_shares(ctx, vc) or ()
+    shares = vc_shares(ctx, vc, seq) or ()
     held = held_at(ctx.timeline, seq)
     taken = {cell for _, attempt in held for cell in attempt.cells}
     spare, free = 0, []
@@ -85,8 +87,8 @@ def free_text(vc: str, spare: int, free: tuple[LeafCell, ...]) -> Text:
                 f"{spare} GPU(s) of VC {vc}'s quota (idle: {cells_text(free)})")
 
 
-def _owner(ctx: Context, cell: LeafCell, other_than: str) -> str | None:
-    for vc, shares in ctx.timeline.vc_cells.items():
+def _owner(ctx: Context, cell: LeafCell, other_than: str, seq: float) -> str | None:
+    for vc, shares in ctx.timeline.vc_cells_at(seq).items():
         if vc != other_than and any(cell in share.cells for share in shares):
             return vc
     return None
@@ -98,8 +100,10 @@ def outside_own_cells(ctx: Context, job: JobTimeline, attempt: Attempt, vc: str)
     Outside: a cell of no chain `vc` has cells in, or, for a guaranteed pod on a shared chain, a bind that made
     `vc`'s guaranteed pods hold more of the chain than its count (it took another VC's share). Without leaf cell
     indices (other schedulers' pods) the node decides."""
-    shares = vc_shares(ctx, vc)
-    if shares is None or attempt.bound is None:
+    if attempt.bound is None:
+        return None
+    shares = vc_shares(ctx, vc, attempt.bound.seq)
+    if shares is None:
         return None
     if not attempt.cells:
         nodes = {cell.node for share in shares for cell in share.cells}
@@ -107,7 +111,7 @@ def outside_own_cells(ctx: Context, job: JobTimeline, attempt: Attempt, vc: str)
                                                        f"{attempt.node} holds none of VC {vc}'s cells")
     strangers = [cell for cell in attempt.cells if not any(cell in share.cells for share in shares)]
     if strangers:
-        owner = _owner(ctx, strangers[0], vc)
+        owner = _owner(ctx, strangers[0], vc, attempt.bound.seq)
         whose = Text(f"（属于 VC {owner}）", f" (VC {owner}'s)") if owner else Text("（不属于任何 VC）", " (no VC's)")
         return Text(f"{cells_text(strangers)}{whose.zh} 不是 VC {vc} 的 GPU",
                     f"{cells_text(strangers)}{whose.en} is not among VC {vc}'s cells")

@@ -288,7 +288,7 @@ def starts_while_running(ctx: Context, rule: dict[str, Any]) -> Outcome:
                                                  f"It waited for {who(other).en} to end."), evidence)
     outside_vc = rule.get("outside_vc")
     if outside_vc:
-        shares = vc_shares(ctx, outside_vc)
+        shares = vc_shares(ctx, outside_vc, first.bound.seq if first.bound else None)
         if shares is None:
             return missing(f"不知道 VC {outside_vc} 有哪些 GPU", f"which cells VC {outside_vc} owns is unknown")
         own = [cell for share in shares if share.exact for cell in share.cells if cell in first.cells]

@@ -5,7 +5,9 @@ from __future__ import annotations
 import yaml
 
 from hivedlab.checker.pod_facts import LeafCell, pod_priority, vc_cells_from_config
+from hivedlab.checker.timeline import build_timeline
 from hivedlab.cluster.hived.annotations import SCHEDULING_SPEC
+from hivedlab.evidence import Record
 from hivedlab.group.inventory import Inventory, Member
 from hivedlab.group.layouts import plan_layout
 
@@ -59,3 +61,14 @@ def test_priority_from_the_scheduling_spec() -> None:
     assert pod_priority({SCHEDULING_SPEC: "priority: 100"}) == 100
     assert pod_priority({SCHEDULING_SPEC: "priority: [1"}) is None
     assert pod_priority({}) is None
+
+
+def test_the_config_in_force_is_the_last_switch_before_a_record() -> None:
+    def switch(seq: int, text: str) -> Record:
+        return Record(seq, f"2026-01-01T00:00:0{seq}.000000Z", "sim", "action", "", "", seq + 1,
+                      action={"type": "config-switch", "name": "x", "text": text})
+
+    two, one = plan_layout("two-vc", group(1, 1)).text, plan_layout("one-vc", group(1, 1)).text
+    timeline = build_timeline([switch(0, two), switch(5, one)])
+    assert set(timeline.vc_cells_at(0)) == set(timeline.vc_cells_at(4)) == {"default", "vc1"}
+    assert set(timeline.vc_cells_at(5)) == set(timeline.vc_cells) == {"default"}
