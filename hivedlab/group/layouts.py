@@ -185,7 +185,8 @@ def _single_worker(name: str, worker: Member) -> Layout:
 
 
 MANUAL_GPUS = 2  # both lab configs hold two GPUs: two VCs of one (step 4.1), or one VC of two (step 4.5)
-SIM_WORKER = "sim-worker-2"  # the manual's second worker where a group has none: a simulated node, nobody's machine
+SIM_WORKERS = ("sim-worker-1", "sim-worker-2")  # the manual's workers a group lacks: simulated nodes, nobody's machines
+SIM_WORKER = SIM_WORKERS[1]
 
 
 def cannot_hold(name: str, inventory: Inventory) -> Text | None:
@@ -206,7 +207,7 @@ def manual_layout(name: str, inventory: Inventory) -> Layout:
         raise HivedlabError(f"unknown HiveD config '{name}' (choose one of: {', '.join(CONFIG_NAMES)})")
     own = [Member(w.name, w.user, ("worker",), w.hostname, w.ip, 1) for w in inventory.workers[:1] if w.hostname]
     simulated = Member(SIM_WORKER, "", ("worker",), SIM_WORKER, "", 1)
-    workers = (*own, simulated) if own else (simulated, Member("sim-worker-1", "", ("worker",), "sim-worker-1", "", 1))
+    workers = (*own, simulated) if own else (Member(SIM_WORKERS[0], "", ("worker",), SIM_WORKERS[0], "", 1), simulated)
     text = _environment().get_template(f"{name}.yaml.j2").render(workers=workers)
     vcs = {"default": 1, "vc1": 1} if name == "two-vc" else {"default": 2}
     note = (f"在模拟集群上按手册的硬件（两台各有 1 块 GPU 的 worker）运行：第二台 worker {SIM_WORKER} 是模拟的。",
