@@ -39,7 +39,7 @@ from __future__ import annotations
 import json
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +79,7 @@ class Answer:
     evidence: tuple[int, ...]
     expected: Text | None
     missing: tuple[Text, ...]
+    facts: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -171,7 +172,7 @@ def judge(timeline: Timeline, rules: RuleSet, log: LogSummary) -> ExperimentVerd
             rule=str(rule.get("id", kind)), kind=kind, question_index=index, question=question,
             verdict=outcome.verdict, answer=outcome.answer, evidence=outcome.evidence,
             expected=Text(expected["zh"], expected["en"]) if isinstance(expected, dict) else None,
-            missing=outcome.missing,
+            missing=outcome.missing, facts=outcome.facts,
         ))
     verdicts = {a.verdict for a in answers}
     overall = INCONSISTENT if INCONSISTENT in verdicts else INCONCLUSIVE if INCONCLUSIVE in verdicts or not answers \
@@ -250,6 +251,8 @@ def to_json(result: ExperimentVerdict) -> dict[str, Any]:
             item["expected"] = a.expected.as_dict()
         if a.missing:
             item["missing"] = [m.as_dict() for m in a.missing]
+        if a.facts:
+            item["facts"] = a.facts
         answers.append(item)
     log = result.log
     return {

@@ -11,6 +11,7 @@ more of the chain than the VC's count.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from hivedlab.basics.text import Text
 from hivedlab.checker.rules.common import INF, Context
@@ -23,6 +24,15 @@ def cells_text(cells: Iterable[LeafCell]) -> str:
     for cell in sorted(set(cells)):
         by_node.setdefault(cell.node, []).append(cell.index)
     return ", ".join(f"{node} GPU {','.join(str(i) for i in indices)}" for node, indices in by_node.items())
+
+
+def cell_ids(cells: Iterable[LeafCell]) -> list[str]:
+    """The cells as data for a rule's facts: `node/index`, in order."""
+    return [f"{cell.node}/{cell.index}" for cell in sorted(set(cells))]
+
+
+def shares_facts(shares: tuple[VcShare, ...]) -> list[dict[str, Any]]:
+    return [{"chain": share.chain, "count": share.count, "cells": cell_ids(share.cells)} for share in shares]
 
 
 def share_text(vc: str, shares: tuple[VcShare, ...]) -> Text:

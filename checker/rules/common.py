@@ -21,6 +21,7 @@ class Outcome:
     answer: Text
     evidence: tuple[int, ...] = ()
     missing: tuple[Text, ...] = ()
+    facts: dict[str, Any] = field(default_factory=dict)  # JSON-able facts the answer names (e.g. a VC's cells)
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from hivedlab.basics.text import Text
-from hivedlab.checker.rules.cells import free_cells, free_text
+from hivedlab.checker.rules.cells import cell_ids, free_cells, free_text
 from hivedlab.checker.rules.common import (
     CONSISTENT,
     INCONSISTENT,
@@ -60,6 +60,7 @@ def gang_waits(ctx: Context, rule: dict[str, Any]) -> Outcome:
     first_wait = min((w.mark for w in waits), key=lambda m: m.seq, default=None)
     spare, idle = free_cells(ctx, job.virtual_cluster or "", first_wait.seq) if first_wait is not None else (0, ())
     free = free_text(job.virtual_cluster or "", spare, idle) if spare and idle else None
+    facts = {"free_cells": cell_ids(idle)} if free else {}
     holder_text = Text(f"{who(holder).zh} 在 {holder_node} 上运行到 {clock(holder.end)}",
                        f"{who(holder).en} ran on {holder_node} until {clock(holder.end)}")
     evidence = seqs(holder.end, first_wait, *(a.bound for a in job.attempts))
@@ -85,12 +86,12 @@ def gang_waits(ctx: Context, rule: dict[str, Any]) -> Outcome:
     if not bound:
         if ctx.run_finished:
             return Outcome(CONSISTENT, text + Text("，直到日志结束都没有运行。", ", and it had not run when the log ended."),
-                           evidence)
+                           evidence, facts=facts)
         return cut_short(ctx, f"日志在 {who(job).zh} 开始运行之前就结束了", f"the log ends before {who(job).en} started")
     first = min((a.bound for a in bound if a.bound), key=lambda m: m.seq)
     return Outcome(CONSISTENT, text + Text(f"；它在 {who(holder).zh} 结束后于 {clock(first)} 才开始调度。",
                                            f"; it was bound only at {clock(first)}, after {who(holder).en} ended."),
-                   evidence)
+                   evidence, facts=facts)
 
 
 def gang_together(ctx: Context, rule: dict[str, Any]) -> Outcome:

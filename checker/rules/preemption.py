@@ -5,7 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from hivedlab.basics.text import Text
-from hivedlab.checker.rules.cells import cells_text, free_cells, held_at, share_text, vc_shares
+from hivedlab.checker.rules.cells import (
+    cell_ids,
+    cells_text,
+    free_cells,
+    held_at,
+    share_text,
+    shares_facts,
+    vc_shares,
+)
 from hivedlab.checker.rules.common import (
     CONSISTENT,
     INCONSISTENT,
@@ -58,7 +66,8 @@ def _reran_before(low: JobTimeline, victim: Attempt, started: Mark, taken: tuple
                  and (not wanted or not a.cells or wanted & set(a.cells))), None)
 
 
-def _on_free_cells(ctx: Context, job: JobTimeline, submitted: Mark, first: Attempt) -> Text | None:
+def _on_free_cells(ctx: Context, job: JobTimeline, submitted: Mark, first: Attempt
+                   ) -> tuple[Text, dict[str, Any]] | None:
     """The preemptor's VC had free cells of its own when it was submitted and the preemptor ran on them: HiveD
     needs to preempt nothing (a group's config with more GPUs than the manual's, docs/checker.md#cells-not-machines)."""
     if not job.virtual_cluster or not first.cells:
@@ -66,8 +75,9 @@ def _on_free_cells(ctx: Context, job: JobTimeline, submitted: Mark, first: Attem
     spare, free = free_cells(ctx, job.virtual_cluster, submitted.seq)
     if not spare or not set(first.cells) <= set(free):
         return None
-    return Text(f"VC {job.virtual_cluster} 在提交时还有空闲的 GPU（{cells_text(free)}）",
-                f"VC {job.virtual_cluster} still had free cells when it was submitted ({cells_text(free)})")
+    return (Text(f"VC {job.virtual_cluster} 在提交时还有空闲的 GPU（{cells_text(free)}）",
+                 f"VC {job.virtual_cluster} still had free cells when it was submitted ({cells_text(free)})"),
+            {"vc": job.virtual_cluster, "free_cells": cell_ids(free)})
 
 
 def preempts(ctx: Context, rule: dict[str, Any]) -> Outcome:
@@ -132,14 +142,15 @@ def preempts(ctx: Context, rule: dict[str, Any]) -> Outcome:
         return Outcome(INCONSISTENT, text, seqs(submitted, low_end, started))
     if started is not None and (low_end is not None or ctx.run_finished):
         first = min((a for a in high.attempts if a.started), key=started_seq)
-        free = _on_free_cells(ctx, high, submitted, first)
-        if free is not None:
+        found = _on_free_cells(ctx, high, submitted, first)
+        if found is not None:
+            free, facts = found
             text = base + Text(
                 f"{free.zh}：{who(high).zh} 没有等待，也无需抢占，于 {clock(started)} 在 {where(first)} 上开始运行，"
                 f"{who(low).zh} 继续运行。",
                 f"{free.en}: {who(high).en} did not wait and preempted nothing; it started at {clock(started)} on "
                 f"{where(first)} while {who(low).en} kept running.")
-            return Outcome(CONSISTENT, text, seqs(submitted, first.bound, started))
+            return Outcome(CONSISTENT, text, seqs(submitted, first.bound, started), facts=facts)
         until = Text(f"到 {clock(low_end)}", f"until {clock(low_end)}") if low_end else Text("到日志结束",
                                                                                            "to the end of the log")
         text = base + Text(
@@ -173,15 +184,16 @@ def _spared(ctx: Context, rule: dict[str, Any], low: JobTimeline) -> Outcome | N
     if high is None or high.submitted is None or started is None or low.end is None:
         return None
     first = min((a for a in high.attempts if a.started), key=started_seq)
-    free = _on_free_cells(ctx, high, high.submitted, first)
-    if free is None:
+    found = _on_free_cells(ctx, high, high.submitted, first)
+    if found is None:
         return None
+    free, facts = found
     text = Text(f"{free.zh}，{who(high).zh} 在 {where(first)} 上运行而没有抢占 {who(low).zh}；"
                 f"{who(low).zh} 没有被抢占、也无需重建，一直运行到 {clock(low.end)}（{low.state}）。",
                 f"{free.en}, so {who(high).en} ran on {where(first)} without preempting {who(low).en}; "
                 f"{who(low).en} was never preempted, had nothing to re-create and ran on until {clock(low.end)} "
                 f"({low.state}).")
-    return Outcome(CONSISTENT, text, seqs(high.submitted, first.bound, low.end))
+    return Outcome(CONSISTENT, text, seqs(high.submitted, first.bound, low.end), facts=facts)
 
 
 def retried_after(ctx: Context, rule: dict[str, Any]) -> Outcome:
@@ -235,12 +247,14 @@ def retried_after(ctx: Context, rule: dict[str, Any]) -> Outcome:
                         f", and ran again from {clock(retry.started)} on {where(retry)}")
     text = text + started_text
     reason = rule.get("reason")
+    facts: dict[str, Any] = {}
     if retry.started.t < released_at(high):
         if not _free_at_bind(ctx, retry):
             return Outcome(INCONSISTENT, text + Text(f"，而此时 {who(high).zh} 还没有结束。",
                                                      f", before {who(high).en} had ended."), tuple(sorted(evidence)))
         text = text + Text(f"：{who(high).zh} 还在运行，但 {cells_text(retry.cells)} 当时没有任何 Pod 占用",
                            f": {who(high).en} still ran, but no pod held {cells_text(retry.cells)} then")
+        facts = {"free_cells": cell_ids(retry.cells)}
     elif reason and not any(reason in r for r in reasons):
         return Outcome(INCONSISTENT, text + Text(f"。它没有因“{reason}”等待。", f". It did not wait for '{reason}'."),
                        tuple(sorted(evidence)))
@@ -257,7 +271,7 @@ def retried_after(ctx: Context, rule: dict[str, Any]) -> Outcome:
                  f"; both were done {span(both - submitted.t).en} after {who(high).en} was submitted" if submitted else "")
     text = text + Text(f"；{who(low).zh} 于 {clock(low_end)} 结束（{low.state}）", f"; {who(low).en} finished at "
                        f"{clock(low_end)} ({low.state})") + total + Text("。", ".")
-    return Outcome(CONSISTENT, text, tuple(sorted(evidence)))
+    return Outcome(CONSISTENT, text, tuple(sorted(evidence)), facts=facts)
 
 
 def starts_while_running(ctx: Context, rule: dict[str, Any]) -> Outcome:
@@ -287,6 +301,7 @@ def starts_while_running(ctx: Context, rule: dict[str, Any]) -> Outcome:
         return Outcome(INCONSISTENT, text + Text(f"它一直等到 {who(other).zh} 结束后才运行。",
                                                  f"It waited for {who(other).en} to end."), evidence)
     outside_vc = rule.get("outside_vc")
+    facts: dict[str, Any] = {}
     if outside_vc:
         shares = vc_shares(ctx, outside_vc, first.bound.seq if first.bound else None)
         if shares is None:
@@ -296,6 +311,7 @@ def starts_while_running(ctx: Context, rule: dict[str, Any]) -> Outcome:
             return Outcome(INCONSISTENT, text + Text(f"它运行在 VC {outside_vc} 自己的 {cells_text(own)} 上。",
                                                      f"It ran on VC {outside_vc}'s own {cells_text(own)}."), evidence)
         quota = share_text(outside_vc, shares)
+        facts.update(vc=outside_vc, vc_cells=shares_facts(shares), cells=cell_ids(first.cells))
         spare, _ = free_cells(ctx, outside_vc, first.bound.seq if first.bound else started.seq)
         where_zh = f"VC {outside_vc} 配额之外的空闲 GPU" if not spare else "空闲的 GPU"
         where_en = f"a free GPU outside VC {outside_vc}'s quota" if not spare else "a free GPU"
@@ -303,7 +319,7 @@ def starts_while_running(ctx: Context, rule: dict[str, Any]) -> Outcome:
                            f"It did not wait and used {where_en} ({quota.en}).")
     else:
         text = text + Text(f"它没有等待 {who(other).zh} 结束。", f"It did not wait for {who(other).en} to end.")
-    return Outcome(CONSISTENT, text, evidence)
+    return Outcome(CONSISTENT, text, evidence, facts=facts)
 
 
 RULES = {"preempts": preempts, "retried-after": retried_after, "starts-while-running": starts_while_running}

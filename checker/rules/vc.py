@@ -5,7 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from hivedlab.basics.text import Text
-from hivedlab.checker.rules.cells import free_cells, free_text, outside_own_cells, share_text, vc_shares
+from hivedlab.checker.rules.cells import (
+    cell_ids,
+    free_cells,
+    free_text,
+    outside_own_cells,
+    share_text,
+    shares_facts,
+    vc_shares,
+)
 from hivedlab.checker.rules.common import (
     CONSISTENT,
     INCONSISTENT,
@@ -22,7 +30,7 @@ from hivedlab.checker.rules.common import (
     where,
     who,
 )
-from hivedlab.checker.timeline import Attempt, JobTimeline
+from hivedlab.checker.timeline import Attempt, JobTimeline, LeafCell
 
 
 def _vc_unknown(vc: str) -> Outcome:
@@ -54,6 +62,8 @@ def placement(ctx: Context, rule: dict[str, Any]) -> Outcome:
     if not lines:
         return missing("计划中的任务都没有被调度到任何机器上", "none of the plan's jobs was bound to a machine")
     vc_text = share_text(vc, shares)
+    facts: dict[str, Any] = {"vc": vc, "vc_cells": shares_facts(shares),
+                             "outside": [{"job": who(j).en, "cells": cell_ids(a.cells)} for j, a, _ in outside]}
     answer = join(lines) + Text("。", ".") + vc_text + Text("。", ".")
     if never:
         names = [who(j) for j in never]
@@ -62,12 +72,12 @@ def placement(ctx: Context, rule: dict[str, Any]) -> Outcome:
         bad = [Text(f"{who(j).zh} 在 {clock(a.bound)} 被调度到 VC {vc} 的 GPU 之外（{why.zh}）",
                     f"{who(j).en} was bound at {clock(a.bound)} outside VC {vc}'s cells ({why.en})")
                for j, a, why in outside]
-        return Outcome(INCONSISTENT, answer + join(bad) + Text("。", "."), tuple(sorted(evidence)))
+        return Outcome(INCONSISTENT, answer + join(bad) + Text("。", "."), tuple(sorted(evidence)), facts=facts)
     summary = Text(f"所有任务都只运行在 VC {vc} 的 GPU 上。", f"Every job ran only on VC {vc}'s cells.")
-    return Outcome(CONSISTENT, summary + answer, tuple(sorted(evidence)))
+    return Outcome(CONSISTENT, summary + answer, tuple(sorted(evidence)), facts=facts)
 
 
-def _idle_while_waiting(ctx: Context, vc: str, attempt: Attempt) -> Text | None:
+def _idle_while_waiting(ctx: Context, vc: str, attempt: Attempt) -> tuple[Text, tuple[LeafCell, ...]] | None:
     """`vc`'s cells that sat idle at some moment of the attempt's wait: checked when it began and whenever a pod
     freed its cells before the wait ended."""
     start = attempt.waits[0].mark.seq
@@ -77,7 +87,7 @@ def _idle_while_waiting(ctx: Context, vc: str, attempt: Attempt) -> Text | None:
     for seq in moments:
         spare, free = free_cells(ctx, vc, seq)
         if spare and free:
-            return free_text(vc, spare, free)
+            return free_text(vc, spare, free), free
     return None
 
 
@@ -97,9 +107,12 @@ def waits_while_idle(ctx: Context, rule: dict[str, Any]) -> Outcome:
         return missing("没有任务等待过（这些任务的运行时间没有重叠？）",
                        "no job ever waited (did the jobs' run times overlap?)")
     lines, evidence, problems = [], [], []
+    idle_cells: set[LeafCell] = set()
     for job, attempt in waiting:
         reasons = sorted({w.reason for w in attempt.waits})
-        idle = _idle_while_waiting(ctx, idle_vc, attempt)
+        found = _idle_while_waiting(ctx, idle_vc, attempt)
+        idle = found[0] if found else None
+        idle_cells |= set(found[1]) if found else set()
         evidence += [w.mark.seq for w in attempt.waits] + list(seqs(attempt.bound))
         until = (Text(f"直到 {clock(attempt.bound)} 被调度到 {attempt.node}", f"until it was bound to {attempt.node} at "
                       f"{clock(attempt.bound)}") if attempt.bound else Text("直到日志结束", "until the log ends"))
@@ -114,11 +127,12 @@ def waits_while_idle(ctx: Context, rule: dict[str, Any]) -> Outcome:
         if reason and not any(reason in r for r in reasons):
             problems.append(Text(f"{who(job).zh} 的等待原因不是“{reason}”", f"{who(job).en} did not wait for '{reason}'"))
     answer = join(lines) + Text("。", ".")
+    facts = {"idle_vc": idle_vc, "idle_cells": cell_ids(idle_cells)}
     if problems:
-        return Outcome(INCONSISTENT, answer + join(problems) + Text("。", "."), tuple(sorted(set(evidence))))
+        return Outcome(INCONSISTENT, answer + join(problems) + Text("。", "."), tuple(sorted(set(evidence))), facts=facts)
     lead = Text(f"等待的任务一直留在队列中，从未被调度到空闲的 VC {idle_vc} 的 GPU 上。",
                 f"The waiting jobs stayed queued and were never placed on the idle VC {idle_vc}'s cells.")
-    return Outcome(CONSISTENT, lead + answer, tuple(sorted(set(evidence))))
+    return Outcome(CONSISTENT, lead + answer, tuple(sorted(set(evidence))), facts=facts)
 
 
 def _first_run(job: JobTimeline) -> Attempt | None:

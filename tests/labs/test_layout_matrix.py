@@ -10,11 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
+from hivedlab.basics.resources import SCHEMAS
 from hivedlab.checker.judge import judge_file
 from hivedlab.checker.plans import main_plans
 from hivedlab.checker.pod_facts import vc_cells_from_config
+from hivedlab.checker.verdicts import to_json
 from hivedlab.cluster.hived.annotations import LEAF_CELL_ISOLATION
 from hivedlab.cluster.sim import SimCluster
 from hivedlab.evidence import EvidenceWriter, read_evidence
@@ -108,6 +111,18 @@ def test_a_pod_in_another_vcs_cells_is_inconsistent(layout_run: LayoutRun, tmp_p
     placement = next(a for a in result.answers if a.rule == "on-vc-node")
     assert result.verdict == placement.verdict == "inconsistent", placement.answer.en
     assert "bob's job-config-0-bob-vc-safety-s1 was bound at" in placement.answer.en
+    assert placement.facts["outside"] == [{"job": "bob's job-config-0-bob-vc-safety-s1",
+                                           "cells": [f"{target.node}/{target.index}"]}]
+
+
+def test_the_answers_carry_the_cells_as_facts(layout_run: LayoutRun) -> None:
+    schema = json.loads((SCHEMAS / "verdict.schema.json").read_text(encoding="utf-8"))
+    for result in layout_run.verdicts.values():
+        jsonschema.validate(to_json(result), schema)
+    placement = next(a for a in layout_run.verdicts["vc-safety"].answers if a.rule == "on-vc-node")
+    (share,) = layout_run.verdicts["vc-safety"].timeline.vc_cells["vc1"]
+    assert placement.facts == {"vc": "vc1", "outside": [], "vc_cells": [
+        {"chain": share.chain, "count": 1, "cells": [f"{c.node}/{c.index}" for c in share.cells]}]}
 
 
 def test_a_single_one_gpu_group_runs_on_the_manuals_hardware(layout_run: LayoutRun) -> None:
