@@ -64,7 +64,7 @@ class Layout:
     name: str
     text: str
     vcs: dict[str, int]
-    case: str  # manual | multi-gpu | single-worker | fixed
+    case: str  # manual | multi-gpu | single-worker | fixed | manual-hardware (`manual_layout`)
     notes: tuple[tuple[str, str], ...] = ()  # (zh, en)
 
 
