@@ -29,6 +29,8 @@ from hivedlab.group.inventory import NO_WORKER, Inventory, Member
 
 CONFIG_NAMES = ("two-vc", "one-vc")
 FIXED_CONFIGS = {"four-gpu-nodes": {"default": 4}}  # configs/hived/contrast/<name>.yaml: VC -> GPUs
+# The VCs of each config, the same on every layout: the names the plans' rules may use
+CONFIG_VCS = {"two-vc": ("default", "vc1"), "one-vc": ("default",), **{k: tuple(v) for k, v in FIXED_CONFIGS.items()}}
 TEMPLATES = HIVED_CONFIGS / "templates"
 
 

@@ -8,7 +8,7 @@ import yaml
 
 from hivedlab.checker.pod_facts import LeafCell, vc_cells_from_config
 from hivedlab.group.inventory import Inventory, Member
-from hivedlab.group.layouts import SIM_WORKER, cannot_hold, manual_layout, plan_layout, validate_layout
+from hivedlab.group.layouts import CONFIG_VCS, SIM_WORKER, cannot_hold, manual_layout, plan_layout, validate_layout
 
 
 def group(*gpus: int) -> Inventory:
@@ -51,3 +51,12 @@ def test_the_manuals_hardware_keeps_the_groups_worker(name: str) -> None:
     nodes = [child["cellAddress"] for cell in data["physicalCluster"]["physicalCells"] for child in cell["cellChildren"]]
     assert nodes == ["node-0", SIM_WORKER]
     assert layout.case == "manual-hardware" and layout.vcs == plan_layout(name, group(1, 1)).vcs
+
+
+@pytest.mark.parametrize("gpus", [(1, 1), (2,), (8,), (2, 2), (4, 4), (1, 1, 1), (1, 2)])
+def test_every_layout_has_the_vcs_the_plans_name(gpus: tuple[int, ...]) -> None:
+    for name in ("two-vc", "one-vc"):
+        layout = plan_layout(name, group(*gpus))
+        assert tuple(layout.vcs) == CONFIG_VCS[name] == tuple(vc_cells_from_config(layout.text))
+    for name in ("two-vc", "one-vc"):
+        assert tuple(manual_layout(name, group(1)).vcs) == CONFIG_VCS[name]
