@@ -24,6 +24,7 @@ from hivedlab import __version__
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import parse_yaml, read_json, read_text, write_atomic
 from hivedlab.basics.resources import JOBS, shipped_name
+from hivedlab.basics.text import Text
 from hivedlab.checker.judge import judge_file
 from hivedlab.checker.plans import Plan, RestartStep, Step, StopStep, SubmitStep, SwitchConfigStep, WaitStep
 from hivedlab.checker.verdicts import to_json
@@ -32,7 +33,7 @@ from hivedlab.cluster.kubeflow.manifests import FORMS, ManifestError, for_run, l
 from hivedlab.cluster.openpai.naming import framework_name
 from hivedlab.evidence import EvidenceWriter, format_time, log_source
 from hivedlab.group.inventory import Inventory
-from hivedlab.group.layouts import plan_layout
+from hivedlab.group.layouts import Layout, cannot_hold, manual_layout, plan_layout
 
 MAX_JOB_NAME = 255  # docs/openpai-model.md#top-level
 _NAME_LINE = re.compile(r"^name:[^\n]*$", re.MULTILINE)
@@ -59,6 +60,7 @@ class ExperimentRun:
     contrast: bool  # run without HiveD, under contrast/ (docs/other-schedulers.md)
     reason: str = ""
     submitted: tuple[Submitted, ...] = ()
+    hardware: Text | None = None  # why it ran on the manual's simulated hardware, not the group's (`layout_for`)
 
 
 @dataclass(frozen=True)
@@ -158,6 +160,7 @@ class _PlanRun:
         self.plan, self.backend, self.writer, self.ctx = plan, backend, writer, ctx
         self.submitted: list[Submitted] = []
         self.config = plan.hived_config
+        self.hardware: Text | None = None
 
     def action(self, action_type: str, payload: dict[str, Any]) -> None:
         self.writer.write_action(action_type, payload, time=self.backend.now())
@@ -168,7 +171,9 @@ class _PlanRun:
     def switch_config(self, name: str, index: int | None = None) -> None:
         """Put HiveD config `name` in place: the plan's own before the first step, or a `switch_config` step's
         while jobs run (its `config-switch` record then names the step)."""
-        text = plan_layout(name, self.ctx.inventory).text
+        layout, why = layout_for(name, self.ctx)
+        self.hardware = why or self.hardware
+        text = layout.text
         write_atomic(_home(self.ctx, self.plan) / "hived" / f"{name}.yaml", text)
         self.backend.switch_config(name, text)
         self.config = name
@@ -299,7 +304,17 @@ def run_plan(plan: Plan, backend: Backend, writer: EvidenceWriter, ctx: RunConte
         status, reason = "failed", str(exc)
     payload = {"status": status, "reason": reason} if reason else {"status": status}
     runner.action("end", payload)
-    return ExperimentRun(plan.id, writer.path, status, plan.run_id, plan.contrast, reason, tuple(runner.submitted))
+    return ExperimentRun(plan.id, writer.path, status, plan.run_id, plan.contrast, reason, tuple(runner.submitted),
+                         runner.hardware)
+
+
+def layout_for(name: str, ctx: RunContext) -> tuple[Layout, Text | None]:
+    """The config for the group's workers; on the simulated cluster, for a group that cannot hold it, the config on
+    the manual's hardware with why (run.json's `hardware`, docs/architecture.md)."""
+    why = cannot_hold(name, ctx.inventory)
+    if why is not None and ctx.cluster == "sim":
+        return manual_layout(name, ctx.inventory), why
+    return plan_layout(name, ctx.inventory), None
 
 
 def experiment_seed(seed: int, experiment: str) -> int:
@@ -423,6 +438,10 @@ def _write_run_json(
     outcomes = {**outcomes, **{r.run_id: {"status": r.status, "reason": r.reason} for r in results}}
     earlier = [e for e in previous.get("experiments") or [] if isinstance(e, str)]
     earlier_contrast = [e for e in previous.get("contrast") or [] if isinstance(e, str)]
+    raw_hardware = previous.get("hardware")
+    hardware: dict[str, Any] = raw_hardware if isinstance(raw_hardware, dict) else {}
+    hardware = {**hardware, **{r.run_id: {"on": "manual", "why": r.hardware.as_dict()} if r.hardware else {"on": "group"}
+                               for r in results}}
     run: dict[str, Any] = {
         **extra,
         "hivedlab_version": __version__,
@@ -436,6 +455,7 @@ def _write_run_json(
         "experiments": list(dict.fromkeys([*earlier, *(r.run_id for r in results if not r.contrast)])),
         "contrast": list(dict.fromkeys([*earlier_contrast, *(r.run_id for r in results if r.contrast)])),
         "outcomes": outcomes,
+        "hardware": hardware,  # per run: on the group's own workers, or the manual's simulated hardware and why
     }
     write_atomic(ctx.out / "run.json", json.dumps(run, ensure_ascii=False, indent=2) + "\n")
 
