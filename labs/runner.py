@@ -123,19 +123,19 @@ def is_group_plan(plan: Plan) -> bool:
 
 
 def turn_folder(plan: Plan, member: str) -> str:
-    """A run's folder under experiments/ (or contrast/): `<run id>`, or `<run id>/<user>` for a member's turn."""
-    return f"{plan.run_id}/{member}" if member and not is_group_plan(plan) else plan.run_id
+    """A run's folder under experiments/ (or contrast/): `<run id>`, or `<run id>/<user>` for a member's turn. A
+    contrast run (ungraded, docs/other-schedulers.md) keeps its one folder, whoever submits."""
+    return f"{plan.run_id}/{member}" if member and not is_group_plan(plan) and not plan.contrast else plan.run_id
 
 
 def plan_turns(plans: Sequence[Plan], members: Sequence[str] = ("",)) -> list[Turn]:
     """The runs to make, in the manual's order: each plan in turn, and within it each member in `members`' order; a
-    group plan (`is_group_plan`) runs once. `members` ("",) is the one-member layout (the first member submits)."""
+    group plan (`is_group_plan`) runs once, a contrast run once as the first of `members`. `members` ("",) is the
+    one-member layout (the inventory's first member submits)."""
     turns: list[Turn] = []
     for plan in plans:
-        for member in members:
-            turn = Turn(plan, "" if is_group_plan(plan) else member)
-            if turn not in turns:
-                turns.append(turn)
+        whose = [""] if is_group_plan(plan) else list(members[:1]) if plan.contrast else list(members)
+        turns += [Turn(plan, member) for member in whose]
     return turns
 
 

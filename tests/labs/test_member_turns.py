@@ -180,3 +180,16 @@ def test_numbered_script_refuses_an_unknown_member_in_one_line(tmp_path: Path) -
                            str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.strip().count("\n") == 0 and "no member 'Mallory'" in done.stderr
+
+
+def test_a_contrast_run_is_the_members_but_keeps_its_one_folder(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    result = cli("run", "kubeflow-gang", "--scheduler", "default", "--each-member", "--out", str(tmp_path),
+                 "--no-report")
+    assert result.code in (0, 1), result.err
+    log = tmp_path / "contrast" / "kubeflow-gang@default" / "evidence.jsonl"
+    assert {s["user"] for s in _actions(log, "submit")} == {"alice"} and len(_actions(log, "plan")) == 1
+    turn = cli("run", "kubeflow-gang", "--scheduler", "default", "--member", "Dan", "--out", str(tmp_path / "dan"),
+               "--no-report")
+    assert turn.code in (0, 1), turn.err
+    log = tmp_path / "dan" / "contrast" / "kubeflow-gang@default" / "evidence.jsonl"
+    assert {s["user"] for s in _actions(log, "submit")} == {"dan"}
