@@ -332,7 +332,7 @@ def experiment(exp: ExperimentInputs, number: int, lang: str, link: Link, chart:
     label = VERDICT_LABELS[verdict][0 if lang == "zh" else 1]
     items = answers(exp, lang)
     whose = _whose(exp, names, lang)
-    sentences = [f"**{md(label)}**" + (f" {md(whose)}" if whose else "")]
+    sentences = [f"**{md(label)}**" + (_t(lang, "", " ") + md(whose) if whose else "")]
     sentences += [md(item["answer"]) for item in items if item["answer"]]
     sentences += [md(_t(lang, "预期：", "Expected: ") + item["expected"]) for item in items
                   if item["expected"] and item["verdict"] == "inconsistent"]
