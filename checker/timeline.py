@@ -32,12 +32,14 @@ from hivedlab.checker.pod_facts import node_gpus_from_config as node_gpus_from_c
 from hivedlab.checker.pod_facts import vc_nodes_from_config as vc_nodes_from_config
 from hivedlab.cluster.hived.annotations import BIND_INFO as BIND_INFO
 from hivedlab.cluster.hived.annotations import LEAF_CELL_ISOLATION as LEAF_CELL_ISOLATION
+from hivedlab.cluster.kubeflow.manifests import tf_pod, tfjob_state
 from hivedlab.cluster.openpai.naming import framework_name
 from hivedlab.evidence import Record, parse_time
 
 # FrameworkController exit codes (docs/openpai-model.md#exit-codes)
 POD_EXTERNAL_DELETED = -101
 OUTCOMES = ("waiting", "bound", "running", "succeeded", "failed", "preempted", "deleted")
+WAIT_REASONS = ("FailedScheduling", "Unschedulable")  # the second: a gang scheduler's word for it (kube-batch, Volcano)
 
 
 class Mark(NamedTuple):
@@ -313,6 +315,8 @@ class TimelineBuilder:
                 self._event(record.object, mark)
             elif record.resource == "frameworks":
                 self._framework(record.object, mark)
+            elif record.resource == "tfjobs":
+                self._tfjob(record.watch_type or "", record.object, mark)
 
     def _job(self, name: str, mark: Mark | None = None) -> _Job:
         job = self.jobs.get(name)
@@ -370,13 +374,14 @@ class TimelineBuilder:
         if labels.get("type", "kube-launcher-task") != "kube-launcher-task":
             return
         fw = labels.get("FC_FRAMEWORK_NAME") or annotations.get("FC_FRAMEWORK_NAME")
+        tf = None if fw else tf_pod(labels)  # a TFJob's pod on a plain Kubernetes cluster: the TFJob is the job
         attempt = self.attempts.get(uid)
         if attempt is None:
             attempt = Attempt(
                 pod_name=name,
                 uid=uid,
-                task_role=labels.get("FC_TASKROLE_NAME"),
-                task_index=_int(labels.get("FC_TASK_INDEX")),
+                task_role=tf.replica_type if tf else labels.get("FC_TASKROLE_NAME"),
+                task_index=tf.index if tf else _int(labels.get("FC_TASK_INDEX")),
                 framework_attempt=_int(annotations.get("FC_FRAMEWORK_ATTEMPT_ID")),
                 task_attempt=_int(annotations.get("FC_TASK_ATTEMPT_ID")),
                 created=mark,
@@ -389,6 +394,7 @@ class TimelineBuilder:
                     old = replace(old, deleted=mark)
                 self.attempts[old_uid] = replace(old, released=old.released or mark, recreated=old.recreated or mark)
             self.uid_by_name[name] = uid
+            fw = fw or (tf.job if tf else None)
             if fw:
                 job = self._job(fw, mark)
                 job.attempt_uids.append(uid)
@@ -432,7 +438,7 @@ class TimelineBuilder:
         return replace(attempt, **changes) if changes else attempt
 
     def _apply_event(self, attempt: Attempt, reason: str, mark: Mark, message: str) -> Attempt:
-        if reason == "FailedScheduling":
+        if reason in WAIT_REASONS:
             # kept aside (a tuple rebuilt per event would be quadratic in a long wait); attached in result()
             cached = self.reasons.get(message)
             if cached is None:  # a long wait repeats the same message thousands of times: keep one copy
@@ -445,7 +451,7 @@ class TimelineBuilder:
 
     def _event(self, event: dict[str, Any], mark: Mark) -> None:
         reason = event.get("reason")
-        if reason not in ("FailedScheduling", "Preempted"):
+        if reason not in (*WAIT_REASONS, "Preempted"):
             return
         involved = event.get("involvedObject") or event.get("regarding") or {}
         if involved.get("kind", "Pod") != "Pod":
@@ -492,6 +498,18 @@ class TimelineBuilder:
                 job.state = _COMPLETED_STATE.get(code, "FAILED") if code is not None else "FAILED"
         elif state in _FC_STATE:
             job.state = _FC_STATE[state]
+
+    def _tfjob(self, watch_type: str, tfjob: dict[str, Any], mark: Mark) -> None:
+        """A TFJob is its pods' job on a plain Kubernetes cluster; deleted before it finished, it was stopped."""
+        name = (tfjob.get("metadata") or {}).get("name")
+        if not name or watch_type == "BOOKMARK":
+            return
+        job = self._job(str(name), mark)
+        if job.finished is not None:
+            return
+        job.state = "STOPPED" if watch_type == "DELETED" else tfjob_state(tfjob)
+        if job.state in ("SUCCEEDED", "FAILED", "STOPPED"):
+            job.finished = mark
 
     # -- result ----------------------------------------------------------------------------------------
     def _key_for(self, job: _Job) -> str | None:

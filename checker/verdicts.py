@@ -24,7 +24,7 @@ implemented in `checker/rules/` (one pure function per kind; its docstring says 
 | gang-start | job, expect | `partial`: some task of `job` held a node while another waited; `all-or-nothing`: every task bound in one round, none before |
 | deadlock | jobs, expect | `true`: the jobs each held nodes while other tasks of theirs waited, until stopped; `false`: they all finished |
 
-A rule with `scheduler:` judges only runs under that scheduler (the plan record's `scheduler`, docs/other-schedulers.md);
+A rule with `scheduler:` (one, or a list) judges only runs under that scheduler (the plan record's `scheduler`, docs/other-schedulers.md);
 a run without HiveD is judged without the rules' `reason` (HiveD's own wait wording).
 
 Every rule answers `consistent`, `inconsistent` (the answer says what happened, `expected` what HiveD does) or
@@ -147,7 +147,8 @@ def judge(timeline: Timeline, rules: RuleSet, log: LogSummary) -> ExperimentVerd
     exclusive = exclusivity.gpu_exclusive(timeline)
     every = (*rules.rules, *([_EXCLUSIVITY_RULE] if exclusive.verdict != CONSISTENT else []))
     for rule in every:
-        if rule.get("scheduler", timeline.scheduler) != timeline.scheduler:
+        wanted = rule.get("scheduler", timeline.scheduler)
+        if timeline.scheduler not in (wanted if isinstance(wanted, list) else [wanted]):
             continue  # a rule about another scheduler's run (docs/other-schedulers.md)
         if timeline.scheduler != "hived":
             rule = {k: v for k, v in rule.items() if k != "reason"}  # HiveD's wait wording is no guarantee

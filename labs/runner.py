@@ -13,7 +13,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -23,11 +23,12 @@ import yaml
 from hivedlab import __version__
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import parse_yaml, read_json, read_text, write_atomic
-from hivedlab.basics.resources import shipped_name
+from hivedlab.basics.resources import JOBS, shipped_name
 from hivedlab.checker.judge import judge_file
 from hivedlab.checker.plans import Plan, RestartStep, Step, StopStep, SubmitStep, SwitchConfigStep, WaitStep
 from hivedlab.checker.verdicts import to_json
 from hivedlab.cluster.backend import Backend, JobStatus, SubmitResult
+from hivedlab.cluster.kubeflow.manifests import FORMS, ManifestError, for_run, looks_like_manifests, manifest_file
 from hivedlab.cluster.openpai.naming import framework_name
 from hivedlab.evidence import EvidenceWriter, format_time, log_source
 from hivedlab.group.inventory import Inventory
@@ -65,7 +66,7 @@ class ExperimentRun:
 @dataclass(frozen=True)
 class RunContext:
     out: Path
-    cluster: str  # sim | pai
+    cluster: str  # sim | pai | k8s
     seed: int | None
     inventory: Inventory
     run_tag: str  # makes job names unique per run: `s<seed>` on the simulator, a UTC stamp on a real cluster
@@ -100,6 +101,8 @@ def protocol_with_name(text: str, name: str) -> str:
 
 
 def _base_name(text: str, fallback: str) -> str:
+    if looks_like_manifests(text):
+        return fallback  # the file's stem: the manifests' objects are named after it
     try:
         data = parse_yaml(text, "")
     except HivedlabError:
@@ -144,6 +147,27 @@ def submitting_members(turns: Iterable[Turn], inventory: Inventory) -> tuple[str
     wanted = {user for turn in turns for step in turn.plan.steps if isinstance(step, SubmitStep)
               for user in step_members(step, inventory.users, turn.member)}
     return tuple(user for user in inventory.users if user in wanted)
+
+
+def k8s_plans(plans: Sequence[Plan], scheduler: str | None, manifests: str | None) -> tuple[list[Plan], str]:
+    """The runs on a plain Kubernetes cluster, with the plans' jobs replaced by the chosen form's manifests; the
+    plan's `kube-batch` runs go to the form's gang scheduler. Returns (plans, form)."""
+    form = manifests or ("volcano" if scheduler == "volcano" else "kube-batch")
+    if scheduler in ("kube-batch", "volcano") and scheduler != FORMS[form].scheduler:
+        raise HivedlabError(f"--scheduler {scheduler} does not read the {form} manifests' PodGroups: pick "
+                            f"--scheduler {FORMS[form].scheduler} or --manifests {scheduler}")
+    runs = []
+    for plan in plans:
+        jobs = {key: replace(job, file=manifest_file(job.file, form)) for key, job in plan.jobs.items()}
+        if not all((JOBS / job.file).is_file() for job in jobs.values()):
+            raise HivedlabError(f"{plan.id} has no Kubernetes manifests under jobs/: on --cluster k8s only "
+                                "kubeflow-gang runs (docs/kubeflow-on-kubernetes.md)")
+        wanted = [scheduler] if scheduler else list(plan.schedulers)
+        for name in wanted:
+            if name == "hived":
+                raise HivedlabError("a plain Kubernetes cluster runs no HiveD: --scheduler default, kube-batch or volcano")
+            runs.append(replace(plan, jobs=jobs).for_scheduler(FORMS[form].scheduler if name == "kube-batch" else name))
+    return runs, form
 
 
 def _step_dict(step: Step) -> dict[str, Any]:
@@ -213,7 +237,13 @@ class _PlanRun:
         unexpected = []
         for user in self.members(step):
             name = job_name_for(base, user, self.plan.id, self.ctx.run_tag)
-            text = protocol_with_name(original, name)
+            if looks_like_manifests(original):  # a TFJob and its PodGroup (cluster k8s), named as Kubernetes wants
+                try:
+                    text, name = for_run(original, name, gang=self.plan.scheduler != "default")
+                except ManifestError as exc:
+                    raise HivedlabError(f"{self.plan.id}: jobs/{job.file}: {exc.message}") from None
+            else:
+                text = protocol_with_name(original, name)
             write_atomic(_home(self.ctx, self.plan) / "jobs" / self.turn.run_id / f"{name}.yaml", text)
             result: SubmitResult = self.backend.submit(user, step.job, text)
             self.action(
@@ -283,7 +313,8 @@ class _PlanRun:
         if self.writer.first_seq > 0:
             payload["resumed"] = True  # a later session of the same run: the log already holds the earlier ones
         self.action("plan", payload)
-        self.switch_config(self.plan.hived_config)
+        if self.ctx.cluster != "k8s":  # a plain Kubernetes cluster has no HiveD config to put in place
+            self.switch_config(self.plan.hived_config)
         for index, step in enumerate(self.plan.steps):
             if isinstance(step, SubmitStep):
                 failure = self.submit(index, step)
@@ -391,7 +422,7 @@ def prepare_folder(ctx: RunContext, plans: Sequence[Plan | Turn]) -> None:
     for turn in kept:
         evidence = _run_folder(ctx, turn) / "evidence.jsonl"
         source = log_source(evidence)
-        if ctx.cluster == "pai" and source != "k8s":
+        if ctx.cluster != "sim" and source != "k8s":
             raise HivedlabError(f"{evidence} holds a simulated run; a real run needs its own --out folder")
         if ctx.cluster == "sim" and source != "sim":
             raise HivedlabError(f"{evidence} holds evidence from a real cluster, which hivedlab never replaces: "

@@ -19,7 +19,7 @@ from hivedlab.checker.grading.facts import AttemptFact, attempt_facts, check_fac
 from hivedlab.checker.grading.findings import Finding
 from hivedlab.checker.grading.integrity import LogFacts, check_log
 from hivedlab.checker.grading.labspec import LabSpec
-from hivedlab.checker.grading.provenance import real_identity, sim_inputs, simulator_signs
+from hivedlab.checker.grading.provenance import REAL_CLUSTERS, real_identity, sim_inputs, simulator_signs
 from hivedlab.checker.grading.submission import ExperimentFiles, Submission, read_submission
 from hivedlab.checker.judge import Judge, Judgement
 from hivedlab.evidence import EvidenceLog, read_evidence
@@ -127,7 +127,7 @@ def grade_run(sub: Submission, experiment: str, files: ExperimentFiles | None, l
         return ExperimentResult(experiment, files, warnings=log.warnings, findings=tuple(findings))
     facts, log_findings = check_log(log.records, files.evidence or "", lab.get(experiment), sub.allowed_nodes)
     findings += log_findings
-    claims_real = facts.source == "k8s" or str((sub.run or {}).get("cluster", "")) == "pai"
+    claims_real = facts.source == "k8s" or str((sub.run or {}).get("cluster", "")) in REAL_CLUSTERS
     signs = simulator_signs(log.records) if claims_real else []
     if signs:
         findings.append(Finding(

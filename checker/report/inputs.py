@@ -303,7 +303,7 @@ def load_run(run_dir: Path) -> RunInputs:
     if not ids and not run:
         raise HivedlabError(f"{run_dir}: not a run directory (no run.json and no experiments/)")
     cluster = _text(run.get("cluster")) or UNKNOWN
-    if cluster not in ("sim", "pai"):
+    if cluster not in ("sim", "pai", "k8s"):
         sources = {s for e in ids for s in (timeline_source(experiments_dir / e),) if s}
         cluster = "sim" if sources == {"sim"} else "pai" if sources == {"k8s"} else UNKNOWN
     members, member_problems = load_members(run_dir)

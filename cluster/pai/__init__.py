@@ -23,7 +23,7 @@ from hivedlab.cluster.pai.hived_inspect import hived_url as default_hived_url
 from hivedlab.cluster.pai.live import LiveView
 from hivedlab.cluster.pai.stop import StopResult, jobs_left, run_state, stop_hint, stop_jobs, submitted_jobs
 from hivedlab.cluster.pai.tokens import check_tokens, load_tokens
-from hivedlab.cluster.pai.watcher import Watcher
+from hivedlab.cluster.watcher import Watcher
 from hivedlab.evidence import EvidenceWriter
 from hivedlab.group.inventory import load_inventory
 

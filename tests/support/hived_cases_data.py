@@ -14,8 +14,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-import yaml
-
+from tests.support.fixture_yaml import fixture_yaml
 from tests.support.paths import FIXTURES
 
 CASES_FILE = FIXTURES / "spec" / "hived-cases.yaml"
@@ -103,8 +102,7 @@ class CasesFile:
 
 def load_cases(path: Path = CASES_FILE) -> CasesFile:
     """Read and validate the cases file."""
-    data = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    return parse_cases(data)
+    return parse_cases(fixture_yaml(path))
 
 
 def parse_cases(data: Any) -> CasesFile:

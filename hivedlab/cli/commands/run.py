@@ -29,6 +29,9 @@ the kubeflow-gang experiment runs under both unless --scheduler picks one. Contr
 --each-member gives every member of the inventory a turn, in order (the manual's "Alice, Bob, Carol, Dan 按顺序依次实验").
 vc-safety has no turns: every member submits job-config-0 at once (manual step 4.2), once, whoever's turn it is.
 --member NAME 表示轮到该组员：由其提交实验任务；--each-member 让清单中的每位组员按顺序各做一遍（vc-safety 所有组员同时提交，只做一次）。
+--cluster k8s runs kubeflow-gang on a plain Kubernetes cluster with Kubeflow's TFJob and a gang scheduler
+(docs/kubeflow-on-kubernetes.md): --manifests kube-batch|volcano picks the form, --kubeconfig/--context as kubectl.
+--cluster k8s 在普通 Kubernetes 集群（Kubeflow TFJob + kube-batch 或 Volcano）上运行 kubeflow-gang 实验。
 在同一 --out 目录再次运行真实集群实验会接着记录（日志只追加、不删除）；模拟运行遇到已有结果时需加 --replace。"""
 
 VERDICT_ZH = {"consistent": "一致", "inconsistent": "不一致", "inconclusive": "无法判断"}
@@ -44,6 +47,8 @@ EXAMPLES = """\
   hivedlab run gang --scheduler kube-batch   # what HiveD's guarantees become under kube-batch
   hivedlab run priority --member Bob         # Bob's turn: Bob submits, into out/experiments/priority/bob/
   hivedlab run all --each-member             # every member's turn of every experiment, in inventory order
+  hivedlab run kubeflow-gang --cluster k8s --context lab   # on a Kubernetes cluster: default scheduler, kube-batch
+  hivedlab run kubeflow-gang --cluster k8s --manifests volcano --scheduler volcano
 """
 
 
@@ -52,9 +57,15 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument("experiment", metavar="EXP|all",
                         help="an experiment id (e.g. gang, or the optional reconfig), 'all' (the main experiments), "
                              "or 'smoke' (the step 3.2 smoke test)")
-    parser.add_argument("--cluster", choices=("sim", "pai"), default="sim", help="where to run (default: sim)")
-    parser.add_argument("--scheduler", choices=("hived", "default", "kube-batch"),
-                        help="the simulated cluster's scheduler (default: each plan's own, hived for the five)")
+    parser.add_argument("--cluster", choices=("sim", "pai", "k8s"), default="sim",
+                        help="where to run: simulated, OpenPAI + HiveD, or plain Kubernetes (default: sim)")
+    parser.add_argument("--scheduler", choices=("hived", "default", "kube-batch", "volcano"),
+                        help="the scheduler (default: each plan's own, hived for the five); volcano: --cluster k8s only")
+    parser.add_argument("--manifests", choices=("kube-batch", "volcano"),
+                        help="--cluster k8s: the TFJob/PodGroup form under jobs/kubeflow/ (default: kube-batch, or "
+                             "volcano with --scheduler volcano)")
+    parser.add_argument("--kubeconfig", metavar="FILE", help="--cluster k8s: the kubeconfig (default: as kubectl)")
+    parser.add_argument("--context", metavar="NAME", help="--cluster k8s: the kubeconfig context (default: current)")
     add_out(parser, default="out", what="run directory")
     parser.add_argument("--seed", type=int, default=1, help="simulator seed: durations and gaps (default: 1)")
     parser.add_argument("--inventory", metavar="FILE", help="group inventory (default: configs/group.example.yaml)")
@@ -104,6 +115,19 @@ def _sim_factory(seed: int, inventory: Any) -> Any:
             return PlainSimCluster(writer, experiment_seed(seed, plan.id), scheduler=plan.scheduler,
                                    settings=settings, node_ips=ips, other_nodes=others)
         return SimCluster(writer, experiment_seed(seed, plan.id), settings=settings, node_ips=ips, other_nodes=others)
+
+    return make
+
+
+def _k8s_factory(args: argparse.Namespace, form: str, run_tag: str) -> Any:
+    """The plain-Kubernetes backend for each run, in a namespace of its own named after the run and its tag."""
+    from hivedlab.cluster.k8s import open_backend
+    from hivedlab.cluster.kubeflow.manifests import FORMS, k8s_name
+
+    def make(plan: Any, writer: Any) -> Any:
+        namespace = k8s_name(f"hivedlab-{plan.run_id}-{run_tag}")
+        return open_backend(writer, FORMS[form], namespace, gang=plan.scheduler != "default",
+                            kubeconfig=args.kubeconfig, context=args.context)
 
     return make
 
@@ -179,7 +203,7 @@ def _previous_run_tag(out: Path) -> str | None:
         previous = read_json(out / "run.json")
     except HivedlabError:
         return None
-    if not isinstance(previous, dict) or previous.get("cluster") != "pai":
+    if not isinstance(previous, dict) or previous.get("cluster") not in ("pai", "k8s"):
         return None
     tag = previous.get("run_tag")
     return tag if isinstance(tag, str) and tag else None
@@ -189,10 +213,20 @@ def run(args: argparse.Namespace) -> int:
     from hivedlab.group.inventory import find_member, load_inventory
     from hivedlab.labs.runner import RunContext, plan_turns, run_experiments, run_pipeline
 
-    if args.scheduler and args.cluster != "sim":
-        raise HivedlabError("--scheduler applies to the simulated cluster only: on a real cluster the manifests' "
-                            "schedulerName decides (docs/other-schedulers.md)")
-    plans = _plans(args.experiment, args.scheduler)
+    if args.scheduler and args.cluster == "pai":
+        raise HivedlabError("--scheduler applies to the simulated cluster and --cluster k8s: on OpenPAI, HiveD "
+                            "decides (docs/other-schedulers.md)")
+    if args.scheduler == "volcano" and args.cluster != "k8s":
+        raise HivedlabError("--scheduler volcano runs on --cluster k8s only: the simulator models kube-batch")
+    if args.cluster != "k8s" and (args.manifests or args.kubeconfig or args.context):
+        raise HivedlabError("--manifests, --kubeconfig and --context are for --cluster k8s")
+    form = ""
+    if args.cluster == "k8s":
+        from hivedlab.labs.runner import k8s_plans
+
+        plans, form = k8s_plans(_plans(args.experiment, None), args.scheduler, args.manifests)
+    else:
+        plans = _plans(args.experiment, args.scheduler)
     inventory = load_inventory(args.inventory)
     out = Path(args.out)
     if args.replace and args.cluster != "sim":
@@ -203,12 +237,13 @@ def run(args: argparse.Namespace) -> int:
         make = _sim_factory(args.seed, inventory)
         ctx = RunContext(out, "sim", args.seed, inventory, f"s{args.seed}", replace=args.replace, member=member)
     else:
-        make = _pai_factory(inventory, plan_turns(plans, members))
         tag = _previous_run_tag(out) or datetime.now(timezone.utc).strftime("%Y%m%dt%H%M%S")
-        ctx = RunContext(out, "pai", None, inventory, tag, member=member)
+        turns = plan_turns(plans, members)
+        make = _pai_factory(inventory, turns) if args.cluster == "pai" else _k8s_factory(args, form, tag)
+        ctx = RunContext(out, args.cluster, None, inventory, tag, member=member)
 
     def progress(experiment: str) -> None:
-        if args.cluster == "pai":
+        if args.cluster != "sim":
             print(f"running {experiment} …", file=sys.stderr, flush=True)
 
     try:

@@ -64,7 +64,9 @@ def wait_for(predicate: Callable[[], bool], timeout: float = 20.0) -> None:
 
 
 @pytest.fixture
-def lab(serve, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Lab]:
+def lab(serve, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, quick_charts: None) -> Iterator[Lab]:
+    """The fake cluster's services in the environment `hivedlab run --cluster pai` reads (charts stubbed: these
+    tests are about the evidence, the verdicts and the jobs left, not the drawing)."""
     pai, hived = FakePai(serve), StubHived(serve)
     for user in ("carol", "dan"):
         pai.add_user(user, f"{user}-pass")

@@ -12,7 +12,7 @@ from pathlib import Path
 import kubernetes
 import pytest
 
-from hivedlab.cluster.pai.watcher import Watcher
+from hivedlab.cluster.watcher import Watcher
 from hivedlab.evidence import EvidenceWriter, read_evidence
 from tests.support.k8s_server import FakeApiServer, Fault
 
@@ -219,7 +219,7 @@ def test_cluster_without_frameworks_warns(log: Path) -> None:
             _wait(lambda: len(_recorded(log)) == 1)
 
         _run(server, log, script, on_warning=warnings.append)
-    assert warnings and "Framework" in warnings[0]
+    assert warnings and "frameworks.frameworkcontroller.microsoft.com" in warnings[0]
 
 
 def test_user_filter(server: FakeApiServer, log: Path) -> None:
