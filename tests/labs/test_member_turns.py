@@ -18,6 +18,7 @@ from hivedlab.group.inventory import load_inventory
 from hivedlab.labs.runner import Turn, is_group_plan, plan_turns
 from tests.conftest import CliResult
 from tests.support.paths import ROOT
+from tests.support.quick_charts import stub_charts
 
 USERS = ("alice", "bob", "carol", "dan")  # configs/group.example.yaml, the default inventory
 TURNS = ("priority", "opportunistic", "gang", "incremental")  # the manual's "按顺序依次实验" experiments
@@ -33,9 +34,11 @@ def _actions(log: Path, kind: str) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def everyone(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """`hivedlab run all --each-member` on the simulated cluster, with the report (English)."""
+    """`hivedlab run all --each-member` on the simulated cluster, with the report (English; charts stubbed)."""
     out = tmp_path_factory.mktemp("each") / "out"
-    assert main(["run", "all", "--each-member", "--out", str(out), "--lang", "en"]) == 0
+    with pytest.MonkeyPatch.context() as patch:
+        stub_charts(patch)
+        assert main(["run", "all", "--each-member", "--out", str(out), "--lang", "en"]) == 0
     return out
 
 
@@ -93,7 +96,8 @@ def test_the_report_has_one_row_per_experiment_naming_whose_runs(everyone: Path)
                                                                          ("Alice", "Bob", "Carol", "Dan")]
 
 
-def test_one_members_inconsistent_turn_makes_the_row_inconsistent(everyone: Path, tmp_path: Path, cli) -> None:
+def test_one_members_inconsistent_turn_makes_the_row_inconsistent(everyone: Path, tmp_path: Path, cli,
+                                                                   quick_charts) -> None:
     import shutil
 
     out = tmp_path / "out"
@@ -127,7 +131,7 @@ def test_member_names_a_member_of_the_inventory(cli: Callable[..., CliResult], t
     assert both.code == 2 and "not allowed with" in both.err
 
 
-def test_members_take_turns_into_one_folder(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+def test_members_take_turns_into_one_folder(cli: Callable[..., CliResult], tmp_path: Path, quick_charts) -> None:
     for name in ("Bob", "carol"):  # a name or a user name, any case
         result = cli("run", "priority", "--member", name, "--out", str(tmp_path), "--no-report")
         assert result.code == 0, result.err
