@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import json
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -315,3 +315,12 @@ def render_text(result: ExperimentVerdict, lang: str = "zh") -> str:
     if result.missing:
         lines += ["", "缺少的证据：" if zh else "Missing evidence:"] + [f"  - {_pick(m, lang)}" for m in result.missing]
     return "\n".join(lines) + "\n"
+
+
+def combined_verdict(verdicts: Iterable[str]) -> str:
+    """One verdict for several runs of an experiment (each member's turn, docs/evidence.md): inconsistent when any
+    run is, consistent when every run is (and there is one), else inconclusive."""
+    found = list(verdicts)
+    if INCONSISTENT in found:
+        return INCONSISTENT
+    return CONSISTENT if found and all(v == CONSISTENT for v in found) else INCONCLUSIVE
