@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 import uuid
@@ -159,9 +160,7 @@ class FakeKubeflow:
         for pod in pods:
             node = free.pop(0) if _gpus(pod) else NODES[0]
             key = f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
-            self.api.update("pods", key, lambda o, node=node: (o["spec"].update(nodeName=node), o["status"].update(
-                phase="Running", containerStatuses=[{"name": "tensorflow", "ready": True,
-                                                     "state": {"running": {"startedAt": "2026-11-26T00:00:00Z"}}}])))
+            self.api.update("pods", key, functools.partial(_run_on, node=node))
             self._event(pod, "Scheduled", f"Successfully assigned {key} to {node}")
 
     def _event(self, pod: dict[str, Any], reason: str, message: str) -> None:
@@ -250,3 +249,10 @@ class SteppedClock:
         assert self.log is not None
         text = self.log.read_text(encoding="utf-8") if self.log.exists() else ""
         return text.count('"kind":"object"')
+
+
+def _run_on(pod: dict[str, Any], node: str) -> None:
+    """The pod is bound to `node` and its container runs."""
+    pod["spec"]["nodeName"] = node
+    pod["status"].update(phase="Running", containerStatuses=[
+        {"name": "tensorflow", "ready": True, "state": {"running": {"startedAt": "2026-11-26T00:00:00Z"}}}])

@@ -68,7 +68,7 @@ def test_the_gang_experiment_runs_is_judged_and_cleaned_up(kube, world, kubeconf
     assert not kube.objects["namespaces"] and not kube.objects["tfjobs"] and not kube.objects["pods"]
 
 
-def test_the_report_says_where_the_evidence_comes_from(kube, world, kubeconfig, tmp_path):
+def test_the_report_says_where_the_evidence_comes_from(kube, world, kubeconfig, tmp_path, quick_charts):
     out = tmp_path / "out"
     runs = _run(kube, world, kubeconfig, out, "kube-batch")
     notes = run_pipeline(out, runs, "en").notes
