@@ -179,7 +179,7 @@ def test_ctrl_c_asks_before_removing_what_the_run_made(kube, world, kubeconfig, 
 
 
 @pytest.mark.parametrize(("gpus", "warned"), [((1, 1, 1, 1), False), ((1, 1, 2, 0), True)], ids=["four-single", "other"])
-def test_a_cluster_of_another_shape_is_warned_about(tmp_path, gpus, warned):
+def test_a_cluster_of_another_shape_is_warned_about(tmp_path: Path, gpus: tuple[int, ...], warned: bool) -> None:
     from hivedlab.evidence import EvidenceWriter
 
     warnings: list[str] = []
