@@ -5,7 +5,6 @@ the results table is short, the typography is right, and the group's own explana
 from __future__ import annotations
 
 import re
-import shutil
 from datetime import datetime, timedelta
 
 import pytest
@@ -184,9 +183,8 @@ def test_every_experiment_asks_for_the_groups_own_explanation(sim_reports, lang)
         assert ("我们的解释：" if lang == "zh" else "Our explanation: ") in text
 
 
-def test_explanations_are_kept_when_the_report_is_rendered_again(sim_run, tmp_path):
-    out = tmp_path / "out"
-    shutil.copytree(sim_run, out)
+def test_explanations_are_kept_when_the_report_is_rendered_again(sim_lab, tmp_path):
+    out = sim_lab.copy_to(tmp_path)
     report = out / "report.md"
     mine = "HiveD 按 cell 分配：job-config-6 的两个子任务属于同一个 affinity group，只能一起放下。"
     text = report.read_text(encoding="utf-8")
@@ -206,8 +204,8 @@ def test_an_answer_without_a_summary_is_shown_by_its_first_statement_outside_bra
     assert first_statement("无句号的回答", "zh") == "无句号的回答"
 
 
-def test_several_answers_to_one_question_are_a_nested_list_in_the_html(sim_run):
-    html = (sim_run / "report.html").read_text(encoding="utf-8")
+def test_several_answers_to_one_question_are_a_nested_list_in_the_html(sim_lab):
+    html = (sim_lab.out / "report.html").read_text(encoding="utf-8")
     assert re.search(r"4 GPU）的任务？</em>\s*<ul>\s*<li>不能：", html)
 
 

@@ -12,7 +12,10 @@ import pytest
 from hivedlab.checker.report.build import build_report
 from hivedlab.checker.report.freetext import block, extract
 from tests.support.paths import FIXTURES
+from tests.support.quick_charts import stub_charts
 from tests.support.report_checks import ROWS_ZH, check_html, check_lab6_answers, claims_of, table_rows
+
+pytestmark = pytest.mark.xdist_group("built-report")  # one worker: the report is built once
 
 RUN_SIM = FIXTURES / "report" / "run-sim"
 
@@ -21,7 +24,9 @@ RUN_SIM = FIXTURES / "report" / "run-sim"
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     run = tmp_path_factory.mktemp("built") / "run"
     shutil.copytree(RUN_SIM, run)
-    build_report(run, "zh")
+    with pytest.MonkeyPatch.context() as patch:
+        stub_charts(patch)  # the charts themselves: test_charts.py, and the odd-id test below
+        build_report(run, "zh")
     return run
 
 
