@@ -24,6 +24,7 @@ from hivedlab import __version__
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import parse_yaml, read_json, read_text, write_atomic
 from hivedlab.basics.resources import JOBS, shipped_name
+from hivedlab.basics.text import Text
 from hivedlab.checker.judge import judge_file
 from hivedlab.checker.plans import Plan, RestartStep, Step, StopStep, SubmitStep, SwitchConfigStep, WaitStep
 from hivedlab.checker.verdicts import to_json
@@ -32,7 +33,7 @@ from hivedlab.cluster.kubeflow.manifests import FORMS, ManifestError, for_run, l
 from hivedlab.cluster.openpai.naming import framework_name
 from hivedlab.evidence import EvidenceWriter, format_time, log_source
 from hivedlab.group.inventory import Inventory
-from hivedlab.group.layouts import plan_layout
+from hivedlab.group.layouts import Layout, cannot_hold, manual_layout, plan_layout
 
 MAX_JOB_NAME = 255  # docs/openpai-model.md#top-level
 _NAME_LINE = re.compile(r"^name:[^\n]*$", re.MULTILINE)
@@ -60,6 +61,7 @@ class ExperimentRun:
     contrast: bool  # run without HiveD, under contrast/ (docs/other-schedulers.md)
     reason: str = ""
     submitted: tuple[Submitted, ...] = ()
+    hardware: Text | None = None  # why it ran on the manual's simulated hardware, not the group's (`layout_for`)
     member: str = ""  # the user whose turn this run is; "" for the group's run (the one-member layout)
 
 
@@ -200,6 +202,7 @@ class _PlanRun:
         self.turn = turn
         self.submitted: list[Submitted] = []
         self.config = turn.plan.hived_config
+        self.hardware: Text | None = None
 
     def action(self, action_type: str, payload: dict[str, Any]) -> None:
         self.writer.write_action(action_type, payload, time=self.backend.now())
@@ -210,7 +213,9 @@ class _PlanRun:
     def switch_config(self, name: str, index: int | None = None) -> None:
         """Put HiveD config `name` in place: the plan's own before the first step, or a `switch_config` step's
         while jobs run (its `config-switch` record then names the step)."""
-        text = plan_layout(name, self.ctx.inventory).text
+        layout, why = layout_for(name, self.ctx)
+        self.hardware = why or self.hardware
+        text = layout.text
         write_atomic(_home(self.ctx, self.plan) / "hived" / f"{name}.yaml", text)
         self.backend.switch_config(name, text)
         self.config = name
@@ -346,7 +351,16 @@ def run_plan(plan: Plan | Turn, backend: Backend, writer: EvidenceWriter, ctx: R
     payload = {"status": status, "reason": reason} if reason else {"status": status}
     runner.action("end", payload)
     return ExperimentRun(turn.plan.id, writer.path, status, turn.run_id, turn.plan.contrast, reason,
-                         tuple(runner.submitted), turn.member)
+                         tuple(runner.submitted), hardware=runner.hardware, member=turn.member)
+
+
+def layout_for(name: str, ctx: RunContext) -> tuple[Layout, Text | None]:
+    """The config for the group's workers; on the simulated cluster, for a group that cannot hold it, the config on
+    the manual's hardware with why (run.json's `hardware`, docs/architecture.md)."""
+    why = cannot_hold(name, ctx.inventory)
+    if why is not None and ctx.cluster == "sim":
+        return manual_layout(name, ctx.inventory), why
+    return plan_layout(name, ctx.inventory), None
 
 
 def experiment_seed(seed: int, experiment: str) -> int:
@@ -487,6 +501,10 @@ def _write_run_json(
     outcomes = {**outcomes, **{r.run_id: {"status": r.status, "reason": r.reason} for r in results}}
     earlier = [e for e in previous.get("experiments") or [] if isinstance(e, str)]
     earlier_contrast = [e for e in previous.get("contrast") or [] if isinstance(e, str)]
+    raw_hardware = previous.get("hardware")
+    hardware: dict[str, Any] = raw_hardware if isinstance(raw_hardware, dict) else {}
+    hardware = {**hardware, **{r.run_id: {"on": "manual", "why": r.hardware.as_dict()} if r.hardware else {"on": "group"}
+                               for r in results}}
     raw_members = previous.get("members")
     members: dict[str, Any] = raw_members if isinstance(raw_members, dict) else {}
     members = {**members, **{r.run_id: submitters(r) for r in results if not r.contrast}}
@@ -504,6 +522,7 @@ def _write_run_json(
         "contrast": list(dict.fromkeys([*earlier_contrast, *(r.run_id for r in results if r.contrast)])),
         "outcomes": outcomes,  # by run: the experiment id, or `<id>/<user>` for a member's turn
         "members": members,  # by run: whose jobs it submitted, in inventory order
+        "hardware": hardware,  # by run: on the group's own workers, or the manual's simulated hardware and why
     }
     write_atomic(ctx.out / "run.json", json.dumps(run, ensure_ascii=False, indent=2) + "\n")
 

@@ -199,9 +199,9 @@ def _run_folder(files: ExperimentFiles) -> str:
 
 def _config_findings(sub: Submission) -> list[Finding]:
     """The group's HiveD configs name the group's own machines (node-level addresses; leaf indices are digits)."""
-    if sub.inventory is None:
+    hostnames = sub.hostnames
+    if hostnames is None:
         return []
-    hostnames = {m.hostname for m in sub.inventory.members if m.hostname}
     findings = []
     for name, addresses in sorted(sub.hived_nodes.items()):
         strangers = sorted(a for a in addresses if not a.isdigit() and a not in hostnames)

@@ -21,6 +21,7 @@ from hivedlab.checker.grading.findings import Finding
 from hivedlab.checker.grading.integrity import SAFE_LOADER
 from hivedlab.checker.grading.safefs import MAX_LISTED, GroupFolder, UnsafeFile
 from hivedlab.group.inventory import Inventory, inventory_from_mapping
+from hivedlab.group.layouts import SIM_WORKERS
 
 SMALL_FILE_BYTES = 1 * 1024 * 1024  # run.json, inventory, env records, HiveD configs, verdicts, claims
 REPORT_BYTES = 4 * 1024 * 1024
@@ -65,9 +66,21 @@ class Submission:
         return next((exp for exp in self.experiments if exp.id == experiment_id), None)
 
     @property
+    def hostnames(self) -> frozenset[str] | None:
+        """The group's machines: its inventory's hostnames, and the simulated workers of the manual's hardware when
+        run.json says a simulated experiment ran on it (`hardware`, docs/architecture.md)."""
+        if self.inventory is None:
+            return None
+        own = frozenset(m.hostname for m in self.inventory.members if m.hostname)
+        hardware = (self.run or {}).get("hardware")
+        manual = (self.run or {}).get("cluster") == "sim" and isinstance(hardware, Mapping) and any(
+            isinstance(entry, Mapping) and entry.get("on") == "manual" for entry in hardware.values())
+        return own | frozenset(SIM_WORKERS) if manual else own
+
+    @property
     def allowed_nodes(self) -> frozenset[str] | None:
         """Nodes a log may name: in the inventory and in the HiveD configs (whichever of the two is there)."""
-        hostnames = frozenset(m.hostname for m in self.inventory.members if m.hostname) if self.inventory else None
+        hostnames = self.hostnames
         addresses = frozenset().union(*self.hived_nodes.values()) if self.hived_nodes else None
         if hostnames is not None and addresses is not None:
             return hostnames & addresses

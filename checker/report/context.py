@@ -386,6 +386,22 @@ def experiment(exp: ExperimentInputs, number: int, lang: str, link: Link, chart:
     }
 
 
+def hardware(inputs: RunInputs, lang: str) -> list[str]:
+    """Which experiments ran on the manual's simulated hardware rather than the group's own workers, and why
+    (run.json's `hardware`): one line per reason, the experiments it covers named."""
+    raw = inputs.run.get("hardware")
+    entries: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    by_reason: dict[str, list[str]] = {}
+    for run_id, entry in entries.items():
+        why = entry.get("why") if isinstance(entry, dict) and entry.get("on") == "manual" else None
+        if isinstance(why, dict):
+            by_reason.setdefault(str(why.get(lang) or why.get("en") or ""), []).append(str(run_id))
+    return [_t(lang, f"{md('、'.join(ids))} 在模拟集群上按实验手册的硬件（两台各有 1 块 GPU 的 worker）运行，组员仍是本组的：{md(why)}。",
+               f"{md(', '.join(ids))} ran on the simulated cluster on the lab manual's hardware (two workers with one "
+               f"GPU each), with the group's own members: {md(why)}.")
+            for why, ids in by_reason.items()]
+
+
 def member_names(inputs: RunInputs) -> dict[str, str]:
     """OpenPAI user -> the member's name (the inventory's), for sentences about whose runs."""
     return {m.user: m.name for m in inputs.members if m.user}
@@ -409,6 +425,7 @@ def build_context(inputs: RunInputs, lang: str, link: Link, charts: dict[str, st
         "started": md(str(inputs.run.get("started") or "")),
         "finished": md(str(inputs.run.get("finished") or "")),
         "openpai_version": md(inputs.openpai_version),
+        "hardware": hardware(inputs, lang),
         "env": environment(inputs, lang),
         "experiments": experiments,  # the manual's table: the main experiments
         "optional": optional,  # optional plans (e.g. reconfig): a section of their own after the main ones

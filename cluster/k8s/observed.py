@@ -8,10 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hivedlab.cluster.kubeflow.manifests import tf_pod, tfjob_state
+from hivedlab.cluster.kubeflow.manifests import WAIT_REASONS, tf_pod, tfjob_state
 from hivedlab.evidence import EvidenceWriter, iter_evidence
-
-WAIT_REASONS = ("FailedScheduling", "Unschedulable")
 
 
 def _ran(pod: dict[str, Any]) -> bool:

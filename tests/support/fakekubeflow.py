@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+import functools
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -49,7 +51,21 @@ class FakeKubeflow:
         self.api, self.run_ticks = api, run_ticks
         self.jobs: dict[str, _Job] = {}
         self.ticks = 0
+        self._stop = threading.Event()
         api.on_change.append(self._changed)
+
+    def run_in_background(self, tick_s: float) -> threading.Thread:
+        """Tick on wall time until `stop()` (for a run through the CLI, which waits on wall time)."""
+        thread = threading.Thread(target=self._loop, args=(tick_s,), name="fake-kubeflow", daemon=True)
+        thread.start()
+        return thread
+
+    def _loop(self, tick_s: float) -> None:
+        while not self._stop.wait(tick_s):
+            self.tick()
+
+    def stop(self) -> None:
+        self._stop.set()
 
     def _changed(self, resource: str, watch_type: str, obj: dict[str, Any]) -> None:
         """Called by the API with its lock held: remember new TFJobs; a deleted TFJob takes its pods."""
@@ -144,9 +160,7 @@ class FakeKubeflow:
         for pod in pods:
             node = free.pop(0) if _gpus(pod) else NODES[0]
             key = f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
-            self.api.update("pods", key, lambda o, node=node: (o["spec"].update(nodeName=node), o["status"].update(
-                phase="Running", containerStatuses=[{"name": "tensorflow", "ready": True,
-                                                     "state": {"running": {"startedAt": "2026-11-26T00:00:00Z"}}}])))
+            self.api.update("pods", key, functools.partial(_run_on, node=node))
             self._event(pod, "Scheduled", f"Successfully assigned {key} to {node}")
 
     def _event(self, pod: dict[str, Any], reason: str, message: str) -> None:
@@ -193,8 +207,10 @@ class SteppedClock:
 
     START = datetime(2026, 11, 26, 9, 0, tzinfo=timezone.utc)
 
-    def __init__(self, world: FakeKubeflow, step_s: float = 15.0, settle_s: float = 10.0) -> None:
+    def __init__(self, world: FakeKubeflow, step_s: float = 15.0, settle_s: float = 10.0,
+                 interrupt_at: int | None = None) -> None:
         self.world, self.step_s, self.settle_s = world, step_s, settle_s
+        self.interrupt_at = interrupt_at  # the step at which the user presses Ctrl-C
         self.t = 0.0
         self.namespace = ""
         self.log: Path | None = None
@@ -212,6 +228,8 @@ class SteppedClock:
         self.t += max(seconds, self.step_s)
         self.world.tick()
         self.settle()
+        if self.world.ticks == self.interrupt_at:
+            raise KeyboardInterrupt
 
     def settle(self) -> None:
         """Wait until the log holds one object record per change the API made in the namespace."""
@@ -231,3 +249,10 @@ class SteppedClock:
         assert self.log is not None
         text = self.log.read_text(encoding="utf-8") if self.log.exists() else ""
         return text.count('"kind":"object"')
+
+
+def _run_on(pod: dict[str, Any], node: str) -> None:
+    """The pod is bound to `node` and its container runs."""
+    pod["spec"]["nodeName"] = node
+    pod["status"].update(phase="Running", containerStatuses=[
+        {"name": "tensorflow", "ready": True, "state": {"running": {"startedAt": "2026-11-26T00:00:00Z"}}}])

@@ -73,6 +73,13 @@ class Step:
     groups: tuple[str, ...] = ()  # assert steps: `groups` (list or map keys) or the groups of `groupsOfPods`
 
     @property
+    def pod_name(self) -> str:
+        """The pod of a step that acts on one (schedule, delete)."""
+        if self.pod is None:
+            raise CaseFileError(f"{self.label}: names no pod")
+        return self.pod
+
+    @property
     def label(self) -> str:
         subject = self.pod or self.raw.get("check") or self.raw.get("what") or self.raw.get("node") or ""
         return f"step {self.index} ({self.op} {subject})".replace(" )", ")")

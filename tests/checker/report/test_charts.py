@@ -15,7 +15,7 @@ from tests.support.paths import FIXTURES
 
 REPORT_FIXTURES = FIXTURES / "report"
 RUN = REPORT_FIXTURES / "run-sim"
-TWO_VC = {"default": ("hostname-carol",), "vc1": ("hostname-dan",)}
+TWO_VC: dict[str, tuple[str, ...]] = {"default": ("hostname-carol",), "vc1": ("hostname-dan",)}
 NODES = ("hostname-carol", "hostname-dan")
 
 

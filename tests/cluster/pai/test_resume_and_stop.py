@@ -22,6 +22,7 @@ from tests.support.fakepai import FakePai
 from tests.support.k8s_server import KUBECONFIG, FakeApiServer
 from tests.support.local import json_reply
 from tests.support.pai_world import StubHived, job
+from tests.support.records import action_of, object_of
 
 MEMBERS = ("alice", "bob", "carol", "dan")  # configs/group.example.yaml, the default inventory
 INVALID = json_reply(401, {"code": "UnauthorizedUserError", "message": "Your token is invalid."})
@@ -107,8 +108,8 @@ def test_a_rerun_after_the_pods_are_gone_keeps_the_evidence_and_the_verdict(cli,
     log = read_evidence(lab.log)
     assert lab.log.read_bytes().startswith(before) and log.chain_ok and log.warnings == ()
     assert lab.pod_records() >= pods
-    assert [r.action["type"] for r in log.records if r.action_type in ("plan", "end")] == ["plan", "end"] * 2
-    assert [r.action.get("resumed", False) for r in log.records if r.action_type == "plan"] == [False, True]
+    assert [action_of(r)["type"] for r in log.records if r.action_type in ("plan", "end")] == ["plan", "end"] * 2
+    assert [action_of(r).get("resumed", False) for r in log.records if r.action_type == "plan"] == [False, True]
     assert lab.schema_errors() == []
     again = lab.verdicts()
     assert again["verdict"] == "consistent"
@@ -134,7 +135,7 @@ def test_a_run_failing_mid_way_names_its_jobs_left_and_resuming_finishes_it(cli,
     assert lab.submissions() == 4
     log = read_evidence(lab.log)
     assert lab.log.read_bytes().startswith(session_one) and log.chain_ok
-    ends = [r.action["status"] for r in log.records if r.action_type == "end"]
+    ends = [action_of(r)["status"] for r in log.records if r.action_type == "end"]
     assert ends == ["failed", "finished"]
     verdicts = lab.verdicts()
     assert verdicts["verdict"] == "consistent", verdicts
@@ -146,13 +147,13 @@ def test_a_run_failing_mid_way_names_its_jobs_left_and_resuming_finishes_it(cli,
 def test_resuming_after_the_history_expired_records_the_vanished_pods(cli, lab: Lab) -> None:
     lab.fail_first_status_poll_once_running()
     assert run(cli, lab).code == 1
-    seen = {r.object["metadata"]["uid"] for r in read_evidence(lab.log).records if r.resource == "pods"}
+    seen = {object_of(r)["metadata"]["uid"] for r in read_evidence(lab.log).records if r.resource == "pods"}
     wait_for(lab.cluster.all_done)
     for resource in ("pods", "events", "frameworks"):
         lab.api.compact(resource)  # the watch cannot resume: 410, a re-list, and the pods seen before are gone
     run(cli, lab)
     records = read_evidence(lab.log).records
-    vanished = {r.object["metadata"]["uid"] for r in records if r.resource == "pods" and r.synthetic}
+    vanished = {object_of(r)["metadata"]["uid"] for r in records if r.resource == "pods" and r.synthetic}
     assert vanished and vanished <= seen
     assert read_evidence(lab.log).chain_ok and lab.submissions() == 4
 
