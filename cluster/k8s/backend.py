@@ -103,16 +103,18 @@ class K8sBackend:
         name = str(tfjobs[0]["metadata"]["name"])
         documents.sort(key=lambda doc: doc.get("kind") != "PodGroup")
         created: list[str] = []
-        resumed = False
+        resumed = self.observed.known(name)  # an earlier session made it (and may have removed it): never again
         for doc in documents:
             group, version = str(doc["apiVersion"]).split("/")
             plural, obj_name = PLURALS[str(doc["kind"])], str(doc["metadata"]["name"])
+            self.created.setdefault(name, []).append((group, version, plural, obj_name))
+            if resumed:
+                continue
             status, message = self._create(group, version, plural, doc)
             if status >= 300 and status != 409:
                 return SubmitResult(user, job_key, name, name, Reply(status, {"status": status, "message": message,
                                                                               "created": created}))
             resumed = resumed or status == 409  # made by an earlier session of this run (the namespace is ours)
-            self.created.setdefault(name, []).append((group, version, plural, obj_name))
             if status != 409:
                 created.append(f"{doc['kind']}/{obj_name}")
         self.submitted[name] = user

@@ -138,8 +138,8 @@ def postpone_release(records: list[Rec]) -> list[Rec]:
 def bind_while_waiting(records: list[Rec], uid: str) -> list[Rec]:
     """The pod `uid`'s first bind record moves to just after its first FailedScheduling event, with that event's
     time: it is bound while it waited (while the pod it waited for still held its cells)."""
-    bind = next(i for i, r in enumerate(records) if uid_of(r) == uid and pod_of(r)["spec"].get("nodeName"))
-    name = pod_of(records[bind])["metadata"]["name"]
+    bind = next(i for i, r in enumerate(records) if uid_of(r) == uid and (pod(r) or {})["spec"].get("nodeName"))
+    name = (pod(records[bind]) or {})["metadata"]["name"]
     wait = next(i for i, r in enumerate(records) if involved(r) == name and r["watch"]["object"].get("reason")
                 == "FailedScheduling")
     moved = {**records[bind], "time": records[wait]["time"]}

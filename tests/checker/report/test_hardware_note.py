@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 
 from hivedlab.checker.report.build import build_report
@@ -14,7 +15,7 @@ WHY = {"zh": "本组只有一台 worker，1 块 GPU，不足以构成 one-vc 配
        "en": "the group's single worker has 1 GPU, too few for the 'one-vc' config (2 needed)"}
 
 
-def _run(tmp_path: Path, hardware: dict[str, object] | None) -> Path:
+def _run(tmp_path: Path, hardware: Mapping[str, object] | None) -> Path:
     run = tmp_path / "run"
     shutil.copytree(RUN_SIM, run)
     data = json.loads((run / "run.json").read_text(encoding="utf-8"))

@@ -179,7 +179,7 @@ def test_ctrl_c_asks_before_removing_what_the_run_made(kube, world, kubeconfig, 
 
 
 @pytest.mark.parametrize(("gpus", "warned"), [((1, 1, 1, 1), False), ((1, 1, 2, 0), True)], ids=["four-single", "other"])
-def test_a_cluster_of_another_shape_is_warned_about(tmp_path, gpus, warned):
+def test_a_cluster_of_another_shape_is_warned_about(tmp_path: Path, gpus: tuple[int, ...], warned: bool) -> None:
     from hivedlab.evidence import EvidenceWriter
 
     warnings: list[str] = []
@@ -203,7 +203,7 @@ def test_a_run_left_on_ctrl_c_resumes_without_creating_anything_twice(kube, worl
     (run,) = _run(kube, world, kubeconfig, out, "kube-batch", "kube-batch")
     assert run.status == "finished"
     created = [path for method, path in kube.requests if method == "POST" and path.endswith("/tfjobs")]
-    assert len(created) == 5  # job1 twice (the second answered 409: already there), the others once
+    assert len(created) == 4  # job1 once: the log shows the first session made it
     log = read_evidence(run.evidence)
     assert log.chain_ok
     plans = [r.action for r in log.records if r.action_type == "plan" and r.action]
@@ -212,3 +212,16 @@ def test_a_run_left_on_ctrl_c_resumes_without_creating_anything_twice(kube, worl
     assert ends == ["interrupted", "finished"]
     assert judge_file(run.evidence, "kubeflow-gang").verdict == "consistent"
     assert not kube.objects["namespaces"]
+
+
+def test_a_finished_run_run_again_creates_nothing_and_judges_the_same(kube, world, kubeconfig, tmp_path):
+    out = tmp_path / "out"
+    _run(kube, world, kubeconfig, out, "kube-batch", "kube-batch")
+    before = len(kube.requests)
+    (run,) = _run(kube, world, kubeconfig, out, "kube-batch", "kube-batch")
+    assert run.status == "finished"
+    assert [path for method, path in kube.requests[before:] if method == "POST"] == ["/api/v1/namespaces"]
+    replies = [r.action["reply"]["status"] for r in read_evidence(run.evidence).records
+               if r.action_type == "submit" and r.action]
+    assert replies == [201] * 4 + [202] * 4
+    assert judge_file(run.evidence, "kubeflow-gang").verdict == "consistent"
