@@ -38,8 +38,7 @@ def test_the_report_names_the_experiments_on_the_manuals_hardware(tmp_path: Path
 
 
 def test_no_note_when_every_experiment_ran_on_the_groups_workers(tmp_path: Path, quick_charts: None) -> None:
-    cases: tuple[dict[str, object] | None, ...] = (None, {"gang": {"on": "group"}}, {"gang": "garbage"})
-    for hardware in cases:
+    for hardware in (None, {"gang": {"on": "group"}}, {"gang": "garbage"}):
         run = _run(tmp_path / str(len(str(hardware))), hardware)
         build_report(run, "en")
         assert "the lab manual's hardware" not in (run / "report.md").read_text(encoding="utf-8")
