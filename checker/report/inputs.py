@@ -304,7 +304,9 @@ def load_run(run_dir: Path) -> RunInputs:
         raise HivedlabError(f"{run_dir}: not a run directory (no run.json and no experiments/)")
     cluster = _text(run.get("cluster")) or UNKNOWN
     if cluster not in ("sim", "pai", "k8s"):
-        sources = {s for e in ids for s in (timeline_source(experiments_dir / e),) if s}
+        folders = [experiments_dir / e for e in ids]
+        folders += [p for f in folders for p in f.iterdir() if p.is_dir()]  # members' turns
+        sources = {s for f in folders for s in (timeline_source(f),) if s}
         cluster = "sim" if sources == {"sim"} else "pai" if sources == {"k8s"} else UNKNOWN
     members, member_problems = load_members(run_dir)
     env, env_problems = load_env(run_dir)

@@ -135,6 +135,7 @@ def test_members_take_turns_into_one_folder(cli: Callable[..., CliResult], tmp_p
     for name in ("Bob", "carol"):  # a name or a user name, any case
         result = cli("run", "priority", "--member", name, "--out", str(tmp_path), "--no-report")
         assert result.code == 0, result.err
+        assert f"每位组员的一轮：{tmp_path / 'experiments'}/<实验>/<用户名>/" in result.out
     run = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
     assert run["members"] == {"priority/bob": ["bob"], "priority/carol": ["carol"]}
     again = cli("run", "priority", "--member", "Bob", "--out", str(tmp_path), "--no-report")
@@ -197,3 +198,15 @@ def test_a_contrast_run_is_the_members_but_keeps_its_one_folder(cli: Callable[..
     assert turn.code in (0, 1), turn.err
     log = tmp_path / "dan" / "contrast" / "kubeflow-gang@default" / "evidence.jsonl"
     assert {s["user"] for s in _actions(log, "submit")} == {"dan"}
+
+
+def test_without_run_json_the_turns_logs_still_say_where_they_ran(everyone: Path, tmp_path: Path, cli,
+                                                                   quick_charts) -> None:
+    import shutil
+
+    out = tmp_path / "out"
+    shutil.copytree(everyone, out)
+    (out / "run.json").unlink()
+    (out / "experiments" / "vc-safety").rename(tmp_path / "vc-safety")  # only members' turns are left
+    assert cli("report", str(out), "--lang", "en").code in (0, 1)
+    assert json.loads((out / "claims.json").read_text(encoding="utf-8"))["cluster"] == "sim"

@@ -176,19 +176,23 @@ def _pad(text: str, width: int) -> str:
     return text + " " * max(0, width - _width(text))
 
 
-def _next_steps(out: Path, lang: str, report: bool) -> str:
+def _next_steps(out: Path, lang: str, report: bool, turns: bool = False) -> str:
     """Where a newcomer looks next."""
     if lang == "zh":
         lines = [f"运行目录：{out}"]
         if report:
             lines.append(f"实验报告：{out / 'report.md'}（浏览器打开 {out / 'report.html'}）")
         lines.append(f"每个实验的证据、判定和时间线图：{out / 'experiments'}/<实验>/；重新判定：hivedlab check {out}")
+        if turns:
+            lines.append(f"每位组员的一轮：{out / 'experiments'}/<实验>/<用户名>/（vc-safety 所有组员同时提交，只有一份）")
     else:
         lines = [f"run directory: {out}"]
         if report:
             lines.append(f"the report: {out / 'report.md'} (or open {out / 'report.html'} in a browser)")
         lines.append(f"each experiment's evidence, verdicts and chart: {out / 'experiments'}/<id>/; "
                      f"judge again: hivedlab check {out}")
+        if turns:
+            lines.append(f"each member's turn: {out / 'experiments'}/<id>/<user>/ (vc-safety: one run, everyone at once)")
     return "\n".join(lines)
 
 
@@ -270,5 +274,5 @@ def run(args: argparse.Namespace) -> int:
                 print(f"hivedlab run: {name}: {note}", file=sys.stderr)
     lines, bad = _summary(results, verdicts, args.lang)
     print("\n".join(lines))
-    print(_next_steps(out, args.lang, report=not args.no_report))
+    print(_next_steps(out, args.lang, report=not args.no_report, turns=bool(member) or args.each_member))
     return EXIT_FINDINGS if bad else EXIT_OK
