@@ -25,9 +25,11 @@ lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 
-## typecheck: mypy --strict on the packages listed in pyproject.toml's [tool.mypy]
+## typecheck: mypy --strict on the package (pyproject.toml's [tool.mypy]), then mypy's default mode on the tests
+## (tests/mypy.toml)
 typecheck: venv
 	$(BIN)/mypy
+	$(BIN)/mypy --config-file tests/mypy.toml
 
 unit: venv
 	$(BIN)/python -m pytest

@@ -23,21 +23,28 @@ from typing import Any, NamedTuple
 
 # re-exported (`as`) for callers of hivedlab.checker.timeline
 from hivedlab.checker.pod_facts import WAIT_PREFIX as WAIT_PREFIX
+from hivedlab.checker.pod_facts import LeafCell as LeafCell
+from hivedlab.checker.pod_facts import VcShare as VcShare
 from hivedlab.checker.pod_facts import app_status as app_status
 from hivedlab.checker.pod_facts import bind_gpus as bind_gpus
 from hivedlab.checker.pod_facts import bind_node as bind_node
 from hivedlab.checker.pod_facts import gpu_request as gpu_request
 from hivedlab.checker.pod_facts import hived_reason as hived_reason
 from hivedlab.checker.pod_facts import node_gpus_from_config as node_gpus_from_config
+from hivedlab.checker.pod_facts import pod_priority
+from hivedlab.checker.pod_facts import vc_cells_from_config as vc_cells_from_config
 from hivedlab.checker.pod_facts import vc_nodes_from_config as vc_nodes_from_config
 from hivedlab.cluster.hived.annotations import BIND_INFO as BIND_INFO
 from hivedlab.cluster.hived.annotations import LEAF_CELL_ISOLATION as LEAF_CELL_ISOLATION
+from hivedlab.cluster.kubeflow.manifests import WAIT_REASONS as WAIT_REASONS
+from hivedlab.cluster.kubeflow.manifests import tf_pod, tfjob_state
 from hivedlab.cluster.openpai.naming import framework_name
 from hivedlab.evidence import Record, parse_time
 
 # FrameworkController exit codes (docs/openpai-model.md#exit-codes)
 POD_EXTERNAL_DELETED = -101
-OUTCOMES = ("waiting", "bound", "running", "succeeded", "failed", "preempted", "deleted")
+FRAMEWORK_ATTEMPT_COMPLETION = -220  # FrameworkController stopped the task because its job (attempt) completed
+OUTCOMES = ("waiting", "bound", "running", "succeeded", "failed", "preempted", "deleted", "job-completed")
 
 
 class Mark(NamedTuple):
@@ -84,6 +91,16 @@ class Attempt:
     released: Mark | None = None  # terminal phase, DELETED record or successor, whichever first: HiveD frees the cells
     gpu_request: int | None = None  # the app container's nvidia.com/gpu limit (pods of other schedulers)
     recreated: Mark | None = None  # a new pod of the same name (new uid) appeared: FrameworkController retried it
+    priority: int | None = None  # the HiveD scheduling spec's priority (-1: opportunistic)
+
+    @property
+    def cells(self) -> tuple[LeafCell, ...]:
+        """The leaf cells its bind info names (none known before it was bound, or without leaf cell indices)."""
+        return tuple(LeafCell(self.node, gpu) for gpu in self.gpus) if self.node is not None else ()
+
+    @property
+    def opportunistic(self) -> bool:
+        return self.priority is not None and self.priority < 0
 
     @property
     def deleted_while_running(self) -> bool:
@@ -108,6 +125,8 @@ class Attempt:
         if self.preempted is not None or (self.fc_exit_code == POD_EXTERNAL_DELETED and self.exit_code is None) or (
                 self.preempted_silently):
             return "preempted"
+        if self.fc_exit_code == FRAMEWORK_ATTEMPT_COMPLETION and self.exit_code != 0:
+            return "job-completed"  # stopped (exit 143, or deleted before it ran) once the job had completed
         if self.exit_code is not None:
             return "succeeded" if self.exit_code == 0 else "failed"
         if self.deleted is not None:
@@ -216,10 +235,21 @@ class Timeline:
     nodes_seen: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=())
     node_gpus: dict[str, int] = field(default_factory=dict)  # GPUs per node in the log's HiveD config
+    vc_cells: dict[str, tuple[VcShare, ...]] = field(default_factory=dict)  # each VC's cells in that config
+    cell_history: tuple[tuple[int, dict[str, tuple[VcShare, ...]]], ...] = ()  # (switch record, vc_cells) in order
     scheduler: str = "hived"  # the plan record's scheduler (docs/other-schedulers.md)
 
     def jobs_for(self, key: str) -> tuple[JobTimeline, ...]:
         return tuple(job for job in self.jobs if job.job_key == key)
+
+    def vc_cells_at(self, seq: float) -> dict[str, tuple[VcShare, ...]]:
+        """Each VC's cells in the config in force at record `seq`: the last switch before it (the first config for a
+        record before any switch; `vc_cells` when the log has no switch record)."""
+        found = self.cell_history[0][1] if self.cell_history else self.vc_cells
+        for switched, cells in self.cell_history:
+            if switched <= seq:
+                found = cells
+        return found
 
 
 def _int(value: Any) -> int | None:
@@ -278,6 +308,8 @@ class TimelineBuilder:
         self.scheduler = "hived"
         self.vc_nodes: dict[str, tuple[str, ...]] = {}
         self.node_gpus: dict[str, int] = {}
+        self.vc_cells: dict[str, tuple[VcShare, ...]] = {}
+        self.cell_history: list[tuple[int, dict[str, tuple[VcShare, ...]]]] = []
         self.steps: list[Step] = []
         self.end_status: str | None = None
         self.end_reason: str | None = None
@@ -313,6 +345,8 @@ class TimelineBuilder:
                 self._event(record.object, mark)
             elif record.resource == "frameworks":
                 self._framework(record.object, mark)
+            elif record.resource == "tfjobs":
+                self._tfjob(record.watch_type or "", record.object, mark)
 
     def _job(self, name: str, mark: Mark | None = None) -> _Job:
         job = self.jobs.get(name)
@@ -337,6 +371,8 @@ class TimelineBuilder:
             self.config_name = str(action.get("name"))
             self.vc_nodes = vc_nodes_from_config(str(action.get("text", "")))
             self.node_gpus = node_gpus_from_config(str(action.get("text", "")))
+            self.vc_cells = vc_cells_from_config(str(action.get("text", "")))
+            self.cell_history.append((mark.seq, self.vc_cells))
         elif kind == "submit":
             self._submit(action, mark)
         elif kind == "step":
@@ -370,16 +406,18 @@ class TimelineBuilder:
         if labels.get("type", "kube-launcher-task") != "kube-launcher-task":
             return
         fw = labels.get("FC_FRAMEWORK_NAME") or annotations.get("FC_FRAMEWORK_NAME")
+        tf = None if fw else tf_pod(labels)  # a TFJob's pod on a plain Kubernetes cluster: the TFJob is the job
         attempt = self.attempts.get(uid)
         if attempt is None:
             attempt = Attempt(
                 pod_name=name,
                 uid=uid,
-                task_role=labels.get("FC_TASKROLE_NAME"),
-                task_index=_int(labels.get("FC_TASK_INDEX")),
+                task_role=tf.replica_type if tf else labels.get("FC_TASKROLE_NAME"),
+                task_index=tf.index if tf else _int(labels.get("FC_TASK_INDEX")),
                 framework_attempt=_int(annotations.get("FC_FRAMEWORK_ATTEMPT_ID")),
                 task_attempt=_int(annotations.get("FC_TASK_ATTEMPT_ID")),
                 created=mark,
+                priority=pod_priority(annotations),
             )
             old_uid = self.uid_by_name.get(name)
             if old_uid and old_uid != uid:
@@ -389,6 +427,7 @@ class TimelineBuilder:
                     old = replace(old, deleted=mark)
                 self.attempts[old_uid] = replace(old, released=old.released or mark, recreated=old.recreated or mark)
             self.uid_by_name[name] = uid
+            fw = fw or (tf.job if tf else None)
             if fw:
                 job = self._job(fw, mark)
                 job.attempt_uids.append(uid)
@@ -432,7 +471,7 @@ class TimelineBuilder:
         return replace(attempt, **changes) if changes else attempt
 
     def _apply_event(self, attempt: Attempt, reason: str, mark: Mark, message: str) -> Attempt:
-        if reason == "FailedScheduling":
+        if reason in WAIT_REASONS:
             # kept aside (a tuple rebuilt per event would be quadratic in a long wait); attached in result()
             cached = self.reasons.get(message)
             if cached is None:  # a long wait repeats the same message thousands of times: keep one copy
@@ -445,7 +484,7 @@ class TimelineBuilder:
 
     def _event(self, event: dict[str, Any], mark: Mark) -> None:
         reason = event.get("reason")
-        if reason not in ("FailedScheduling", "Preempted"):
+        if reason not in (*WAIT_REASONS, "Preempted"):
             return
         involved = event.get("involvedObject") or event.get("regarding") or {}
         if involved.get("kind", "Pod") != "Pod":
@@ -492,6 +531,18 @@ class TimelineBuilder:
                 job.state = _COMPLETED_STATE.get(code, "FAILED") if code is not None else "FAILED"
         elif state in _FC_STATE:
             job.state = _FC_STATE[state]
+
+    def _tfjob(self, watch_type: str, tfjob: dict[str, Any], mark: Mark) -> None:
+        """A TFJob is its pods' job on a plain Kubernetes cluster; deleted before it finished, it was stopped."""
+        name = (tfjob.get("metadata") or {}).get("name")
+        if not name or watch_type == "BOOKMARK":
+            return
+        job = self._job(str(name), mark)
+        if job.finished is not None:
+            return
+        job.state = "STOPPED" if watch_type == "DELETED" else tfjob_state(tfjob)
+        if job.state in ("SUCCEEDED", "FAILED", "STOPPED"):
+            job.finished = mark
 
     # -- result ----------------------------------------------------------------------------------------
     def _key_for(self, job: _Job) -> str | None:
@@ -569,6 +620,8 @@ class TimelineBuilder:
             nodes_seen=tuple(self.nodes),
             notes=tuple(notes),
             node_gpus=dict(self.node_gpus),
+            vc_cells=dict(self.vc_cells),
+            cell_history=tuple(self.cell_history),
         )
 
 

@@ -1,5 +1,6 @@
-"""The interface both cluster backends implement: the simulated cluster (`hivedlab.cluster.sim`) and a real
-OpenPAI v1.2.0 + HiveD v0.3.4 cluster (`hivedlab.cluster.pai`).
+"""The interface the cluster backends implement: the simulated cluster (`hivedlab.cluster.sim`), a real
+OpenPAI v1.2.0 + HiveD v0.3.4 cluster (`hivedlab.cluster.pai`) and a plain Kubernetes cluster with Kubeflow's TFJob
+(`hivedlab.cluster.k8s`, docs/kubeflow-on-kubernetes.md).
 
 The runner (`labs/runner.py`) drives a plan only through this interface. A backend writes every object it
 observes (Pods, core/v1 Events, Frameworks) into the run's `EvidenceWriter`; the runner writes the action
@@ -86,7 +87,7 @@ class Backend(Protocol):
     """A cluster the runner can drive. Every method may raise `hivedlab.basics.errors.HivedlabError`
     for a failure the user must see (one line); a rejected submission is not a failure but a reply."""
 
-    cluster: str  # "sim" or "pai"
+    cluster: str  # "sim", "pai" or "k8s"
 
     def switch_config(self, name: str, text: str) -> None:
         """Make `text` (a HiveD config YAML, named `two-vc` or `one-vc`) the scheduler's config.

@@ -3,7 +3,7 @@
 Record (field list is in `configs/schemas/evidence-record.schema.json`):
 
     {"seq": 0, "time": "2026-01-01T00:00:00.000000Z", "source": "sim"|"k8s", "kind": "object"|"action",
-     "watch": {"type": ADDED|MODIFIED|DELETED|BOOKMARK|LISTED, "resource": pods|events|frameworks,
+     "watch": {"type": ADDED|MODIFIED|DELETED|BOOKMARK|LISTED, "resource": pods|events|frameworks|tfjobs|podgroups,
                "object": {raw object}, "synthetic"?: true},
      "action": {"type": "plan"|"config-switch"|"restart"|"submit"|"stop"|"step"|"end"|"watch", ...},
      "prev": "<hash of seq-1, 64 zeros for seq 0>", "hash": "<sha256 hex>"}
@@ -37,7 +37,7 @@ ZERO_HASH = "0" * 64
 SOURCES = ("sim", "k8s")
 KINDS = ("object", "action")
 WATCH_TYPES = ("ADDED", "MODIFIED", "DELETED", "BOOKMARK", "LISTED")
-RESOURCES = ("pods", "events", "frameworks")
+RESOURCES = ("pods", "events", "frameworks", "tfjobs", "podgroups")  # the last two: cluster k8s (docs/evidence.md)
 ACTION_TYPES = ("plan", "config-switch", "restart", "submit", "stop", "step", "end", "watch")
 _HASH_KEY = ',"hash":"'
 _HASH_KEY_B = _HASH_KEY.encode()

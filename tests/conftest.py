@@ -7,15 +7,37 @@ import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from hivedlab.cli.main import main
+from tests.support import fidelity
 from tests.support.local import Handler, LocalServer
 from tests.support.paths import FIXTURES
+from tests.support.quick_charts import stub_charts
+from tests.support.sim_lab import SimLab, session_folder, shared_sim_lab, tree_digest
 from tests.support.simkit import OPEN_WRITERS
 
 RUN_SIM = FIXTURES / "report" / "run-sim"
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """In an xdist worker, hand the fidelity scores the replay tests recorded to the controller."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["fidelity"] = fidelity.worker_scores()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """xdist's controller: a worker finished; keep its fidelity scores."""
+    fidelity.merge(getattr(node, "workeroutput", {}).get("fidelity", {}))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    for line in fidelity.summary_lines():
+        terminalreporter.write_line(line)
 
 
 @dataclass
@@ -83,7 +105,15 @@ def run_dir(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def quick_charts(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Skip matplotlib where a test is about the text: the chart files are still written, as a tiny SVG/PNG."""
-    svg = '<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"><rect width="1" height="1"/></svg>'
-    monkeypatch.setattr("hivedlab.checker.report.charts.draw",
-                        lambda data, lang="en", salt="": (b"\x89PNG\r\n\x1a\n", svg))
+    """Skip matplotlib where a test is about the text: the chart files are still written, as a tiny SVG/PNG.
+    A module- or session-scoped fixture does the same with `stub_charts` inside `pytest.MonkeyPatch.context()`."""
+    stub_charts(monkeypatch)
+
+
+@pytest.fixture(scope="session")
+def sim_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimLab]:
+    """`hivedlab run all` on the simulated cluster, made once per session (once for all xdist workers), with real
+    charts and the report in Chinese. Read it; a test that changes a run directory uses `sim_lab.copy_to(tmp_path)`."""
+    lab = shared_sim_lab(session_folder(tmp_path_factory.getbasetemp()))
+    yield lab
+    assert tree_digest(lab.out) == lab.digest, "a test changed the shared simulated run: copy it with copy_to first"

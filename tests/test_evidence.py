@@ -20,6 +20,7 @@ from hivedlab.evidence import (
     read_evidence,
     record_hash,
 )
+from tests.support.records import action_of, object_of
 
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "uid": "u1", "resourceVersion": "7"}}
 
@@ -44,7 +45,7 @@ def test_round_trip_and_chain(tmp_path: Path) -> None:
     assert [r.seq for r in log.records] == [0, 1, 2, 3, 4]
     assert log.records[0].prev == ZERO_HASH and log.records[0].action_type == "plan"
     assert log.records[1].prev == written[0]["hash"]
-    assert log.records[2].object["metadata"]["annotations"]["note"] == "作业 ü"
+    assert object_of(log.records[2])["metadata"]["annotations"]["note"] == "作业 ü"
     assert all(r.hash == record_hash(w) for r, w in zip(log.records, written, strict=True))
     assert log.sources == ("k8s",)
 
@@ -171,7 +172,8 @@ def test_time_format_and_parse() -> None:
     dt = datetime(2026, 1, 2, 3, 4, 5, 678, tzinfo=timezone(timedelta(hours=8)))
     assert format_time(dt) == "2026-01-01T19:04:05.000678Z"
     assert parse_time("2026-01-01T19:04:05Z") == datetime(2026, 1, 1, 19, 4, 5, tzinfo=timezone.utc)
-    assert parse_time("2026-01-01T19:04:05.1Z").microsecond == 100000
+    tenth = parse_time("2026-01-01T19:04:05.1Z")
+    assert tenth is not None and tenth.microsecond == 100000
     assert parse_time("yesterday") is None and parse_time(None) is None
 
 
@@ -233,8 +235,8 @@ def _resumed_copy(original: Path, copy: Path, cut: int) -> None:
     repeats the plan and the config, restates what was submitted (the backend's `resumed` reply), then goes on."""
     records = read_evidence(original).records
     head, tail = records[:cut], records[cut:]
-    plan = next(r.action for r in records if r.action_type == "plan")
-    config = next(r.action for r in records if r.action_type == "config-switch")
+    plan = next(action_of(r) for r in records if r.action_type == "plan")
+    config = next(action_of(r) for r in records if r.action_type == "config-switch")
     with EvidenceWriter(copy, records[0].source) as writer:
         for record in head:
             _rewrite(writer, record)
@@ -244,8 +246,8 @@ def _resumed_copy(original: Path, copy: Path, cut: int) -> None:
         writer.write_action("plan", {**{k: v for k, v in plan.items() if k != "type"}, "resumed": True}, time=at)
         writer.write_action("config-switch", {k: v for k, v in config.items() if k != "type"}, time=at)
         for record in head:
-            if record.action_type == "submit" and 200 <= record.action["reply"]["status"] < 300:
-                restated = {k: v for k, v in record.action.items() if k != "type"}
+            if record.action_type == "submit" and 200 <= action_of(record)["reply"]["status"] < 300:
+                restated = {k: v for k, v in action_of(record).items() if k != "type"}
                 restated["reply"] = {"status": 202, "body": {"status": 202, "message": "already submitted by this run",
                                                              "resumed": True}}
                 writer.write_action("submit", restated, time=at)
@@ -255,7 +257,7 @@ def _resumed_copy(original: Path, copy: Path, cut: int) -> None:
 
 def _rewrite(writer: EvidenceWriter, record) -> None:
     if record.kind == "action":
-        writer.write_action(record.action_type, {k: v for k, v in record.action.items() if k != "type"}, time=record.time)
+        writer.write_action(record.action_type, {k: v for k, v in action_of(record).items() if k != "type"}, time=record.time)
     else:
         writer.write_object(record.watch_type, record.resource, record.object, time=record.time, synthetic=record.synthetic)
 

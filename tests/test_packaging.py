@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.xdist_group("wheel")  # one worker: the wheel is built once, for both tests
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -37,6 +39,7 @@ def test_the_wheel_holds_the_linked_folders_and_the_data(wheel: Path) -> None:
         "hivedlab/configs/schemas/experiment-plan.schema.json", "hivedlab/jobs/job-config-6.yaml",
         "hivedlab/jobs/rejected/job-over-quota-gang.yaml", "hivedlab/report_templates/report.zh.md.j2",
         "hivedlab/configs/group.example.yaml", "hivedlab/configs/rubric.default.yaml",
+        "hivedlab/jobs/kubeflow/kube-batch/tfjob-gang-1.yaml", "hivedlab/configs/schemas/tfjob.schema.json",
     ):
         assert expected in names
     assert not any(name.startswith(("cluster/", "checker/", "labs/")) for name in names), "one namespace only"

@@ -1,7 +1,8 @@
 """Provenance: evidence that claims a real cluster must not carry the simulator's fingerprints.
 
 The hash chain is tamper-evident, not tamper-proof: anyone can relabel a simulator run (`source: sim` -> `k8s`,
-run.json's cluster -> `pai`) and recompute the chain. What a relabelling cannot easily hide is what only the
+run.json's cluster -> `pai` or `k8s`) and recompute the chain. The same checks hold for both kinds of real cluster:
+on OpenPAI the objects are pods and Frameworks, on a plain Kubernetes cluster pods, TFJobs and PodGroups. What a relabelling cannot easily hide is what only the
 simulator produces, each a fact a real cluster never shows:
 
 - object uids that are name-based (UUID version 5); Kubernetes gives every object a random uid (version 4);
@@ -21,6 +22,8 @@ from typing import Any
 from hivedlab.basics.text import Text
 from hivedlab.evidence import Record
 
+REAL_CLUSTERS = ("pai", "k8s")  # run.json's cluster of a real run: OpenPAI + HiveD, or plain Kubernetes + Kubeflow
+OWNED = ("pods", "frameworks", "tfjobs", "podgroups")  # the resources whose uids the cluster makes (events: no)
 SIM_START = "2026-01-01T08:00:00"  # the simulator's default virtual start (cluster/sim/settings.py `start`)
 
 
@@ -51,7 +54,7 @@ def simulator_signs(records: Iterable[Record]) -> list[Text]:
     for record in records:
         first_time = record.time if first_time is None else first_time
         obj = record.object
-        if not isinstance(obj, dict) or record.resource not in ("pods", "frameworks"):
+        if not isinstance(obj, dict) or record.resource not in OWNED:
             continue
         uid = (obj.get("metadata") or {}).get("uid")
         if not isinstance(uid, str) or not uid:
@@ -85,7 +88,7 @@ def real_identity(records: Sequence[Record]) -> frozenset[tuple[str, str]]:
         found.add(("log", records[-1].hash))
     for record in records:
         obj = record.object
-        if not isinstance(obj, dict) or record.resource not in ("pods", "frameworks"):
+        if not isinstance(obj, dict) or record.resource not in OWNED:
             continue
         uid = (obj.get("metadata") or {}).get("uid")
         if isinstance(uid, str) and uid:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import io
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from hivedlab.basics.text import Text
@@ -141,14 +141,22 @@ def chart_data(
     end: float | None = None,
     switches: tuple[Switch, ...] = (),
     rejections: tuple[Rejection, ...] = (),
+    origin: float = 0.0,
 ) -> ChartData:
     """Lay out an experiment's task attempts: node (or GPU) lanes grouped by VC, then one lane per waiting task, then
     one lane per rejected submission (a mark at its submit time).
 
     `nodes` are the cluster's nodes (so idle ones show), `vc_nodes` the nodes each VC's cells sit on
     (`hivedlab.checker.timeline.vc_nodes_from_config`; VCs sharing nodes share a band), `end` the time the log ends (open
-    bars run to it), `switches` the plan steps that switched HiveD's config or restarted it (vertical lines).
+    bars run to it), `switches` the plan steps that switched HiveD's config or restarted it (vertical lines),
+    `origin` the seconds from the report's T+0 to the times given (the chart then counts from T+0, so that a time on
+    it reads as the report prints the same instant).
     """
+    if origin:
+        attempts = [_shifted(a, origin) for a in attempts]
+        end = None if end is None else end + origin
+        switches = tuple(replace(s, time=s.time + origin) for s in switches)
+        rejections = tuple(replace(r, time=r.time + origin) for r in rejections)
     vc_nodes = merge_shared(vc_nodes or {})
     seen_nodes = tuple(dict.fromkeys([*nodes, *(a.node for a in attempts if a.node)]))
     times = [t for a in attempts for t in (a.start, a.end, a.created) if t is not None]
@@ -229,6 +237,14 @@ def chart_data(
     jobs = tuple(dict.fromkeys(a.job for a in sorted(attempts, key=_first_seen)))
     return ChartData(title, tuple(lanes), tuple(bars), tuple(markers), tuple(bands), jobs, finish,
                      switches=tuple(switches), rejections=tuple(rejections))
+
+
+def _shifted(a: TaskAttempt, by: float) -> TaskAttempt:
+    def move(t: float | None) -> float | None:
+        return None if t is None else t + by
+
+    return replace(a, start=move(a.start), end=move(a.end), created=move(a.created), bound=move(a.bound),
+                   waiting=tuple((s + by, move(e)) for s, e in a.waiting))
 
 
 def _first_seen(a: TaskAttempt) -> float:

@@ -8,14 +8,18 @@ for claims.json.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from hivedlab.basics.clock import date_time
+from hivedlab.basics.text import first_statement
 from hivedlab.checker.report.charts import TaskAttempt
 from hivedlab.checker.report.inputs import EnvRecord, ExperimentInputs, MemberInfo, RunInputs
 from hivedlab.checker.report.text import (
     ENV_GROUP_EN,
     ENV_ROWS,
+    EXPLANATION_PROMPT_OTHER,
+    EXPLANATION_PROMPTS,
     ROW_NAMES,
     ROW_QUESTIONS,
     VERDICT_LABELS,
@@ -25,6 +29,7 @@ from hivedlab.checker.report.text import (
     pick,
 )
 from hivedlab.checker.report.timeline import Rejection
+from hivedlab.checker.verdicts import combined_verdict
 from hivedlab.evidence import parse_time
 
 Link = Callable[[str], str]  # run-dir-relative path -> href relative to the report
@@ -154,9 +159,54 @@ def experiment_name(exp: ExperimentInputs, lang: str) -> str:
     return title or exp.plan.title_en or exp.plan.title_zh or exp.id
 
 
-def verdict_of(exp: ExperimentInputs) -> str:
+def run_verdict(exp: ExperimentInputs) -> str:
+    """The verdict of one run (this object's own log)."""
     value = exp.verdict.get("verdict") if exp.verdict else None
     return value if value in VERDICT_LABELS else "inconclusive"
+
+
+def verdict_of(exp: ExperimentInputs) -> str:
+    """The experiment's verdict: of its one run, or over every member's turn (`combined_verdict`)."""
+    return combined_verdict(run_verdict(t) for t in exp.turns) if exp.turns else run_verdict(exp)
+
+
+def whose_runs(exp: ExperimentInputs, names: Mapping[str, str]) -> list[str]:
+    """The members whose runs an experiment covers, by their names: each turn's member, or who submitted."""
+    users = [u for t in exp.turns or (exp,) for u in (t.submitters or ((t.member,) if t.member else ()))]
+    return [names.get(u, u) for u in dict.fromkeys(users)]
+
+
+def _whose(exp: ExperimentInputs, names: Mapping[str, str], lang: str) -> str:
+    """`(Alice's turn)`, `(runs of Alice, Bob: each in turn)`, `(submitted by Alice, Bob at once)`; "" when unknown."""
+    who = whose_runs(exp, names)
+    if not who:
+        return ""
+    listed = ("、" if lang == "zh" else ", ").join(who)
+    if len(exp.turns) > 1:
+        first = names.get(exp.member, exp.member) if exp.member else listed
+        return _t(lang, f"（{listed} 依次各做一遍；下面是 {first} 的运行）",
+                  f"(runs of {listed}, each in turn; what follows is {first}'s run)")
+    if len(who) > 1:
+        return _t(lang, f"（{listed} 同时提交）", f"(submitted by {listed} at once)")
+    return _t(lang, f"（{listed} 的运行）", f"({listed}'s run)")
+
+
+def _turn(turn: ExperimentInputs, names: Mapping[str, str], lang: str, link: Link, chart: str | None) -> dict[str, Any]:
+    """One member's turn in an experiment's section: whose, its verdict, its first answer, its files."""
+    verdict = run_verdict(turn)
+    items = answers(turn, lang)
+    files = [f"[evidence.jsonl]({link(turn.evidence)})"] if turn.evidence else []
+    if chart:
+        files.append(f"[timeline.png]({chart})")
+    who = ", ".join(names.get(u, u) for u in turn.submitters) or names.get(turn.member, turn.member)
+    return {
+        "member": md(who),
+        "verdict": verdict,
+        "verdict_label": md(VERDICT_LABELS[verdict][0 if lang == "zh" else 1]),
+        "answer": md(next((item["summary"] for item in items if item["summary"]), "")),
+        "reasons": [md(r) for r in inconclusive_reasons(turn, lang)] if verdict == "inconclusive" else [],
+        "files": " ".join(files),
+    }
 
 
 def inconclusive_reasons(exp: ExperimentInputs, lang: str) -> list[str]:
@@ -173,10 +223,16 @@ def inconclusive_reasons(exp: ExperimentInputs, lang: str) -> list[str]:
     return reasons
 
 
+def instant(text: str) -> str:
+    """An RFC 3339 time from the run or the evidence as the report prints it: to the second, in UTC."""
+    when = parse_time(text)
+    return date_time(when) if when else text
+
+
 def _zero_clock(started: str) -> str:
     """The experiment's first record time as `HH:MM:SS UTC` (the verdicts' answers use clock times)."""
-    when = parse_time(started)
-    return when.strftime("%H:%M:%S UTC") if when else ""
+    printed = instant(started)
+    return printed.split(" ", 1)[1] if " " in printed else ""
 
 
 def _is_int(value: object) -> bool:
@@ -198,10 +254,12 @@ def answers(exp: ExperimentInputs, lang: str) -> list[dict[str, Any]]:
         evidence = [e for e in raw.get("evidence") or [] if _is_int(e)]
         verdict = raw.get("verdict") if raw.get("verdict") in VERDICT_LABELS else "inconclusive"
         index = next((raw.get(k) for k in ("question_index", "question") if _is_int(raw.get(k))), None)
+        answer = pick(raw.get("answer"), lang)
         result.append({
             "question_id": index,
             "question": _question_text(raw.get("question"), exp, lang),
-            "answer": pick(raw.get("answer"), lang),
+            "answer": answer,
+            "summary": pick(raw.get("summary"), lang) if raw.get("summary") else first_statement(answer, lang),
             "verdict": verdict,
             "expected": pick(raw.get("expected"), lang) if raw.get("expected") else "",
             "evidence": evidence,
@@ -215,85 +273,71 @@ def _node_text(a: TaskAttempt, lang: str) -> str:
     return f"{a.node}" + (f" (GPU {gpus})" if gpus else "")
 
 
-def attempt_sentence(a: TaskAttempt, lang: str) -> str:
-    """One full sentence about a task attempt, with its times and node."""
-    who = _t(lang, f"{a.job} 的 {a.task}（第 {a.attempt + 1} 次尝试）", f"{a.job} {a.task} (attempt {a.attempt + 1})")
-    parts = []
-    for start, end in a.waiting:
-        if end is None:
-            parts.append(_t(lang, f"从 {clock(start)} 起等待调度，到日志结束仍在等待", f"waited from {clock(start)} "
-                            "until the log ended"))
-        else:
-            parts.append(_t(lang, f"从 {clock(start)} 等待调度到 {clock(end)}", f"waited from {clock(start)} to "
-                            f"{clock(end)}"))
-    if a.start is not None and a.node:
-        parts.append(_t(lang, f"于 {clock(a.start)} 在 {_node_text(a, lang)} 上开始运行",
-                        f"started on {_node_text(a, lang)} at {clock(a.start)}"))
-        parts.append(_ended(a, lang))
-    elif a.outcome in ("deleted", "failed", "succeeded", "preempted", "stopped"):
-        parts.append(_t(lang, f"没有运行就结束了（{_outcome(a, lang)}）", f"ended without running ({a.outcome})"))
-    elif not a.waiting:
-        parts.append(_t(lang, "没有运行", "never ran"))
-    sep = "，" if lang == "zh" else ", "
-    return who + (" " if lang == "en" else "") + sep.join(parts) + ("。" if lang == "zh" else ".")
-
-
-def rejection_sentence(r: Rejection, lang: str) -> str:
-    status = f"HTTP {r.status}" if r.status is not None else ""
-    why = ("：" if lang == "zh" else ": ").join(x for x in (status, r.message) if x)
-    return _t(lang, f"{r.job} 于 {clock(r.time)} 提交时被拒绝（{why}）。", f"{r.job} was rejected at submission at "
-              f"{clock(r.time)} ({why}).")
-
-
-def _ended(a: TaskAttempt, lang: str) -> str:
-    if a.end is None:
-        return _t(lang, "日志结束时仍在运行", "was still running when the log ended")
-    how = {
-        "preempted": ("被抢占", "was preempted"),
-        "succeeded": ("成功结束", "succeeded"),
-        "failed": ("失败", "failed"),
-        "deleted": ("被删除", "was deleted"),
-        "stopped": ("被停止", "was stopped"),
-    }.get("preempted" if a.preempted else a.outcome, ("结束", "ended"))
-    return _t(lang, f"{clock(a.end)} {how[0]}", f"{how[1]} at {clock(a.end)}")
-
-
-_OUTCOMES = {"preempted": "被抢占", "succeeded": "成功", "failed": "失败", "deleted": "被删除", "stopped": "被停止",
-             "running": "运行中", "waiting": "等待中", "bound": "已绑定节点"}
+_OUTCOMES = {
+    "preempted": ("被抢占", "preempted"),
+    "succeeded": ("成功", "succeeded"),
+    "failed": ("失败", "failed"),
+    "deleted": ("被删除", "deleted"),
+    "job-completed": ("任务已完成，被停止", "stopped: the job had completed"),
+    "running": ("运行中", "running"),
+    "waiting": ("等待中", "waiting"),
+    "bound": ("已绑定节点", "bound to a node"),
+}
 
 
 def _outcome(a: TaskAttempt, lang: str) -> str:
     outcome = "preempted" if a.preempted else a.outcome
-    return _OUTCOMES.get(outcome, outcome) if lang == "zh" else outcome
+    labels = _OUTCOMES.get(outcome)
+    return (labels[0] if lang == "zh" else labels[1]) if labels else outcome
+
+
+Since = Callable[[float | None], str]  # seconds after the log's first record -> the T+ time printed
+
+
+def since_start(exp: ExperimentInputs) -> Since:
+    """How the experiment's times print as T+: counted from the whole second of its first record (the T+0 the report
+    names), so that a T+ time and the clock time of the same instant show the same second (`hivedlab.basics.clock`)."""
+    when = parse_time(exp.timeline.started)
+    into_second = when.timestamp() % 1 if when else 0.0
+    return lambda seconds: clock(None if seconds is None else seconds + into_second)
+
+
+def _rejection_row(r: Rejection, lang: str, since: Since) -> list[str]:
+    status = f"HTTP {r.status}" if r.status is not None else ""
+    how = _t(lang, f"{since(r.time)} 提交时被拒绝（{status or '无回复'}）", f"rejected at submission at {since(r.time)} "
+             f"({status or 'no reply'})")
+    return [cell(r.job), "—", "—", "—", "—", "—", "—", cell(how)]
 
 
 def _attempt_rows(exp: ExperimentInputs, lang: str) -> list[list[str]]:
+    since = since_start(exp)
     rows = []
     for a in exp.timeline.attempts:
-        waited = "; ".join(f"{clock(s)}–{clock(e) if e is not None else '…'}" for s, e in a.waiting)
+        waited = "; ".join(f"{since(s)}–{since(e) if e is not None else '…'}" for s, e in a.waiting)
         rows.append([cell(a.job), cell(a.task), str(a.attempt + 1), cell(_node_text(a, lang) if a.node else "—"),
-                     clock(a.start) or "—", clock(a.end) or ("…" if a.start is not None else "—"), cell(waited or "—"),
+                     since(a.start) or "—", since(a.end) or ("…" if a.start is not None else "—"), cell(waited or "—"),
                      cell(_outcome(a, lang))])
-    return rows
+    return rows + [_rejection_row(r, lang, since) for r in exp.timeline.rejections]
 
 
-def experiment(exp: ExperimentInputs, number: int, lang: str, link: Link, chart: str | None) -> dict[str, Any]:
+def experiment(exp: ExperimentInputs, number: int, lang: str, link: Link, chart: str | None,
+               names: Mapping[str, str] | None = None, charts: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """An experiment's row and section; `names` maps users to the members' names, `charts` a turn's folder to its
+    chart (each member's turn, when members took turns)."""
+    names = names or {}
     verdict = verdict_of(exp)
     label = VERDICT_LABELS[verdict][0 if lang == "zh" else 1]
     items = answers(exp, lang)
-    sentences = [f"**{md(label)}**"]
-    sentences += [md(item["answer"]) for item in items if item["answer"]]
+    questions = _by_question(items, lang)
+    whose = _whose(exp, names, lang)
+    sentences = [f"**{md(label)}**" + (_t(lang, "", " ") + md(whose) if whose else "")]
+    summaries = [md(item["summary"]) for item in items if item["summary"]]
+    if summaries:
+        sentences.append(_t(lang, "", " ").join(summaries))
     sentences += [md(_t(lang, "预期：", "Expected: ") + item["expected"]) for item in items
                   if item["expected"] and item["verdict"] == "inconsistent"]
     if verdict == "inconclusive":
         sentences.append(md(_t(lang, "原因：", "Why: ") + "; ".join(inconclusive_reasons(exp, lang))))
-    facts = [md(attempt_sentence(a, lang)) for a in exp.timeline.attempts]
-    facts += [md(rejection_sentence(r, lang)) for r in exp.timeline.rejections]
-    if facts:
-        zero = _zero_clock(exp.timeline.started)
-        sentences.append(md(_t(lang, f"时间线（T+ 为实验开始后的时间{zero and f'，T+0 = {zero}'}）：",
-                               f"Timeline (T+ = time since the experiment began{zero and f', T+0 = {zero}'}):"))
-                         + " " + " ".join(facts))
     if exp.timeline.source == "sim":
         sentences.append(md(_t(lang, "（证据来自模拟集群）", "(evidence from the simulated cluster)")))
     files = [f"[{md(path.rsplit('/', 1)[-1])}]({link(path)})" for path in exp.job_files]
@@ -315,28 +359,78 @@ def experiment(exp: ExperimentInputs, number: int, lang: str, link: Link, chart:
         "verdict_label": md(label),
         "phenomenon": "<br/>".join(sentences),
         "files": "<br/>".join(files) or md(_t(lang, "（无）", "(none)")),
-        "answers": [{**item, "question": md(item["question"]), "answer": md(item["answer"]),
-                     "missing": [md(m) for m in item["missing"]],
-                     "expected": md(item["expected"]), "verdict_label": md(VERDICT_LABELS[item["verdict"]][
-                         0 if lang == "zh" else 1])} for item in items],
+        "questions": questions,
+        "answers": [answer for group in questions for answer in group["answers"]],
+        "zero": _zero_clock(exp.timeline.started),
         "reasons": [md(r) for r in inconclusive_reasons(exp, lang)] if verdict == "inconclusive" else [],
         "chart": chart,
         "attempts": _attempt_rows(exp, lang),
-        "started": md(exp.timeline.started),
+        "started": md(instant(exp.timeline.started)) if exp.timeline.started else "",
         "simulated": exp.timeline.source == "sim",
+        "explanation_id": "explanation-" + re.sub(r"[^A-Za-z0-9_.-]", "-", exp.id),
+        "explanation_prompt": _t(lang, *EXPLANATION_PROMPTS.get(exp.id, EXPLANATION_PROMPT_OTHER)),
         "problems": [md(p) for p in exp.problems],
+        "whose": md(whose),
+        # each member's turn (when members took turns); the fields above are then the first run's
+        "turns": [_turn(t, names, lang, link, (charts or {}).get(t.folder)) for t in exp.turns],
+        "first_turn": md(names.get(exp.member, exp.member) if exp.member else ", ".join(
+            names.get(u, u) for u in exp.submitters)) if exp.turns else "",
         "optional": exp.plan.optional,
         "first_optional": False,  # set by build_context on the first optional experiment (its section's heading)
     }
 
 
+def _lead(question: str, lang: str) -> str:
+    """A question as the label of its answers: in italics, then a colon unless it already ends in punctuation."""
+    if not question:
+        return ""
+    sep = " " if question[-1] in "？?）)：:。." else _t(lang, "：", ": ")
+    return f"*{md(question)}*{sep}"
+
+
+def _by_question(items: list[dict[str, Any]], lang: str) -> list[dict[str, Any]]:
+    """The answers under their questions, each question once, in the order the verdict first answers it."""
+    groups: dict[object, dict[str, Any]] = {}
+    for item in items:
+        key = item["question_id"] if item["question_id"] is not None else item["question"]
+        group = groups.setdefault(key, {"lead": _lead(item["question"], lang), "answers": []})
+        group["answers"].append({
+            **item, "answer": md(item["answer"]), "missing": [md(m) for m in item["missing"]],
+            "expected": md(item["expected"]),
+            "verdict_label": md(VERDICT_LABELS[item["verdict"]][0 if lang == "zh" else 1]),
+        })
+    return list(groups.values())
+
+
+def hardware(inputs: RunInputs, lang: str) -> list[str]:
+    """Which experiments ran on the manual's simulated hardware rather than the group's own workers, and why
+    (run.json's `hardware`): one line per reason, the experiments it covers named."""
+    raw = inputs.run.get("hardware")
+    entries: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    by_reason: dict[str, list[str]] = {}
+    for run_id, entry in entries.items():
+        why = entry.get("why") if isinstance(entry, dict) and entry.get("on") == "manual" else None
+        if isinstance(why, dict):
+            by_reason.setdefault(str(why.get(lang) or why.get("en") or ""), []).append(str(run_id))
+    return [_t(lang, f"{md('、'.join(ids))} 在模拟集群上按实验手册的硬件（两台各有 1 块 GPU 的 worker）运行，组员仍是本组的：{md(why)}。",
+               f"{md(', '.join(ids))} ran on the simulated cluster on the lab manual's hardware (two workers with one "
+               f"GPU each), with the group's own members: {md(why)}.")
+            for why, ids in by_reason.items()]
+
+
+def member_names(inputs: RunInputs) -> dict[str, str]:
+    """OpenPAI user -> the member's name (the inventory's), for sentences about whose runs."""
+    return {m.user: m.name for m in inputs.members if m.user}
+
+
 def build_context(inputs: RunInputs, lang: str, link: Link, charts: dict[str, str]) -> dict[str, Any]:
-    """Everything the report template prints. `charts` maps experiment id -> PNG href (when drawn)."""
+    """Everything the report template prints. `charts` maps experiment id (and each run's folder) -> PNG href."""
     main = [e for e in inputs.experiments if not e.plan.optional]
     extra = [e for e in inputs.experiments if e.plan.optional]
-    experiments = [experiment(e, i + 1, lang, link, charts.get(e.id)) for i, e in enumerate(main)]
-    optional = [{**experiment(e, len(main) + i + 1, lang, link, charts.get(e.id)), "first_optional": i == 0}
-                for i, e in enumerate(extra)]
+    names = member_names(inputs)
+    experiments = [experiment(e, i + 1, lang, link, charts.get(e.id), names, charts) for i, e in enumerate(main)]
+    optional = [{**experiment(e, len(main) + i + 1, lang, link, charts.get(e.id), names, charts),
+                 "first_optional": i == 0} for i, e in enumerate(extra)]
     group = md(str(inputs.run.get("group") or ""))
     return {
         "lang": lang,
@@ -344,9 +438,10 @@ def build_context(inputs: RunInputs, lang: str, link: Link, charts: dict[str, st
         "version": md(str(inputs.run.get("hivedlab_version") or inputs.run.get("version") or "")),
         "cluster": inputs.cluster,
         "seed": md(str(inputs.run.get("seed", ""))),
-        "started": md(str(inputs.run.get("started") or "")),
-        "finished": md(str(inputs.run.get("finished") or "")),
+        "started": md(instant(str(inputs.run.get("started") or ""))),
+        "finished": md(instant(str(inputs.run.get("finished") or ""))),
         "openpai_version": md(inputs.openpai_version),
+        "hardware": hardware(inputs, lang),
         "env": environment(inputs, lang),
         "experiments": experiments,  # the manual's table: the main experiments
         "optional": optional,  # optional plans (e.g. reconfig): a section of their own after the main ones
@@ -362,6 +457,7 @@ def build_context(inputs: RunInputs, lang: str, link: Link, charts: dict[str, st
 def build_claims(inputs: RunInputs, lang: str, files: dict[str, dict[str, object]]) -> dict[str, Any]:
     """The report's claims, machine-readable (claims.json): per experiment the verdict and the key facts claimed."""
     experiments = []
+    names = member_names(inputs)
     for exp in inputs.experiments:
         verdict = verdict_of(exp)
         experiments.append({
@@ -386,6 +482,11 @@ def build_claims(inputs: RunInputs, lang: str, files: dict[str, dict[str, object
             "evidence_source": exp.timeline.source or None,
             "started": exp.timeline.started or None,
             "files": files.get(exp.id, {}),
+            "members": whose_runs(exp, names),  # whose runs the experiment covers
+            # each member's turn, when members took turns (facts and answers above are the first one's)
+            "turns": [{"member": names.get(t.member, t.member) if t.member else None,
+                       "submitted_by": [names.get(u, u) for u in t.submitters], "verdict": run_verdict(t),
+                       "evidence": t.evidence, "started": t.timeline.started or None} for t in exp.turns],
         })
     return {
         "format": "hivedlab-claims/1",

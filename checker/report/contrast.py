@@ -9,11 +9,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hivedlab.basics.clock import elapsed, whole_seconds
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import read_json, write_atomic
 from hivedlab.checker.plans import load_plan
 from hivedlab.checker.report import charts as chart_module
+from hivedlab.checker.report.text import clock
 from hivedlab.checker.report.timeline import timeline_for_chart
+from hivedlab.checker.timeline import WAIT_REASONS
 from hivedlab.evidence import parse_time
 
 SNAPSHOT_AFTER_WAIT_S = 20.0  # a table shows the pods this long after an episode's first FailedScheduling
@@ -22,6 +25,7 @@ MAX_TABLES = 3
 SCHEDULER_TEXT = {
     "default": ("Kubernetes 默认调度器（1.14/1.15）", "Kubernetes' default scheduler (1.14/1.15)"),
     "kube-batch": ("kube-batch（v0.4）", "kube-batch (v0.4)"),
+    "volcano": ("Volcano", "Volcano"),
 }
 VERDICTS = {"zh": {"consistent": "一致", "inconsistent": "不一致", "inconclusive": "无法判断"},
             "en": {"consistent": "consistent", "inconsistent": "inconsistent", "inconclusive": "inconclusive"}}
@@ -29,10 +33,12 @@ HELD = {"zh": {"consistent": "是", "inconsistent": "否", "inconclusive": "无�
         "en": {"consistent": "yes", "inconsistent": "no", "inconclusive": "cannot tell"}}
 HEADINGS = {
     "zh": ("## 对比：不用 HiveD 的运行（不计分）",
-           "以下运行在模拟集群上由其他调度器决定 Pod 的位置（docs/other-schedulers.md），不计入上面的五个实验和成绩。"
+           "以下运行由 HiveD 以外的调度器决定 Pod 的位置（模拟集群，或用 --cluster k8s 时的普通 Kubernetes 集群；"
+           "docs/other-schedulers.md），不计入上面的五个实验和成绩。"
            "“一致”表示该调度器下出现了规则所述的行为；对实验手册的实验而言，即 HiveD 的保证在该调度器下仍然成立。"),
     "en": ("## Contrast: runs without HiveD (ungraded)",
-           "These runs let another scheduler place the pods on the simulated cluster (docs/other-schedulers.md); they "
+           "These runs let another scheduler than HiveD place the pods (on the simulated cluster, or on a plain "
+           "Kubernetes cluster with --cluster k8s; docs/other-schedulers.md); they "
            "are not among the five experiments above and not graded. \"consistent\" means the rule's behaviour showed "
            "under that scheduler; for the lab's experiments: HiveD's guarantee still held under it."),
 }
@@ -63,6 +69,8 @@ def _seconds(text: str) -> float:
 
 def _pod_name(pod: dict[str, Any], jobs: dict[str, str]) -> str:
     labels = pod.get("metadata", {}).get("labels") or {}
+    if "FC_FRAMEWORK_NAME" not in labels:  # a TFJob's pod on a plain Kubernetes cluster: its own name says it
+        return str(pod.get("metadata", {}).get("name", "?"))
     job = jobs.get(labels.get("FC_FRAMEWORK_NAME", ""), labels.get("FC_FRAMEWORK_NAME", "?"))
     return f"{job}-{labels.get('FC_TASKROLE_NAME', '?')}-{labels.get('FC_TASK_INDEX', '?')}"
 
@@ -105,7 +113,7 @@ def moments(records: list[dict[str, Any]]) -> list[float]:
     for record in records:
         watch = record.get("watch") or {}
         if (record.get("kind") == "object" and watch.get("resource") == "events" and watch.get("type") == "ADDED"
-                and watch["object"].get("reason") == "FailedScheduling"):
+                and watch["object"].get("reason") in WAIT_REASONS):
             at = _seconds(record["time"])
             if not found or at - (found[-1] - SNAPSHOT_AFTER_WAIT_S) > EPISODE_GAP_S:
                 found.append(at + SNAPSHOT_AFTER_WAIT_S)
@@ -119,7 +127,7 @@ def pod_table(rows: list[PodRow], at: float) -> str:
     lines = [f"{'NAME':<{width}}READY   STATUS        NODE      AGE"]
     for row in rows:
         ready = "1/1" if row.status == "Running" else "0/1"
-        lines.append(f"{row.name:<{width}}{ready:<8}{row.status:<14}{row.node:<10}{max(0, round(at - row.since))}s")
+        lines.append(f"{row.name:<{width}}{ready:<8}{row.status:<14}{row.node:<10}{elapsed(row.since, at)}s")
     return "\n".join(lines)
 
 
@@ -166,7 +174,7 @@ def _chart(folder: Path, out_dir: Path, lang: str) -> tuple[str, list[Path]]:
         return "", []
     run_id = folder.name
     data = chart_module.chart_data(run_id, timeline.attempts, timeline.nodes, timeline.vc_nodes, timeline.end or None,
-                                   timeline.switches, timeline.rejections)
+                                   timeline.switches, timeline.rejections, timeline.into_second)
     png, svg = chart_module.draw(data, lang, salt=run_id)
     png_path = out_dir / "contrast" / run_id / "timeline.png"
     write_atomic(png_path, png)
@@ -198,9 +206,9 @@ def _run_section(folder: Path, lang: str) -> list[str]:
     lines.append("")
     log = folder / "evidence.jsonl"
     records = _records(log) if log.is_file() else []
-    start = _seconds(records[0]["time"]) if records else 0.0
+    zero = whole_seconds(_seconds(records[0]["time"])) if records else 0
     for at in moments(records):
-        lines += [f"`kubectl get pod` ({'T+' if zh else 'at T+'}{round(at - start)} s):", "", "```",
+        lines += [f"`kubectl get pod` ({'' if zh else 'at '}{clock(at - zero)}):", "", "```",
                   pod_table(snapshot(records, at), at), "```", ""]
     return lines
 

@@ -22,6 +22,7 @@ __all__ = ["ExperimentTimeline", "Rejection", "attempts_of", "switches_of", "tim
 class ExperimentTimeline:
     attempts: tuple[TaskAttempt, ...] = ()
     started: str = ""  # RFC 3339 time of the log's first record (T+0)
+    into_second: float = 0.0  # how far into its second the first record is: the report's T+0 is that whole second
     end: float = 0.0  # seconds from `started` to the last record
     source: str = ""  # sim | k8s
     config_name: str = ""
@@ -100,6 +101,7 @@ def timeline_for_chart(path: Path, run_tag: str = "") -> ExperimentTimeline:
     return ExperimentTimeline(
         attempts=attempts_of(timeline, names),
         started=timeline.first.time if timeline.first else "",
+        into_second=round(t0 % 1, 6),
         end=round(timeline.last.t - t0, 6) if timeline.last else 0.0,
         source=timeline.source or "",
         config_name=timeline.config_name or "",

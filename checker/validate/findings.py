@@ -34,6 +34,11 @@ RULES: dict[str, str] = {
     "hived-vc": "virtual clusters HiveD accepts silently but wrongly (names, paths, pinned ids)",
     "services-config": "the hivedscheduler section of services-configuration.yaml",
     "inventory": "the group inventory",
+    "manifest-schema": "a TFJob or PodGroup manifest against its kind's schema (docs/kubeflow-on-kubernetes.md)",
+    "manifest-scheduler": "a pod template's schedulerName that is not the scheduler its PodGroup is for",
+    "manifest-group": "a group-name annotation that names no PodGroup of the file, or a pod template without one",
+    "manifest-min-member": "a PodGroup's minMember against the TFJob's replicas (more: never starts; fewer: partial)",
+    "manifest-gpu": "nvidia.com/gpu limits: whole numbers, requests equal to limits",
     "expected-rejection": "a file under a rejected/ folder that is accepted after all",
 }
 
@@ -58,7 +63,7 @@ class Report:
     findings: tuple[Finding, ...]
     files: tuple[str, ...]  # files validated
     unreadable: bool = False  # some input could not be read (exit status 2)
-    kinds: Mapping[str, str] = field(default_factory=dict)  # file -> job | hived | services | inventory
+    kinds: Mapping[str, str] = field(default_factory=dict)  # file -> job | hived | services | inventory | manifests
 
     @property
     def errors(self) -> tuple[Finding, ...]:

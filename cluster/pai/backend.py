@@ -2,7 +2,7 @@
 
 - Submissions, stops and job states go through the rest-server (`hivedlab.cluster.openpai.rest`), as each member.
 - What the cluster does (Pods, core/v1 Events, Frameworks) is recorded by the Kubernetes watcher
-  (`hivedlab.cluster.pai.watcher.Watcher`), which runs in the background writing the evidence log. The backend reads the
+  (`hivedlab.cluster.watcher.Watcher`), which runs in the background writing the evidence log. The backend reads the
   objects as they are written (a tap on the writer) to know when a task pod waits (FailedScheduling) or runs.
 - Its own REST calls and replies go to `<run>/pai/rest-calls.jsonl` (never a token); the runner records the submit
   and stop actions in the evidence log. Submitted job names are kept in `<run>/pai/submitted.json` so that a resumed

@@ -12,6 +12,7 @@ from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.resources import EXPERIMENTS
 from hivedlab.checker.plans import (
     RestartStep,
+    Step,
     StopStep,
     SubmitStep,
     SwitchConfigStep,
@@ -79,11 +80,18 @@ def test_vc_safety_submits_one_copy_per_member() -> None:
     assert plan.steps[0] == SubmitStep("prod", as_="each-member")
 
 
+def _jobs_of(step: Step) -> str:
+    if isinstance(step, SubmitStep):
+        return step.job
+    return ",".join(step.jobs) if isinstance(step, (WaitStep, StopStep)) else ""
+
+
 def test_incremental_over_quota_after_main_part() -> None:
     plan = load_plan("incremental")
-    kinds = [type(s).__name__ + ":" + (s.job if isinstance(s, SubmitStep) else ",".join(s.jobs)) for s in plan.steps]
+    kinds = [type(s).__name__ + ":" + _jobs_of(s) for s in plan.steps]
     assert kinds.index("WaitStep:holder,elastic") < kinds.index("SubmitStep:over-gang")
     rejected = plan.steps[kinds.index("SubmitStep:over-gang")]
+    assert isinstance(rejected, SubmitStep)
     assert rejected.expect == "rejected" and rejected.reply_status == 400
     assert rejected.reply_message == "Job requests 4 SKUs, exceeds maximum 2 SKUs in VC default."
 
@@ -112,8 +120,10 @@ def _copy(tmp_path: Path, edit) -> Path:
         (lambda d: d["rules"][0].update(job="ghost"), "rules/0: unknown job 'ghost'"),
         (lambda d: d["rules"][0].update(question=9), "question 9 does not exist"),
         (lambda d: d.pop("questions"), "'questions' is a required property"),
+        (lambda d: d["rules"][0].update(outside_vc="vc1"), "rules/0: outside_vc 'vc1' is not a VC of one-vc"),
     ],
-    ids=["bad-until", "unknown-step-job", "unknown-rule-kind", "unknown-rule-job", "bad-question", "no-questions"],
+    ids=["bad-until", "unknown-step-job", "unknown-rule-kind", "unknown-rule-job", "bad-question", "no-questions",
+         "unknown-rule-vc"],
 )
 def test_bad_plan_is_one_line_error(tmp_path: Path, edit, message: str) -> None:
     with pytest.raises(HivedlabError) as info:

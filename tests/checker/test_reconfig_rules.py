@@ -3,6 +3,8 @@ evidence contradicts HiveD's work-preserving reconfiguration, or lacks the switc
 
 from __future__ import annotations
 
+from typing import Any
+
 from hivedlab.checker.rules.common import CONSISTENT, INCONCLUSIVE, INCONSISTENT, Context
 from hivedlab.checker.rules.reconfig import RULES
 from hivedlab.checker.timeline import Attempt, JobTimeline, Mark, Step, Submission, Timeline
@@ -16,10 +18,12 @@ def mark(seq: int) -> Mark:
 
 
 def attempt(uid: str, created: int, bound: int | None = None, node: str | None = None, **ends: int) -> Attempt:
+    """An attempt with the named end marks (`ended=9`, `deleted=10`, ...) at those seqs."""
+    end_marks: dict[str, Any] = {name: mark(seq) for name, seq in ends.items()}
     return Attempt(pod_name="fw1-train-0", uid=uid, task_role="train", task_index=0, created=mark(created),
                    bound=mark(bound) if bound is not None else None, node=node,
                    started=mark(bound + 1) if bound is not None else None,
-                   **{name: mark(seq) for name, seq in ends.items()})
+                   **end_marks)
 
 
 def job(key: str, fw: str, *attempts: Attempt, submitted: int = 1, status: int = 202, message: str = "") -> JobTimeline:
@@ -51,7 +55,7 @@ def test_a_task_that_kept_running_is_consistent() -> None:
 
 
 def test_without_the_switch_every_kind_is_inconclusive() -> None:
-    rules = {
+    rules: dict[str, dict[str, Any]] = {
         "survives-switch": {"jobs": ["vc1-job"], "config": "one-vc"},
         "refused-after-switch": {"job": "vc1-job", "config": "one-vc", "status": 403},
         "stranded-after-switch": {"job": "vc1-job", "vc": "vc1", "config": "one-vc"},

@@ -9,6 +9,7 @@ import pytest
 from hivedlab.checker.timeline import build_timeline, framework_name, hived_reason, vc_nodes_from_config
 from hivedlab.evidence import read_evidence
 from tests.support.paths import FIXTURES
+from tests.support.records import object_of
 
 LOGS = FIXTURES / "logs"
 
@@ -114,7 +115,7 @@ def test_redelivered_event_counts_once(tmp_path: Path) -> None:
     path = tmp_path / "e.jsonl"
     path.write_text("\n".join(lines[:-1]) + "\n", encoding="utf-8")  # drop the end record
     with EvidenceWriter(path, "k8s") as writer:
-        writer.write_object("LISTED", "events", event.object)
+        writer.write_object("LISTED", "events", object_of(event))
     before = build_timeline(records)
     after = build_timeline(read_evidence(path).records)
     count = lambda t: sum(len(a.waits) for j in t.jobs for a in j.attempts)  # noqa: E731

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from typing import Any
 
 import pytest
 import yaml
@@ -194,7 +195,7 @@ def test_members_clocks_compared(cli, cluster, tmp_path):
 
 
 def workers(*gpus: int):
-    members = [{"name": "Bob", "roles": ["master"], "hostname": "hostname-bob", "ip": "10.0.1.2"}]
+    members: list[dict[str, Any]] = [{"name": "Bob", "roles": ["master"], "hostname": "hostname-bob", "ip": "10.0.1.2"}]
     members += [{"name": f"W{i}", "roles": ["worker"], "hostname": f"hostname-w{i}", "ip": f"10.0.1.{3 + i}",
                  "gpus": g} for i, g in enumerate(gpus)]
     return inventory_from_mapping({"group": "g", "members": members})

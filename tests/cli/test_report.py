@@ -22,7 +22,7 @@ def test_missing_run_dir_is_one_line(cli, tmp_path):
     assert result.err.strip().count("\n") == 0 and result.err.startswith("hivedlab report: error: ")
 
 
-def test_happy_path_writes_the_three_files(cli, run_dir, tmp_path):
+def test_happy_path_writes_the_three_files(cli, run_dir, tmp_path, quick_charts):
     out = tmp_path / "report-out"
     result = cli("report", str(run_dir), "--lang", "en", "--out", str(out))
     assert result.code == 0, result.err

@@ -120,3 +120,11 @@ def test_jobs_against_a_services_configuration(cli):
 def test_a_bad_hived_config_is_refused_even_without_jobs(cli):
     result = cli("validate", "configs/group.example.yaml", "--hived-config", "configs/group.example.yaml")
     assert result.code == 2 and "not a HiveD config" in result.err
+
+
+def test_kubeflow_manifests_are_validated_with_their_own_rule_ids(cli):
+    good = cli("validate", "jobs/kubeflow/kube-batch", "jobs/kubeflow/volcano", "--format", "json")
+    assert good.code == 0 and set(json.loads(good.out)["kinds"].values()) == {"manifests"}
+    bad = cli("validate", str(FIX / "kubeflow" / "volcano-scheduler-kube-batch.yaml"), "--format", "json")
+    assert bad.code == 1
+    assert {f["rule"] for f in json.loads(bad.out)["findings"]} == {"manifest-scheduler"}

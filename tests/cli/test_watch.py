@@ -10,6 +10,7 @@ from pathlib import Path
 
 from hivedlab.evidence import read_evidence
 from tests.support.k8s_server import KUBECONFIG, FakeApiServer
+from tests.support.records import object_of
 
 
 def test_help(cli) -> None:
@@ -53,11 +54,11 @@ def test_records_until_sigint(cli, tmp_path: Path) -> None:
     assert result.code == 0 and "stopped" in result.err
     evidence = read_evidence(log)
     assert evidence.chain_ok and evidence.warnings == ()
-    assert [r.object["metadata"]["name"] for r in evidence.records if r.resource == "pods"] == ["p0"]
+    assert [object_of(r)["metadata"]["name"] for r in evidence.records if r.resource == "pods"] == ["p0"]
 
 
 def test_watcher_built_from_kubeconfig_as_the_real_backend_does(tmp_path: Path) -> None:
-    from hivedlab.cluster.pai.watcher import Watcher
+    from hivedlab.cluster.watcher import Watcher
     from hivedlab.evidence import EvidenceWriter
 
     log, config = tmp_path / "w.jsonl", tmp_path / "kubeconfig"

@@ -4,11 +4,15 @@ and kube-batch, judged by the gang and deadlock rules; `--scheduler` on the simu
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from hivedlab.evidence import read_evidence
+from tests.support.quick_charts import stub_charts
+
+pytestmark = pytest.mark.xdist_group("kubeflow-run")  # one worker: the kubeflow-gang run is made once
 
 
 def _records(log: Path) -> list[dict]:
@@ -25,7 +29,9 @@ def kubeflow_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from hivedlab.cli.main import main
 
     out = tmp_path_factory.mktemp("kubeflow")
-    assert main(["run", "kubeflow-gang", "--out", str(out), "--lang", "en"]) == 0
+    with pytest.MonkeyPatch.context() as patch:
+        stub_charts(patch)
+        assert main(["run", "kubeflow-gang", "--out", str(out), "--lang", "en"]) == 0
     return out
 
 
@@ -71,7 +77,7 @@ def test_contrast_runs_stay_out_of_the_graded_experiments(kubeflow_run: Path) ->
 def test_scheduler_is_a_usage_error_on_a_real_cluster(cli, tmp_path: Path) -> None:
     result = cli("run", "gang", "--cluster", "pai", "--scheduler", "default", "--out", str(tmp_path))
     assert result.code == 2
-    assert "simulated cluster only" in result.err
+    assert "--scheduler applies to the simulated cluster and --cluster k8s" in result.err
 
 
 def test_one_scheduler_can_be_picked(cli, tmp_path: Path) -> None:
@@ -94,11 +100,12 @@ def test_the_report_gives_contrast_runs_their_own_section(kubeflow_run: Path) ->
     assert [line.split()[2] for line in partial] == ["Running", "Running", "Pending"]  # ps-0, worker-0, worker-1
     whole = [line for line in kube_batch.splitlines() if line.startswith("tfjob-gang-2")]
     assert [line.split()[2] for line in whole] == ["Pending", "Pending", "Pending"]
+    assert re.search(r"`kubectl get pod` \(at T\+\d:\d\d:\d\d\):", section)  # the report's one clock
     assert (kubeflow_run / "contrast" / "kubeflow-gang@default" / "timeline.png").is_file()
     assert "contrast" not in json.loads((kubeflow_run / "claims.json").read_text(encoding="utf-8"))
 
 
-def test_the_five_experiments_run_under_another_scheduler(cli, tmp_path: Path) -> None:
+def test_the_five_experiments_run_under_another_scheduler(cli, tmp_path: Path, quick_charts: None) -> None:
     """Contrast runs of the lab's experiments: judged by HiveD's rules, which need not hold; the exit stays 0."""
     result = cli("run", "all", "--scheduler", "kube-batch", "--out", str(tmp_path), "--lang", "en")
     assert result.code == 0

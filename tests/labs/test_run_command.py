@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import CliResult
+from tests.support.sim_lab import SEED, SimLab
 
 
 def test_help_has_examples(cli: Callable[..., CliResult]) -> None:
@@ -57,7 +58,7 @@ def test_run_one_experiment_on_the_simulator(cli: Callable[..., CliResult], tmp_
     assert names == ["job-config-5-alice-gang-s3.yaml", "job-config-6-alice-gang-s3.yaml"]
 
 
-def test_summary_in_chinese_by_default(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+def test_summary_in_chinese_by_default(cli: Callable[..., CliResult], tmp_path: Path, quick_charts: None) -> None:
     result = cli("run", "priority", "--out", str(tmp_path))
     assert result.code == 0, result.err
     lines = result.out.splitlines()
@@ -68,27 +69,30 @@ def test_summary_in_chinese_by_default(cli: Callable[..., CliResult], tmp_path: 
     assert (tmp_path / "report.md").is_file() and (tmp_path / "report.html").is_file()
 
 
-def test_same_seed_same_logs(cli: Callable[..., CliResult], tmp_path: Path) -> None:
-    for folder in ("a", "b"):
-        assert cli("run", "all", "--out", str(tmp_path / folder), "--no-report").code == 0
+def test_same_seed_same_logs(cli: Callable[..., CliResult], sim_lab: SimLab, tmp_path: Path) -> None:
+    """A second run with the session's seed writes the session run's logs byte for byte; another seed does not."""
+    assert sim_lab.code == 0
+    assert cli("run", "all", "--out", str(tmp_path / "a"), "--seed", str(SEED), "--no-report").code == 0
     for experiment in ("vc-safety", "priority", "opportunistic", "gang", "incremental"):
         rel = Path("experiments") / experiment / "evidence.jsonl"
-        assert (tmp_path / "a" / rel).read_bytes() == (tmp_path / "b" / rel).read_bytes(), experiment
+        assert (tmp_path / "a" / rel).read_bytes() == (sim_lab.out / rel).read_bytes(), experiment
     assert cli("run", "priority", "--out", str(tmp_path / "c"), "--seed", "2", "--no-report").code == 0
     rel = Path("experiments") / "priority" / "evidence.jsonl"
     assert (tmp_path / "c" / rel).read_bytes() != (tmp_path / "a" / rel).read_bytes()
 
 
-def test_run_all_with_report(cli: Callable[..., CliResult], tmp_path: Path) -> None:
-    result = cli("run", "all", "--out", str(tmp_path), "--lang", "en")
-    assert result.code == 0, result.out + result.err
-    rows = [line.split()[:2] for line in result.out.splitlines()[1:6]]
-    assert rows == [[e, "consistent"] for e in ("vc-safety", "priority", "opportunistic", "gang", "incremental")]
+def test_run_all_with_report(sim_lab: SimLab) -> None:
+    """The session's `hivedlab run all` (tests/support/sim_lab.py): every experiment consistent, with the report."""
+    assert sim_lab.code == 0, sim_lab.stdout + sim_lab.stderr
+    rows = [line.split()[:2] for line in sim_lab.stdout.splitlines()[1:6]]
+    assert rows == [[e, "一致"] for e in ("vc-safety", "priority", "opportunistic", "gang", "incremental")]
     for experiment, _ in rows:
-        verdicts = json.loads((tmp_path / "experiments" / experiment / "verdicts.json").read_text(encoding="utf-8"))
+        path = sim_lab.out / "experiments" / experiment / "verdicts.json"
+        verdicts = json.loads(path.read_text(encoding="utf-8"))
         assert verdicts["verdict"] == "consistent", (experiment, verdicts["answers"])
-    assert (tmp_path / "report.md").is_file() and (tmp_path / "report.html").is_file()
-    assert (tmp_path / "claims.json").is_file() and (tmp_path / "experiments" / "gang" / "timeline.png").is_file()
+    out = sim_lab.out
+    assert (out / "report.md").is_file() and (out / "report.html").is_file()
+    assert (out / "claims.json").is_file() and (out / "experiments" / "gang" / "timeline.png").is_file()
 
 
 def test_a_plans_sim_block_sets_the_simulators_knobs(tmp_path: Path) -> None:
@@ -128,3 +132,21 @@ def test_a_bad_inventory_gets_the_same_sentence_from_run_and_validate(
     checked = cli("validate", str(path))
     assert ran.code == 2 and sentence in ran.err and not (tmp_path / "out").exists()
     assert checked.code == 1 and sentence in checked.out
+
+
+def test_a_group_told_to_use_the_simulated_cluster_can(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    """scheduler-config refuses a single one-GPU worker and points to the simulated cluster, which then runs."""
+    import yaml
+
+    members = [{"name": "Ana", "user": "ana", "roles": ["dev-box"], "hostname": "box", "ip": "192.0.2.1"},
+               {"name": "Cy", "user": "cy", "roles": ["master"], "hostname": "master-cy", "ip": "192.0.2.3"},
+               {"name": "Ben", "user": "ben", "roles": ["worker"], "hostname": "node-ben", "ip": "192.0.2.2", "gpus": 1}]
+    inventory = tmp_path / "group.yaml"
+    inventory.write_text(yaml.safe_dump({"group": "g", "members": members}), encoding="utf-8")
+    refused = cli("scheduler-config", "one-vc", "--inventory", str(inventory), "--lang", "en")
+    assert refused.code == 2 and "--cluster sim" in refused.err
+    result = cli("run", "gang", "--inventory", str(inventory), "--out", str(tmp_path / "out"), "--no-report")
+    assert result.code == 0, result.err
+    run = json.loads((tmp_path / "out" / "run.json").read_text(encoding="utf-8"))
+    assert run["outcomes"]["gang"]["status"] == "finished"
+    assert run["hardware"]["gang"]["on"] == "manual" and "'one-vc'" in run["hardware"]["gang"]["why"]["en"]

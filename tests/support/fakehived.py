@@ -34,7 +34,7 @@ def hived_status(config_text: str) -> tuple[list[dict[str, Any]], dict[str, list
                 for i, c in enumerate(config["physicalCluster"]["physicalCells"])]
     virtual = {}
     for vc, spec in config["virtualClusters"].items():
-        cells = []
+        cells: list[dict[str, Any]] = []
         for cell in spec["virtualCells"]:
             cell_type = cell["cellType"].split(".")[-1]
             cells += [_cell(cell_type, f"{vc}/{len(cells) + i}", types) for i in range(int(cell["cellNumber"]))]

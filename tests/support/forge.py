@@ -45,6 +45,13 @@ def pod(record: Rec) -> Rec | None:
     return watch.get("object") if watch.get("resource") == "pods" else None
 
 
+def pod_of(record: Rec) -> Rec:
+    """The pod of a record known to hold one (fails the test on any other record)."""
+    obj = pod(record)
+    assert obj is not None, f"record {record.get('seq')} holds no pod"
+    return obj
+
+
 def uid_of(record: Rec) -> str | None:
     obj = pod(record)
     return obj["metadata"]["uid"] if obj else None
@@ -71,9 +78,9 @@ def rebind(records: list[Rec], uid: str, node: str, gpus: str) -> list[Rec]:
     """Every record of the pod `uid` says it was bound to `node`, leaf cells `gpus` ("0" or "0,1")."""
     result = []
     for record in records:
-        if uid_of(record) == uid and pod(record)["spec"].get("nodeName"):
+        if uid_of(record) == uid and pod_of(record)["spec"].get("nodeName"):
             record = copy.deepcopy(record)
-            obj = pod(record)
+            obj = pod_of(record)
             old, obj["spec"]["nodeName"] = obj["spec"]["nodeName"], node
             annotations = obj["metadata"]["annotations"]
             annotations[LEAF_CELL_ISOLATION] = gpus
@@ -90,7 +97,7 @@ def drop(records: list[Rec], unwanted: Callable[[Rec], bool]) -> list[Rec]:
 def finish(records: list[Rec], uid: str, before: int) -> list[Rec]:
     """The pod `uid` ends with exit code 0 (MODIFIED Succeeded, then DELETED) just before record index `before`."""
     last = copy.deepcopy([r for r in records if uid_of(r) == uid][-1])
-    obj = pod(last)
+    obj = pod_of(last)
     obj["metadata"].pop("deletionTimestamp", None)
     obj["status"]["phase"] = "Succeeded"
     for status in obj["status"].get("containerStatuses") or []:
@@ -126,3 +133,16 @@ def postpone_release(records: list[Rec]) -> list[Rec]:
     for record in moved:
         record["time"] = kept[end]["time"]
     return [*kept[:end], *moved, *kept[end:]]
+
+
+def bind_while_waiting(records: list[Rec], uid: str) -> list[Rec]:
+    """The pod `uid`'s first bind record moves to just after its first FailedScheduling event, with that event's
+    time: it is bound while it waited (while the pod it waited for still held its cells)."""
+    bind = next(i for i, r in enumerate(records) if uid_of(r) == uid and (pod(r) or {})["spec"].get("nodeName"))
+    name = (pod(records[bind]) or {})["metadata"]["name"]
+    wait = next(i for i, r in enumerate(records) if involved(r) == name and r["watch"]["object"].get("reason")
+                == "FailedScheduling")
+    moved = {**records[bind], "time": records[wait]["time"]}
+    kept = [r for i, r in enumerate(records) if i != bind]
+    at = wait + 1 if wait < bind else wait
+    return [*kept[:at], moved, *kept[at:]]

@@ -14,8 +14,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-import yaml
-
+from tests.support.fixture_yaml import fixture_yaml
 from tests.support.paths import FIXTURES
 
 CASES_FILE = FIXTURES / "spec" / "hived-cases.yaml"
@@ -74,6 +73,13 @@ class Step:
     groups: tuple[str, ...] = ()  # assert steps: `groups` (list or map keys) or the groups of `groupsOfPods`
 
     @property
+    def pod_name(self) -> str:
+        """The pod of a step that acts on one (schedule, delete)."""
+        if self.pod is None:
+            raise CaseFileError(f"{self.label}: names no pod")
+        return self.pod
+
+    @property
     def label(self) -> str:
         subject = self.pod or self.raw.get("check") or self.raw.get("what") or self.raw.get("node") or ""
         return f"step {self.index} ({self.op} {subject})".replace(" )", ")")
@@ -103,8 +109,7 @@ class CasesFile:
 
 def load_cases(path: Path = CASES_FILE) -> CasesFile:
     """Read and validate the cases file."""
-    data = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    return parse_cases(data)
+    return parse_cases(fixture_yaml(path))
 
 
 def parse_cases(data: Any) -> CasesFile:

@@ -88,7 +88,7 @@ class FlowRunner:
     # -- schedule -------------------------------------------------------------------------------------------
 
     def _op_schedule(self, step: Step) -> None:
-        pod = self.api.PodRef(step.namespace, step.pod, step.pod)
+        pod = self.api.PodRef(step.namespace, step.pod_name, step.pod_name)
         spec, outcome = self._spec_of(step)
         if outcome is None:
             suggested = step.suggested.resolve(list(self.sched.reported_nodes))
@@ -100,7 +100,7 @@ class FlowRunner:
             self._check_expect(step.expect, outcome)
         if isinstance(outcome, self.api.Bind) and step.bind_on_success:
             self.sched.add_allocated_pod(pod, spec, outcome.bind_info)
-            self.bound[step.pod] = BoundPod(pod, spec, outcome.bind_info, group_of(spec, step.namespace, step.pod))
+            self.bound[step.pod_name] = BoundPod(pod, spec, outcome.bind_info, group_of(spec, step.namespace, step.pod_name))
         if self.case.nondeterministic:
             self._check_random_bind(step, spec, outcome)
         else:
@@ -249,12 +249,12 @@ class FlowRunner:
 
     def _op_delete_allocated(self, step: Step) -> None:
         same("deleted pod was", step.observed.get("deleted"), "allocated")
-        self.sched.delete_allocated_pod(self.api.PodRef(step.namespace, step.pod, step.pod))
-        self.bound.pop(step.pod, None)
+        self.sched.delete_allocated_pod(self.api.PodRef(step.namespace, step.pod_name, step.pod_name))
+        self.bound.pop(step.pod_name, None)
 
     def _op_delete_unallocated(self, step: Step) -> None:
         same("deleted pod was", step.observed.get("deleted"), "unallocated")
-        self.sched.delete_unallocated_pod(self.api.PodRef(step.namespace, step.pod, step.pod))
+        self.sched.delete_unallocated_pod(self.api.PodRef(step.namespace, step.pod_name, step.pod_name))
 
     def _op_delete(self, step: Step) -> None:
         """observedCases: a bound pod is deleted as allocated, any other as unallocated."""

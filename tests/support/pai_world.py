@@ -55,7 +55,7 @@ class StubHived:
 
 
 class ReplayWatcher:
-    """Stands in for hivedlab.cluster.pai.watcher.Watcher: the test pushes objects, they go through the writer it was given."""
+    """Stands in for hivedlab.cluster.watcher.Watcher: the test pushes objects, they go through the writer it was given."""
 
     def __init__(self, writer):
         self.writer, self.stopped = writer, False

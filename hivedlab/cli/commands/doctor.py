@@ -179,7 +179,7 @@ def check_nodes(kubeconfig: str | None, inventory: Inventory) -> list[Finding]:
     """Every Kubernetes node Ready, and every cluster member of the inventory is a node."""
     from kubernetes import client
 
-    from hivedlab.cluster.pai.watcher import make_api_client
+    from hivedlab.cluster.watcher import make_api_client
 
     fix_zh = "在 dev-box 容器中运行 `kubectl get nodes`；未就绪的节点上执行 `sudo systemctl restart kubelet`，或重新运行 quick-start"
     fix_en = ("run `kubectl get nodes` in the dev-box container; on a node that is not Ready run `sudo systemctl "

@@ -15,9 +15,11 @@ Validate job protocols, HiveD configs (bare, or inside services-configuration.ya
 hivedscheduler.config) and group inventories with the verdicts of OpenPAI v1.2.0's rest-server and
 HiveD v0.3.4. A folder is walked (*.yaml, *.yml; templates/ skipped); a file's kind is told by its
 content. Files under a rejected/ folder are meant to be refused: their errors are expected.
+Kubeflow TFJob + PodGroup manifests (jobs/kubeflow/<form>/) are checked too: each kind's schema,
+schedulerName, group-name annotations, minMember against the replicas, GPU limits (docs/kubeflow-on-kubernetes.md).
 
 校验作业配置、HiveD 配置（单独的文件，或 services-configuration.yaml 中的 hivedscheduler.config）
-和小组清单，判定与 OpenPAI v1.2.0 rest-server 和 HiveD v0.3.4 一致。
+和小组清单，判定与 OpenPAI v1.2.0 rest-server 和 HiveD v0.3.4 一致；也校验 Kubeflow 的 TFJob 和 PodGroup 清单。
 
 Jobs are checked against --hived-config (repeatable), by default against every shipped
 configs/hived/*.yaml that defines the job's VC: a job passes if one of them accepts it.
@@ -32,6 +34,7 @@ EXAMPLES = """\
   hivedlab validate services-configuration.yaml        # the hivedscheduler section
   hivedlab validate --format github jobs configs       # annotations in a GitHub Actions log
   hivedlab validate --format sarif --out validate.sarif jobs configs
+  hivedlab validate jobs/kubeflow/kube-batch           # TFJob + PodGroup manifests
 """
 
 

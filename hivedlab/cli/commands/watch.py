@@ -39,7 +39,7 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
 
 
 def record(args: argparse.Namespace, stop: threading.Event) -> int:
-    from hivedlab.cluster.pai.watcher import Watcher, make_api_client
+    from hivedlab.cluster.watcher import Watcher, make_api_client
     from hivedlab.evidence import EvidenceWriter
 
     client = make_api_client(args.kubeconfig, args.context)

@@ -73,3 +73,27 @@ def test_a_real_looking_log_shows_no_sign(tmp_path: Path) -> None:
     root = make_run_dir(tmp_path / "g", source="k8s")
     assert simulator_signs(read_evidence(root / "experiments" / "priority" / "evidence.jsonl").records) == []
     assert simulator_signs([]) == []
+
+
+def test_a_run_relabelled_as_plain_kubernetes_is_flagged_too(tmp_path: Path) -> None:
+    def as_k8s(root: Path) -> Path:
+        run = json.loads((root / "run.json").read_text())
+        run["cluster"] = "k8s"
+        (root / "run.json").write_text(json.dumps(run))  # the logs still say sim: run.json alone claims a real one
+        return root
+
+    forged = grade(as_k8s(group(tmp_path / "b")))
+    assert {f.experiment for f in forged.findings if f.code == "simulator-relabelled"} == set(EXPERIMENTS)
+
+
+def test_name_based_uids_of_tfjobs_and_podgroups_are_a_sign(tmp_path: Path) -> None:
+    from hivedlab.evidence import EvidenceWriter
+
+    log = tmp_path / "log.jsonl"
+    with EvidenceWriter(log, "k8s") as writer:
+        for resource, kind in (("tfjobs", "TFJob"), ("podgroups", "PodGroup")):
+            uid = str(uuid.uuid5(uuid.NAMESPACE_URL, kind))
+            writer.write_object("ADDED", resource, {"kind": kind, "metadata": {"name": "job", "uid": uid}},
+                                time="2026-11-26T09:00:00.000000Z")
+    (sign,) = [s.en for s in simulator_signs(read_evidence(log).records)]
+    assert sign.startswith("2 of 2 object uids are name-based")

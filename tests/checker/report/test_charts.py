@@ -22,6 +22,7 @@ from hivedlab.checker.report.charts import (
     legend_entries,
     merge_shared,
 )
+from hivedlab.checker.report.text import clock
 from hivedlab.checker.report.timeline import timeline_for_chart
 from hivedlab.checker.timeline import vc_nodes_from_config
 from tests.support.charts import svg_texts
@@ -29,7 +30,7 @@ from tests.support.paths import FIXTURES
 
 REPORT_FIXTURES = FIXTURES / "report"
 RUN = REPORT_FIXTURES / "run-sim"
-TWO_VC = {"default": ("hostname-carol",), "vc1": ("hostname-dan",)}
+TWO_VC: dict[str, tuple[str, ...]] = {"default": ("hostname-carol",), "vc1": ("hostname-dan",)}
 NODES = ("hostname-carol", "hostname-dan")
 
 
@@ -241,7 +242,7 @@ def test_a_rejected_submission_is_marked_at_its_submit_time():
     assert data.lanes[lane].label == "big"
     assert [(m.kind, m.lane, m.time, m.status) for m in data.markers] == [("rejected", lane, 367.7, 400)]
     texts = svg_texts(draw(data, "en", salt="rejected")[1])
-    assert "rejected big" in texts and "submitted T+0:06:08, rejected (HTTP 400)" in texts
+    assert "rejected big" in texts and f"submitted {clock(367.7)}, rejected (HTTP 400)" in texts  # the one clock
 
 
 def test_the_report_draws_the_incremental_rejection_in_its_language(tmp_path: Path):
@@ -250,7 +251,19 @@ def test_the_report_draws_the_incremental_rejection_in_its_language(tmp_path: Pa
     build_report(run, "zh")
     zh = svg_texts((run / "experiments" / "incremental" / "timeline.svg").read_text(encoding="utf-8"))
     assert "被拒绝 job-over-quota-gang" in zh and "弹性调度 (Incremental Scheduling)" in zh
-    assert any(re.fullmatch(r"T\+0:0\d:\d\d 提交，被拒绝（HTTP 400）", t) for t in zh)
+    row = next(line for line in (run / "report.md").read_text(encoding="utf-8").splitlines()
+               if line.startswith("| job-over-quota-gang |"))
+    when = re.search(r"T\+\d:\d\d:\d\d", row)
+    assert when and f"{when.group(0)} 提交，被拒绝（HTTP 400）" in zh  # the same second the report's table prints
     build_report(run, "en", out_dir=tmp_path / "en")
     en = svg_texts((tmp_path / "en" / "experiments" / "incremental" / "timeline.svg").read_text(encoding="utf-8"))
     assert "rejected job-over-quota-gang" in en and "Incremental Scheduling" in en
+
+
+def test_a_chart_counts_from_the_reports_t0():
+    """The report's T+0 is the first record's whole second: a chart of times 0.6 s into it is drawn shifted."""
+    data = chart_data("origin", _short_first_attempt(), NODES, TWO_VC, 740, (Switch(400.0, "restart"),),
+                      (Rejection("big", 20.0, 400, ""),), origin=0.6)
+    runs = [(b.start, b.end) for b in data.bars if b.kind == "run"]
+    assert runs == [(5.6, 8.6), (15.6, 375.6), (378.6, 740.6)] and data.end == 740.6
+    assert data.switches[0].time == 400.6 and [m.time for m in data.markers if m.kind == "rejected"] == [20.6]

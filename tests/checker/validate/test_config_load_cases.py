@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import pytest
-import yaml
 
 from hivedlab.checker.validate import ERROR
 from hivedlab.checker.validate.hived import check_hived_config
+from tests.support.fixture_yaml import fixture_yaml
 from tests.support.paths import FIXTURES
 
 FILE = FIXTURES / "validate" / "hived-config-load-cases.yaml"
-CASES = yaml.safe_load(FILE.read_text(encoding="utf-8"))["cases"]
+CASES = fixture_yaml(FILE)["cases"]
 
 
 def test_there_are_cases():

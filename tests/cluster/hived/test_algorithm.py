@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from hivedlab.cluster.hived import Bind, HivedScheduler, PodRef, Preempt, UserError, Wait, load_config
+from hivedlab.cluster.hived.types import Phase
 from tests.support.scoring import PUBLIC
 
 LAB2 = yaml.safe_load(json.loads((PUBLIC / "pub-0002-lab-config-2.json").read_text(encoding="utf-8"))["config"])
@@ -22,7 +23,7 @@ def _spec(priority: int, pods: int, group: str, lazy: bool = False) -> dict[str,
     return spec
 
 
-def _run(sched: HivedScheduler, name: str, spec: dict[str, Any], phase: str = "Preempting") -> Any:
+def _run(sched: HivedScheduler, name: str, spec: dict[str, Any], phase: Phase = "Preempting") -> Any:
     pod = PodRef("default", name, name)
     result = sched.schedule(pod, spec, set(sched.reported_nodes), phase)
     if isinstance(result, Bind):

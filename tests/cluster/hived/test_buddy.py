@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from hivedlab.cluster.hived import Bind, HivedScheduler, PodRef, Wait, load_config
+from hivedlab.cluster.hived.cell import PhysicalCell
 from tests.support.paths import FIXTURES
 
 PUBLIC = FIXTURES / "hived-diff" / "public"
@@ -31,6 +32,16 @@ def _two_racks() -> dict[str, Any]:
     }
 
 
+def _parent(cell: PhysicalCell) -> PhysicalCell:
+    assert cell.parent is not None, f"{cell.address} has no parent"
+    return cell.parent
+
+
+def _address(cell: PhysicalCell | None) -> str | None:
+    """The address of a virtual cell's physical cell; None while it is bound to none."""
+    return None if cell is None else cell.address
+
+
 def _free(sched: HivedScheduler, chain: str) -> dict[int, list[str]]:
     return {lv: [c.address for c in cells] for lv, cells in sched.chain_state[chain].free.items()}
 
@@ -48,7 +59,7 @@ def test_take_splits_ancestors_with_swap_remove() -> None:
     assert leaf.address == "0/a/0"
     assert state.remove_from_free(leaf) == 3  # split up to the rack level
     assert _free(sched, "RACK") == {1: ["0/a/1"], 2: ["0/b"], 3: ["1"]}
-    assert leaf.parent.split and leaf.parent.parent.split
+    assert _parent(leaf).split and _parent(_parent(leaf)).split
 
 
 def test_give_back_merges_and_appends_at_the_end() -> None:
@@ -58,7 +69,7 @@ def test_give_back_merges_and_appends_at_the_end() -> None:
     state.remove_from_free(leaf)
     assert state.add_to_free(leaf) == 3
     assert _free(sched, "RACK") == {1: [], 2: [], 3: ["1", "0"]}
-    assert not leaf.parent.split
+    assert not _parent(leaf).split
 
 
 def test_give_back_stops_below_a_busy_sibling() -> None:
@@ -141,21 +152,21 @@ def test_pinned_cell_stays_bound_while_its_leaves_come_and_go() -> None:
     }
     sched = HivedScheduler(load_config(config))
     pinned = sched.vc_pinned["a"]["P1"]
-    assert pinned.address == "a/1" and pinned.physical.address == "n1"
+    assert pinned.address == "a/1" and _address(pinned.physical) == "n1"
     assert all(child.physical is None for child in pinned.children)
     spec = {"virtualCluster": "a", "priority": 0, "leafCellNumber": 1, "pinnedCellId": "P1"}
     result = _schedule(sched, "p", spec)
     assert (result.node, result.leaf_cell_isolation) == ("n1", (0,))
-    assert pinned.children[0].physical.address == "n1/0"
+    assert _address(pinned.children[0].physical) == "n1/0"
     sched.delete_allocated_pod(PodRef("default", "p", "p"))
-    assert pinned.children[0].physical is None and pinned.physical.address == "n1"
+    assert pinned.children[0].physical is None and _address(pinned.physical) == "n1"
     _schedule(sched, "q", spec)
     sched.set_node_bad("n1")
-    assert [c.physical.address for c in pinned.children] == ["n1/0", "n1/1"]
+    assert [_address(c.physical) for c in pinned.children] == ["n1/0", "n1/1"]
     sched.delete_allocated_pod(PodRef("default", "q", "q"))
-    assert [c.physical.address for c in pinned.children] == ["n1/0", "n1/1"]  # bad leaves keep their binding
+    assert [_address(c.physical) for c in pinned.children] == ["n1/0", "n1/1"]  # bad leaves keep their binding
     sched.set_node_healthy("n1")
-    assert [c.physical for c in pinned.children] == [None, None] and pinned.physical.address == "n1"
+    assert [c.physical for c in pinned.children] == [None, None] and _address(pinned.physical) == "n1"
 
 
 def test_opportunistic_leaf_gone_bad_inside_a_vc_cell() -> None:

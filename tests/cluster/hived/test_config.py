@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-import yaml
 
 from hivedlab.cluster.hived import ConfigError, load_config
+from tests.support.fixture_yaml import fixture_yaml
 from tests.support.paths import FIXTURES
 
 CASES_FILE = FIXTURES / "spec" / "hived-cases.yaml"
-_DATA = yaml.safe_load(CASES_FILE.read_text(encoding="utf-8"))
+_DATA = fixture_yaml(CASES_FILE)
 LOAD_CASES = _DATA["configLoadCases"]
 
 

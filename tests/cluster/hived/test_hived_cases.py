@@ -179,7 +179,7 @@ def test_group_after_names_the_pods_own_group() -> None:
         for step in case.steps:
             after = step.observed.get("groupAfter")
             if step.op == "schedule" and step.spec_yaml is None:
-                specs[step.pod] = step.spec
+                specs[step.pod_name] = step.spec
             if after is None or step.pod not in specs:
                 continue
             assert after["name"] == group_of(specs[step.pod], step.namespace, step.pod), (case.id, step.index)

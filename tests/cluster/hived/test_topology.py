@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from hivedlab.cluster.hived import Bind, HivedScheduler, PodRef, load_config
+from hivedlab.cluster.hived.cell import Cell
+from hivedlab.cluster.hived.config import CellTypeInfo
 from hivedlab.cluster.hived.topology import _search
 
 
@@ -41,36 +43,31 @@ def test_ten_single_leaf_pods_fill_the_view_in_order() -> None:
         result = sched.schedule(pod, spec, set(sched.reported_nodes), "Preempting")
         assert isinstance(result, Bind)
         sched.add_allocated_pod(pod, spec, result.bind_info)
-        group = sched.groups[f"default/p{i}"]
-        preassigned.append(group.virtual[1][0][0].preassigned.address)
+        virtual = sched.groups[f"default/p{i}"].virtual
+        assert virtual is not None
+        cell = virtual[1][0][0]
+        assert cell is not None
+        preassigned.append(cell.preassigned.address)
     assert preassigned == ["x/2"] * 4 + ["x/1"] * 2 + ["x/4"] * 2 + ["x/0", "x/3"]
 
 
-class _Leaf:
-    """A stand-in cell for the search: level 1 under a parent chain."""
-
-    def __init__(self, parent: Any) -> None:
-        self.level = 1
-        self.parent = parent
-
-
-class _Inner:
-    def __init__(self, level: int, parent: Any = None) -> None:
-        self.level = level
-        self.parent = parent
+def _cell(level: int, parent: Cell[Any] | None = None) -> Cell[Any]:
+    """A bare cell at `level` under `parent`: all the search looks at."""
+    info = CellTypeInfo(f"L{level}", level, None, 0, False, "L1", 1, False, False)
+    return Cell("chain", info, f"L{level}", parent)
 
 
 def test_search_prefers_the_lowest_common_ancestor() -> None:
-    node = _Inner(3)
-    switches = [_Inner(2, node), _Inner(2, node)]
-    leaves = [_Leaf(switches[0]), _Leaf(switches[1]), _Leaf(switches[1])]
+    node = _cell(3)
+    switches = [_cell(2, node), _cell(2, node)]
+    leaves = [_cell(1, switches[0]), _cell(1, switches[1]), _cell(1, switches[1])]
     # two leaves: the first pair (0, 1) only meets at the node; (1, 2) share a switch -> optimal, found later
     level, best = _search(leaves, 2, optimal=2)
     assert (level, best) == (2, [1, 2])
 
 
 def test_search_keeps_the_first_best_when_no_optimum_exists() -> None:
-    node = _Inner(3)
-    switches = [_Inner(2, node), _Inner(2, node)]
-    leaves = [_Leaf(switches[0]), _Leaf(switches[1])]
+    node = _cell(3)
+    switches = [_cell(2, node), _cell(2, node)]
+    leaves = [_cell(1, switches[0]), _cell(1, switches[1])]
     assert _search(leaves, 2, optimal=2) == (3, [0, 1])

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import pytest
-import yaml
 
 from hivedlab.checker.validate import ERROR
 from hivedlab.checker.validate.jobs import check_job, prepare_target
 from hivedlab.cluster.openpai import admission, hived_spec, protocol
+from tests.support.fixture_yaml import fixture_yaml
 from tests.support.paths import FIXTURES
 
 FILE = FIXTURES / "spec" / "openpai-protocol-cases.yaml"
-DOC = yaml.safe_load(FILE.read_text(encoding="utf-8"))
+DOC = fixture_yaml(FILE)
 CASES = DOC["cases"]
 CONFIGS = DOC["hived_configs"]
 

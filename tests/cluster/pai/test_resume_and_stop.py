@@ -22,6 +22,7 @@ from tests.support.fakepai import FakePai
 from tests.support.k8s_server import KUBECONFIG, FakeApiServer
 from tests.support.local import json_reply
 from tests.support.pai_world import StubHived, job
+from tests.support.records import action_of, object_of
 
 MEMBERS = ("alice", "bob", "carol", "dan")  # configs/group.example.yaml, the default inventory
 INVALID = json_reply(401, {"code": "UnauthorizedUserError", "message": "Your token is invalid."})
@@ -64,7 +65,9 @@ def wait_for(predicate: Callable[[], bool], timeout: float = 20.0) -> None:
 
 
 @pytest.fixture
-def lab(serve, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Lab]:
+def lab(serve, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, quick_charts: None) -> Iterator[Lab]:
+    """The fake cluster's services in the environment `hivedlab run --cluster pai` reads (charts stubbed: these
+    tests are about the evidence, the verdicts and the jobs left, not the drawing)."""
     pai, hived = FakePai(serve), StubHived(serve)
     for user in ("carol", "dan"):
         pai.add_user(user, f"{user}-pass")
@@ -105,8 +108,8 @@ def test_a_rerun_after_the_pods_are_gone_keeps_the_evidence_and_the_verdict(cli,
     log = read_evidence(lab.log)
     assert lab.log.read_bytes().startswith(before) and log.chain_ok and log.warnings == ()
     assert lab.pod_records() >= pods
-    assert [r.action["type"] for r in log.records if r.action_type in ("plan", "end")] == ["plan", "end"] * 2
-    assert [r.action.get("resumed", False) for r in log.records if r.action_type == "plan"] == [False, True]
+    assert [action_of(r)["type"] for r in log.records if r.action_type in ("plan", "end")] == ["plan", "end"] * 2
+    assert [action_of(r).get("resumed", False) for r in log.records if r.action_type == "plan"] == [False, True]
     assert lab.schema_errors() == []
     again = lab.verdicts()
     assert again["verdict"] == "consistent"
@@ -132,7 +135,7 @@ def test_a_run_failing_mid_way_names_its_jobs_left_and_resuming_finishes_it(cli,
     assert lab.submissions() == 4
     log = read_evidence(lab.log)
     assert lab.log.read_bytes().startswith(session_one) and log.chain_ok
-    ends = [r.action["status"] for r in log.records if r.action_type == "end"]
+    ends = [action_of(r)["status"] for r in log.records if r.action_type == "end"]
     assert ends == ["failed", "finished"]
     verdicts = lab.verdicts()
     assert verdicts["verdict"] == "consistent", verdicts
@@ -144,13 +147,13 @@ def test_a_run_failing_mid_way_names_its_jobs_left_and_resuming_finishes_it(cli,
 def test_resuming_after_the_history_expired_records_the_vanished_pods(cli, lab: Lab) -> None:
     lab.fail_first_status_poll_once_running()
     assert run(cli, lab).code == 1
-    seen = {r.object["metadata"]["uid"] for r in read_evidence(lab.log).records if r.resource == "pods"}
+    seen = {object_of(r)["metadata"]["uid"] for r in read_evidence(lab.log).records if r.resource == "pods"}
     wait_for(lab.cluster.all_done)
     for resource in ("pods", "events", "frameworks"):
         lab.api.compact(resource)  # the watch cannot resume: 410, a re-list, and the pods seen before are gone
     run(cli, lab)
     records = read_evidence(lab.log).records
-    vanished = {r.object["metadata"]["uid"] for r in records if r.resource == "pods" and r.synthetic}
+    vanished = {object_of(r)["metadata"]["uid"] for r in records if r.resource == "pods" and r.synthetic}
     assert vanished and vanished <= seen
     assert read_evidence(lab.log).chain_ok and lab.submissions() == 4
 
@@ -226,3 +229,50 @@ def test_a_bad_token_stops_the_run_before_anything_is_submitted(cli, lab: Lab) -
     assert result.code == 2 and lab.submissions() == 0 and lab.pai.jobs == {}
     [error] = [line for line in result.err.splitlines() if "error:" in line]
     assert "member bob" in error and "line 2 of" in error and "not-a-valid-token" not in result.err
+
+
+def token_calls(lab: Lab) -> list[str]:
+    """The users whose token the run tried (`GET /api/v2/jobs?username=U`, tokens.check_tokens)."""
+    prefix = "/rest-server/api/v2/jobs?username="
+    return [r["path"][len(prefix):] for r in lab.pai.requests if r["path"].startswith(prefix)]
+
+
+def test_a_members_turn_checks_and_uses_only_that_members_token(cli, lab: Lab) -> None:
+    lab.tokens.write_text(f"bob: {lab.pai.token('bob')}\n")  # the other members' tokens are not needed
+    result = cli("run", "priority", "--cluster", "pai", "--member", "Bob", "--out", str(lab.out), "--lang", "en")
+    assert result.code in (0, 1), result.err  # the fake cluster does not preempt: the verdict is not the point
+    assert set(token_calls(lab)) == {"bob"}
+    posts = [r for r in lab.pai.requests if r["method"] == "POST" and r["path"].endswith("/api/v2/jobs")]
+    tag = json.loads((lab.out / "run.json").read_text(encoding="utf-8"))["run_tag"]
+    assert len(posts) == 2 and set(lab.pai.jobs) == {f"bob~job-config-1-bob-priority-{tag}",
+                                                        f"bob~job-config-2-bob-priority-{tag}"}
+    log = lab.out / "experiments" / "priority" / "bob" / "evidence.jsonl"
+    assert read_evidence(log).chain_ok
+    submitted = json.loads((lab.out / "pai" / "submitted.json").read_text(encoding="utf-8"))
+    assert {job["experiment"] for job in submitted.values()} == {"priority/bob"}  # what `hivedlab stop` names
+    assert json.loads((lab.out / "run.json").read_text(encoding="utf-8"))["members"] == {"priority/bob": ["bob"]}
+
+
+def test_a_members_turn_without_their_token_stops_before_anything_is_submitted(cli, lab: Lab) -> None:
+    lab.tokens.write_text(f"alice: {lab.pai.token('alice')}\nbob: {lab.pai.token('bob')}\n")
+    result = cli("run", "gang", "--cluster", "pai", "--member", "carol", "--out", str(lab.out))
+    assert result.code == 2 and lab.submissions() == 0
+    assert "no OpenPAI token for member carol" in result.err
+    assert token_calls(lab) == []  # carol's token is missing: nobody's is tried, nothing is submitted
+
+
+def test_each_members_turns_need_every_members_token(cli, lab: Lab) -> None:
+    lab.tokens.write_text("".join(f"{user}: {lab.pai.token(user)}\n" for user in MEMBERS[:3]))
+    result = cli("run", "vc-safety", "--cluster", "pai", "--each-member", "--out", str(lab.out))
+    assert result.code == 2 and "no OpenPAI token for member dan" in result.err and lab.submissions() == 0
+
+
+def test_a_members_turn_resumes_in_its_own_folder(cli, lab: Lab) -> None:
+    args = ("run", "vc-safety", "--cluster", "pai", "--member", "Dan", "--out", str(lab.out))
+    assert cli(*args).code == 0
+    assert lab.submissions() == 4 and lab.log.is_file()  # vc-safety has no turns: every member at once, one folder
+    assert cli(*args).code == 0
+    assert lab.submissions() == 4  # resumed: nothing submitted twice
+    log = read_evidence(lab.log)
+    assert log.chain_ok and [(r.action or {}).get("resumed", False) for r in log.records if r.action_type == "plan"] == [
+        False, True]

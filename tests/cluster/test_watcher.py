@@ -12,9 +12,10 @@ from pathlib import Path
 import kubernetes
 import pytest
 
-from hivedlab.cluster.pai.watcher import Watcher
+from hivedlab.cluster.watcher import Watcher
 from hivedlab.evidence import EvidenceWriter, read_evidence
 from tests.support.k8s_server import FakeApiServer, Fault
+from tests.support.records import action_of, object_of
 
 
 def _client(server: FakeApiServer) -> kubernetes.client.ApiClient:
@@ -30,11 +31,12 @@ def _watcher(server: FakeApiServer, writer: EvidenceWriter, **kwargs) -> Watcher
 
 def _recorded(path: Path, resource: str = "pods") -> Counter:
     records = read_evidence(path).records
-    return Counter((r.object["metadata"]["uid"], r.object["metadata"]["resourceVersion"]) for r in records
+    return Counter((object_of(r)["metadata"]["uid"], object_of(r)["metadata"]["resourceVersion"]) for r in records
                    if r.kind == "object" and r.resource == resource and r.watch_type != "BOOKMARK" and not r.synthetic)
 
 
-def _wait(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
+def _wait(predicate: Callable[[], object], timeout: float = 10.0) -> None:
+    """Until `predicate()` is truthy (a condition, or a list that must not be empty)."""
     deadline = time.monotonic() + timeout
     pause = threading.Event()
     while not predicate():
@@ -49,8 +51,8 @@ def _exactly_once(path: Path, server: FakeApiServer, resource: str = "pods") -> 
 
 
 def _watch_events(path: Path, event: str, resource: str = "pods") -> list[dict]:
-    return [r.action for r in read_evidence(path).records
-            if r.action_type == "watch" and r.action["event"] == event and r.action.get("resource") == resource]
+    return [action_of(r) for r in read_evidence(path).records
+            if r.action_type == "watch" and action_of(r)["event"] == event and action_of(r).get("resource") == resource]
 
 
 @pytest.fixture
@@ -91,7 +93,7 @@ def test_list_then_watch(server: FakeApiServer, log: Path) -> None:
     records = read_evidence(log).records
     kinds = [r.watch_type for r in records if r.resource == "pods" and r.kind == "object"]
     assert kinds == ["LISTED", "MODIFIED"]
-    assert all(r.object["metadata"]["labels"].get("type") == "kube-launcher-task" for r in records if r.resource == "pods")
+    assert all(object_of(r)["metadata"]["labels"].get("type") == "kube-launcher-task" for r in records if r.resource == "pods")
     assert _watch_events(log, "stopped")
 
 
@@ -129,7 +131,7 @@ def test_410_as_error_event_relists(server: FakeApiServer, log: Path) -> None:
     got = _recorded(log)
     assert all(c == 1 for c in got.values())
     deleted = [r for r in read_evidence(log).records if r.watch_type == "DELETED"]
-    assert len(deleted) == 1 and deleted[0].synthetic and deleted[0].object["metadata"]["uid"] == gone["metadata"]["uid"]
+    assert len(deleted) == 1 and deleted[0].synthetic and object_of(deleted[0])["metadata"]["uid"] == gone["metadata"]["uid"]
 
 
 def test_410_as_http_status_relists(server: FakeApiServer, log: Path) -> None:
@@ -219,12 +221,12 @@ def test_cluster_without_frameworks_warns(log: Path) -> None:
             _wait(lambda: len(_recorded(log)) == 1)
 
         _run(server, log, script, on_warning=warnings.append)
-    assert warnings and "Framework" in warnings[0]
+    assert warnings and "frameworks.frameworkcontroller.microsoft.com" in warnings[0]
 
 
 def test_user_filter(server: FakeApiServer, log: Path) -> None:
     server.add("pods", "mine", labels={"type": "kube-launcher-task", "userName": "alice"})
     server.add("pods", "theirs", labels={"type": "kube-launcher-task", "userName": "bob"})
     _run(server, log, lambda w: _wait(lambda: len(_recorded(log)) == 1), user="alice")
-    names = {r.object["metadata"]["name"] for r in read_evidence(log).records if r.resource == "pods"}
+    names = {object_of(r)["metadata"]["name"] for r in read_evidence(log).records if r.resource == "pods"}
     assert names == {"mine"}

@@ -1,4 +1,5 @@
-"""Record a real cluster's pods, core/v1 Events and FrameworkController Frameworks into an evidence log, losing
+"""Record a real cluster's pods, core/v1 Events and custom resources (FrameworkController Frameworks on OpenPAI;
+TFJobs and PodGroups on a plain Kubernetes cluster, `hivedlab.cluster.k8s`) into an evidence log, losing
 nothing: list, then watch from the list's resourceVersion; reconnect with backoff on a dropped connection, a read
 timeout or a garbage line; re-list on 410 Gone; de-duplicate by (uid, resourceVersion); resume after a restart
 from the log's last resourceVersion.
@@ -16,16 +17,31 @@ import json
 import random
 import socket
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from hivedlab.evidence import EvidenceError, EvidenceWriter, iter_evidence
+from hivedlab.evidence import EvidenceError, iter_evidence
 
 FRAMEWORK_GROUP, FRAMEWORK_VERSION = "frameworkcontroller.microsoft.com", "v1"
 POD_SELECTOR = "type=kube-launcher-task"  # docs/openpai-model.md#pods
 RESOURCES = ("pods", "events", "frameworks")
+# custom resources the watcher can follow: evidence resource name -> (API group, version, plural)
+CustomResources = Mapping[str, tuple[str, str, str]]
+OPENPAI_CUSTOM: CustomResources = {"frameworks": (FRAMEWORK_GROUP, FRAMEWORK_VERSION, "frameworks")}
+
+
+class RecordSink(Protocol):
+    """Where the watcher writes: an `EvidenceWriter`, or a backend's tap that also reads what is written."""
+
+    @property
+    def path(self) -> Path: ...
+
+    def write_object(self, watch_type: str, resource: str, obj: dict[str, Any], time: str | None = None,
+                     synthetic: bool = False) -> dict[str, Any]: ...
+
+    def write_action(self, action_type: str, payload: dict[str, Any], time: str | None = None) -> dict[str, Any]: ...
 
 
 class _Gone(Exception):
@@ -55,9 +71,9 @@ def _meta(obj: dict[str, Any]) -> tuple[str | None, str | None]:
     return meta.get("uid"), meta.get("resourceVersion")
 
 
-def state_from_log(path: str | Path) -> dict[str, _State]:
+def state_from_log(path: str | Path, resources: tuple[str, ...] = RESOURCES) -> dict[str, _State]:
     """Rebuild each resource's state from an existing log (resume after a restart)."""
-    states = {resource: _State() for resource in RESOURCES}
+    states = {resource: _State() for resource in resources}
     if not Path(path).exists():
         return states
     for record in iter_evidence(path):
@@ -112,18 +128,22 @@ class Watcher:
     """List+watch of pods (OpenPAI task pods, optionally one user's), events and Frameworks in one namespace.
 
     `api_client` is a kubernetes ApiClient; without one, `kubeconfig`/`context` make one (`make_api_client`).
+    Another cluster's objects: `resources` names them, `custom` says where each custom resource is served, and
+    `pod_selector` ("" = every pod of the namespace) which pods are recorded.
     """
 
     def __init__(
         self,
         api_client: Any = None,
         namespace: str = "default",
-        writer: EvidenceWriter | None = None,
+        writer: RecordSink | None = None,
         *,
         kubeconfig: str | None = None,
         context: str | None = None,
         user: str | None = None,
         resources: tuple[str, ...] = RESOURCES,
+        custom: CustomResources = OPENPAI_CUSTOM,
+        pod_selector: str = POD_SELECTOR,
         server_timeout_s: int = 55,
         read_timeout_s: float = 70.0,  # longer than the server's timeout: only a dead stream trips it
         connect_timeout_s: float = 10.0,
@@ -138,16 +158,17 @@ class Watcher:
         if api_client is None:
             api_client = make_api_client(kubeconfig, context)
         self.core = client.CoreV1Api(api_client)
-        self.custom = client.CustomObjectsApi(api_client)
+        self.custom_api = client.CustomObjectsApi(api_client)
         self.namespace = namespace
         self.writer = writer
-        self.selector = POD_SELECTOR + (f",userName={user}" if user else "")
+        self.selector = ",".join(part for part in (pod_selector, f"userName={user}" if user else "") if part)
         self.resources = resources
+        self.custom = dict(custom)
         self.server_timeout_s = server_timeout_s
         self.timeout = (connect_timeout_s, read_timeout_s)
         self.backoff = backoff
         self.on_warning = on_warning or (lambda message: None)
-        self.states = state_from_log(writer.path) if resume else {r: _State() for r in RESOURCES}
+        self.states = state_from_log(writer.path, resources) if resume else {r: _State() for r in resources}
         self._lock = threading.Lock()
         self._responses: dict[str, Any] = {}
         self._stop = threading.Event()
@@ -232,8 +253,8 @@ class Watcher:
             return self.core.list_namespaced_pod(self.namespace, label_selector=self.selector, **common)
         if resource == "events":
             return self.core.list_namespaced_event(self.namespace, **common)
-        return self.custom.list_namespaced_custom_object(FRAMEWORK_GROUP, FRAMEWORK_VERSION, self.namespace,
-                                                         "frameworks", **common)
+        group, version, plural = self.custom[resource]
+        return self.custom_api.list_namespaced_custom_object(group, version, self.namespace, plural, **common)
 
     def _request(self, resource: str, **kwargs: Any) -> Any:
         from kubernetes.client.exceptions import ApiException
@@ -243,8 +264,9 @@ class Watcher:
         except ApiException as exc:
             if exc.status == 410:
                 raise _Gone(f"HTTP 410 {exc.reason}") from exc
-            if exc.status == 404 and resource == "frameworks":
-                raise _Unavailable("this cluster has no FrameworkController Framework resource (HTTP 404)") from exc
+            if exc.status == 404 and resource in self.custom:
+                group, version, plural = self.custom[resource]
+                raise _Unavailable(f"this cluster serves no {plural}.{group}/{version} (HTTP 404)") from exc
             raise
 
     def _list(self, resource: str, state: _State) -> None:

@@ -1,0 +1,94 @@
+"""`hivedlab run --cluster k8s` as a group runs it: the options, and the refusals that come as one line with exit
+status 2 (no CRDs, an experiment without manifests, options for another cluster), over real HTTP to a fake API."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.support.k8s_crd_server import FakeKubeApi
+
+
+def _error_line(err: str) -> str:
+    """The one error line; before it only the progress line of the run being started."""
+    *before, last = err.strip().splitlines()
+    assert all(line.startswith("running ") for line in before), err
+    assert last.startswith("hivedlab run: error: ")
+    return last
+
+
+@pytest.fixture
+def bare_kubeconfig(tmp_path: Path):
+    with FakeKubeApi(frozenset()) as api:  # a plain cluster: no Kubeflow, no gang scheduler
+        path = tmp_path / "kubeconfig"
+        path.write_text(api.kubeconfig(), encoding="utf-8")
+        yield path, api
+
+
+def test_help_shows_the_k8s_options(cli):
+    result = cli("run", "--help")
+    assert result.code == 0
+    for option in ("--cluster {sim,pai,k8s}", "--manifests", "--kubeconfig", "--context", "--cluster k8s"):
+        assert option in result.out
+
+
+def test_a_cluster_without_the_crds_is_refused_in_one_line(cli, bare_kubeconfig, tmp_path):
+    kubeconfig, api = bare_kubeconfig
+    out = tmp_path / "out"
+    result = cli("run", "kubeflow-gang", "--cluster", "k8s", "--kubeconfig", str(kubeconfig), "--out", str(out))
+    assert result.code == 2
+    line = _error_line(result.err)
+    assert "serves no TFJob (kubeflow.org/v1beta1)" in line and "install tf-operator v0.4" in line
+    assert not list(out.rglob("evidence.jsonl")) and not api.objects["namespaces"]
+
+
+def test_the_volcano_form_names_the_training_operator_and_volcano(cli, bare_kubeconfig, tmp_path):
+    kubeconfig, _ = bare_kubeconfig
+    result = cli("run", "kubeflow-gang", "--cluster", "k8s", "--kubeconfig", str(kubeconfig), "--scheduler", "volcano",
+                 "--out", str(tmp_path / "out"))
+    assert result.code == 2
+    assert "kubeflow.org/v1)" in result.err and "Volcano" in result.err
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (("gang", "--cluster", "k8s"), "has no Kubernetes manifests"),
+    (("kubeflow-gang", "--cluster", "k8s", "--scheduler", "kube-batch", "--manifests", "volcano"),
+     "does not read the volcano manifests"),
+    (("kubeflow-gang", "--cluster", "k8s", "--scheduler", "hived"), "runs no HiveD"),
+    (("kubeflow-gang", "--scheduler", "volcano"), "--cluster k8s only"),
+    (("kubeflow-gang", "--kubeconfig", "kc"), "are for --cluster k8s"),
+    (("kubeflow-gang", "--cluster", "k8s", "--kubeconfig", "no-such-file"), "no kubeconfig at no-such-file"),
+], ids=["no-manifests", "form-and-scheduler", "hived", "volcano-on-sim", "kubeconfig-on-sim", "no-kubeconfig"])
+def test_a_wrong_combination_is_one_line(cli, tmp_path, args, said):
+    result = cli("run", *args, "--out", str(tmp_path / "out"))
+    assert result.code == 2
+    assert said in _error_line(result.err)
+
+
+def test_the_gang_run_goes_through_the_cli(cli, tmp_path, monkeypatch):
+    """The happy path on wall time: the fake cluster ticks in the background, the backend looks every 50 ms."""
+    from tests.support.fakekubeflow import FakeKubeflow
+    from tests.support.k8s_crd_server import KUBE_BATCH_CRDS
+
+    monkeypatch.setenv("HIVEDLAB_K8S_POLL_S", "0.05")
+    out = tmp_path / "out"
+    with FakeKubeApi(KUBE_BATCH_CRDS) as api:
+        world = FakeKubeflow(api, run_ticks=5)
+        world.run_in_background(0.02)
+        kubeconfig = tmp_path / "kubeconfig"
+        kubeconfig.write_text(api.kubeconfig(), encoding="utf-8")
+        try:
+            result = cli("run", "kubeflow-gang", "--cluster", "k8s", "--scheduler", "kube-batch", "--kubeconfig",
+                         str(kubeconfig), "--out", str(out), "--lang", "en")
+        finally:
+            world.stop()
+        assert result.code == 0, result.err
+        assert not api.objects["namespaces"] and not api.objects["tfjobs"]
+    assert "kubeflow-gang@kube-batch  consistent" in result.out
+    verdicts = json.loads((out / "contrast" / "kubeflow-gang@kube-batch" / "verdicts.json").read_text())
+    assert {a["rule"]: a["verdict"] for a in verdicts["answers"]} == {
+        "all-or-nothing": "consistent", "no-deadlock": "consistent"}
+    assert json.loads((out / "run.json").read_text())["cluster"] == "k8s"
+    assert (out / "report.md").is_file()

@@ -1,0 +1,258 @@
+"""What a plain Kubernetes cluster with Kubeflow's training operator and a scheduler does, on the fake API
+(`tests.support.k8s_crd_server`), one `tick()` at a time (the test's sleep calls it, so a run is fast and exact):
+
+- the operator creates one pod of each TFJob per tick (PS first, then the workers), labelled as the operator labels
+  them, and deletes a TFJob's pods with it; a job whose pods all run for `run_ticks` ticks succeeds (its PS, which
+  never exits, is deleted: cleanPodPolicy Running);
+- the scheduler named by the pods binds them on four nodes of one GPU each: `default-scheduler` one pod at a time
+  (a pod that does not fit gets FailedScheduling), a gang scheduler a PodGroup's pods all at once, only when all of
+  them exist and fit (otherwise each gets Unschedulable), as docs/other-schedulers.md describes.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from hivedlab.cluster.k8s import RESOURCES as WATCHED
+from hivedlab.cluster.k8s import Clocks
+from hivedlab.evidence import format_time
+from tests.support.k8s_crd_server import FakeKubeApi
+
+NODES = ("k8s-g1", "k8s-g2", "k8s-g3", "k8s-g4")
+GANG = "scheduling.k8s.io/group-name"
+
+
+@dataclass
+class _Job:
+    namespace: str
+    name: str
+    api_version: str
+    pods: list[tuple[str, str, int, dict[str, Any]]]  # (pod name, replica type, index, pod template)
+    created: int = 0
+    running_ticks: int = 0
+    done: bool = False
+    said: set[str] = field(default_factory=set)  # pods already told why they wait
+
+
+def _gpus(pod: dict[str, Any]) -> int:
+    return sum(int((c.get("resources") or {}).get("limits", {}).get("nvidia.com/gpu", 0))
+               for c in pod["spec"]["containers"])
+
+
+class FakeKubeflow:
+    def __init__(self, api: FakeKubeApi, run_ticks: int = 10) -> None:
+        self.api, self.run_ticks = api, run_ticks
+        self.jobs: dict[str, _Job] = {}
+        self.ticks = 0
+        self._stop = threading.Event()
+        api.on_change.append(self._changed)
+
+    def run_in_background(self, tick_s: float) -> threading.Thread:
+        """Tick on wall time until `stop()` (for a run through the CLI, which waits on wall time)."""
+        thread = threading.Thread(target=self._loop, args=(tick_s,), name="fake-kubeflow", daemon=True)
+        thread.start()
+        return thread
+
+    def _loop(self, tick_s: float) -> None:
+        while not self._stop.wait(tick_s):
+            self.tick()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _changed(self, resource: str, watch_type: str, obj: dict[str, Any]) -> None:
+        """Called by the API with its lock held: remember new TFJobs; a deleted TFJob takes its pods."""
+        if resource != "tfjobs":
+            return
+        meta = obj["metadata"]
+        key = f"{meta['namespace']}/{meta['name']}"
+        if watch_type == "ADDED":
+            pods = []
+            for role, spec in obj["spec"]["tfReplicaSpecs"].items():
+                for index in range(int(spec.get("replicas", 1))):
+                    pods.append((f"{meta['name']}-{role.lower()}-{index}", role.lower(), index, spec["template"]))
+            self.jobs[key] = _Job(meta["namespace"], meta["name"], obj["apiVersion"], pods)
+        elif watch_type == "DELETED":
+            self.jobs.pop(key, None)
+
+    def tick(self) -> None:
+        with self.api.cond:  # one step of the whole cluster; the API answers between steps
+            self.ticks += 1
+            self._delete_orphans()
+            for job in list(self.jobs.values()):
+                if job.created < len(job.pods):
+                    self._create_pod(job, *job.pods[job.created])
+                    job.created += 1
+            self._schedule()
+            self._progress()
+
+    # -- the operator ------------------------------------------------------------------------------------------------
+    def _labels(self, job: _Job, role: str, index: int) -> dict[str, str]:
+        if job.api_version.endswith("/v1beta1"):  # tf-operator v0.4
+            return {"group-name": "kubeflow.org", "tf-job-name": job.name, "tf-replica-type": role,
+                    "tf-replica-index": str(index)}
+        return {"training.kubeflow.org/job-name": job.name, "training.kubeflow.org/replica-type": role,
+                "training.kubeflow.org/replica-index": str(index), "training.kubeflow.org/operator-name": "tfjob-controller"}
+
+    def _create_pod(self, job: _Job, name: str, role: str, index: int, template: dict[str, Any]) -> None:
+        meta = template.get("metadata") or {}
+        self.api.put("pods", {
+            "kind": "Pod", "apiVersion": "v1",
+            "metadata": {"name": name, "namespace": job.namespace, "labels": self._labels(job, role, index),
+                         "annotations": dict(meta.get("annotations") or {}),
+                         "ownerReferences": [{"kind": "TFJob", "name": job.name, "apiVersion": job.api_version}]},
+            "spec": {"schedulerName": template["spec"].get("schedulerName", "default-scheduler"),
+                     "containers": template["spec"]["containers"]},
+            "status": {"phase": "Pending"}})
+        if job.created == 0:
+            self.api.update("tfjobs", f"{job.namespace}/{job.name}", lambda o: o.setdefault("status", {}).update(
+                conditions=[{"type": "Created", "status": "True"}]))
+
+    def _delete_orphans(self) -> None:
+        owners = {(j.namespace, j.name) for j in self.jobs.values()}
+        for pod in self.api.items("pods"):
+            meta = pod["metadata"]
+            owner = (meta.get("ownerReferences") or [{}])[0].get("name")
+            if (meta["namespace"], owner) not in owners:
+                self.api.remove("pods", f"{meta['namespace']}/{meta['name']}")
+
+    # -- the scheduler -----------------------------------------------------------------------------------------------
+    def _free(self) -> list[str]:
+        used = [pod["spec"].get("nodeName") for pod in self.api.items("pods")
+                if _gpus(pod) and pod["status"].get("phase") in ("Pending", "Running") and pod["spec"].get("nodeName")]
+        return [node for node in NODES if node not in used]
+
+    def _schedule(self) -> None:
+        pending = [p for p in self.api.items("pods") if not p["spec"].get("nodeName")]
+        pending.sort(key=lambda p: int(p["metadata"]["resourceVersion"]))
+        done: set[str] = set()
+        for pod in pending:
+            if pod["metadata"]["name"] in done:
+                continue
+            if pod["spec"]["schedulerName"] == "default-scheduler":
+                self._place([pod], "FailedScheduling", "0/4 nodes are available: 4 Insufficient nvidia.com/gpu.")
+                continue
+            group = pod["metadata"]["annotations"].get(GANG)
+            members = [p for p in pending if p["metadata"]["annotations"].get(GANG) == group
+                       and p["metadata"]["namespace"] == pod["metadata"]["namespace"]]
+            done |= {p["metadata"]["name"] for p in members}
+            job = self.jobs.get(f"{pod['metadata']['namespace']}/{group}")
+            if job is None or job.created < len(job.pods):
+                continue  # the gang is not whole yet: not valid for a session
+            self._place(members, "Unschedulable", f"{len(members)}/{len(job.pods)} tasks in gang unschedulable")
+
+    def _place(self, pods: list[dict[str, Any]], reason: str, message: str) -> None:
+        free = self._free()
+        if sum(_gpus(p) for p in pods) > len(free):
+            for pod in pods:
+                job = self._job_of(pod)
+                if job is not None and pod["metadata"]["name"] not in job.said:
+                    job.said.add(pod["metadata"]["name"])
+                    self._event(pod, reason, message)
+            return
+        for pod in pods:
+            node = free.pop(0) if _gpus(pod) else NODES[0]
+            key = f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
+            self.api.update("pods", key, functools.partial(_run_on, node=node))
+            self._event(pod, "Scheduled", f"Successfully assigned {key} to {node}")
+
+    def _event(self, pod: dict[str, Any], reason: str, message: str) -> None:
+        meta = pod["metadata"]
+        self.api.put("events", {
+            "kind": "Event", "apiVersion": "v1",
+            "metadata": {"name": f"{meta['name']}.{uuid.uuid4().hex[:12]}", "namespace": meta["namespace"]},
+            "involvedObject": {"kind": "Pod", "name": meta["name"], "namespace": meta["namespace"], "uid": meta["uid"]},
+            "reason": reason, "message": message, "type": "Normal" if reason == "Scheduled" else "Warning"})
+
+    def _job_of(self, pod: dict[str, Any]) -> _Job | None:
+        owner = (pod["metadata"].get("ownerReferences") or [{}])[0].get("name")
+        return self.jobs.get(f"{pod['metadata']['namespace']}/{owner}")
+
+    # -- training ----------------------------------------------------------------------------------------------------
+    def _progress(self) -> None:
+        for job in self.jobs.values():
+            pods = [p for p in self.api.items("pods", job.namespace) if self._job_of(p) is job]
+            if job.done or len(pods) < len(job.pods) or any(p["status"]["phase"] != "Running" for p in pods):
+                continue
+            job.running_ticks += 1
+            key = f"{job.namespace}/{job.name}"
+            if job.running_ticks == 1:
+                self.api.update("tfjobs", key, lambda o: o["status"]["conditions"].append(
+                    {"type": "Running", "status": "True"}))
+            if job.running_ticks < self.run_ticks:
+                continue
+            job.done = True
+            for pod in pods:
+                pod_key = f"{job.namespace}/{pod['metadata']['name']}"
+                if pod["metadata"]["labels"].get("tf-replica-type", pod["metadata"]["labels"].get(
+                        "training.kubeflow.org/replica-type")) == "ps":
+                    self.api.remove("pods", pod_key)  # cleanPodPolicy Running: the PS never exits by itself
+                    continue
+                self.api.update("pods", pod_key, lambda o: o["status"].update(phase="Succeeded", containerStatuses=[
+                    {"name": "tensorflow", "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}]))
+            self.api.update("tfjobs", key, lambda o: o["status"]["conditions"].append(
+                {"type": "Succeeded", "status": "True"}))
+
+
+class SteppedClock:
+    """The backend's clocks for a run on `FakeKubeflow`: each sleep is one cluster step of `step_s` seconds, and
+    returns only once the watcher has recorded every change of the run's namespace (so a run is exact, not racy)."""
+
+    START = datetime(2026, 11, 26, 9, 0, tzinfo=timezone.utc)
+
+    def __init__(self, world: FakeKubeflow, step_s: float = 15.0, settle_s: float = 10.0,
+                 interrupt_at: int | None = None) -> None:
+        self.world, self.step_s, self.settle_s = world, step_s, settle_s
+        self.interrupt_at = interrupt_at  # the step at which the user presses Ctrl-C
+        self.t = 0.0
+        self.namespace = ""
+        self.log: Path | None = None
+
+    def clocks(self) -> Clocks:
+        return Clocks(sleep=self.sleep, clock=lambda: self.t, now=self.now)
+
+    def now(self) -> str:
+        return format_time(self.START + timedelta(seconds=self.t))
+
+    def follow(self, namespace: str, log: Path) -> None:
+        self.namespace, self.log = namespace, log
+
+    def sleep(self, seconds: float) -> None:
+        self.t += max(seconds, self.step_s)
+        self.world.tick()
+        self.settle()
+        if self.world.ticks == self.interrupt_at:
+            raise KeyboardInterrupt
+
+    def settle(self) -> None:
+        """Wait until the log holds one object record per change the API made in the namespace."""
+        deadline = time.monotonic() + self.settle_s
+        while time.monotonic() < deadline:
+            if self.log is None or self.recorded() >= self.changes():
+                return
+            time.sleep(0.002)
+        raise AssertionError(f"the watcher recorded {self.recorded()} of {self.changes()} changes")
+
+    def changes(self) -> int:
+        with self.world.api.cond:
+            return sum(1 for _, resource, _, obj in self.world.api.history
+                       if resource in WATCHED and obj["metadata"].get("namespace") == self.namespace)
+
+    def recorded(self) -> int:
+        assert self.log is not None
+        text = self.log.read_text(encoding="utf-8") if self.log.exists() else ""
+        return text.count('"kind":"object"')
+
+
+def _run_on(pod: dict[str, Any], node: str) -> None:
+    """The pod is bound to `node` and its container runs."""
+    pod["spec"]["nodeName"] = node
+    pod["status"].update(phase="Running", containerStatuses=[
+        {"name": "tensorflow", "ready": True, "state": {"running": {"startedAt": "2026-11-26T00:00:00Z"}}}])
