@@ -284,7 +284,7 @@ _SWITCH_WORDS = {"config": Text("切换到配置 {}", "config {}"), "restart": T
 _VC = Text("虚拟集群\n{}", "VC\n{}")
 _TRY = Text("{task}（第 {n} 次）", "{task} (try {n})")
 _REJECTED_AT = Text("{time} 提交，被拒绝（HTTP {status}）", "submitted {time}, rejected (HTTP {status})")
-INSIDE_SHARE = 0.12  # a run bar at least this share of the chart's width carries its label inside
+PLOT_PX = 600  # the plot's width in pixels per chart length, at the least (the lane labels take the rest)
 
 
 @dataclass(frozen=True)
@@ -322,21 +322,31 @@ def legend_entries(data: ChartData, lang: str) -> tuple[LegendEntry, ...]:
 
 
 def bar_labels(data: ChartData, lang: str) -> tuple[BarLabel, ...]:
-    """Labels of the run bars: inside a wide bar; beside a short one (after its end, or before its start near the
-    chart's right edge), naming the job too, since a short bar's colour is hard to see."""
+    """Labels of the run bars: inside a bar wide enough for its text (a first attempt's as just the task's name if
+    need be); beside a shorter one (after its end, or before its start near the chart's right edge), naming the job
+    too, since a short bar's colour is hard to see."""
     labels = []
     for bar in data.bars:
         if bar.kind != "run":
             continue
         text = _TRY.get(lang).format(task=bar.task, n=bar.attempt + 1) + (" …" if bar.open_end else "")
-        if bar.end - bar.start >= data.end * INSIDE_SHARE:
-            labels += [BarLabel(lane, (bar.start + bar.end) / 2, text, "inside", (bar.start, bar.end))
+        room = (bar.end - bar.start) / data.end * PLOT_PX
+        # a first attempt's label may leave out "try 1" to fit inside its bar
+        inside = next((t for t in (text, bar.task if bar.attempt == 0 and not bar.open_end else "")
+                       if t and room >= _text_px(t)), "")
+        if inside:
+            labels += [BarLabel(lane, (bar.start + bar.end) / 2, inside, "inside", (bar.start, bar.end))
                        for lane in bar.lanes]
         elif bar.end <= data.end * 0.75:
             labels.append(BarLabel(bar.lanes[0], bar.end, f"{bar.job} {text}", "right", (bar.start, bar.end)))
         else:
             labels.append(BarLabel(bar.lanes[0], bar.start, f"{bar.job} {text}", "left", (bar.start, bar.end)))
     return tuple(labels)
+
+
+def _text_px(text: str) -> float:
+    """About how wide a bar label is drawn (7 pt at the PNG's 110 dpi: ~6 px a Latin letter, ~11 px a Chinese one)."""
+    return 10 + sum(11 if "\u2e80" <= char <= "\uffef" else 6 for char in text)
 
 
 def rejection_label(marker: Marker, lang: str) -> str:
