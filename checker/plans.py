@@ -18,6 +18,7 @@ from hivedlab.basics.files import read_json, read_yaml
 from hivedlab.basics.resources import EXPERIMENTS, HIVED_CONFIGS, JOBS, SCHEMAS, SMOKE_PLANS
 from hivedlab.basics.text import Text
 from hivedlab.checker.verdicts import RuleSet
+from hivedlab.group.layouts import CONFIG_VCS
 
 PLAN_SCHEMA = SCHEMAS / "experiment-plan.schema.json"
 # Rule parameters that name plan job keys (checked against `jobs`).
@@ -158,6 +159,17 @@ def _rule_jobs(rule: dict[str, Any]) -> list[str]:
     return keys
 
 
+def _check_vcs(name: str, index: int, rule: dict[str, Any], configs: tuple[str, ...]) -> None:
+    """A rule's VCs (`vc`, `idle_vc`, `outside_vc`) are VCs of a config the plan uses, on every layout."""
+    known = {vc for config in configs for vc in CONFIG_VCS.get(config, ())}
+    if not known or not all(config in CONFIG_VCS for config in configs):
+        return
+    for key in ("vc", "idle_vc", "outside_vc"):
+        if key in rule and rule[key] not in known:
+            raise HivedlabError(f"{name}: rules/{index}: {key} {rule[key]!r} is not a VC of {', '.join(configs)} "
+                                f"(VCs: {', '.join(sorted(known))})")
+
+
 def plan_from_dict(data: Any, path: Path) -> Plan:
     """Check a parsed plan against the schema and the cross-references; raise a one-line HivedlabError."""
     name = path.name
@@ -187,6 +199,7 @@ def plan_from_dict(data: Any, path: Path) -> Plan:
                 raise HivedlabError(f"{name}: rules/{index}: unknown job {key!r} (jobs: {', '.join(jobs)})")
         if rule["question"] >= len(questions["en"]):
             raise HivedlabError(f"{name}: rules/{index}: question {rule['question']} does not exist")
+        _check_vcs(name, index, rule, (data["hived_config"], *(s.config for s in steps if isinstance(s, SwitchConfigStep))))
     return Plan(
         id=data["id"],
         order=data["order"],

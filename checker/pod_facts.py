@@ -1,17 +1,19 @@
 """Facts read off Kubernetes objects and HiveD configs: HiveD's bind annotations and wait reasons
-(docs/hived-config-and-cells.md#bind-info-and-the-pod-annotations, #wait-reasons) and which nodes each VC owns. Pure functions, no state."""
+(docs/hived-config-and-cells.md#bind-info-and-the-pod-annotations, #wait-reasons), which nodes each VC owns and which
+cells (GPUs on nodes, docs/checker.md#cells-not-machines). Pure functions, no state."""
 
 from __future__ import annotations
 
 import functools
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
 
 from hivedlab.cluster.hived import ConfigError, load_config
-from hivedlab.cluster.hived.annotations import BIND_INFO, LEAF_CELL_ISOLATION, LEAF_CELL_ISOLATION_OLD
+from hivedlab.cluster.hived.annotations import BIND_INFO, LEAF_CELL_ISOLATION, LEAF_CELL_ISOLATION_OLD, SCHEDULING_SPEC
 from hivedlab.cluster.hived.config import CellTypeInfo, PhysicalCellSpec
 
 WAIT_PREFIX = "Pod is waiting for preemptible or free resource to appear:"
@@ -96,6 +98,99 @@ def _vc_nodes_cached(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
 def vc_nodes_from_config(text: str) -> dict[str, tuple[str, ...]]:
     """Each VC's nodes in a HiveD config (`_parse_vc_nodes`), parsed once per distinct text; a fresh dict each call."""
     return dict(_vc_nodes_cached(text))
+
+
+@dataclass(frozen=True, order=True)
+class LeafCell:
+    """One leaf cell (GPU): its node and its index on the node, as HiveD's bind info names it."""
+
+    node: str
+    index: int
+
+    def __str__(self) -> str:
+        return f"{self.node} GPU {self.index}"
+
+
+@dataclass(frozen=True)
+class VcShare:
+    """What a VC owns in one physical chain: `count` of the chain's leaf `cells`. When the VC has them all (a whole
+    chain, or a pinned cell) they are its own outright; otherwise HiveD picks which `count` cells when pods need them,
+    and the rest of the chain is other VCs' (or no VC's)."""
+
+    chain: str
+    count: int
+    cells: tuple[LeafCell, ...]
+
+    @property
+    def exact(self) -> bool:
+        return self.count >= len(self.cells)
+
+
+def _leaf_cells(cell: PhysicalCellSpec, types: Mapping[str, CellTypeInfo], node: str = "") -> list[LeafCell]:
+    """The leaf cells under a physical cell; a node-level cell names the node, a leaf's own address its index."""
+    info = types.get(cell.cell_type)
+    last = cell.address.rsplit("/", 1)[-1]
+    if info is not None and info.at_or_above_node and not info.multi_node:
+        node = last
+    if info is None or info.child_type is None or not cell.children:
+        index = int(last) if last.isdigit() and node != last else 0
+        return [LeafCell(node or last, index)]
+    return [leaf for child in cell.children for leaf in _leaf_cells(child, types, node)]
+
+
+def _parse_vc_cells(text: str) -> dict[str, tuple[VcShare, ...]]:
+    try:
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        config = load_config(data if isinstance(data, dict) else {})
+    except (yaml.YAMLError, ConfigError):
+        return {}
+    chains: dict[str, list[LeafCell]] = {}
+    for cell in config.physical_cells:
+        chains.setdefault(cell.cell_type, []).extend(_leaf_cells(cell, config.cell_types))
+    result: dict[str, tuple[VcShare, ...]] = {}
+    for vc in config.virtual_clusters:
+        counts: dict[str, int] = {}
+        for virtual in vc.virtual_cells:
+            info = config.cell_types.get(virtual.cell_type)
+            counts[virtual.chain] = counts.get(virtual.chain, 0) + virtual.cell_number * (
+                info.leaf_cell_number if info is not None else 1)
+        shares = [VcShare(chain, count, tuple(chains.get(chain, ()))) for chain, count in counts.items()]
+        for pinned_id in vc.pinned_cells:
+            pinned = config.pinned_cells.get(pinned_id)
+            if pinned is not None:
+                leaves = tuple(_leaf_cells(pinned, config.cell_types, _node_above(pinned)))
+                shares.append(VcShare(f"pinned:{pinned_id}", len(leaves), leaves))
+        result[vc.name] = tuple(shares)
+    return result
+
+
+def _node_above(target: PhysicalCellSpec) -> str:
+    """The node a cell below node level sits on (the address part that names a node, "" for a node or above)."""
+    parts = target.address.split("/")
+    return parts[-2] if len(parts) >= 2 and parts[-1].isdigit() else ""
+
+
+@functools.lru_cache(maxsize=64)
+def _vc_cells_cached(text: str) -> tuple[tuple[str, tuple[VcShare, ...]], ...]:
+    return tuple(_parse_vc_cells(text).items())
+
+
+def vc_cells_from_config(text: str) -> dict[str, tuple[VcShare, ...]]:
+    """Each VC's cells in a HiveD config, per chain (`VcShare`); {} when HiveD would not load the text."""
+    return dict(_vc_cells_cached(text))
+
+
+def pod_priority(annotations: dict[str, Any]) -> int | None:
+    """The priority in the pod's HiveD scheduling spec (-1: opportunistic, docs/hived-model.md), None without one."""
+    spec = annotations.get(SCHEDULING_SPEC)
+    if not isinstance(spec, str):
+        return None
+    try:
+        data = yaml.safe_load(spec)
+    except yaml.YAMLError:
+        return None
+    value = data.get("priority") if isinstance(data, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def bind_gpus(annotations: dict[str, Any]) -> tuple[int, ...]:

@@ -23,15 +23,20 @@ from typing import Any, NamedTuple
 
 # re-exported (`as`) for callers of hivedlab.checker.timeline
 from hivedlab.checker.pod_facts import WAIT_PREFIX as WAIT_PREFIX
+from hivedlab.checker.pod_facts import LeafCell as LeafCell
+from hivedlab.checker.pod_facts import VcShare as VcShare
 from hivedlab.checker.pod_facts import app_status as app_status
 from hivedlab.checker.pod_facts import bind_gpus as bind_gpus
 from hivedlab.checker.pod_facts import bind_node as bind_node
 from hivedlab.checker.pod_facts import gpu_request as gpu_request
 from hivedlab.checker.pod_facts import hived_reason as hived_reason
 from hivedlab.checker.pod_facts import node_gpus_from_config as node_gpus_from_config
+from hivedlab.checker.pod_facts import pod_priority
+from hivedlab.checker.pod_facts import vc_cells_from_config as vc_cells_from_config
 from hivedlab.checker.pod_facts import vc_nodes_from_config as vc_nodes_from_config
 from hivedlab.cluster.hived.annotations import BIND_INFO as BIND_INFO
 from hivedlab.cluster.hived.annotations import LEAF_CELL_ISOLATION as LEAF_CELL_ISOLATION
+from hivedlab.cluster.kubeflow.manifests import WAIT_REASONS as WAIT_REASONS
 from hivedlab.cluster.kubeflow.manifests import tf_pod, tfjob_state
 from hivedlab.cluster.openpai.naming import framework_name
 from hivedlab.evidence import Record, parse_time
@@ -39,7 +44,6 @@ from hivedlab.evidence import Record, parse_time
 # FrameworkController exit codes (docs/openpai-model.md#exit-codes)
 POD_EXTERNAL_DELETED = -101
 OUTCOMES = ("waiting", "bound", "running", "succeeded", "failed", "preempted", "deleted")
-WAIT_REASONS = ("FailedScheduling", "Unschedulable")  # the second: a gang scheduler's word for it (kube-batch, Volcano)
 
 
 class Mark(NamedTuple):
@@ -86,6 +90,16 @@ class Attempt:
     released: Mark | None = None  # terminal phase, DELETED record or successor, whichever first: HiveD frees the cells
     gpu_request: int | None = None  # the app container's nvidia.com/gpu limit (pods of other schedulers)
     recreated: Mark | None = None  # a new pod of the same name (new uid) appeared: FrameworkController retried it
+    priority: int | None = None  # the HiveD scheduling spec's priority (-1: opportunistic)
+
+    @property
+    def cells(self) -> tuple[LeafCell, ...]:
+        """The leaf cells its bind info names (none known before it was bound, or without leaf cell indices)."""
+        return tuple(LeafCell(self.node, gpu) for gpu in self.gpus) if self.node is not None else ()
+
+    @property
+    def opportunistic(self) -> bool:
+        return self.priority is not None and self.priority < 0
 
     @property
     def deleted_while_running(self) -> bool:
@@ -218,10 +232,21 @@ class Timeline:
     nodes_seen: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=())
     node_gpus: dict[str, int] = field(default_factory=dict)  # GPUs per node in the log's HiveD config
+    vc_cells: dict[str, tuple[VcShare, ...]] = field(default_factory=dict)  # each VC's cells in that config
+    cell_history: tuple[tuple[int, dict[str, tuple[VcShare, ...]]], ...] = ()  # (switch record, vc_cells) in order
     scheduler: str = "hived"  # the plan record's scheduler (docs/other-schedulers.md)
 
     def jobs_for(self, key: str) -> tuple[JobTimeline, ...]:
         return tuple(job for job in self.jobs if job.job_key == key)
+
+    def vc_cells_at(self, seq: float) -> dict[str, tuple[VcShare, ...]]:
+        """Each VC's cells in the config in force at record `seq`: the last switch before it (the first config for a
+        record before any switch; `vc_cells` when the log has no switch record)."""
+        found = self.cell_history[0][1] if self.cell_history else self.vc_cells
+        for switched, cells in self.cell_history:
+            if switched <= seq:
+                found = cells
+        return found
 
 
 def _int(value: Any) -> int | None:
@@ -280,6 +305,8 @@ class TimelineBuilder:
         self.scheduler = "hived"
         self.vc_nodes: dict[str, tuple[str, ...]] = {}
         self.node_gpus: dict[str, int] = {}
+        self.vc_cells: dict[str, tuple[VcShare, ...]] = {}
+        self.cell_history: list[tuple[int, dict[str, tuple[VcShare, ...]]]] = []
         self.steps: list[Step] = []
         self.end_status: str | None = None
         self.end_reason: str | None = None
@@ -341,6 +368,8 @@ class TimelineBuilder:
             self.config_name = str(action.get("name"))
             self.vc_nodes = vc_nodes_from_config(str(action.get("text", "")))
             self.node_gpus = node_gpus_from_config(str(action.get("text", "")))
+            self.vc_cells = vc_cells_from_config(str(action.get("text", "")))
+            self.cell_history.append((mark.seq, self.vc_cells))
         elif kind == "submit":
             self._submit(action, mark)
         elif kind == "step":
@@ -385,6 +414,7 @@ class TimelineBuilder:
                 framework_attempt=_int(annotations.get("FC_FRAMEWORK_ATTEMPT_ID")),
                 task_attempt=_int(annotations.get("FC_TASK_ATTEMPT_ID")),
                 created=mark,
+                priority=pod_priority(annotations),
             )
             old_uid = self.uid_by_name.get(name)
             if old_uid and old_uid != uid:
@@ -587,6 +617,8 @@ class TimelineBuilder:
             nodes_seen=tuple(self.nodes),
             notes=tuple(notes),
             node_gpus=dict(self.node_gpus),
+            vc_cells=dict(self.vc_cells),
+            cell_history=tuple(self.cell_history),
         )
 
 

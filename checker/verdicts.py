@@ -5,12 +5,12 @@ implemented in `checker/rules/` (one pure function per kind; its docstring says 
 
 | kind | parameters | consistent when |
 | --- | --- | --- |
-| placement | jobs, vc | every bound task attempt of the jobs is on a node of `vc` |
-| waits-while-idle | jobs, reason, idle_vc | jobs that waited did so for `reason` while `idle_vc`'s nodes were idle, and never went there |
+| placement | jobs, vc | every bound task attempt of the jobs is in `vc`'s cells (docs/checker.md#cells-not-machines) |
+| waits-while-idle | jobs, reason, idle_vc | jobs that waited did so for `reason` (naming `idle_vc`'s idle cells), and were never placed outside their own VC's cells |
 | sequential | jobs | the jobs ran one after another, in submission order (ties within 1 s not judged) |
-| preempts | preemptor, victim | the victim was preempted after the preemptor's submission and the preemptor did not wait for it |
-| retried-after | victim, after, reason? | the victim was re-created (same pod name, new uid), waited, ran after `after` ended, finished |
-| starts-while-running | job, while, outside_vc? | `job` started while `while` still ran (and off `outside_vc`'s nodes) |
+| preempts | preemptor, victim | the victim was preempted after the preemptor's submission and the preemptor did not wait for it; or the preemptor ran, preempting nothing, on its VC's cells that were free at its submission |
+| retried-after | victim, after, reason?, preemptor? | the victim was re-created (same pod name, new uid), waited, ran after `after` ended (or at once on a cell no pod held), finished; given `preemptor`, a victim it spared (see `preempts`) ran on to its end |
+| starts-while-running | job, while, outside_vc? | `job` started while `while` still ran (and off the cells `outside_vc` owns outright) |
 | gang-waits | job, while, reason? | no task of `job` was bound while `while` ran; its tasks waited |
 | gang-together | job, tolerance_s {sim, k8s} | all tasks bound in one round, containers started within the tolerance (sim 0 s, k8s 30 s) |
 | incremental | job, while, reason? | a task started while `while` ran; the others waited and ran later, or never (job succeeded) |
@@ -38,8 +38,8 @@ from __future__ import annotations
 
 import json
 import unicodedata
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +47,7 @@ from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.text import Text
 from hivedlab.checker.rules import contrast, exclusivity, gang, preemption, reconfig, vc
 from hivedlab.checker.rules.common import CONSISTENT, INCONCLUSIVE, INCONSISTENT, Context, Outcome
-from hivedlab.checker.timeline import Timeline, TimelineBuilder, vc_nodes_from_config
+from hivedlab.checker.timeline import Timeline, TimelineBuilder, vc_cells_from_config, vc_nodes_from_config
 from hivedlab.evidence import EvidenceLog, iter_evidence
 
 RULE_KINDS: dict[str, Callable[[Context, dict[str, Any]], Outcome]] = {**vc.RULES, **preemption.RULES, **gang.RULES,
@@ -79,6 +79,7 @@ class Answer:
     evidence: tuple[int, ...]
     expected: Text | None
     missing: tuple[Text, ...]
+    facts: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -172,7 +173,7 @@ def judge(timeline: Timeline, rules: RuleSet, log: LogSummary) -> ExperimentVerd
             rule=str(rule.get("id", kind)), kind=kind, question_index=index, question=question,
             verdict=outcome.verdict, answer=outcome.answer, evidence=outcome.evidence,
             expected=Text(expected["zh"], expected["en"]) if isinstance(expected, dict) else None,
-            missing=outcome.missing,
+            missing=outcome.missing, facts=outcome.facts,
         ))
     verdicts = {a.verdict for a in answers}
     overall = INCONSISTENT if INCONSISTENT in verdicts else INCONCLUSIVE if INCONCLUSIVE in verdicts or not answers \
@@ -231,7 +232,8 @@ def _judge_folded(builder: TimelineBuilder, ruleset_for: Callable[[str], RuleSet
     builder.set_job_names(rules.job_names)
     timeline = builder.result()
     if hived_config_text and not timeline.vc_nodes:
-        timeline = replace(timeline, vc_nodes=vc_nodes_from_config(hived_config_text))
+        timeline = replace(timeline, vc_nodes=vc_nodes_from_config(hived_config_text),
+                           vc_cells=vc_cells_from_config(hived_config_text))
     if timeline.experiment is None:
         timeline = replace(timeline, experiment=chosen)
     return judge(timeline, rules, summarize(timeline))
@@ -250,6 +252,8 @@ def to_json(result: ExperimentVerdict) -> dict[str, Any]:
             item["expected"] = a.expected.as_dict()
         if a.missing:
             item["missing"] = [m.as_dict() for m in a.missing]
+        if a.facts:
+            item["facts"] = a.facts
         answers.append(item)
     log = result.log
     return {
@@ -311,3 +315,12 @@ def render_text(result: ExperimentVerdict, lang: str = "zh") -> str:
     if result.missing:
         lines += ["", "缺少的证据：" if zh else "Missing evidence:"] + [f"  - {_pick(m, lang)}" for m in result.missing]
     return "\n".join(lines) + "\n"
+
+
+def combined_verdict(verdicts: Iterable[str]) -> str:
+    """One verdict for several runs of an experiment (each member's turn, docs/evidence.md): inconsistent when any
+    run is, consistent when every run is (and there is one), else inconclusive."""
+    found = list(verdicts)
+    if INCONSISTENT in found:
+        return INCONSISTENT
+    return CONSISTENT if found and all(v == CONSISTENT for v in found) else INCONCLUSIVE

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from hivedlab.checker.plans import load_plan
 from hivedlab.cli.main import main
+from hivedlab.labs.runner import is_group_plan
 
 
 def run_experiment_step(experiment: str, argv: Sequence[str]) -> int:
@@ -16,7 +17,13 @@ def run_experiment_step(experiment: str, argv: Sequence[str]) -> int:
     args = list(argv)
     on_cluster = "--cluster" in args and args[args.index("--cluster") + 1 : args.index("--cluster") + 2] == ["pai"]
     where = "真实集群 / real cluster" if on_cluster else "模拟集群 / simulated cluster (--cluster pai 在真实集群上运行)"
-    print(f"[实验手册 {step} / manual step {step}] {zh}\n{en}\n运行于 / running on: {where}\n", flush=True)
+    print(f"[实验手册 {step} / manual step {step}] {zh}\n{en}\n运行于 / running on: {where}", flush=True)
+    if "--member" in args:
+        member = " ".join(args[args.index("--member") + 1 : args.index("--member") + 2])
+        whose = ("所有组员同时提交，不分轮次 / every member submits at once: no turns" if is_group_plan(plan)
+                 else f"轮到 {member} 提交 / {member}'s turn to submit")
+        print(f"轮次 / turn: {whose}", flush=True)
+    print(flush=True)
     return main(["run", experiment, *args])
 
 

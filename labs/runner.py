@@ -24,6 +24,7 @@ from hivedlab import __version__
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import parse_yaml, read_json, read_text, write_atomic
 from hivedlab.basics.resources import JOBS, shipped_name
+from hivedlab.basics.text import Text
 from hivedlab.checker.judge import judge_file
 from hivedlab.checker.plans import Plan, RestartStep, Step, StopStep, SubmitStep, SwitchConfigStep, WaitStep
 from hivedlab.checker.verdicts import to_json
@@ -32,7 +33,7 @@ from hivedlab.cluster.kubeflow.manifests import FORMS, ManifestError, for_run, l
 from hivedlab.cluster.openpai.naming import framework_name
 from hivedlab.evidence import EvidenceWriter, format_time, log_source
 from hivedlab.group.inventory import Inventory
-from hivedlab.group.layouts import plan_layout
+from hivedlab.group.layouts import Layout, cannot_hold, manual_layout, plan_layout
 
 MAX_JOB_NAME = 255  # docs/openpai-model.md#top-level
 _NAME_LINE = re.compile(r"^name:[^\n]*$", re.MULTILINE)
@@ -55,10 +56,13 @@ class ExperimentRun:
     experiment: str
     evidence: Path
     status: str  # finished | failed | interrupted
-    run_id: str  # the folder name: the experiment id, or `<id>@<scheduler>` for a contrast run (`Plan.run_id`)
+    run_id: str  # the folder under experiments/ or contrast/: the plan's run id (`<id>@<scheduler>` for a contrast
+    #              run, `Plan.run_id`), or `<id>/<user>` for one member's turn (`turn_folder`)
     contrast: bool  # run without HiveD, under contrast/ (docs/other-schedulers.md)
     reason: str = ""
     submitted: tuple[Submitted, ...] = ()
+    hardware: Text | None = None  # why it ran on the manual's simulated hardware, not the group's (`layout_for`)
+    member: str = ""  # the user whose turn this run is; "" for the group's run (the one-member layout)
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,19 @@ class RunContext:
     inventory: Inventory
     run_tag: str  # makes job names unique per run: `s<seed>` on the simulator, a UTC stamp on a real cluster
     replace: bool = False  # simulated runs only: move an earlier simulated run of the same experiment aside
+    member: str = ""  # whose turn (a user): their runs go to `<id>/<user>/` folders; "" = the first member's, `<id>/`
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One run of a plan: the group's (`member` "") or one member's turn (docs/evidence.md, "several members")."""
+
+    plan: Plan
+    member: str = ""
+
+    @property
+    def run_id(self) -> str:
+        return turn_folder(self.plan, self.member)
 
 
 def job_name_for(base: str, user: str, experiment: str, run_tag: str) -> str:
@@ -96,15 +113,41 @@ def _base_name(text: str, fallback: str) -> str:
     return name if isinstance(name, str) and name else fallback
 
 
-def step_members(step: SubmitStep, users: tuple[str, ...]) -> tuple[str, ...]:
-    """Who a submit step submits as: every member, or the first one."""
-    return users if step.as_ == "each-member" else users[:1]
+def step_members(step: SubmitStep, users: tuple[str, ...], member: str = "") -> tuple[str, ...]:
+    """Who a submit step submits as: every member at once, or the member whose turn it is (the first by default)."""
+    if step.as_ == "each-member":
+        return users
+    return (member,) if member else users[:1]
 
 
-def submitting_members(plans: Iterable[Plan], inventory: Inventory) -> tuple[str, ...]:
-    """Every member whose jobs the plans submit, in inventory order (their tokens are tried before a real run)."""
-    wanted = {user for plan in plans for step in plan.steps if isinstance(step, SubmitStep)
-              for user in step_members(step, inventory.users)}
+def is_group_plan(plan: Plan) -> bool:
+    """Every member submits at once (vc-safety, as the manual's step 4.2 asks): the plan has no turns; it runs once
+    for the group, whoever's turn it is."""
+    submits = [step for step in plan.steps if isinstance(step, SubmitStep)]
+    return bool(submits) and all(step.as_ == "each-member" for step in submits)
+
+
+def turn_folder(plan: Plan, member: str) -> str:
+    """A run's folder under experiments/ (or contrast/): `<run id>`, or `<run id>/<user>` for a member's turn. A
+    contrast run (ungraded, docs/other-schedulers.md) keeps its one folder, whoever submits."""
+    return f"{plan.run_id}/{member}" if member and not is_group_plan(plan) and not plan.contrast else plan.run_id
+
+
+def plan_turns(plans: Sequence[Plan], members: Sequence[str] = ("",)) -> list[Turn]:
+    """The runs to make, in the manual's order: each plan in turn, and within it each member in `members`' order; a
+    group plan (`is_group_plan`) runs once, a contrast run once as the first of `members`. `members` ("",) is the
+    one-member layout (the inventory's first member submits)."""
+    turns: list[Turn] = []
+    for plan in plans:
+        whose = [""] if is_group_plan(plan) else list(members[:1]) if plan.contrast else list(members)
+        turns += [Turn(plan, member) for member in whose]
+    return turns
+
+
+def submitting_members(turns: Iterable[Turn], inventory: Inventory) -> tuple[str, ...]:
+    """Every member whose jobs the runs submit, in inventory order (their tokens are tried before a real run)."""
+    wanted = {user for turn in turns for step in turn.plan.steps if isinstance(step, SubmitStep)
+              for user in step_members(step, inventory.users, turn.member)}
     return tuple(user for user in inventory.users if user in wanted)
 
 
@@ -154,21 +197,25 @@ def _condition(status: JobStatus, until: str) -> bool:
 class _PlanRun:
     """One plan on one backend: the steps in order, every action recorded before the next one starts."""
 
-    def __init__(self, plan: Plan, backend: Backend, writer: EvidenceWriter, ctx: RunContext) -> None:
-        self.plan, self.backend, self.writer, self.ctx = plan, backend, writer, ctx
+    def __init__(self, turn: Turn, backend: Backend, writer: EvidenceWriter, ctx: RunContext) -> None:
+        self.plan, self.backend, self.writer, self.ctx = turn.plan, backend, writer, ctx
+        self.turn = turn
         self.submitted: list[Submitted] = []
-        self.config = plan.hived_config
+        self.config = turn.plan.hived_config
+        self.hardware: Text | None = None
 
     def action(self, action_type: str, payload: dict[str, Any]) -> None:
         self.writer.write_action(action_type, payload, time=self.backend.now())
 
     def members(self, step: SubmitStep) -> tuple[str, ...]:
-        return step_members(step, self.ctx.inventory.users)
+        return step_members(step, self.ctx.inventory.users, self.turn.member)
 
     def switch_config(self, name: str, index: int | None = None) -> None:
         """Put HiveD config `name` in place: the plan's own before the first step, or a `switch_config` step's
         while jobs run (its `config-switch` record then names the step)."""
-        text = plan_layout(name, self.ctx.inventory).text
+        layout, why = layout_for(name, self.ctx)
+        self.hardware = why or self.hardware
+        text = layout.text
         write_atomic(_home(self.ctx, self.plan) / "hived" / f"{name}.yaml", text)
         self.backend.switch_config(name, text)
         self.config = name
@@ -202,7 +249,7 @@ class _PlanRun:
                     raise HivedlabError(f"{self.plan.id}: jobs/{job.file}: {exc.message}") from None
             else:
                 text = protocol_with_name(original, name)
-            write_atomic(_home(self.ctx, self.plan) / "jobs" / self.plan.run_id / f"{name}.yaml", text)
+            write_atomic(_home(self.ctx, self.plan) / "jobs" / self.turn.run_id / f"{name}.yaml", text)
             result: SubmitResult = self.backend.submit(user, step.job, text)
             self.action(
                 "submit",
@@ -266,6 +313,8 @@ class _PlanRun:
             "hived_config": self.plan.hived_config,
             "scheduler": self.plan.scheduler,
         }
+        if self.turn.member:
+            payload["turn"] = self.turn.member  # whose turn: that member submits the plan's jobs
         if self.writer.first_seq > 0:
             payload["resumed"] = True  # a later session of the same run: the log already holds the earlier ones
         self.action("plan", payload)
@@ -287,9 +336,11 @@ class _PlanRun:
         return "finished", ""
 
 
-def run_plan(plan: Plan, backend: Backend, writer: EvidenceWriter, ctx: RunContext) -> ExperimentRun:
-    """Run one plan; always ends the log with an `end` record (finished, failed with the reason, interrupted)."""
-    runner = _PlanRun(plan, backend, writer, ctx)
+def run_plan(plan: Plan | Turn, backend: Backend, writer: EvidenceWriter, ctx: RunContext) -> ExperimentRun:
+    """Run one plan (a member's turn of it, or the context's member's); always ends the log with an `end` record
+    (finished, failed with the reason, interrupted)."""
+    turn = plan if isinstance(plan, Turn) else Turn(plan, "" if is_group_plan(plan) else ctx.member)
+    runner = _PlanRun(turn, backend, writer, ctx)
     try:
         status, reason = runner.run()
     except KeyboardInterrupt:
@@ -299,7 +350,17 @@ def run_plan(plan: Plan, backend: Backend, writer: EvidenceWriter, ctx: RunConte
         status, reason = "failed", str(exc)
     payload = {"status": status, "reason": reason} if reason else {"status": status}
     runner.action("end", payload)
-    return ExperimentRun(plan.id, writer.path, status, plan.run_id, plan.contrast, reason, tuple(runner.submitted))
+    return ExperimentRun(turn.plan.id, writer.path, status, turn.run_id, turn.plan.contrast, reason,
+                         tuple(runner.submitted), hardware=runner.hardware, member=turn.member)
+
+
+def layout_for(name: str, ctx: RunContext) -> tuple[Layout, Text | None]:
+    """The config for the group's workers; on the simulated cluster, for a group that cannot hold it, the config on
+    the manual's hardware with why (run.json's `hardware`, docs/architecture.md)."""
+    why = cannot_hold(name, ctx.inventory)
+    if why is not None and ctx.cluster == "sim":
+        return manual_layout(name, ctx.inventory), why
+    return plan_layout(name, ctx.inventory), None
 
 
 def experiment_seed(seed: int, experiment: str) -> int:
@@ -312,24 +373,29 @@ def run_experiments(
     make_backend: BackendFactory,
     ctx: RunContext,
     progress: Callable[[str], None] | None = None,
+    members: Sequence[str] | None = None,
 ) -> list[ExperimentRun]:
     """Run plans one after another into `ctx.out`; a failed experiment is recorded and the next one runs.
+    `members` (users, inventory order) gives each of them a turn of every plan (`plan_turns`); by default the one
+    member is `ctx.member` (the first member when "").
 
     Nothing a run recorded is deleted: a real run resumed in the same folder appends to each experiment's log (the
     chain goes on from its last whole record); a simulated run refuses a folder that already holds the experiment,
     unless `ctx.replace` moves the earlier one to `replaced/<UTC time>/` first (`prepare_folder`)."""
     started = format_time(datetime.now(timezone.utc))
-    prepare_folder(ctx, plans)
+    turns = plan_turns(plans, members or (ctx.member,))
+    prepare_folder(ctx, turns)
     ctx.out.mkdir(parents=True, exist_ok=True)
     write_atomic(ctx.out / "inventory.yaml", _inventory_text(ctx.inventory))
     results: list[ExperimentRun] = []
     extra: dict[str, Any] = {}
-    for plan in plans:
-        folder = _run_folder(ctx, plan)
+    for turn in turns:
+        plan = turn.plan
+        folder = _run_folder(ctx, turn)
         evidence = folder / "evidence.jsonl"
         (folder / "verdicts.json").unlink(missing_ok=True)  # derived from the log; judged again after the run
         if progress:
-            progress(plan.run_id)
+            progress(turn.run_id)
         with EvidenceWriter(evidence, "sim" if ctx.cluster == "sim" else "k8s") as writer:
             try:
                 backend = make_backend(plan, writer)
@@ -339,7 +405,7 @@ def run_experiments(
                     evidence.unlink()  # no cluster, no log: leave nothing that looks like a run
                 raise
             try:
-                results.append(run_plan(plan, backend, writer, ctx))
+                results.append(run_plan(turn, backend, writer, ctx))
             finally:
                 backend.close()
                 info = getattr(backend, "run_info", None)  # optional: what a backend learnt, e.g. openpai_version
@@ -356,17 +422,19 @@ def _home(ctx: RunContext, plan: Plan) -> Path:
     return ctx.out / "contrast" if plan.contrast else ctx.out
 
 
-def _run_folder(ctx: RunContext, plan: Plan) -> Path:
-    """The folder of a plan's evidence, verdicts and charts: `experiments/<id>/`, or `contrast/<id>@<scheduler>/`."""
-    return ctx.out / ("contrast" if plan.contrast else "experiments") / plan.run_id
+def _run_folder(ctx: RunContext, turn: Turn) -> Path:
+    """The folder of a run's evidence, verdicts and charts: `experiments/<id>/`, a member's turn
+    `experiments/<id>/<user>/`, or `contrast/<id>@<scheduler>/`."""
+    return ctx.out / ("contrast" if turn.plan.contrast else "experiments") / turn.run_id
 
 
-def prepare_folder(ctx: RunContext, plans: Sequence[Plan]) -> None:
+def prepare_folder(ctx: RunContext, plans: Sequence[Plan | Turn]) -> None:
     """Check, before anything runs, that no recorded evidence would be lost; with `ctx.replace`, move earlier
     simulated runs of these experiments (log, verdicts, charts, job files) to `<out>/replaced/<UTC time>/`."""
-    kept = [plan for plan in plans if log_source(_run_folder(ctx, plan) / "evidence.jsonl")]
-    for plan in kept:
-        evidence = _run_folder(ctx, plan) / "evidence.jsonl"
+    turns = [p if isinstance(p, Turn) else Turn(p, "" if is_group_plan(p) else ctx.member) for p in plans]
+    kept = [turn for turn in turns if log_source(_run_folder(ctx, turn) / "evidence.jsonl")]
+    for turn in kept:
+        evidence = _run_folder(ctx, turn) / "evidence.jsonl"
         source = log_source(evidence)
         if ctx.cluster != "sim" and source != "k8s":
             raise HivedlabError(f"{evidence} holds a simulated run; a real run needs its own --out folder")
@@ -374,19 +442,24 @@ def prepare_folder(ctx: RunContext, plans: Sequence[Plan]) -> None:
             raise HivedlabError(f"{evidence} holds evidence from a real cluster, which hivedlab never replaces: "
                                 "choose another --out folder for the simulated run")
         if ctx.cluster == "sim" and not ctx.replace:
-            raise HivedlabError(f"{ctx.out} already holds a simulated run of {plan.run_id}: choose a new --out folder, "
+            raise HivedlabError(f"{ctx.out} already holds a simulated run of {turn.run_id}: choose a new --out folder, "
                                 f"or pass --replace to move the earlier run to {ctx.out / 'replaced'}/<time>/ / "
-                                f"{ctx.out} 中已有 {plan.run_id} 的模拟结果：请换一个 --out 目录，或加 --replace 把旧结果移到 "
+                                f"{ctx.out} 中已有 {turn.run_id} 的模拟结果：请换一个 --out 目录，或加 --replace 把旧结果移到 "
                                 f"{ctx.out / 'replaced'}/<时间>/")
     if ctx.cluster != "sim" or not kept:
         return
     aside = ctx.out / "replaced" / datetime.now(timezone.utc).strftime("%Y%m%dt%H%M%S%f")
-    for plan in kept:
-        for source_dir in (_run_folder(ctx, plan), _home(ctx, plan) / "jobs" / plan.run_id):
-            if source_dir.is_dir():
-                target = aside / source_dir.relative_to(ctx.out)
+    for turn in kept:
+        for source_dir in (_run_folder(ctx, turn), _home(ctx, turn.plan) / "jobs" / turn.run_id):
+            for path in _run_files(source_dir):
+                target = aside / path.relative_to(ctx.out)
                 target.parent.mkdir(parents=True, exist_ok=True)
-                source_dir.rename(target)
+                path.rename(target)
+
+
+def _run_files(folder: Path) -> list[Path]:
+    """A run's own files: those in its folder, not the member turns' folders inside an experiment's folder."""
+    return [path for path in folder.iterdir() if path.is_file()] if folder.is_dir() else []
 
 
 def _inventory_text(inventory: Inventory) -> str:
@@ -413,6 +486,11 @@ def _previous_run(ctx: RunContext) -> dict[str, Any]:
     return previous
 
 
+def submitters(run: ExperimentRun) -> list[str]:
+    """The users whose jobs a run submitted, in the order they first submitted."""
+    return list(dict.fromkeys(s.user for s in run.submitted))
+
+
 def _write_run_json(
     ctx: RunContext, started: str, results: list[ExperimentRun], extra: dict[str, Any], finished: bool
 ) -> None:
@@ -423,6 +501,13 @@ def _write_run_json(
     outcomes = {**outcomes, **{r.run_id: {"status": r.status, "reason": r.reason} for r in results}}
     earlier = [e for e in previous.get("experiments") or [] if isinstance(e, str)]
     earlier_contrast = [e for e in previous.get("contrast") or [] if isinstance(e, str)]
+    raw_hardware = previous.get("hardware")
+    hardware: dict[str, Any] = raw_hardware if isinstance(raw_hardware, dict) else {}
+    hardware = {**hardware, **{r.run_id: {"on": "manual", "why": r.hardware.as_dict()} if r.hardware else {"on": "group"}
+                               for r in results}}
+    raw_members = previous.get("members")
+    members: dict[str, Any] = raw_members if isinstance(raw_members, dict) else {}
+    members = {**members, **{r.run_id: submitters(r) for r in results if not r.contrast}}
     run: dict[str, Any] = {
         **extra,
         "hivedlab_version": __version__,
@@ -433,9 +518,11 @@ def _write_run_json(
         "started": sessions[0] if sessions else started,
         "sessions": sessions if started in sessions else [*sessions, started],  # when each (resumed) session began
         "finished": format_time(datetime.now(timezone.utc)) if finished else None,
-        "experiments": list(dict.fromkeys([*earlier, *(r.run_id for r in results if not r.contrast)])),
+        "experiments": list(dict.fromkeys([*earlier, *(r.experiment for r in results if not r.contrast)])),
         "contrast": list(dict.fromkeys([*earlier_contrast, *(r.run_id for r in results if r.contrast)])),
-        "outcomes": outcomes,
+        "outcomes": outcomes,  # by run: the experiment id, or `<id>/<user>` for a member's turn
+        "members": members,  # by run: whose jobs it submitted, in inventory order
+        "hardware": hardware,  # by run: on the group's own workers, or the manual's simulated hardware and why
     }
     write_atomic(ctx.out / "run.json", json.dumps(run, ensure_ascii=False, indent=2) + "\n")
 

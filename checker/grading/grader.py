@@ -39,6 +39,9 @@ class ExperimentResult:
     findings: tuple[Finding, ...] = ()
     attempts: tuple[AttemptFact, ...] | None = None  # the task attempts the evidence shows (for the report's facts)
     identity: frozenset[tuple[str, str]] = frozenset()  # a real-cluster log's unique values (provenance.real_identity)
+    # each member's turn graded on its own, when members took turns (docs/evidence.md); the fields above are then
+    # those of the weakest turn (`_weakest`), the findings every turn's, the attempts the first turn's (the report's)
+    turns: tuple[ExperimentResult, ...] = ()
 
     @property
     def has_log(self) -> bool:
@@ -83,8 +86,31 @@ def _judge(judge: Judge | None, log: EvidenceLog, experiment: str) -> tuple[Judg
     return result, None
 
 
+_STANDING = {"inconsistent": 0, "inconclusive": 1, "consistent": 2}
+
+
+def _weakest(turns: tuple[ExperimentResult, ...]) -> ExperimentResult:
+    """The turn an experiment is scored on: the first with no log, a broken chain or the worst verdict."""
+    def standing(turn: ExperimentResult) -> tuple[int, int]:
+        verdict = str(turn.verdict.get("verdict")) if turn.verdict else "inconclusive"
+        return int(turn.has_log and turn.chain_ok), _STANDING.get(verdict, 1)
+    return min(turns, key=standing)
+
+
 def grade_experiment(sub: Submission, experiment: str, lab: LabSpec, judge: Judge | None) -> ExperimentResult:
+    """Grade an experiment's run; when members took turns, each turn on its own, scored on the weakest."""
     files = sub.experiment(experiment)
+    if files is not None and files.turns:
+        turns = tuple(grade_run(sub, experiment, turn, lab, judge) for turn in files.turns)
+        weakest = _weakest(turns)
+        return replace(weakest, findings=tuple(f for t in turns for f in t.findings), attempts=turns[0].attempts,
+                       identity=frozenset().union(*(t.identity for t in turns)), turns=turns)
+    return grade_run(sub, experiment, files, lab, judge)
+
+
+def grade_run(sub: Submission, experiment: str, files: ExperimentFiles | None, lab: LabSpec,
+              judge: Judge | None) -> ExperimentResult:
+    """Grade one run of an experiment: its chain, its conformance to the lab, its verdict re-judged."""
     if files is None or files.evidence_path is None:
         return ExperimentResult(experiment, files)
     log = read_evidence(files.evidence_path)
@@ -148,12 +174,13 @@ def _grade_experiment_safely(sub: Submission, experiment: str, lab: LabSpec, jud
 def _claim_findings(sub: Submission, experiments: tuple[ExperimentResult, ...]) -> tuple[int, int, list[Finding]]:
     findings: list[Finding] = []
     total = supported = 0
-    sources = [(f"{sub.base}claims.json", parse_claims(sub.claims))]
-    sources += [(f"{sub.base}experiments/{exp.id}/verdicts.json", parse_claims({exp.id: exp.files.verdicts}))
-                for exp in experiments if exp.files and exp.files.verdicts]
-    for where, claims in sources:
+    sources: list[tuple[str, Any, ExperimentResult | None]] = [(f"{sub.base}claims.json", parse_claims(sub.claims), None)]
+    sources += [(f"{sub.base}experiments/{_run_folder(run.files)}/verdicts.json",
+                 parse_claims({exp.id: run.files.verdicts}), run)
+                for exp in experiments for run in exp.turns or (exp,) if run.files and run.files.verdicts]
+    for where, claims, own in sources:  # a verdicts.json is compared with its own run, claims.json with the whole
         for claim in claims:
-            result = next((exp for exp in experiments if exp.id == claim.experiment), None)
+            result = own or next((exp for exp in experiments if exp.id == claim.experiment), None)
             evidence = result.files.evidence if result and result.files else None
             ok, found = compare_claim(claim, result.verdict if result else None, evidence or "", where)
             if result is not None and result.attempts is not None and claim.facts:
@@ -166,11 +193,15 @@ def _claim_findings(sub: Submission, experiments: tuple[ExperimentResult, ...]) 
     return total, supported, findings
 
 
+def _run_folder(files: ExperimentFiles) -> str:
+    return f"{files.id}/{files.member}" if files.member else files.id
+
+
 def _config_findings(sub: Submission) -> list[Finding]:
     """The group's HiveD configs name the group's own machines (node-level addresses; leaf indices are digits)."""
-    if sub.inventory is None:
+    hostnames = sub.hostnames
+    if hostnames is None:
         return []
-    hostnames = {m.hostname for m in sub.inventory.members if m.hostname}
     findings = []
     for name, addresses in sorted(sub.hived_nodes.items()):
         strangers = sorted(a for a in addresses if not a.isdigit() and a not in hostnames)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from hivedlab.checker.grading.findings import Finding
 from hivedlab.checker.grading.integrity import SAFE_LOADER
 from hivedlab.checker.grading.safefs import MAX_LISTED, GroupFolder, UnsafeFile
 from hivedlab.group.inventory import Inventory, inventory_from_mapping
+from hivedlab.group.layouts import SIM_WORKERS
 
 SMALL_FILE_BYTES = 1 * 1024 * 1024  # run.json, inventory, env records, HiveD configs, verdicts, claims
 REPORT_BYTES = 4 * 1024 * 1024
@@ -41,6 +42,10 @@ class ExperimentFiles:
     evidence_path: Path | None  # its resolved path (inside the group folder)
     verdicts: Mapping[str, Any] | None
     job_files: tuple[str, ...]
+    member: str = ""  # the user whose turn this run is (`experiments/<id>/<user>/`); "" for the experiment's own run
+    # every run of the experiment when members took turns (docs/evidence.md), its own run first; this object's fields
+    # are then those of the first of them
+    turns: tuple[ExperimentFiles, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -61,9 +66,21 @@ class Submission:
         return next((exp for exp in self.experiments if exp.id == experiment_id), None)
 
     @property
+    def hostnames(self) -> frozenset[str] | None:
+        """The group's machines: its inventory's hostnames, and the simulated workers of the manual's hardware when
+        run.json says a simulated experiment ran on it (`hardware`, docs/architecture.md)."""
+        if self.inventory is None:
+            return None
+        own = frozenset(m.hostname for m in self.inventory.members if m.hostname)
+        hardware = (self.run or {}).get("hardware")
+        manual = (self.run or {}).get("cluster") == "sim" and isinstance(hardware, Mapping) and any(
+            isinstance(entry, Mapping) and entry.get("on") == "manual" for entry in hardware.values())
+        return own | frozenset(SIM_WORKERS) if manual else own
+
+    @property
     def allowed_nodes(self) -> frozenset[str] | None:
         """Nodes a log may name: in the inventory and in the HiveD configs (whichever of the two is there)."""
-        hostnames = frozenset(m.hostname for m in self.inventory.members if m.hostname) if self.inventory else None
+        hostnames = self.hostnames
         addresses = frozenset().union(*self.hived_nodes.values()) if self.hived_nodes else None
         if hostnames is not None and addresses is not None:
             return hostnames & addresses
@@ -199,8 +216,9 @@ def read_submission(root: Path, name: str | None = None, max_bytes: int | None =
             data = reader.parsed(f"hived/{entry}", "yaml")
             if isinstance(data, Mapping):
                 hived_nodes[entry.rsplit(".", 1)[0]] = _addresses(data)
-    experiments = tuple(_read_experiment(reader, exp) for exp in _capped(reader, "experiments", MAX_PARTS)
-                        if folder.is_dir(f"{base}experiments/{exp}"))
+    users = inventory.users if inventory else ()
+    experiments = tuple(_read_experiment_runs(reader, exp, users)
+                        for exp in _capped(reader, "experiments", MAX_PARTS) if folder.is_dir(f"{base}experiments/{exp}"))
     report_md = reader.text("report.md", REPORT_BYTES)
     if report_md is not None and deployment_text(report_md) is None:
         reader.problem("report-not-template", f"{base}report.md is not the hivedlab report template (no free-text "
@@ -230,9 +248,25 @@ def _capped(reader: _Reader, rel: str, limit: int) -> list[str]:
     return entries[:limit]
 
 
-def _read_experiment(reader: _Reader, exp: str) -> ExperimentFiles:
+def _holds_run(reader: _Reader, rel: str) -> bool:
+    return any(reader.folder.exists(f"{reader.base}{rel}/{name}") for name in ("evidence.jsonl", "verdicts.json"))
+
+
+def _read_experiment_runs(reader: _Reader, exp: str, users: tuple[str, ...]) -> ExperimentFiles:
+    """An experiment folder: its own run, and each member's turn in a sub-folder (inventory order first)."""
+    rel = f"experiments/{exp}"
+    found = [name for name in reader.folder.list_dir(reader.base + rel)[:MAX_PARTS]
+             if reader.folder.is_dir(f"{reader.base}{rel}/{name}") and _holds_run(reader, f"{rel}/{name}")]
+    members = [u for u in users if u in found] + sorted(u for u in found if u not in users)
+    own = [_read_experiment(reader, exp)] if _holds_run(reader, rel) or not members else []
+    runs = own + [_read_experiment(reader, exp, member) for member in members]
+    return replace(runs[0], turns=tuple(runs)) if members else runs[0]
+
+
+def _read_experiment(reader: _Reader, exp: str, member: str = "") -> ExperimentFiles:
     folder, base = reader.folder, reader.base
-    rel = f"experiments/{exp}/evidence.jsonl"
+    run = f"{exp}/{member}" if member else exp
+    rel = f"experiments/{run}/evidence.jsonl"
     path = base + rel
     evidence_path: Path | None = None
     if not folder.exists(path):
@@ -242,12 +276,13 @@ def _read_experiment(reader: _Reader, exp: str) -> ExperimentFiles:
             evidence_path = folder.checked_path(path)
         except UnsafeFile as exc:
             reader.problem(f"unsafe-{exc.code}", f"{path}: {exc.reason}", f"{path}：{_zh_reason(exc.code)}", path, exp)
-    verdicts = reader.parsed(f"experiments/{exp}/verdicts.json", "json", required=False)
-    jobs = tuple(f"{base}jobs/{exp}/{name}" for name in folder.list_dir(f"{base}jobs/{exp}") if name.endswith((".yaml", ".yml")))
+    verdicts = reader.parsed(f"experiments/{run}/verdicts.json", "json", required=False)
+    jobs = tuple(f"{base}jobs/{run}/{name}" for name in folder.list_dir(f"{base}jobs/{run}") if name.endswith((".yaml", ".yml")))
     return ExperimentFiles(
         id=exp,
         evidence=path if evidence_path else None,
         evidence_path=evidence_path,
         verdicts=verdicts if isinstance(verdicts, Mapping) else None,
         job_files=jobs,
+        member=member,
     )

@@ -66,15 +66,16 @@ def _href(out_dir: Path, run_dir: Path, rel: str) -> str:
 
 
 def _chart(exp: ExperimentInputs, out_dir: Path) -> tuple[Path, Path] | None:
-    """Draw an experiment's timeline as experiments/<id>/timeline.png and .svg under the report's folder."""
+    """Draw a run's timeline as timeline.png and .svg in its folder (experiments/<id>/, or a member's turn's
+    experiments/<id>/<user>/) under the report's folder."""
     if not exp.timeline.attempts and not exp.nodes:
         return None
     data = chart_module.chart_data(
         experiment_name(exp, "en"), exp.timeline.attempts, exp.nodes, exp.vc_nodes, exp.timeline.end or None,
         exp.timeline.switches,
     )
-    png, svg = chart_module.draw(data, salt=exp.id)
-    folder = out_dir / "experiments" / exp.id
+    png, svg = chart_module.draw(data, salt=exp.folder or exp.id)
+    folder = out_dir / (exp.folder or f"experiments/{exp.id}")
     png_path, svg_path = folder / "timeline.png", folder / "timeline.svg"
     write_atomic(png_path, png)
     write_atomic(svg_path, svg)
@@ -147,12 +148,16 @@ def build_report(
     claim_files: dict[str, dict[str, object]] = {}
     for exp in inputs.experiments:
         files: dict[str, object] = {"jobs": list(exp.job_files), "evidence": exp.evidence}
-        drawn = _chart(exp, out_dir)
-        if drawn:
+        for run in exp.turns or (exp,):  # each member's turn has its own chart; the first is the experiment's
+            drawn = _chart(run, out_dir)
+            if not drawn:
+                continue
             chart_files += drawn
-            rel = f"experiments/{exp.id}/timeline.png"
-            chart_links[exp.id] = quote(rel, safe="/._-~")
-            files.update(chart_png=rel, chart_svg=f"experiments/{exp.id}/timeline.svg")
+            folder = run.folder or f"experiments/{exp.id}"
+            chart_links[folder] = quote(f"{folder}/timeline.png", safe="/._-~")
+            if run is exp or run.folder == exp.folder:
+                chart_links[exp.id] = chart_links[folder]
+                files.update(chart_png=f"{folder}/timeline.png", chart_svg=f"{folder}/timeline.svg")
         claim_files[exp.id] = files
     md_text = render_markdown(inputs, lang, out_dir, chart_links, previous)
     contrast, contrast_charts = contrast_section(run_dir, out_dir, lang)  # runs without HiveD: ungraded

@@ -8,7 +8,7 @@ for claims.json.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from hivedlab.checker.report.charts import TaskAttempt
@@ -25,6 +25,7 @@ from hivedlab.checker.report.text import (
     pick,
 )
 from hivedlab.checker.report.timeline import Rejection
+from hivedlab.checker.verdicts import combined_verdict
 from hivedlab.evidence import parse_time
 
 Link = Callable[[str], str]  # run-dir-relative path -> href relative to the report
@@ -154,9 +155,54 @@ def experiment_name(exp: ExperimentInputs, lang: str) -> str:
     return title or exp.plan.title_en or exp.plan.title_zh or exp.id
 
 
-def verdict_of(exp: ExperimentInputs) -> str:
+def run_verdict(exp: ExperimentInputs) -> str:
+    """The verdict of one run (this object's own log)."""
     value = exp.verdict.get("verdict") if exp.verdict else None
     return value if value in VERDICT_LABELS else "inconclusive"
+
+
+def verdict_of(exp: ExperimentInputs) -> str:
+    """The experiment's verdict: of its one run, or over every member's turn (`combined_verdict`)."""
+    return combined_verdict(run_verdict(t) for t in exp.turns) if exp.turns else run_verdict(exp)
+
+
+def whose_runs(exp: ExperimentInputs, names: Mapping[str, str]) -> list[str]:
+    """The members whose runs an experiment covers, by their names: each turn's member, or who submitted."""
+    users = [u for t in exp.turns or (exp,) for u in (t.submitters or ((t.member,) if t.member else ()))]
+    return [names.get(u, u) for u in dict.fromkeys(users)]
+
+
+def _whose(exp: ExperimentInputs, names: Mapping[str, str], lang: str) -> str:
+    """`(Alice's turn)`, `(runs of Alice, Bob: each in turn)`, `(submitted by Alice, Bob at once)`; "" when unknown."""
+    who = whose_runs(exp, names)
+    if not who:
+        return ""
+    listed = ("、" if lang == "zh" else ", ").join(who)
+    if len(exp.turns) > 1:
+        first = names.get(exp.member, exp.member) if exp.member else listed
+        return _t(lang, f"（{listed} 依次各做一遍；下面是 {first} 的运行）",
+                  f"(runs of {listed}, each in turn; what follows is {first}'s run)")
+    if len(who) > 1:
+        return _t(lang, f"（{listed} 同时提交）", f"(submitted by {listed} at once)")
+    return _t(lang, f"（{listed} 的运行）", f"({listed}'s run)")
+
+
+def _turn(turn: ExperimentInputs, names: Mapping[str, str], lang: str, link: Link, chart: str | None) -> dict[str, Any]:
+    """One member's turn in an experiment's section: whose, its verdict, its first answer, its files."""
+    verdict = run_verdict(turn)
+    items = answers(turn, lang)
+    files = [f"[evidence.jsonl]({link(turn.evidence)})"] if turn.evidence else []
+    if chart:
+        files.append(f"[timeline.png]({chart})")
+    who = ", ".join(names.get(u, u) for u in turn.submitters) or names.get(turn.member, turn.member)
+    return {
+        "member": md(who),
+        "verdict": verdict,
+        "verdict_label": md(VERDICT_LABELS[verdict][0 if lang == "zh" else 1]),
+        "answer": md(next((item["answer"] for item in items if item["answer"]), "")),
+        "reasons": [md(r) for r in inconclusive_reasons(turn, lang)] if verdict == "inconclusive" else [],
+        "files": " ".join(files),
+    }
 
 
 def inconclusive_reasons(exp: ExperimentInputs, lang: str) -> list[str]:
@@ -277,11 +323,16 @@ def _attempt_rows(exp: ExperimentInputs, lang: str) -> list[list[str]]:
     return rows
 
 
-def experiment(exp: ExperimentInputs, number: int, lang: str, link: Link, chart: str | None) -> dict[str, Any]:
+def experiment(exp: ExperimentInputs, number: int, lang: str, link: Link, chart: str | None,
+               names: Mapping[str, str] | None = None, charts: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """An experiment's row and section; `names` maps users to the members' names, `charts` a turn's folder to its
+    chart (each member's turn, when members took turns)."""
+    names = names or {}
     verdict = verdict_of(exp)
     label = VERDICT_LABELS[verdict][0 if lang == "zh" else 1]
     items = answers(exp, lang)
-    sentences = [f"**{md(label)}**"]
+    whose = _whose(exp, names, lang)
+    sentences = [f"**{md(label)}**" + (_t(lang, "", " ") + md(whose) if whose else "")]
     sentences += [md(item["answer"]) for item in items if item["answer"]]
     sentences += [md(_t(lang, "预期：", "Expected: ") + item["expected"]) for item in items
                   if item["expected"] and item["verdict"] == "inconsistent"]
@@ -325,18 +376,45 @@ def experiment(exp: ExperimentInputs, number: int, lang: str, link: Link, chart:
         "started": md(exp.timeline.started),
         "simulated": exp.timeline.source == "sim",
         "problems": [md(p) for p in exp.problems],
+        "whose": md(whose),
+        # each member's turn (when members took turns); the fields above are then the first run's
+        "turns": [_turn(t, names, lang, link, (charts or {}).get(t.folder)) for t in exp.turns],
+        "first_turn": md(names.get(exp.member, exp.member) if exp.member else ", ".join(
+            names.get(u, u) for u in exp.submitters)) if exp.turns else "",
         "optional": exp.plan.optional,
         "first_optional": False,  # set by build_context on the first optional experiment (its section's heading)
     }
 
 
+def hardware(inputs: RunInputs, lang: str) -> list[str]:
+    """Which experiments ran on the manual's simulated hardware rather than the group's own workers, and why
+    (run.json's `hardware`): one line per reason, the experiments it covers named."""
+    raw = inputs.run.get("hardware")
+    entries: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    by_reason: dict[str, list[str]] = {}
+    for run_id, entry in entries.items():
+        why = entry.get("why") if isinstance(entry, dict) and entry.get("on") == "manual" else None
+        if isinstance(why, dict):
+            by_reason.setdefault(str(why.get(lang) or why.get("en") or ""), []).append(str(run_id))
+    return [_t(lang, f"{md('、'.join(ids))} 在模拟集群上按实验手册的硬件（两台各有 1 块 GPU 的 worker）运行，组员仍是本组的：{md(why)}。",
+               f"{md(', '.join(ids))} ran on the simulated cluster on the lab manual's hardware (two workers with one "
+               f"GPU each), with the group's own members: {md(why)}.")
+            for why, ids in by_reason.items()]
+
+
+def member_names(inputs: RunInputs) -> dict[str, str]:
+    """OpenPAI user -> the member's name (the inventory's), for sentences about whose runs."""
+    return {m.user: m.name for m in inputs.members if m.user}
+
+
 def build_context(inputs: RunInputs, lang: str, link: Link, charts: dict[str, str]) -> dict[str, Any]:
-    """Everything the report template prints. `charts` maps experiment id -> PNG href (when drawn)."""
+    """Everything the report template prints. `charts` maps experiment id (and each run's folder) -> PNG href."""
     main = [e for e in inputs.experiments if not e.plan.optional]
     extra = [e for e in inputs.experiments if e.plan.optional]
-    experiments = [experiment(e, i + 1, lang, link, charts.get(e.id)) for i, e in enumerate(main)]
-    optional = [{**experiment(e, len(main) + i + 1, lang, link, charts.get(e.id)), "first_optional": i == 0}
-                for i, e in enumerate(extra)]
+    names = member_names(inputs)
+    experiments = [experiment(e, i + 1, lang, link, charts.get(e.id), names, charts) for i, e in enumerate(main)]
+    optional = [{**experiment(e, len(main) + i + 1, lang, link, charts.get(e.id), names, charts),
+                 "first_optional": i == 0} for i, e in enumerate(extra)]
     group = md(str(inputs.run.get("group") or ""))
     return {
         "lang": lang,
@@ -347,6 +425,7 @@ def build_context(inputs: RunInputs, lang: str, link: Link, charts: dict[str, st
         "started": md(str(inputs.run.get("started") or "")),
         "finished": md(str(inputs.run.get("finished") or "")),
         "openpai_version": md(inputs.openpai_version),
+        "hardware": hardware(inputs, lang),
         "env": environment(inputs, lang),
         "experiments": experiments,  # the manual's table: the main experiments
         "optional": optional,  # optional plans (e.g. reconfig): a section of their own after the main ones
@@ -362,6 +441,7 @@ def build_context(inputs: RunInputs, lang: str, link: Link, charts: dict[str, st
 def build_claims(inputs: RunInputs, lang: str, files: dict[str, dict[str, object]]) -> dict[str, Any]:
     """The report's claims, machine-readable (claims.json): per experiment the verdict and the key facts claimed."""
     experiments = []
+    names = member_names(inputs)
     for exp in inputs.experiments:
         verdict = verdict_of(exp)
         experiments.append({
@@ -386,6 +466,11 @@ def build_claims(inputs: RunInputs, lang: str, files: dict[str, dict[str, object
             "evidence_source": exp.timeline.source or None,
             "started": exp.timeline.started or None,
             "files": files.get(exp.id, {}),
+            "members": whose_runs(exp, names),  # whose runs the experiment covers
+            # each member's turn, when members took turns (facts and answers above are the first one's)
+            "turns": [{"member": names.get(t.member, t.member) if t.member else None,
+                       "submitted_by": [names.get(u, u) for u in t.submitters], "verdict": run_verdict(t),
+                       "evidence": t.evidence, "started": t.timeline.started or None} for t in exp.turns],
         })
     return {
         "format": "hivedlab-claims/1",

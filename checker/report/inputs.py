@@ -7,7 +7,7 @@ what is missing. Only an unusable RUN_DIR itself raises `HivedlabError`.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ class MemberInfo:
     hostname: str = ""
     ip: str = ""
     roles: tuple[str, ...] = ()
+    user: str = ""  # the OpenPAI user (a member's turn's folder: experiments/<id>/<user>/)
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,12 @@ class ExperimentInputs:
     nodes: tuple[str, ...] = ()
     vc_nodes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     problems: tuple[str, ...] = ()
+    folder: str = ""  # run-dir-relative folder of this run: experiments/<id>, or experiments/<id>/<user> for a turn
+    member: str = ""  # the user whose turn this run is ("" for the group's run in experiments/<id>/)
+    submitters: tuple[str, ...] = ()  # the users whose jobs the run submitted (run.json `members`), when recorded
+    # every run of the experiment in the folder when members took turns (the group's run first, then each member's
+    # turn in inventory order); this object's own fields are then those of the first of them
+    turns: tuple[ExperimentInputs, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -112,7 +119,7 @@ def load_members(run_dir: Path) -> tuple[tuple[MemberInfo, ...], list[str]]:
         inventory = inventory_from_mapping(*read_inventory(path), strict=False)
     except HivedlabError as exc:
         return (), [str(exc).replace(str(run_dir) + "/", "")]
-    members = tuple(MemberInfo(m.name, m.hostname, m.ip, m.roles) for m in inventory.members)
+    members = tuple(MemberInfo(m.name, m.hostname, m.ip, m.roles, m.user) for m in inventory.members)
     return members, []
 
 
@@ -200,47 +207,81 @@ def _vc_nodes(run_dir: Path, plan: PlanInfo, timeline: ExperimentTimeline) -> tu
 
 
 def load_experiment(
-    run_dir: Path, experiment: str, run_tag: str = "", outcome: Any = None
+    run_dir: Path, experiment: str, run_tag: str = "", outcome: Any = None, member: str = ""
 ) -> ExperimentInputs:
-    """One experiment's inputs; `outcome` is run.json's `outcomes[<id>]` ({status, reason}) when recorded."""
-    folder = run_dir / "experiments" / experiment
+    """One run's inputs: the experiment's (`experiments/<id>/`), or a member's turn (`experiments/<id>/<member>/`);
+    `outcome` is run.json's `outcomes[<run>]` ({status, reason}) when recorded."""
+    run_id = f"{experiment}/{member}" if member else experiment
+    rel = f"experiments/{run_id}"
+    folder = run_dir / rel
     plan = plan_info(experiment)
     problems: list[str] = []
     if isinstance(outcome, dict) and _text(outcome.get("status")) not in ("", "finished"):
         reason = _text(outcome.get("reason"))
         status = _text(outcome["status"])
-        problems.append(f"the run of {experiment} did not finish: {status}" + (f" ({reason})" if reason else ""))
+        problems.append(f"the run of {run_id} did not finish: {status}" + (f" ({reason})" if reason else ""))
     verdict: dict[str, Any] | None = None
     verdict_path = folder / "verdicts.json"
     if verdict_path.is_file():
         data, problem = _read_json(verdict_path)
         if problem or not isinstance(data, dict):
-            problems.append(f"experiments/{experiment}/{problem or 'verdicts.json: not a verdict result'}")
+            problems.append(f"{rel}/{problem or 'verdicts.json: not a verdict result'}")
         else:
             verdict = data
     elif (folder / "evidence.jsonl").is_file():
         try:
             verdict = to_json(judge_file(folder / "evidence.jsonl", experiment))
         except HivedlabError as exc:
-            problems.append(f"experiments/{experiment}/verdicts.json is missing and the log cannot be judged: {exc}")
+            problems.append(f"{rel}/verdicts.json is missing and the log cannot be judged: {exc}")
         else:
-            problems.append(f"experiments/{experiment}/verdicts.json is missing: judged now from the evidence log")
+            problems.append(f"{rel}/verdicts.json is missing: judged now from the evidence log")
     else:
-        problems.append(f"experiments/{experiment}/verdicts.json is missing")
+        problems.append(f"{rel}/verdicts.json is missing")
     evidence_path = folder / "evidence.jsonl"
-    evidence = f"experiments/{experiment}/evidence.jsonl" if evidence_path.is_file() else None
+    evidence = f"{rel}/evidence.jsonl" if evidence_path.is_file() else None
     if evidence is None:
-        problems.append(f"experiments/{experiment}/evidence.jsonl is missing")
+        problems.append(f"{rel}/evidence.jsonl is missing")
     timeline = timeline_for_chart(evidence_path, run_tag) if evidence else ExperimentTimeline()
     problems.extend(timeline.problems)
     vc_nodes, problem = _vc_nodes(run_dir, plan, timeline)
     if problem and evidence:
         problems.append(problem)
     nodes = tuple(dict.fromkeys([*(n for members in vc_nodes.values() for n in members), *timeline.nodes]))
-    jobs_folder = run_dir / "jobs" / experiment
+    jobs_folder = run_dir / "jobs" / run_id
     listed = sorted(jobs_folder.iterdir()) if jobs_folder.is_dir() else []
-    job_files = tuple(f"jobs/{experiment}/{p.name}" for p in listed if p.is_file() and not p.name.startswith("."))
-    return ExperimentInputs(experiment, plan, verdict, job_files, evidence, timeline, nodes, vc_nodes, tuple(problems))
+    job_files = tuple(f"jobs/{run_id}/{p.name}" for p in listed if p.is_file() and not p.name.startswith("."))
+    return ExperimentInputs(experiment, plan, verdict, job_files, evidence, timeline, nodes, vc_nodes,
+                            tuple(problems), rel, member)
+
+
+def _holds_run(folder: Path) -> bool:
+    return (folder / "evidence.jsonl").is_file() or (folder / "verdicts.json").is_file()
+
+
+def turn_members(folder: Path, users: tuple[str, ...] = ()) -> list[str]:
+    """The members' turns in an experiment's folder (sub-folders holding a run), inventory order first."""
+    found = sorted(p.name for p in folder.iterdir() if p.is_dir() and _holds_run(p)) if folder.is_dir() else []
+    return [u for u in users if u in found] + [u for u in found if u not in users]
+
+
+def load_experiment_runs(run_dir: Path, experiment: str, run: dict[str, Any],
+                         users: tuple[str, ...] = ()) -> ExperimentInputs:
+    """An experiment with every run of it in the folder: the group's run (`experiments/<id>/`) and each member's turn
+    (`experiments/<id>/<user>/`, docs/evidence.md); the first is the experiment's own fields, all are its `turns`."""
+    run_tag = _text(run.get("run_tag"))
+    raw_outcomes, raw_members = run.get("outcomes"), run.get("members")
+    outcomes: dict[str, Any] = raw_outcomes if isinstance(raw_outcomes, dict) else {}
+    recorded: dict[str, Any] = raw_members if isinstance(raw_members, dict) else {}
+    folder = run_dir / "experiments" / experiment
+    members = turn_members(folder, users)
+    loaded = []
+    for member in ([""] if _holds_run(folder) or not members else []) + members:
+        run_id = f"{experiment}/{member}" if member else experiment
+        who = recorded.get(run_id)
+        submitters = tuple(str(u) for u in who) if isinstance(who, list) else (member,) if member else ()
+        loaded.append(replace(load_experiment(run_dir, experiment, run_tag, outcomes.get(run_id), member),
+                              submitters=submitters))
+    return replace(loaded[0], turns=tuple(loaded)) if members else loaded[0]
 
 
 def load_run(run_dir: Path) -> RunInputs:
@@ -263,14 +304,14 @@ def load_run(run_dir: Path) -> RunInputs:
         raise HivedlabError(f"{run_dir}: not a run directory (no run.json and no experiments/)")
     cluster = _text(run.get("cluster")) or UNKNOWN
     if cluster not in ("sim", "pai", "k8s"):
-        sources = {s for e in ids for s in (timeline_source(experiments_dir / e),) if s}
+        folders = [experiments_dir / e for e in ids]
+        folders += [p for f in folders for p in f.iterdir() if p.is_dir()]  # members' turns
+        sources = {s for f in folders for s in (timeline_source(f),) if s}
         cluster = "sim" if sources == {"sim"} else "pai" if sources == {"k8s"} else UNKNOWN
     members, member_problems = load_members(run_dir)
     env, env_problems = load_env(run_dir)
-    run_tag = _text(run.get("run_tag"))
-    raw_outcomes = run.get("outcomes")
-    outcomes: dict[str, Any] = raw_outcomes if isinstance(raw_outcomes, dict) else {}
-    loaded = [load_experiment(run_dir, e, run_tag, outcomes.get(e)) for e in ids]
+    users = tuple(m.user for m in members)
+    loaded = [load_experiment_runs(run_dir, e, run, users) for e in ids]
     experiments = tuple(sorted((x for x in loaded if not is_smoke(x.id)), key=lambda x: (x.plan.order, x.id)))
     return RunInputs(
         run_dir=run_dir,

@@ -21,6 +21,7 @@ class Outcome:
     answer: Text
     evidence: tuple[int, ...] = ()
     missing: tuple[Text, ...] = ()
+    facts: dict[str, Any] = field(default_factory=dict)  # JSON-able facts the answer names (e.g. a VC's cells)
 
 
 @dataclass(frozen=True)
@@ -112,36 +113,6 @@ def released_at(job: JobTimeline) -> float:
         if last is not None:
             return min(last.t, end_of(job))
     return end_of(job)
-
-
-def run_interval(attempt: Attempt) -> tuple[float, float] | None:
-    """When the attempt held its node: from bind to end (open-ended while it still holds it)."""
-    if attempt.bound is None:
-        return None
-    ended = attempt.ended
-    return attempt.bound.t, ended.t if ended is not None else INF
-
-
-def occupied(timeline: Timeline, node: str) -> list[tuple[float, float, Attempt]]:
-    result = []
-    for job in timeline.jobs:
-        for attempt in job.attempts:
-            interval = run_interval(attempt)
-            if interval is not None and attempt.node == node:
-                result.append((*interval, attempt))
-    return sorted(result, key=lambda item: item[0])
-
-
-def idle_during(timeline: Timeline, node: str, start: float, end: float) -> bool:
-    """Was the node free of any bound pod at some moment in [start, end]?"""
-    cursor = start
-    for begin, finish, _ in occupied(timeline, node):
-        if begin > cursor:
-            return True
-        cursor = max(cursor, finish)
-        if cursor >= end:
-            return False
-    return cursor < end
 
 
 def started_seq(attempt: Attempt) -> float:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from hivedlab.basics.text import Text
+from hivedlab.checker.rules.cells import cell_ids, free_cells, free_text
 from hivedlab.checker.rules.common import (
     CONSISTENT,
     INCONSISTENT,
@@ -13,7 +14,6 @@ from hivedlab.checker.rules.common import (
     Outcome,
     clock,
     cut_short,
-    idle_during,
     missing,
     not_run,
     released_at,
@@ -57,10 +57,10 @@ def gang_waits(ctx: Context, rule: dict[str, Any]) -> Outcome:
     waits = [w for a in job.attempts for w in a.waits]
     reasons = sorted({w.reason for w in waits})
     holder_node = next((a.node for a in holder.attempts if a.node), None)
-    vc_nodes = ctx.vc_nodes(job.virtual_cluster or "") or ()
     first_wait = min((w.mark for w in waits), key=lambda m: m.seq, default=None)
-    free = [n for n in vc_nodes if n != holder_node and first_wait is not None
-            and idle_during(ctx.timeline, n, first_wait.t, min(holder_end, first_wait.t + 1e-6))]
+    spare, idle = free_cells(ctx, job.virtual_cluster or "", first_wait.seq) if first_wait is not None else (0, ())
+    free = free_text(job.virtual_cluster or "", spare, idle) if spare and idle else None
+    facts = {"free_cells": cell_ids(idle)} if free else {}
     holder_text = Text(f"{who(holder).zh} 在 {holder_node} 上运行到 {clock(holder.end)}",
                        f"{who(holder).en} ran on {holder_node} until {clock(holder.end)}")
     evidence = seqs(holder.end, first_wait, *(a.bound for a in job.attempts))
@@ -78,20 +78,20 @@ def gang_waits(ctx: Context, rule: dict[str, Any]) -> Outcome:
         return Outcome(INCONSISTENT, holder_text + Text(f"；{who(job).zh} 的等待原因是 {'；'.join(reasons)}，不是“{reason}”。",
                                                         f"; {who(job).en} waited for {'; '.join(reasons)}, not '{reason}'."),
                        evidence)
-    free_text = Text(f"，尽管 {'、'.join(free)} 空闲" if free else "", f" although {', '.join(free)} was free" if free else "")
+    although = Text(f"，尽管 {free.zh} 空闲" if free else "", f" although {free.en} was free" if free else "")
     text = holder_text + Text(
-        f"；期间 {who(job).zh} 的所有子任务都在等待（HiveD：{'；'.join(reasons)}）{free_text.zh}",
-        f"; meanwhile every task of {who(job).en} waited (HiveD: {'; '.join(reasons)}){free_text.en}",
+        f"；期间 {who(job).zh} 的所有子任务都在等待（HiveD：{'；'.join(reasons)}）{although.zh}",
+        f"; meanwhile every task of {who(job).en} waited (HiveD: {'; '.join(reasons)}){although.en}",
     )
     if not bound:
         if ctx.run_finished:
             return Outcome(CONSISTENT, text + Text("，直到日志结束都没有运行。", ", and it had not run when the log ended."),
-                           evidence)
+                           evidence, facts=facts)
         return cut_short(ctx, f"日志在 {who(job).zh} 开始运行之前就结束了", f"the log ends before {who(job).en} started")
     first = min((a.bound for a in bound if a.bound), key=lambda m: m.seq)
     return Outcome(CONSISTENT, text + Text(f"；它在 {who(holder).zh} 结束后于 {clock(first)} 才开始调度。",
                                            f"; it was bound only at {clock(first)}, after {who(holder).en} ended."),
-                   evidence)
+                   evidence, facts=facts)
 
 
 def gang_together(ctx: Context, rule: dict[str, Any]) -> Outcome:

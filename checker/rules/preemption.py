@@ -5,6 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from hivedlab.basics.text import Text
+from hivedlab.checker.rules.cells import (
+    cell_ids,
+    cells_text,
+    free_cells,
+    held_at,
+    share_text,
+    shares_facts,
+    vc_shares,
+)
 from hivedlab.checker.rules.common import (
     CONSISTENT,
     INCONSISTENT,
@@ -48,10 +57,27 @@ def preemption_how(victim: Attempt) -> Text:
                 " (FrameworkController exit code -101 PodExternalDeleted)")
 
 
-def _reran_before(low: JobTimeline, victim: Attempt, started: Mark) -> Attempt | None:
-    """An attempt of the victim's job that started after the preemption and before the preemptor started."""
+def _reran_before(low: JobTimeline, victim: Attempt, started: Mark, taken: tuple[Attempt, ...]) -> Attempt | None:
+    """An attempt of the victim's job that started after the preemption and before the preemptor started, on cells
+    the preemptor then took (a rerun on other, free cells takes nothing back)."""
     after = victim.ended.seq if victim.ended is not None else INF
-    return next((a for a in low.attempts if a.started is not None and after < a.started.seq < started.seq), None)
+    wanted = {cell for attempt in taken for cell in attempt.cells}
+    return next((a for a in low.attempts if a.started is not None and after < a.started.seq < started.seq
+                 and (not wanted or not a.cells or wanted & set(a.cells))), None)
+
+
+def _on_free_cells(ctx: Context, job: JobTimeline, submitted: Mark, first: Attempt
+                   ) -> tuple[Text, dict[str, Any]] | None:
+    """The preemptor's VC had free cells of its own when it was submitted and the preemptor ran on them: HiveD
+    needs to preempt nothing (a group's config with more GPUs than the manual's, docs/checker.md#cells-not-machines)."""
+    if not job.virtual_cluster or not first.cells:
+        return None
+    spare, free = free_cells(ctx, job.virtual_cluster, submitted.seq)
+    if not spare or not set(first.cells) <= set(free):
+        return None
+    return (Text(f"VC {job.virtual_cluster} 在提交时还有空闲的 GPU（{cells_text(free)}）",
+                 f"VC {job.virtual_cluster} still had free cells when it was submitted ({cells_text(free)})"),
+            {"vc": job.virtual_cluster, "free_cells": cell_ids(free)})
 
 
 def preempts(ctx: Context, rule: dict[str, Any]) -> Outcome:
@@ -82,7 +108,7 @@ def preempts(ctx: Context, rule: dict[str, Any]) -> Outcome:
         first = min((a for a in high.attempts if a.started), key=started_seq)
         evidence = seqs(submitted, victim.preempted, victim.deleted, victim.recreated, victim.ended, started,
                         first.bound)
-        rerun = _reran_before(low, victim, started)
+        rerun = _reran_before(low, victim, started, tuple(a for a in high.attempts if a.bound is not None))
         if rerun is None:
             text = base + Text(
                 f"{who(high).zh} 没有等待：HiveD 在 {clock(victim.ended)} 抢占了 {who(low).zh}{how.zh}，"
@@ -116,6 +142,15 @@ def preempts(ctx: Context, rule: dict[str, Any]) -> Outcome:
         return Outcome(INCONSISTENT, text, seqs(submitted, low_end, started))
     if started is not None and (low_end is not None or ctx.run_finished):
         first = min((a for a in high.attempts if a.started), key=started_seq)
+        found = _on_free_cells(ctx, high, submitted, first)
+        if found is not None:
+            free, facts = found
+            text = base + Text(
+                f"{free.zh}：{who(high).zh} 没有等待，也无需抢占，于 {clock(started)} 在 {where(first)} 上开始运行，"
+                f"{who(low).zh} 继续运行。",
+                f"{free.en}: {who(high).en} did not wait and preempted nothing; it started at {clock(started)} on "
+                f"{where(first)} while {who(low).en} kept running.")
+            return Outcome(CONSISTENT, text, seqs(submitted, first.bound, started), facts=facts)
         until = Text(f"到 {clock(low_end)}", f"until {clock(low_end)}") if low_end else Text("到日志结束",
                                                                                            "to the end of the log")
         text = base + Text(
@@ -133,9 +168,39 @@ def preempts(ctx: Context, rule: dict[str, Any]) -> Outcome:
                      "preempted")
 
 
+def _free_at_bind(ctx: Context, attempt: Attempt) -> bool:
+    """The attempt was bound to leaf cells no other pod held at that moment."""
+    if attempt.bound is None or not attempt.cells:
+        return False
+    others = {cell for _, a in held_at(ctx.timeline, attempt.bound.seq) if a is not attempt for cell in a.cells}
+    return not others & set(attempt.cells)
+
+
+def _spared(ctx: Context, rule: dict[str, Any], low: JobTimeline) -> Outcome | None:
+    """The victim was never preempted because the rule's `preemptor` ran on free cells of its own VC, and the victim
+    ran on to its end: nothing to re-create. None when that is not what the log shows."""
+    high = ctx.one(rule["preemptor"]) if rule.get("preemptor") else None
+    started = high.first_started if high is not None else None
+    if high is None or high.submitted is None or started is None or low.end is None:
+        return None
+    first = min((a for a in high.attempts if a.started), key=started_seq)
+    found = _on_free_cells(ctx, high, high.submitted, first)
+    if found is None:
+        return None
+    free, facts = found
+    text = Text(f"{free.zh}，{who(high).zh} 在 {where(first)} 上运行而没有抢占 {who(low).zh}；"
+                f"{who(low).zh} 没有被抢占、也无需重建，一直运行到 {clock(low.end)}（{low.state}）。",
+                f"{free.en}, so {who(high).en} ran on {where(first)} without preempting {who(low).en}; "
+                f"{who(low).en} was never preempted, had nothing to re-create and ran on until {clock(low.end)} "
+                f"({low.state}).")
+    return Outcome(CONSISTENT, text, seqs(high.submitted, first.bound, low.end), facts=facts)
+
+
 def retried_after(ctx: Context, rule: dict[str, Any]) -> Outcome:
     """The preempted victim was re-created (same pod name, new uid), waited (optionally for `reason`), ran again only
-    after `after` had ended (or freed its cells) and finished."""
+    after `after` had ended (or freed its cells) and finished; or, where the cluster had a free GPU no pod held (a
+    group with more GPUs than the manual's), ran again there at once. Given `preemptor`, a victim that was never
+    preempted because the preemptor found free cells of its own VC (`preempts`) ran on: nothing to re-create."""
     low, high = ctx.one(rule["victim"]), ctx.one(rule["after"])
     if low is None:
         return not_run(rule["victim"])
@@ -143,6 +208,9 @@ def retried_after(ctx: Context, rule: dict[str, Any]) -> Outcome:
         return not_run(rule["after"])
     preempted = [a for a in low.attempts if a.outcome == "preempted"]
     if not preempted:
+        spared = _spared(ctx, rule, low)
+        if spared is not None:
+            return spared
         return missing(f"{who(low).zh} 没有被抢占过，也就没有重建", f"{who(low).en} was never preempted, so it was never re-created")
     victim = preempted[0]
     later = [a for a in low.attempts if a.created and victim.created and a.created.seq > victim.created.seq
@@ -179,13 +247,20 @@ def retried_after(ctx: Context, rule: dict[str, Any]) -> Outcome:
                         f", and ran again from {clock(retry.started)} on {where(retry)}")
     text = text + started_text
     reason = rule.get("reason")
+    facts: dict[str, Any] = {}
     if retry.started.t < released_at(high):
-        return Outcome(INCONSISTENT, text + Text(f"，而此时 {who(high).zh} 还没有结束。", f", before {who(high).en} had ended."),
-                       tuple(sorted(evidence)))
-    if reason and not any(reason in r for r in reasons):
+        if not _free_at_bind(ctx, retry):
+            return Outcome(INCONSISTENT, text + Text(f"，而此时 {who(high).zh} 还没有结束。",
+                                                     f", before {who(high).en} had ended."), tuple(sorted(evidence)))
+        text = text + Text(f"：{who(high).zh} 还在运行，但 {cells_text(retry.cells)} 当时没有任何 Pod 占用",
+                           f": {who(high).en} still ran, but no pod held {cells_text(retry.cells)} then")
+        facts = {"free_cells": cell_ids(retry.cells)}
+    elif reason and not any(reason in r for r in reasons):
         return Outcome(INCONSISTENT, text + Text(f"。它没有因“{reason}”等待。", f". It did not wait for '{reason}'."),
                        tuple(sorted(evidence)))
-    text = text + Text(f"，即 {who(high).zh} 于 {clock(high_end)} 结束之后", f", after {who(high).en} ended at {clock(high_end)}")
+    else:
+        text = text + Text(f"，即 {who(high).zh} 于 {clock(high_end)} 结束之后",
+                           f", after {who(high).en} ended at {clock(high_end)}")
     low_end = low.end
     if low_end is None:
         return cut_short(ctx, f"到日志最后 {who(low).zh} 还没有结束", f"{who(low).en} had not finished by the log's "
@@ -196,7 +271,7 @@ def retried_after(ctx: Context, rule: dict[str, Any]) -> Outcome:
                  f"; both were done {span(both - submitted.t).en} after {who(high).en} was submitted" if submitted else "")
     text = text + Text(f"；{who(low).zh} 于 {clock(low_end)} 结束（{low.state}）", f"; {who(low).en} finished at "
                        f"{clock(low_end)} ({low.state})") + total + Text("。", ".")
-    return Outcome(CONSISTENT, text, tuple(sorted(evidence)))
+    return Outcome(CONSISTENT, text, tuple(sorted(evidence)), facts=facts)
 
 
 def starts_while_running(ctx: Context, rule: dict[str, Any]) -> Outcome:
@@ -226,19 +301,25 @@ def starts_while_running(ctx: Context, rule: dict[str, Any]) -> Outcome:
         return Outcome(INCONSISTENT, text + Text(f"它一直等到 {who(other).zh} 结束后才运行。",
                                                  f"It waited for {who(other).en} to end."), evidence)
     outside_vc = rule.get("outside_vc")
+    facts: dict[str, Any] = {}
     if outside_vc:
-        nodes = ctx.vc_nodes(outside_vc)
-        if nodes is None:
-            return missing(f"不知道 VC {outside_vc} 有哪些机器", f"which machines VC {outside_vc} owns is unknown")
-        if first.node in nodes:
-            return Outcome(INCONSISTENT, text + Text(f"它运行在 VC {outside_vc} 自己的机器上。",
-                                                     f"It ran on VC {outside_vc}'s own machine."), evidence)
-        text = text + Text(f"它没有等待，使用了 VC {outside_vc} 配额之外的空闲机器（{outside_vc} 的机器：{'、'.join(nodes)}）。",
-                           f"It did not wait and used an idle machine outside VC {outside_vc}'s quota "
-                           f"({outside_vc}'s machines: {', '.join(nodes)}).")
+        shares = vc_shares(ctx, outside_vc, first.bound.seq if first.bound else None)
+        if shares is None:
+            return missing(f"不知道 VC {outside_vc} 有哪些 GPU", f"which cells VC {outside_vc} owns is unknown")
+        own = [cell for share in shares if share.exact for cell in share.cells if cell in first.cells]
+        if own:
+            return Outcome(INCONSISTENT, text + Text(f"它运行在 VC {outside_vc} 自己的 {cells_text(own)} 上。",
+                                                     f"It ran on VC {outside_vc}'s own {cells_text(own)}."), evidence)
+        quota = share_text(outside_vc, shares)
+        facts.update(vc=outside_vc, vc_cells=shares_facts(shares), cells=cell_ids(first.cells))
+        spare, _ = free_cells(ctx, outside_vc, first.bound.seq if first.bound else started.seq)
+        where_zh = f"VC {outside_vc} 配额之外的空闲 GPU" if not spare else "空闲的 GPU"
+        where_en = f"a free GPU outside VC {outside_vc}'s quota" if not spare else "a free GPU"
+        text = text + Text(f"它没有等待，使用了{where_zh}（{quota.zh}）。",
+                           f"It did not wait and used {where_en} ({quota.en}).")
     else:
         text = text + Text(f"它没有等待 {who(other).zh} 结束。", f"It did not wait for {who(other).en} to end.")
-    return Outcome(CONSISTENT, text, evidence)
+    return Outcome(CONSISTENT, text, evidence, facts=facts)
 
 
 RULES = {"preempts": preempts, "retried-after": retried_after, "starts-while-running": starts_while_running}

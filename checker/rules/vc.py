@@ -5,6 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from hivedlab.basics.text import Text
+from hivedlab.checker.rules.cells import (
+    cell_ids,
+    free_cells,
+    free_text,
+    outside_own_cells,
+    share_text,
+    shares_facts,
+    vc_shares,
+)
 from hivedlab.checker.rules.common import (
     CONSISTENT,
     INCONSISTENT,
@@ -12,7 +21,6 @@ from hivedlab.checker.rules.common import (
     Context,
     Outcome,
     clock,
-    idle_during,
     join,
     missing,
     not_run,
@@ -22,21 +30,21 @@ from hivedlab.checker.rules.common import (
     where,
     who,
 )
-from hivedlab.checker.timeline import Attempt, JobTimeline
+from hivedlab.checker.timeline import Attempt, JobTimeline, LeafCell
 
 
 def _vc_unknown(vc: str) -> Outcome:
     return missing(
-        f"不知道 VC {vc} 有哪些机器（日志中没有 HiveD 配置记录；请用 --hived-config 指定）",
-        f"which machines VC {vc} owns is unknown (no HiveD config in the log; pass --hived-config)",
+        f"不知道 VC {vc} 有哪些 GPU（日志中没有 HiveD 配置记录；请用 --hived-config 指定）",
+        f"which cells VC {vc} owns is unknown (no HiveD config in the log; pass --hived-config)",
     )
 
 
 def placement(ctx: Context, rule: dict[str, Any]) -> Outcome:
-    """Every bound task attempt of `jobs` is on a node of VC `vc`."""
+    """Every bound task attempt of `jobs` is in VC `vc`'s cells (`cells.outside_own_cells`)."""
     vc = rule["vc"]
-    nodes = ctx.vc_nodes(vc)
-    if nodes is None:
+    shares = vc_shares(ctx, vc)
+    if shares is None:
         return _vc_unknown(vc)
     jobs = [job for key in rule["jobs"] for job in ctx.jobs(key)]
     if not jobs:
@@ -49,27 +57,38 @@ def placement(ctx: Context, rule: dict[str, Any]) -> Outcome:
             continue
         places = sorted({where(a) for a in bound})
         evidence += [a.bound.seq for a in bound if a.bound]
-        outside += [(job, a) for a in bound if a.node not in nodes]
+        outside += [(job, a, why) for a in bound if (why := outside_own_cells(ctx, job, a, vc)) is not None]
         lines.append(Text(f"{who(job).zh} 运行在 {'、'.join(places)}", f"{who(job).en} ran on {', '.join(places)}"))
     if not lines:
         return missing("计划中的任务都没有被调度到任何机器上", "none of the plan's jobs was bound to a machine")
-    vc_text = Text(f"VC {vc} 的机器：{'、'.join(nodes)}", f"VC {vc}'s machines: {', '.join(nodes)}")
+    vc_text = share_text(vc, shares)
+    facts: dict[str, Any] = {"vc": vc, "vc_cells": shares_facts(shares),
+                             "outside": [{"job": who(j).en, "cells": cell_ids(a.cells)} for j, a, _ in outside]}
     answer = join(lines) + Text("。", ".") + vc_text + Text("。", ".")
     if never:
         names = [who(j) for j in never]
         answer = answer + Text(f"{'、'.join(n.zh for n in names)} 没有运行。", f"{', '.join(n.en for n in names)} never ran.")
     if outside:
-        bad = [Text(f"{who(j).zh} 在 {clock(a.bound)} 被调度到 VC {vc} 之外的 {a.node}",
-                    f"{who(j).en} was bound at {clock(a.bound)} to {a.node}, outside VC {vc}") for j, a in outside]
-        return Outcome(INCONSISTENT, answer + join(bad) + Text("。", "."), tuple(sorted(evidence)))
-    summary = Text(f"所有任务都只运行在 VC {vc} 的机器上。", f"Every job ran only on VC {vc}'s machines.")
-    return Outcome(CONSISTENT, summary + answer, tuple(sorted(evidence)))
+        bad = [Text(f"{who(j).zh} 在 {clock(a.bound)} 被调度到 VC {vc} 的 GPU 之外（{why.zh}）",
+                    f"{who(j).en} was bound at {clock(a.bound)} outside VC {vc}'s cells ({why.en})")
+               for j, a, why in outside]
+        return Outcome(INCONSISTENT, answer + join(bad) + Text("。", "."), tuple(sorted(evidence)), facts=facts)
+    summary = Text(f"所有任务都只运行在 VC {vc} 的 GPU 上。", f"Every job ran only on VC {vc}'s cells.")
+    return Outcome(CONSISTENT, summary + answer, tuple(sorted(evidence)), facts=facts)
 
 
-def _wait_window(attempt: Attempt, log_end: float) -> tuple[float, float]:
-    start = attempt.waits[0].mark.t
-    end = attempt.bound.t if attempt.bound else (attempt.ended.t if attempt.ended else log_end)
-    return start, end
+def _idle_while_waiting(ctx: Context, vc: str, attempt: Attempt) -> tuple[Text, tuple[LeafCell, ...]] | None:
+    """`vc`'s cells that sat idle at some moment of the attempt's wait: checked when it began and whenever a pod
+    freed its cells before the wait ended."""
+    start = attempt.waits[0].mark.seq
+    end = attempt.bound.seq if attempt.bound else (attempt.ended.seq if attempt.ended else INF)
+    moments = [start] + sorted({mark.seq for job in ctx.timeline.jobs for a in job.attempts
+                                for mark in (a.released or a.ended,) if mark is not None and start < mark.seq < end})
+    for seq in moments:
+        spare, free = free_cells(ctx, vc, seq)
+        if spare and free:
+            return free_text(vc, spare, free), free
+    return None
 
 
 def waits_while_idle(ctx: Context, rule: dict[str, Any]) -> Outcome:
@@ -78,10 +97,8 @@ def waits_while_idle(ctx: Context, rule: dict[str, Any]) -> Outcome:
     if not jobs:
         return not_run(", ".join(rule["jobs"]))
     idle_vc, reason = rule["idle_vc"], rule.get("reason", "")
-    idle_nodes = ctx.vc_nodes(idle_vc)
-    if idle_nodes is None:
+    if vc_shares(ctx, idle_vc) is None:
         return _vc_unknown(idle_vc)
-    log_end = ctx.timeline.last.t if ctx.timeline.last else INF
     waiting = [(job, a) for job in jobs for a in job.attempts if a.waits]
     if not waiting:
         if len(jobs) < 2:
@@ -90,29 +107,32 @@ def waits_while_idle(ctx: Context, rule: dict[str, Any]) -> Outcome:
         return missing("没有任务等待过（这些任务的运行时间没有重叠？）",
                        "no job ever waited (did the jobs' run times overlap?)")
     lines, evidence, problems = [], [], []
+    idle_cells: set[LeafCell] = set()
     for job, attempt in waiting:
-        start, end = _wait_window(attempt, log_end)
         reasons = sorted({w.reason for w in attempt.waits})
-        idle = [n for n in idle_nodes if idle_during(ctx.timeline, n, start, end)]
+        found = _idle_while_waiting(ctx, idle_vc, attempt)
+        idle = found[0] if found else None
+        idle_cells |= set(found[1]) if found else set()
         evidence += [w.mark.seq for w in attempt.waits] + list(seqs(attempt.bound))
         until = (Text(f"直到 {clock(attempt.bound)} 被调度到 {attempt.node}", f"until it was bound to {attempt.node} at "
                       f"{clock(attempt.bound)}") if attempt.bound else Text("直到日志结束", "until the log ends"))
-        idle_text = (Text(f"，期间 VC {idle_vc} 的 {'、'.join(idle)} 空闲", f", while VC {idle_vc}'s {', '.join(idle)} sat idle")
-                     if idle else Text("", ""))
+        idle_text = Text(f"，期间 {idle.zh} 空闲", f", while {idle.en} sat idle") if idle else Text("", "")
         lines.append(Text(f"{who(job).zh} 从 {clock(attempt.waits[0].mark)} 起等待（HiveD：{'；'.join(reasons)}）{until.zh}{idle_text.zh}",
                           f"{who(job).en} waited from {clock(attempt.waits[0].mark)} (HiveD: {'; '.join(reasons)}) "
                           f"{until.en}{idle_text.en}"))
-        if attempt.node in idle_nodes:
-            problems.append(Text(f"{who(job).zh} 被调度到了 VC {idle_vc} 的 {attempt.node}",
-                                 f"{who(job).en} was placed on VC {idle_vc}'s {attempt.node}"))
+        outside = outside_own_cells(ctx, job, attempt, job.virtual_cluster) if job.virtual_cluster else None
+        if outside is not None:
+            problems.append(Text(f"{who(job).zh} 被调度到了自己 VC 的 GPU 之外（{outside.zh}）",
+                                 f"{who(job).en} was placed outside its own VC's cells ({outside.en})"))
         if reason and not any(reason in r for r in reasons):
             problems.append(Text(f"{who(job).zh} 的等待原因不是“{reason}”", f"{who(job).en} did not wait for '{reason}'"))
     answer = join(lines) + Text("。", ".")
+    facts = {"idle_vc": idle_vc, "idle_cells": cell_ids(idle_cells)}
     if problems:
-        return Outcome(INCONSISTENT, answer + join(problems) + Text("。", "."), tuple(sorted(set(evidence))))
-    lead = Text(f"等待的任务一直留在队列中，从未被调度到空闲的 VC {idle_vc} 的机器上。",
-                f"The waiting jobs stayed queued and were never placed on the idle VC {idle_vc}'s machines.")
-    return Outcome(CONSISTENT, lead + answer, tuple(sorted(set(evidence))))
+        return Outcome(INCONSISTENT, answer + join(problems) + Text("。", "."), tuple(sorted(set(evidence))), facts=facts)
+    lead = Text(f"等待的任务一直留在队列中，从未被调度到空闲的 VC {idle_vc} 的 GPU 上。",
+                f"The waiting jobs stayed queued and were never placed on the idle VC {idle_vc}'s cells.")
+    return Outcome(CONSISTENT, lead + answer, tuple(sorted(set(evidence))), facts=facts)
 
 
 def _first_run(job: JobTimeline) -> Attempt | None:

@@ -17,7 +17,7 @@ from hivedlab.checker.validate.findings import ERROR, NOTE, WARNING, Finding, Re
 from hivedlab.checker.validate.hived import check_hived_config, check_services_config
 from hivedlab.checker.validate.inventory import check_inventory
 from hivedlab.checker.validate.jobs import HivedTarget, check_job, prepare_target
-from hivedlab.checker.validate.kubeflow import check_manifests
+from hivedlab.checker.validate.kubeflow import SCHEMA_FILES, check_manifests
 from hivedlab.cluster.kubeflow.manifests import ManifestError, looks_like_manifests, parse_manifests
 from hivedlab.cluster.openpai.protocol import YamlError, parse_yaml
 
@@ -194,12 +194,15 @@ def _expected(found: list[Finding], name: str) -> list[Finding]:
             if f.severity == ERROR else f for f in found]
 
 
-def _validate_manifests(text: str, name: str) -> tuple[list[Finding], str | None]:
-    """Kubernetes manifests (TFJob, PodGroup), several YAML documents to a file as kubectl takes them."""
+def _validate_manifests(text: str, name: str, walked: bool) -> tuple[list[Finding], str | None]:
+    """Kubernetes manifests (TFJob, PodGroup), several YAML documents to a file as kubectl takes them. Found by a
+    folder walk, a file of other Kubernetes objects only (a Deployment, a Service) is not ours to judge."""
     try:
         manifests = parse_manifests(text)
     except ManifestError as exc:
         return [Finding("yaml-syntax", ERROR, name, exc.line, exc.col, "", exc.message)], None
+    if walked and not any(kind in SCHEMA_FILES for kind in manifests.kinds()):
+        return [], None
     return check_manifests(manifests, name), "manifests"
 
 
@@ -208,7 +211,7 @@ def _validate_text(text: str, size: int, name: str, item: _Input, targets: Calla
     if not text.strip():
         return [Finding("file-empty", WARNING, name, 0, 0, "", "empty file: nothing to validate")], None
     if looks_like_manifests(text):
-        return _validate_manifests(text, name)
+        return _validate_manifests(text, name, item.walked)
     try:
         parsed = parse_yaml(text)
     except YamlError as exc:

@@ -3,12 +3,14 @@ default scheduler, no OpenPAI and no HiveD (docs/kubeflow-on-kubernetes.md). `op
 experiment run.
 
 The cluster is reached as kubectl reaches it: `--kubeconfig` (else `KUBECONFIG`, else `~/.kube/config`, else the
-in-cluster service account) and `--context` (else the kubeconfig's current context).
+in-cluster service account) and `--context` (else the kubeconfig's current context). `HIVEDLAB_K8S_POLL_S`: seconds
+between looks at the jobs' states while waiting (default 5).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -25,6 +27,10 @@ from hivedlab.evidence import EvidenceWriter
 __all__ = ["Clocks", "K8sBackend", "open_backend", "check_crds", "ensure_namespace", "RESOURCES"]
 
 RESOURCES = ("pods", "events", "tfjobs", "podgroups")
+
+
+def _warn(text: str) -> None:
+    print(f"hivedlab: warning: {text}", file=sys.stderr)
 
 
 def _served(api_client: Any, group: str, version: str) -> set[str]:
@@ -56,6 +62,40 @@ def check_crds(api_client: Any, form: Form, gang: bool) -> None:
         raise HivedlabError(
             f"the cluster serves no {' and no '.join(missing)}: install {form.install} first "
             f"(docs/kubeflow-on-kubernetes.md) / 集群中没有 {'、'.join(missing)} 的 CRD：请先安装 {form.install}")
+
+
+EXPECTED_GPUS = (1, 1, 1, 1)  # the experiment's cluster: four single-GPU nodes (docs/kubeflow-on-kubernetes.md)
+
+
+def gpu_nodes(api_client: Any) -> dict[str, int]:
+    """Each node's allocatable `nvidia.com/gpu` (nodes without GPUs left out)."""
+    from kubernetes import client
+    from kubernetes.client.exceptions import ApiException
+
+    try:
+        response = client.CoreV1Api(api_client).list_node(_preload_content=False)
+    except ApiException as exc:
+        raise HivedlabError(f"cannot list the cluster's nodes: {api_error_text(exc)}") from None
+    try:
+        body = json.loads(response.data)
+    finally:
+        response.release_conn()
+    found = {}
+    for node in body.get("items") or []:
+        raw = ((node.get("status") or {}).get("allocatable") or {}).get("nvidia.com/gpu")
+        if raw is not None and str(raw).isdigit() and int(raw) > 0:
+            found[str((node.get("metadata") or {}).get("name"))] = int(raw)
+    return found
+
+
+def layout_note(gpus: dict[str, int]) -> str:
+    """"" for the experiment's four single-GPU nodes, else what differs (the outcomes then may too)."""
+    if tuple(sorted(gpus.values())) == EXPECTED_GPUS:
+        return ""
+    shown = ", ".join(f"{name}: {count}" for name, count in sorted(gpus.items())) or "none"
+    return (f"the experiment expects four nodes of one GPU each; this cluster has {sum(gpus.values())} GPU(s) "
+            f"({shown}), so the jobs may not wait or deadlock as the rules expect / 实验需要四台单 GPU 节点，"
+            f"该集群的 GPU 为 {shown}，结果可能与规则的预期不同")
 
 
 def ensure_namespace(api_client: Any, namespace: str) -> None:
@@ -96,20 +136,31 @@ def open_backend(
     context: str | None = None,
     api_client: Any = None,
     interactive: bool | None = None,
-    poll_s: float = 5.0,
+    poll_s: float | None = None,
     watcher_options: dict[str, Any] | None = None,
     clocks: Clocks | None = None,
     ask: Callable[[str], str] = input,
+    warn: Callable[[str], None] = _warn,
 ) -> K8sBackend:
-    """The backend for one experiment run whose evidence `writer` writes: checks the CRDs, makes the namespace and
+    """The backend for one experiment run whose evidence `writer` writes: checks the CRDs and the nodes' GPUs (a
+    warning unless they are four single-GPU nodes; run.json keeps them as `gpu_nodes`), makes the namespace and
     starts the watcher (pods, events, TFJobs and PodGroups of that namespace) before anything is created."""
+    if poll_s is None:
+        try:
+            poll_s = float(os.environ.get("HIVEDLAB_K8S_POLL_S") or 5.0)
+        except ValueError:
+            raise HivedlabError("HIVEDLAB_K8S_POLL_S must be a number of seconds") from None
     api = api_client if api_client is not None else make_api_client(kubeconfig, context)
     try:
         check_crds(api, form, gang)
+        gpus = gpu_nodes(api)
         ensure_namespace(api, namespace)
     except BaseException:
         api.close()
         raise
+    note = layout_note(gpus)
+    if note:
+        warn(note)
     observed = Observed()
     observed.replay(writer.path)
     tfjob_group, tfjob_version = form.tfjob_group_version
@@ -119,8 +170,9 @@ def open_backend(
                       custom={"tfjobs": (tfjob_group, tfjob_version, "tfjobs"),
                               "podgroups": (group_group, group_version, "podgroups")},
                       **(watcher_options or {}))
-    backend = K8sBackend(writer, api, namespace, observed=observed, watcher=watcher,
+    backend = K8sBackend(api, namespace, observed=observed, watcher=watcher,
                          interactive=sys.stdin.isatty() if interactive is None else interactive, poll_s=poll_s,
                          sleep=clocks.sleep, clock=clocks.clock, now=clocks.now, ask=ask)
+    backend.run_info = {"gpu_nodes": gpus}
     watcher.start()
     return backend

@@ -24,7 +24,7 @@ import yaml
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.cluster.backend import FINISHED_STATES, JobStatus, Reply, SubmitResult
 from hivedlab.cluster.k8s.observed import Observed
-from hivedlab.evidence import EvidenceWriter, format_time
+from hivedlab.evidence import format_time
 
 PLURALS = {"TFJob": "tfjobs", "PodGroup": "podgroups"}
 MANAGED_BY = {"app.kubernetes.io/managed-by": "hivedlab"}
@@ -51,7 +51,6 @@ class K8sBackend:
 
     def __init__(
         self,
-        writer: EvidenceWriter,
         api_client: Any,
         namespace: str,
         *,
@@ -68,7 +67,7 @@ class K8sBackend:
     ) -> None:
         from kubernetes import client  # imported here: the kubernetes package is slow to import
 
-        self.writer, self.api_client, self.namespace = writer, api_client, namespace
+        self.api_client, self.namespace = api_client, namespace
         self.core = client.CoreV1Api(api_client)
         self.custom = client.CustomObjectsApi(api_client)
         self.observed = observed or Observed()
@@ -104,16 +103,18 @@ class K8sBackend:
         name = str(tfjobs[0]["metadata"]["name"])
         documents.sort(key=lambda doc: doc.get("kind") != "PodGroup")
         created: list[str] = []
-        resumed = False
+        resumed = self.observed.known(name)  # an earlier session made it (and may have removed it): never again
         for doc in documents:
             group, version = str(doc["apiVersion"]).split("/")
             plural, obj_name = PLURALS[str(doc["kind"])], str(doc["metadata"]["name"])
+            self.created.setdefault(name, []).append((group, version, plural, obj_name))
+            if resumed:
+                continue
             status, message = self._create(group, version, plural, doc)
             if status >= 300 and status != 409:
                 return SubmitResult(user, job_key, name, name, Reply(status, {"status": status, "message": message,
                                                                               "created": created}))
             resumed = resumed or status == 409  # made by an earlier session of this run (the namespace is ours)
-            self.created.setdefault(name, []).append((group, version, plural, obj_name))
             if status != 409:
                 created.append(f"{doc['kind']}/{obj_name}")
         self.submitted[name] = user
@@ -124,16 +125,24 @@ class K8sBackend:
         self._say(f"created {', '.join(created)} in namespace {self.namespace} as {user}")
         return SubmitResult(user, job_key, name, name, Reply(201, {"status": 201, "created": created}))
 
-    def _create(self, group: str, version: str, plural: str, body: dict[str, Any]) -> tuple[int, str]:
+    def _api(self, what: str, call: Callable[[], Any]) -> tuple[int, str]:
+        """(status, message) of one API call: success and 4xx answers are replies; anything else is one line."""
         from kubernetes.client.exceptions import ApiException
 
         try:
-            self.custom.create_namespaced_custom_object(group, version, self.namespace, plural, body)
+            call()
         except ApiException as exc:
             if exc.status and 400 <= exc.status < 500:
                 return int(exc.status), api_error_text(exc)
-            raise HivedlabError(f"the API server did not create {plural}: {api_error_text(exc)}") from None
-        return 201, ""
+            raise HivedlabError(f"the API server failed to {what}: {api_error_text(exc)}") from None
+        except Exception as exc:  # noqa: BLE001 - a refused connection, TLS, a timeout: one line, not a traceback
+            raise HivedlabError(f"cannot {what}: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}") from None
+        return 200, ""
+
+    def _create(self, group: str, version: str, plural: str, body: dict[str, Any]) -> tuple[int, str]:
+        status, message = self._api(f"create {plural} in {self.namespace}", lambda: (
+            self.custom.create_namespaced_custom_object(group, version, self.namespace, plural, body)))
+        return (201, "") if status == 200 else (status, message)
 
     def stop(self, user: str, job_name: str) -> Reply:
         """Delete the TFJob and its PodGroup: the operator's pods are deleted with the TFJob."""
@@ -146,15 +155,11 @@ class K8sBackend:
         return Reply(status, {"status": status, "deleted": [name for _, name in results]})
 
     def _delete(self, group: str, version: str, plural: str, name: str) -> tuple[int, str]:
-        from kubernetes.client.exceptions import ApiException
-
-        try:
+        status, message = self._api(f"delete {plural}/{name} in {self.namespace}", lambda: (
             self.custom.delete_namespaced_custom_object(group, version, self.namespace, plural, name,
-                                                        propagation_policy="Foreground")
-        except ApiException as exc:
-            if exc.status == 404:
-                return 200, f"{plural}/{name}"  # already gone
-            raise HivedlabError(f"cannot delete {plural}/{name} in {self.namespace}: {api_error_text(exc)}") from None
+                                                        propagation_policy="Foreground")))
+        if status not in (200, 404):  # 404: already gone
+            raise HivedlabError(f"cannot delete {plural}/{name} in {self.namespace}: {message}")
         return 200, f"{plural}/{name}"
 
     def job_status(self, user: str, job_name: str) -> JobStatus:
@@ -224,12 +229,12 @@ class K8sBackend:
                       "the run ended; the namespace's removal takes them")
 
     def _delete_namespace(self) -> None:
-        from kubernetes.client.exceptions import ApiException
-
         if not self.remove:
             return
         try:
-            self.core.delete_namespace(self.namespace)
-        except ApiException as exc:
-            if exc.status != 404:
-                self._say(f"could not remove namespace {self.namespace}: {api_error_text(exc)}")
+            status, message = self._api(f"delete namespace {self.namespace}",
+                                        lambda: self.core.delete_namespace(self.namespace))
+        except HivedlabError as exc:
+            status, message = 0, str(exc)
+        if status not in (200, 404):
+            self._say(f"could not remove namespace {self.namespace}: {message}")

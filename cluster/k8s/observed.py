@@ -8,10 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hivedlab.cluster.kubeflow.manifests import tf_pod, tfjob_state
+from hivedlab.cluster.kubeflow.manifests import WAIT_REASONS, tf_pod, tfjob_state
 from hivedlab.evidence import EvidenceWriter, iter_evidence
-
-WAIT_REASONS = ("FailedScheduling", "Unschedulable")
 
 
 def _ran(pod: dict[str, Any]) -> bool:
@@ -29,6 +27,7 @@ class Observed:
         self._lock = threading.Lock()
         self.states: dict[str, str] = {}  # TFJob name -> WAITING | RUNNING | SUCCEEDED | FAILED
         self.gone: set[str] = set()  # TFJobs deleted
+        self.seen: set[str] = set()  # every TFJob the log shows: created by this run (the namespace is its own)
         self.waiting: dict[str, str] = {}  # TFJob name -> the last wait message of one of its pods
         self.ran: set[str] = set()  # TFJobs a container of which has run
         self.pods: dict[str, str] = {}  # uid -> name, of the pods alive
@@ -38,6 +37,7 @@ class Observed:
         meta = obj.get("metadata") or {}
         with self._lock:
             if resource == "tfjobs" and meta.get("name"):
+                self.seen.add(str(meta["name"]))
                 if watch_type == "DELETED":
                     self.gone.add(str(meta["name"]))
                 elif watch_type != "BOOKMARK":
@@ -70,6 +70,11 @@ class Observed:
         """(state from the conditions, None before the TFJob was seen; gone; a pod waited; a pod ran)."""
         with self._lock:
             return self.states.get(name), name in self.gone, name in self.waiting, name in self.ran
+
+    def known(self, name: str) -> bool:
+        """Whether this run's log already shows the TFJob (an earlier session created it)."""
+        with self._lock:
+            return name in self.seen
 
     def pods_left(self) -> int:
         with self._lock:

@@ -25,6 +25,8 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
 GPU = "nvidia.com/gpu"
 DEFAULT_SCHEDULER = "default-scheduler"
+# the reasons of a pod's event that say it waits: Kubernetes' (and HiveD's) word, then kube-batch's and Volcano's
+WAIT_REASONS = ("FailedScheduling", "Unschedulable")
 MAX_NAME = 63  # a DNS-1123 label, and a label value on every pod of the job
 MAX_VALUES = 20_000  # values one file may expand to (aliases): the work stays bounded
 _TOP_KEY = re.compile(r"^(apiVersion|kind):", re.MULTILINE)
@@ -77,8 +79,8 @@ class Manifests:
     documents: tuple[Any, ...]
     positions: Mapping[str, tuple[int, int]]
 
-    def of_kind(self, kind: str) -> list[tuple[int, dict[str, Any]]]:
-        return [(i, doc) for i, doc in enumerate(self.documents) if isinstance(doc, dict) and doc.get("kind") == kind]
+    def kinds(self) -> list[Any]:
+        return [doc.get("kind") if isinstance(doc, dict) else None for doc in self.documents]
 
 
 def looks_like_manifests(text: str) -> bool:

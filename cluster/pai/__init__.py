@@ -137,6 +137,19 @@ def check_version(info: dict[str, Any], url: str) -> str:
     return str(version)
 
 
+def run_location(evidence: Path) -> tuple[Path, str]:
+    """The run directory and the run's id of a log at `<run>/experiments/<id>/evidence.jsonl`, or of a member's turn
+    at `<run>/experiments/<id>/<user>/evidence.jsonl` (id `<id>/<user>`)."""
+    folder = evidence.resolve().parent
+    parts = [folder.name]
+    while folder.parent.name not in ("experiments", "contrast") and len(parts) < 2 and folder.parent != folder:
+        folder = folder.parent
+        parts.insert(0, folder.name)
+    if folder.parent.name not in ("experiments", "contrast"):  # not in a run directory: the log's own folder
+        return evidence.resolve().parent.parent.parent, evidence.resolve().parent.name
+    return folder.parent.parent, "/".join(parts)
+
+
 def open_backend(
     writer: EvidenceWriter,
     inventory: Any,
@@ -158,7 +171,8 @@ def open_backend(
     environ: dict[str, str] | None = None,
     warn: Callable[[str], None] = _warn,
 ) -> PaiBackend:
-    """The real backend for one experiment whose evidence `writer` writes (run dir: `<run>/experiments/<id>/`).
+    """The real backend for one experiment whose evidence `writer` writes (run dir: `<run>/experiments/<id>/`, or
+    `<run>/experiments/<id>/<user>/` for a member's turn).
 
     `members`: whose jobs the run submits; each one's token is tried before this returns (all tokens when empty).
     A resumed experiment's log is read back first, so the backend knows what its pods already did."""
@@ -174,8 +188,8 @@ def open_backend(
             poll_s = float(env.get("HIVEDLAB_PAI_POLL_S") or 5.0)
         except ValueError:
             raise HivedlabError("HIVEDLAB_PAI_POLL_S must be a number of seconds") from None
-    folder = Path(run_dir) if run_dir else Path(writer.path).resolve().parent.parent.parent
-    state = RunState(folder / "pai", experiment=Path(writer.path).resolve().parent.name)
+    home, run_id = run_location(Path(writer.path))
+    state = RunState((Path(run_dir) if run_dir else home) / "pai", experiment=run_id)
     tokens = load_tokens(token, token_file, env)
     extra: _SleepOverride = {"sleep": sleep} if sleep else {}
     clients = {

@@ -227,6 +227,18 @@ def inventory_from_mapping(data: Any, source: str = "", strict: bool = True) -> 
     return Inventory(group=str(data.get("group") or ""), members=tuple(members), source=source)
 
 
+def find_member(inventory: Inventory, name: str) -> Member:
+    """The member called `name` (as in the inventory, or their OpenPAI user; case does not matter); an unknown name
+    is a one-line error listing the inventory's members."""
+    wanted = name.strip().lower()
+    for member in inventory.members:
+        if wanted in (member.name.lower(), member.user.lower()):
+            return member
+    names = ", ".join(member.name for member in inventory.members)
+    raise HivedlabError(f"no member {name!r} in the group inventory (its members: {names}) / "
+                        f"小组清单中没有组员 {name!r}（组员：{names}）")
+
+
 def read_inventory(path: str | Path | None = None) -> tuple[Any, str]:
     """The parsed YAML of a group inventory (the shipped example when no path is given) and its name."""
     target = Path(path) if path else GROUP_EXAMPLE

@@ -3,9 +3,13 @@
 The manual's hardware (two workers with one GPU each) gets the shipped Jinja2 templates. Other groups get
 equivalent configs built from the inventory (`plan_layout`), so that every VC still holds the same number of GPUs
 as in the manual:
-- workers with several GPUs: each VC owns one GPU (two-vc) or two (one-vc) of its node(s), the rest is unassigned;
+- workers with several GPUs, or more than two workers (one-vc): each VC owns one GPU (two-vc) or two (one-vc) of
+  its node(s), the rest is unassigned (a third worker's GPU too: the manual's quota of two stays two);
 - a single worker (3-person group) with >= 2 GPUs: its GPUs are split between the VCs.
 Each such config comes with a note on what changes in the experiments.
+
+A group that cannot hold a config (a single worker with one GPU, `cannot_hold`) runs that experiment on the simulated
+cluster on the manual's hardware (`manual_layout`): its own worker plus a simulated one that is nobody's machine.
 """
 
 from __future__ import annotations
@@ -19,11 +23,14 @@ import yaml
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import parse_yaml
 from hivedlab.basics.resources import HIVED_CONFIGS
+from hivedlab.basics.text import Text
 from hivedlab.cluster.hived import ConfigError, load_config
 from hivedlab.group.inventory import NO_WORKER, Inventory, Member
 
 CONFIG_NAMES = ("two-vc", "one-vc")
 FIXED_CONFIGS = {"four-gpu-nodes": {"default": 4}}  # configs/hived/contrast/<name>.yaml: VC -> GPUs
+# The VCs of each config, the same on every layout: the names the plans' rules may use
+CONFIG_VCS = {"two-vc": ("default", "vc1"), "one-vc": ("default",), **{k: tuple(v) for k, v in FIXED_CONFIGS.items()}}
 TEMPLATES = HIVED_CONFIGS / "templates"
 
 
@@ -59,7 +66,7 @@ class Layout:
     name: str
     text: str
     vcs: dict[str, int]
-    case: str  # manual | multi-gpu | single-worker | fixed
+    case: str  # manual | multi-gpu | single-worker | fixed | manual-hardware (`manual_layout`)
     notes: tuple[tuple[str, str], ...] = ()  # (zh, en)
 
 
@@ -85,9 +92,9 @@ def plan_layout(name: str, inventory: Inventory) -> Layout:
         raise HivedlabError(f"worker(s) without a hostname in the group inventory: {', '.join(missing)}")
     if not workers:
         raise HivedlabError(NO_WORKER.en)
-    if len(workers) >= 2 and all(_gpus(w) == 1 for w in workers[:2]) and (name == "two-vc" or all(
-            _gpus(w) == 1 for w in workers)):
-        vcs = {"default": 1, "vc1": 1} if name == "two-vc" else {"default": len(workers)}
+    if len(workers) >= 2 and all(_gpus(w) == 1 for w in workers[:2]) and (name == "two-vc" or (
+            len(workers) == 2)):
+        vcs = {"default": 1, "vc1": 1} if name == "two-vc" else {"default": 2}
         return Layout(name, render_hived_config(name, inventory), vcs, "manual")
     if len(workers) >= 2:
         return _multi_gpu(name, workers)
@@ -95,7 +102,7 @@ def plan_layout(name: str, inventory: Inventory) -> Layout:
 
 
 def _multi_gpu(name: str, workers: tuple[Member, ...]) -> Layout:
-    header = f"# {name} for workers with several GPUs: each VC holds as many GPUs as in the manual\n"
+    header = f"# {name} for the group's workers: each VC holds as many GPUs as in the manual\n"
     if name == "two-vc":
         c, d = workers[0], workers[1]
         config = {
@@ -137,10 +144,14 @@ def _multi_gpu(name: str, workers: tuple[Member, ...]) -> Layout:
         },
         "virtualClusters": {"default": {"virtualCells": [{"cellType": "GPU-NODE-POOL.GPU-NODE.GPU", "cellNumber": 2}]}},
     }
+    spare = len(workers) * per_node - 2
     notes = (
         ("default VC 有 2 块 GPU（与手册相同），但它们可能在同一台机器上：4.6/4.7 中 2 个子任务可能运行在同一台 worker 上。",
          "the default VC has 2 GPUs (as in the manual) but HiveD may pack them on one node: the 2 tasks of steps "
-         "4.6/4.7 may run on the same worker."),
+         "4.6/4.7 may run on the same worker.") if per_node > 1 else
+        (f"default VC 有 2 块 GPU（与手册相同），其余 {spare} 块 GPU 不属于任何 VC：4.6/4.7 中的任务仍按 2 块 GPU 的配额等待。",
+         f"the default VC has 2 GPUs (as in the manual); the other {spare} GPU(s) belong to no VC: the jobs of steps "
+         "4.6/4.7 still wait for a quota of 2 GPUs."),
     )
     return Layout(name, _dump(config, header), {"default": 2}, "multi-gpu", notes)
 
@@ -173,6 +184,38 @@ def _single_worker(name: str, worker: Member) -> Layout:
         notes.append(("4.6/4.7 中 2 个子任务运行在同一台机器的 2 块 GPU 上，而不是两台机器上。",
                       "the 2 tasks of steps 4.6/4.7 run on 2 GPUs of the same machine, not on two machines."))
     return Layout(name, _dump(config, header), {vc: wanted for vc in vc_names}, "single-worker", tuple(notes))
+
+
+MANUAL_GPUS = 2  # both lab configs hold two GPUs: two VCs of one (step 4.1), or one VC of two (step 4.5)
+SIM_WORKERS = ("sim-worker-1", "sim-worker-2")  # the manual's workers a group lacks: simulated nodes, nobody's machines
+SIM_WORKER = SIM_WORKERS[1]
+
+
+def cannot_hold(name: str, inventory: Inventory) -> Text | None:
+    """Why the group's workers cannot hold config `name` (a single worker with fewer GPUs than the config needs),
+    None when they can (or when `plan_layout` refuses for another reason, which it then says itself)."""
+    workers = inventory.workers
+    if name not in CONFIG_NAMES or len(workers) != 1 or _gpus(workers[0]) >= MANUAL_GPUS:
+        return None
+    gpus = _gpus(workers[0])
+    return Text(f"本组只有一台 worker，{gpus} 块 GPU，不足以构成 {name} 配置（需要 {MANUAL_GPUS} 块）",
+                f"the group's single worker has {gpus} GPU, too few for the '{name}' config ({MANUAL_GPUS} needed)")
+
+
+def manual_layout(name: str, inventory: Inventory) -> Layout:
+    """Config `name` on the manual's hardware, two workers with one GPU each, for the simulated cluster: the group's
+    own worker first, then `SIM_WORKER`. The group's members stay who they are; only the machines are the manual's."""
+    if name not in CONFIG_NAMES:
+        raise HivedlabError(f"unknown HiveD config '{name}' (choose one of: {', '.join(CONFIG_NAMES)})")
+    own = [Member(w.name, w.user, ("worker",), w.hostname, w.ip, 1) for w in inventory.workers[:1] if w.hostname]
+    simulated = Member(SIM_WORKER, "", ("worker",), SIM_WORKER, "", 1)
+    workers = (*own, simulated) if own else (Member(SIM_WORKERS[0], "", ("worker",), SIM_WORKERS[0], "", 1), simulated)
+    text = _environment().get_template(f"{name}.yaml.j2").render(workers=workers)
+    vcs = {"default": 1, "vc1": 1} if name == "two-vc" else {"default": 2}
+    note = (f"在模拟集群上按手册的硬件（两台各有 1 块 GPU 的 worker）运行：第二台 worker {SIM_WORKER} 是模拟的。",
+            f"run on the simulated cluster on the manual's hardware (two workers with one GPU each): the second "
+            f"worker, {SIM_WORKER}, is simulated.")
+    return Layout(name, text, vcs, "manual-hardware", (note,))
 
 
 def validate_layout(layout: Layout) -> None:

@@ -120,8 +120,10 @@ def _copy(tmp_path: Path, edit) -> Path:
         (lambda d: d["rules"][0].update(job="ghost"), "rules/0: unknown job 'ghost'"),
         (lambda d: d["rules"][0].update(question=9), "question 9 does not exist"),
         (lambda d: d.pop("questions"), "'questions' is a required property"),
+        (lambda d: d["rules"][0].update(outside_vc="vc1"), "rules/0: outside_vc 'vc1' is not a VC of one-vc"),
     ],
-    ids=["bad-until", "unknown-step-job", "unknown-rule-kind", "unknown-rule-job", "bad-question", "no-questions"],
+    ids=["bad-until", "unknown-step-job", "unknown-rule-kind", "unknown-rule-job", "bad-question", "no-questions",
+         "unknown-rule-vc"],
 )
 def test_bad_plan_is_one_line_error(tmp_path: Path, edit, message: str) -> None:
     with pytest.raises(HivedlabError) as info:

@@ -3,6 +3,7 @@ status 2 (no CRDs, an experiment without manifests, options for another cluster)
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -64,3 +65,30 @@ def test_a_wrong_combination_is_one_line(cli, tmp_path, args, said):
     result = cli("run", *args, "--out", str(tmp_path / "out"))
     assert result.code == 2
     assert said in _error_line(result.err)
+
+
+def test_the_gang_run_goes_through_the_cli(cli, tmp_path, monkeypatch):
+    """The happy path on wall time: the fake cluster ticks in the background, the backend looks every 50 ms."""
+    from tests.support.fakekubeflow import FakeKubeflow
+    from tests.support.k8s_crd_server import KUBE_BATCH_CRDS
+
+    monkeypatch.setenv("HIVEDLAB_K8S_POLL_S", "0.05")
+    out = tmp_path / "out"
+    with FakeKubeApi(KUBE_BATCH_CRDS) as api:
+        world = FakeKubeflow(api, run_ticks=5)
+        world.run_in_background(0.02)
+        kubeconfig = tmp_path / "kubeconfig"
+        kubeconfig.write_text(api.kubeconfig(), encoding="utf-8")
+        try:
+            result = cli("run", "kubeflow-gang", "--cluster", "k8s", "--scheduler", "kube-batch", "--kubeconfig",
+                         str(kubeconfig), "--out", str(out), "--lang", "en")
+        finally:
+            world.stop()
+        assert result.code == 0, result.err
+        assert not api.objects["namespaces"] and not api.objects["tfjobs"]
+    assert "kubeflow-gang@kube-batch  consistent" in result.out
+    verdicts = json.loads((out / "contrast" / "kubeflow-gang@kube-batch" / "verdicts.json").read_text())
+    assert {a["rule"]: a["verdict"] for a in verdicts["answers"]} == {
+        "all-or-nothing": "consistent", "no-deadlock": "consistent"}
+    assert json.loads((out / "run.json").read_text())["cluster"] == "k8s"
+    assert (out / "report.md").is_file()

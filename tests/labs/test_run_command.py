@@ -132,3 +132,21 @@ def test_a_bad_inventory_gets_the_same_sentence_from_run_and_validate(
     checked = cli("validate", str(path))
     assert ran.code == 2 and sentence in ran.err and not (tmp_path / "out").exists()
     assert checked.code == 1 and sentence in checked.out
+
+
+def test_a_group_told_to_use_the_simulated_cluster_can(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    """scheduler-config refuses a single one-GPU worker and points to the simulated cluster, which then runs."""
+    import yaml
+
+    members = [{"name": "Ana", "user": "ana", "roles": ["dev-box"], "hostname": "box", "ip": "192.0.2.1"},
+               {"name": "Cy", "user": "cy", "roles": ["master"], "hostname": "master-cy", "ip": "192.0.2.3"},
+               {"name": "Ben", "user": "ben", "roles": ["worker"], "hostname": "node-ben", "ip": "192.0.2.2", "gpus": 1}]
+    inventory = tmp_path / "group.yaml"
+    inventory.write_text(yaml.safe_dump({"group": "g", "members": members}), encoding="utf-8")
+    refused = cli("scheduler-config", "one-vc", "--inventory", str(inventory), "--lang", "en")
+    assert refused.code == 2 and "--cluster sim" in refused.err
+    result = cli("run", "gang", "--inventory", str(inventory), "--out", str(tmp_path / "out"), "--no-report")
+    assert result.code == 0, result.err
+    run = json.loads((tmp_path / "out" / "run.json").read_text(encoding="utf-8"))
+    assert run["outcomes"]["gang"]["status"] == "finished"
+    assert run["hardware"]["gang"]["on"] == "manual" and "'one-vc'" in run["hardware"]["gang"]["why"]["en"]

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import functools
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -50,7 +51,21 @@ class FakeKubeflow:
         self.api, self.run_ticks = api, run_ticks
         self.jobs: dict[str, _Job] = {}
         self.ticks = 0
+        self._stop = threading.Event()
         api.on_change.append(self._changed)
+
+    def run_in_background(self, tick_s: float) -> threading.Thread:
+        """Tick on wall time until `stop()` (for a run through the CLI, which waits on wall time)."""
+        thread = threading.Thread(target=self._loop, args=(tick_s,), name="fake-kubeflow", daemon=True)
+        thread.start()
+        return thread
+
+    def _loop(self, tick_s: float) -> None:
+        while not self._stop.wait(tick_s):
+            self.tick()
+
+    def stop(self) -> None:
+        self._stop.set()
 
     def _changed(self, resource: str, watch_type: str, obj: dict[str, Any]) -> None:
         """Called by the API with its lock held: remember new TFJobs; a deleted TFJob takes its pods."""
@@ -192,8 +207,10 @@ class SteppedClock:
 
     START = datetime(2026, 11, 26, 9, 0, tzinfo=timezone.utc)
 
-    def __init__(self, world: FakeKubeflow, step_s: float = 15.0, settle_s: float = 10.0) -> None:
+    def __init__(self, world: FakeKubeflow, step_s: float = 15.0, settle_s: float = 10.0,
+                 interrupt_at: int | None = None) -> None:
         self.world, self.step_s, self.settle_s = world, step_s, settle_s
+        self.interrupt_at = interrupt_at  # the step at which the user presses Ctrl-C
         self.t = 0.0
         self.namespace = ""
         self.log: Path | None = None
@@ -211,6 +228,8 @@ class SteppedClock:
         self.t += max(seconds, self.step_s)
         self.world.tick()
         self.settle()
+        if self.world.ticks == self.interrupt_at:
+            raise KeyboardInterrupt
 
     def settle(self) -> None:
         """Wait until the log holds one object record per change the API made in the namespace."""

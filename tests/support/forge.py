@@ -133,3 +133,16 @@ def postpone_release(records: list[Rec]) -> list[Rec]:
     for record in moved:
         record["time"] = kept[end]["time"]
     return [*kept[:end], *moved, *kept[end:]]
+
+
+def bind_while_waiting(records: list[Rec], uid: str) -> list[Rec]:
+    """The pod `uid`'s first bind record moves to just after its first FailedScheduling event, with that event's
+    time: it is bound while it waited (while the pod it waited for still held its cells)."""
+    bind = next(i for i, r in enumerate(records) if uid_of(r) == uid and (pod(r) or {})["spec"].get("nodeName"))
+    name = (pod(records[bind]) or {})["metadata"]["name"]
+    wait = next(i for i, r in enumerate(records) if involved(r) == name and r["watch"]["object"].get("reason")
+                == "FailedScheduling")
+    moved = {**records[bind], "time": records[wait]["time"]}
+    kept = [r for i, r in enumerate(records) if i != bind]
+    at = wait + 1 if wait < bind else wait
+    return [*kept[:at], moved, *kept[at:]]

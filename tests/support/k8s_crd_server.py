@@ -36,8 +36,10 @@ def _status(code: int, reason: str, message: str) -> dict[str, Any]:
 class FakeKubeApi:
     """Objects by resource and `namespace/name`; every change goes to one history the watches read."""
 
-    def __init__(self, crds: frozenset[str] = KUBE_BATCH_CRDS) -> None:
+    def __init__(self, crds: frozenset[str] = KUBE_BATCH_CRDS, gpus: tuple[int, ...] = (1, 1, 1, 1)) -> None:
         self.crds = crds
+        self.nodes = [{"metadata": {"name": f"k8s-g{i + 1}"}, "status": {"allocatable": {
+            "cpu": "4", "memory": "16Gi", **({"nvidia.com/gpu": str(n)} if n else {})}}} for i, n in enumerate(gpus)]
         self.cond = threading.Condition()
         self.rv = 1000
         self.objects: dict[str, dict[str, dict[str, Any]]] = {r: {} for r in KINDS}
@@ -133,6 +135,9 @@ class FakeKubeApi:
                 url = urlparse(self.path)
                 query = {k: v[0] for k, v in parse_qs(url.query).items()}
                 api.requests.append((self.command, url.path))
+                if url.path == "/api/v1/nodes" and self.command == "GET":
+                    self._json(200, {"kind": "NodeList", "apiVersion": "v1", "metadata": {}, "items": api.nodes})
+                    return None, None, None, query
                 core = _CORE.match(url.path)
                 if core:
                     if core["res"]:

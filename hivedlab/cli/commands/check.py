@@ -24,7 +24,8 @@ config make every answer inconclusive."""
 
 EXAMPLES = """\
   hivedlab check out/experiments/gang/evidence.jsonl
-  hivedlab check out/                       # every experiments/*/evidence.jsonl of a run directory
+  hivedlab check out/                       # every experiments/*/evidence.jsonl of a run directory, and
+                                            # each member's turn, experiments/*/<user>/evidence.jsonl
   hivedlab check watch.jsonl --experiment priority --hived-config configs/hived/two-vc.yaml
   hivedlab check out/experiments/priority/evidence.jsonl --format json --out verdicts.json
   hivedlab check out/ --lang en
@@ -45,13 +46,40 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
 _ORDER: dict[str, int] = {}
 
 
+def _run_logs(path: Path) -> list[Path]:
+    """A run directory's logs in plan order: each experiment's, then its members' turns (`experiments/<id>/<user>/`,
+    docs/evidence.md) in the inventory's order; a folder of experiment folders is read the same way."""
+    root = path / "experiments" if (path / "experiments").is_dir() else path
+    users = _inventory_users(path)
+    logs = [*root.glob("*/evidence.jsonl"), *root.glob("*/*/evidence.jsonl")]
+
+    def key(log: Path) -> tuple[int, str, int, str]:
+        member = log.parent.name if log.parent.parent != root else ""
+        experiment = log.parent.parent.name if member else log.parent.name
+        rank = users.index(member) if member in users else len(users) if member else -1
+        return _ORDER.get(experiment, 1 << 30), experiment, rank, member
+
+    return sorted(logs, key=key)
+
+
+def _inventory_users(path: Path) -> list[str]:
+    """The users of the run's inventory.yaml, in order (none when it is missing or broken)."""
+    from hivedlab.group.inventory import inventory_from_mapping, read_inventory
+
+    if not (path / "inventory.yaml").is_file():
+        return []
+    try:
+        return list(inventory_from_mapping(*read_inventory(path / "inventory.yaml"), strict=False).users)
+    except HivedlabError:
+        return []
+
+
 def _logs(paths: list[str]) -> list[Path]:
     found: list[Path] = []
     for text in paths:
         path = Path(text)
         if path.is_dir():
-            logs = sorted(path.glob("experiments/*/evidence.jsonl")) or sorted(path.glob("*/evidence.jsonl"))
-            logs.sort(key=lambda log: _ORDER.get(log.parent.name, 1 << 30))
+            logs = _run_logs(path)
             if not logs:
                 raise HivedlabError(f"{path}: no experiments/*/evidence.jsonl in this directory")
             found += logs

@@ -25,6 +25,10 @@ real run: nothing is submitted twice and each experiment's log grows (never dele
 that already holds the experiment unless --replace moves the earlier run to OUT/replaced/<time>/.
 --scheduler default|kube-batch runs the simulated cluster without HiveD, for contrast (docs/other-schedulers.md);
 the kubeflow-gang experiment runs under both unless --scheduler picks one. Contrast runs go to out/contrast/.
+--member NAME makes it that member's turn: they submit the experiment's jobs, into out/experiments/<id>/<user>/;
+--each-member gives every member of the inventory a turn, in order (the manual's "Alice, Bob, Carol, Dan 按顺序依次实验").
+vc-safety has no turns: every member submits job-config-0 at once (manual step 4.2), once, whoever's turn it is.
+--member NAME 表示轮到该组员：由其提交实验任务；--each-member 让清单中的每位组员按顺序各做一遍（vc-safety 所有组员同时提交，只做一次）。
 --cluster k8s runs kubeflow-gang on a plain Kubernetes cluster with Kubeflow's TFJob and a gang scheduler
 (docs/kubeflow-on-kubernetes.md): --manifests kube-batch|volcano picks the form, --kubeconfig/--context as kubectl.
 --cluster k8s 在普通 Kubernetes 集群（Kubeflow TFJob + kube-batch 或 Volcano）上运行 kubeflow-gang 实验。
@@ -41,6 +45,8 @@ EXAMPLES = """\
   hivedlab run all --replace                 # simulate again into out/, the earlier run moved to out/replaced/
   hivedlab run kubeflow-gang                 # gang scheduling without HiveD: default scheduler and kube-batch
   hivedlab run gang --scheduler kube-batch   # what HiveD's guarantees become under kube-batch
+  hivedlab run priority --member Bob         # Bob's turn: Bob submits, into out/experiments/priority/bob/
+  hivedlab run all --each-member             # every member's turn of every experiment, in inventory order
   hivedlab run kubeflow-gang --cluster k8s --context lab   # on a Kubernetes cluster: default scheduler, kube-batch
   hivedlab run kubeflow-gang --cluster k8s --manifests volcano --scheduler volcano
 """
@@ -64,6 +70,12 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=1, help="simulator seed: durations and gaps (default: 1)")
     parser.add_argument("--inventory", metavar="FILE", help="group inventory (default: configs/group.example.yaml)")
     parser.add_argument("--no-report", action="store_true", help="skip the verdicts and the report")
+    whose = parser.add_mutually_exclusive_group()
+    whose.add_argument("--member", metavar="NAME",
+                       help="whose turn: the member (a name from the inventory) who submits the jobs "
+                            "(default: the first member)")
+    whose.add_argument("--each-member", action="store_true",
+                       help="give every member of the inventory a turn, in order (vc-safety once: all at once)")
     parser.add_argument("--replace", action="store_true",
                         help="simulator only: move an earlier simulated run in --out to OUT/replaced/<time>/ first")
     add_lang(parser)
@@ -120,13 +132,14 @@ def _k8s_factory(args: argparse.Namespace, form: str, run_tag: str) -> Any:
     return make
 
 
-def _pai_factory(inventory: Any, plans: list[Any]) -> Any:
+def _pai_factory(inventory: Any, turns: list[Any]) -> Any:
     """The real backend for each plan, imported only when asked for (the kubernetes client is slow to import).
-    Each one first tries the tokens of every member the whole run submits as, so a bad one stops it early."""
+    Each one first tries the tokens of every member the whole run submits as (`turns`: whose turns of which plans),
+    so a bad one stops it early."""
     from hivedlab.cluster.pai import open_backend
     from hivedlab.labs.runner import submitting_members
 
-    members = submitting_members(plans, inventory)
+    members = submitting_members(turns, inventory)
 
     def make(plan: Any, writer: Any) -> Any:
         return open_backend(writer, inventory, members=members)
@@ -162,19 +175,23 @@ def _pad(text: str, width: int) -> str:
     return text + " " * max(0, width - _width(text))
 
 
-def _next_steps(out: Path, lang: str, report: bool) -> str:
+def _next_steps(out: Path, lang: str, report: bool, turns: bool = False) -> str:
     """Where a newcomer looks next."""
     if lang == "zh":
         lines = [f"运行目录：{out}"]
         if report:
             lines.append(f"实验报告：{out / 'report.md'}（浏览器打开 {out / 'report.html'}）")
         lines.append(f"每个实验的证据、判定和时间线图：{out / 'experiments'}/<实验>/；重新判定：hivedlab check {out}")
+        if turns:
+            lines.append(f"每位组员的一轮：{out / 'experiments'}/<实验>/<用户名>/（vc-safety 所有组员同时提交，只有一份）")
     else:
         lines = [f"run directory: {out}"]
         if report:
             lines.append(f"the report: {out / 'report.md'} (or open {out / 'report.html'} in a browser)")
         lines.append(f"each experiment's evidence, verdicts and chart: {out / 'experiments'}/<id>/; "
                      f"judge again: hivedlab check {out}")
+        if turns:
+            lines.append(f"each member's turn: {out / 'experiments'}/<id>/<user>/ (vc-safety: one run, everyone at once)")
     return "\n".join(lines)
 
 
@@ -197,8 +214,8 @@ def _previous_run_tag(out: Path) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hivedlab.group.inventory import load_inventory
-    from hivedlab.labs.runner import RunContext, run_experiments, run_pipeline
+    from hivedlab.group.inventory import find_member, load_inventory
+    from hivedlab.labs.runner import RunContext, plan_turns, run_experiments, run_pipeline
 
     if args.scheduler and args.cluster == "pai":
         raise HivedlabError("--scheduler applies to the simulated cluster and --cluster k8s: on OpenPAI, HiveD "
@@ -218,20 +235,23 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if args.replace and args.cluster != "sim":
         raise HivedlabError("--replace is for simulated runs: a real run in the same --out resumes and appends")
+    member = find_member(inventory, args.member).user if args.member else ""
+    members = inventory.users if args.each_member else (member,)
     if args.cluster == "sim":
         make = _sim_factory(args.seed, inventory)
-        ctx = RunContext(out, "sim", args.seed, inventory, f"s{args.seed}", replace=args.replace)
+        ctx = RunContext(out, "sim", args.seed, inventory, f"s{args.seed}", replace=args.replace, member=member)
     else:
         tag = _previous_run_tag(out) or datetime.now(timezone.utc).strftime("%Y%m%dt%H%M%S")
-        make = _pai_factory(inventory, plans) if args.cluster == "pai" else _k8s_factory(args, form, tag)
-        ctx = RunContext(out, args.cluster, None, inventory, tag)
+        turns = plan_turns(plans, members)
+        make = _pai_factory(inventory, turns) if args.cluster == "pai" else _k8s_factory(args, form, tag)
+        ctx = RunContext(out, args.cluster, None, inventory, tag, member=member)
 
     def progress(experiment: str) -> None:
         if args.cluster != "sim":
             print(f"running {experiment} …", file=sys.stderr, flush=True)
 
     try:
-        results = run_experiments(plans, make, ctx, progress)
+        results = run_experiments(plans, make, ctx, progress, members)
     except HivedlabError as exc:
         note = _leftover_note(out) if args.cluster == "pai" else ""
         if note:
@@ -253,5 +273,5 @@ def run(args: argparse.Namespace) -> int:
                 print(f"hivedlab run: {name}: {note}", file=sys.stderr)
     lines, bad = _summary(results, verdicts, args.lang)
     print("\n".join(lines))
-    print(_next_steps(out, args.lang, report=not args.no_report))
+    print(_next_steps(out, args.lang, report=not args.no_report, turns=bool(member) or args.each_member))
     return EXIT_FINDINGS if bad else EXIT_OK

@@ -65,3 +65,11 @@ def test_another_kind_of_document_is_refused(tmp_path):
     path.write_text("apiVersion: v1\nkind: Service\nmetadata: {name: x}\n", encoding="utf-8")
     (finding,) = validate_paths([path]).findings
     assert (finding.rule, finding.severity, finding.pointer) == ("manifest-schema", ERROR, "/0")
+
+
+def test_other_kubernetes_objects_found_by_a_walk_are_not_ours_to_judge(tmp_path):
+    folder = tmp_path / "deploy"
+    folder.mkdir()
+    (folder / "service.yaml").write_text("apiVersion: v1\nkind: Service\nmetadata: {name: x}\n", encoding="utf-8")
+    report = validate_paths([folder])
+    assert report.findings == () and report.kinds == {}

@@ -30,17 +30,18 @@ TAG = "20261126t090000"
 
 
 def _run(kube: FakeKubeApi, world: FakeKubeflow, kubeconfig: Path, out: Path, form: str,
-         scheduler: str | None = None) -> list[ExperimentRun]:
+         scheduler: str | None = None, clock: SteppedClock | None = None, answer: str = "") -> list[ExperimentRun]:
     plans, form = k8s_plans([load_plan("kubeflow-gang")], scheduler, form)
-    clock = SteppedClock(world)
+    clock = clock or SteppedClock(world)
     ctx = RunContext(out, "k8s", None, load_inventory(None), TAG)
 
     def make(plan: Any, writer: Any) -> Any:
         namespace = k8s_name(f"hivedlab-{plan.run_id}-{TAG}")
         clock.follow(namespace, writer.path)
         return open_backend(writer, FORMS[form], namespace, gang=plan.scheduler != "default",
-                            api_client=make_api_client(str(kubeconfig)), interactive=False, poll_s=15.0,
-                            clocks=clock.clocks(), watcher_options={"server_timeout_s": 5})
+                            api_client=make_api_client(str(kubeconfig)), interactive=True, poll_s=15.0,
+                            clocks=clock.clocks(), watcher_options={"server_timeout_s": 5},
+                            ask=lambda prompt: answer)
 
     return run_experiments(plans, make, ctx)
 
@@ -175,3 +176,52 @@ def test_ctrl_c_asks_before_removing_what_the_run_made(kube, world, kubeconfig, 
     assert (left == set()) is removed and bool(kube.objects["namespaces"]) is not removed
     if not removed:
         assert left == {name} and "kubectl delete namespace hivedlab-ctrl-c" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("gpus", "warned"), [((1, 1, 1, 1), False), ((1, 1, 2, 0), True)], ids=["four-single", "other"])
+def test_a_cluster_of_another_shape_is_warned_about(tmp_path: Path, gpus: tuple[int, ...], warned: bool) -> None:
+    from hivedlab.evidence import EvidenceWriter
+
+    warnings: list[str] = []
+    with FakeKubeApi(KUBE_BATCH_CRDS, gpus=gpus) as kube:
+        (tmp_path / "kc").write_text(kube.kubeconfig(), encoding="utf-8")
+        with EvidenceWriter(tmp_path / "evidence.jsonl", "k8s") as writer:
+            backend = open_backend(writer, FORMS["kube-batch"], "hivedlab-shape",
+                                   api_client=make_api_client(str(tmp_path / "kc")), warn=warnings.append)
+            backend.close()
+    assert backend.run_info["gpu_nodes"] == {f"k8s-g{i + 1}": n for i, n in enumerate(gpus) if n}
+    assert bool(warnings) is warned
+    if warned:
+        assert "4 GPU(s) (k8s-g1: 1, k8s-g2: 1, k8s-g3: 2)" in warnings[0]
+
+
+def test_a_run_left_on_ctrl_c_resumes_without_creating_anything_twice(kube, world, kubeconfig, tmp_path):
+    out = tmp_path / "out"
+    with pytest.raises(KeyboardInterrupt):  # during the first wait; the user keeps the jobs
+        _run(kube, world, kubeconfig, out, "kube-batch", "kube-batch", SteppedClock(world, interrupt_at=1), answer="n")
+    assert len(kube.objects["tfjobs"]) == 1 and kube.objects["namespaces"]
+    (run,) = _run(kube, world, kubeconfig, out, "kube-batch", "kube-batch")
+    assert run.status == "finished"
+    created = [path for method, path in kube.requests if method == "POST" and path.endswith("/tfjobs")]
+    assert len(created) == 4  # job1 once: the log shows the first session made it
+    log = read_evidence(run.evidence)
+    assert log.chain_ok
+    plans = [r.action for r in log.records if r.action_type == "plan" and r.action]
+    assert [p.get("resumed", False) for p in plans] == [False, True]
+    ends = [r.action["status"] for r in log.records if r.action_type == "end" and r.action]
+    assert ends == ["interrupted", "finished"]
+    assert judge_file(run.evidence, "kubeflow-gang").verdict == "consistent"
+    assert not kube.objects["namespaces"]
+
+
+def test_a_finished_run_run_again_creates_nothing_and_judges_the_same(kube, world, kubeconfig, tmp_path):
+    out = tmp_path / "out"
+    _run(kube, world, kubeconfig, out, "kube-batch", "kube-batch")
+    before = len(kube.requests)
+    (run,) = _run(kube, world, kubeconfig, out, "kube-batch", "kube-batch")
+    assert run.status == "finished"
+    assert [path for method, path in kube.requests[before:] if method == "POST"] == ["/api/v1/namespaces"]
+    replies = [r.action["reply"]["status"] for r in read_evidence(run.evidence).records
+               if r.action_type == "submit" and r.action]
+    assert replies == [201] * 4 + [202] * 4
+    assert judge_file(run.evidence, "kubeflow-gang").verdict == "consistent"

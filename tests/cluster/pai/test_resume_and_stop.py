@@ -229,3 +229,50 @@ def test_a_bad_token_stops_the_run_before_anything_is_submitted(cli, lab: Lab) -
     assert result.code == 2 and lab.submissions() == 0 and lab.pai.jobs == {}
     [error] = [line for line in result.err.splitlines() if "error:" in line]
     assert "member bob" in error and "line 2 of" in error and "not-a-valid-token" not in result.err
+
+
+def token_calls(lab: Lab) -> list[str]:
+    """The users whose token the run tried (`GET /api/v2/jobs?username=U`, tokens.check_tokens)."""
+    prefix = "/rest-server/api/v2/jobs?username="
+    return [r["path"][len(prefix):] for r in lab.pai.requests if r["path"].startswith(prefix)]
+
+
+def test_a_members_turn_checks_and_uses_only_that_members_token(cli, lab: Lab) -> None:
+    lab.tokens.write_text(f"bob: {lab.pai.token('bob')}\n")  # the other members' tokens are not needed
+    result = cli("run", "priority", "--cluster", "pai", "--member", "Bob", "--out", str(lab.out), "--lang", "en")
+    assert result.code in (0, 1), result.err  # the fake cluster does not preempt: the verdict is not the point
+    assert set(token_calls(lab)) == {"bob"}
+    posts = [r for r in lab.pai.requests if r["method"] == "POST" and r["path"].endswith("/api/v2/jobs")]
+    tag = json.loads((lab.out / "run.json").read_text(encoding="utf-8"))["run_tag"]
+    assert len(posts) == 2 and set(lab.pai.jobs) == {f"bob~job-config-1-bob-priority-{tag}",
+                                                        f"bob~job-config-2-bob-priority-{tag}"}
+    log = lab.out / "experiments" / "priority" / "bob" / "evidence.jsonl"
+    assert read_evidence(log).chain_ok
+    submitted = json.loads((lab.out / "pai" / "submitted.json").read_text(encoding="utf-8"))
+    assert {job["experiment"] for job in submitted.values()} == {"priority/bob"}  # what `hivedlab stop` names
+    assert json.loads((lab.out / "run.json").read_text(encoding="utf-8"))["members"] == {"priority/bob": ["bob"]}
+
+
+def test_a_members_turn_without_their_token_stops_before_anything_is_submitted(cli, lab: Lab) -> None:
+    lab.tokens.write_text(f"alice: {lab.pai.token('alice')}\nbob: {lab.pai.token('bob')}\n")
+    result = cli("run", "gang", "--cluster", "pai", "--member", "carol", "--out", str(lab.out))
+    assert result.code == 2 and lab.submissions() == 0
+    assert "no OpenPAI token for member carol" in result.err
+    assert token_calls(lab) == []  # carol's token is missing: nobody's is tried, nothing is submitted
+
+
+def test_each_members_turns_need_every_members_token(cli, lab: Lab) -> None:
+    lab.tokens.write_text("".join(f"{user}: {lab.pai.token(user)}\n" for user in MEMBERS[:3]))
+    result = cli("run", "vc-safety", "--cluster", "pai", "--each-member", "--out", str(lab.out))
+    assert result.code == 2 and "no OpenPAI token for member dan" in result.err and lab.submissions() == 0
+
+
+def test_a_members_turn_resumes_in_its_own_folder(cli, lab: Lab) -> None:
+    args = ("run", "vc-safety", "--cluster", "pai", "--member", "Dan", "--out", str(lab.out))
+    assert cli(*args).code == 0
+    assert lab.submissions() == 4 and lab.log.is_file()  # vc-safety has no turns: every member at once, one folder
+    assert cli(*args).code == 0
+    assert lab.submissions() == 4  # resumed: nothing submitted twice
+    log = read_evidence(lab.log)
+    assert log.chain_ok and [(r.action or {}).get("resumed", False) for r in log.records if r.action_type == "plan"] == [
+        False, True]
