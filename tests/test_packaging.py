@@ -11,8 +11,6 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.xdist_group("wheel")  # one worker: the wheel is built once, for both tests
-
 ROOT = Path(__file__).resolve().parent.parent
 
 

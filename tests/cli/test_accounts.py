@@ -161,7 +161,7 @@ def test_token_file_inside_the_repository_is_refused(cli, serve, setup, tmp_path
     assert result.code == 2 and "--tokens-out" in result.err
 
 
-def test_passwords_typed_in_a_terminal(cli, serve, setup, monkeypatch):
+def test_passwords_typed_in_a_terminal(cli, serve, setup, monkeypatch) -> None:
     pai = new_pai(serve)
     asked: list[str] = []
 

@@ -12,8 +12,6 @@ import pytest
 from hivedlab.evidence import read_evidence
 from tests.support.quick_charts import stub_charts
 
-pytestmark = pytest.mark.xdist_group("kubeflow-run")  # one worker: the kubeflow-gang run is made once
-
 
 def _records(log: Path) -> list[dict]:
     return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]

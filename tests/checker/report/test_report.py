@@ -15,8 +15,6 @@ from tests.support.paths import FIXTURES
 from tests.support.quick_charts import stub_charts
 from tests.support.report_checks import ROWS_ZH, check_html, check_lab6_answers, claims_of, table_rows
 
-pytestmark = pytest.mark.xdist_group("built-report")  # one worker: the report is built once
-
 RUN_SIM = FIXTURES / "report" / "run-sim"
 
 
