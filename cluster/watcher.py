@@ -185,7 +185,8 @@ class Watcher:
         threads = [threading.Thread(target=self._loop, args=(r,), name=f"watch-{r}", daemon=True) for r in self.resources]
         for thread in threads:
             thread.start()
-        self._stop.wait()
+        while not self._stop.wait(0.2):  # wake up now and then: a Ctrl-C the kernel gave another thread runs its
+            pass  # Python handler only when this (main) thread runs bytecode again
         self._close_streams()
         for thread in threads:
             thread.join(timeout=self.timeout[1] + 5)
