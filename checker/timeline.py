@@ -43,7 +43,8 @@ from hivedlab.evidence import Record, parse_time
 
 # FrameworkController exit codes (docs/openpai-model.md#exit-codes)
 POD_EXTERNAL_DELETED = -101
-OUTCOMES = ("waiting", "bound", "running", "succeeded", "failed", "preempted", "deleted")
+FRAMEWORK_ATTEMPT_COMPLETION = -220  # FrameworkController stopped the task because its job (attempt) completed
+OUTCOMES = ("waiting", "bound", "running", "succeeded", "failed", "preempted", "deleted", "job-completed")
 
 
 class Mark(NamedTuple):
@@ -124,6 +125,8 @@ class Attempt:
         if self.preempted is not None or (self.fc_exit_code == POD_EXTERNAL_DELETED and self.exit_code is None) or (
                 self.preempted_silently):
             return "preempted"
+        if self.fc_exit_code == FRAMEWORK_ATTEMPT_COMPLETION and self.exit_code != 0:
+            return "job-completed"  # stopped (exit 143, or deleted before it ran) once the job had completed
         if self.exit_code is not None:
             return "succeeded" if self.exit_code == 0 else "failed"
         if self.deleted is not None:

@@ -80,6 +80,7 @@ class Answer:
     expected: Text | None
     missing: tuple[Text, ...]
     facts: dict[str, Any] = field(default_factory=dict)
+    summary: Text | None = None  # the answer in one short sentence (the report's results table)
 
 
 @dataclass(frozen=True)
@@ -164,7 +165,7 @@ def judge(timeline: Timeline, rules: RuleSet, log: LogSummary) -> ExperimentVerd
             outcome = check(ctx, rule)
         if blockers:
             reason = Text("；".join(b.zh for b in blockers), "; ".join(b.en for b in blockers))
-            outcome = replace(outcome, verdict=INCONCLUSIVE, missing=(*outcome.missing, *blockers),
+            outcome = replace(outcome, verdict=INCONCLUSIVE, missing=(*outcome.missing, *blockers), summary=None,
                               answer=Text(f"（{reason.zh}，不能作为证据）", f"({reason.en}; not evidence)") + outcome.answer)
         index = int(rule.get("question", 0))
         question = rule.get("question_text") or (rules.questions[index] if index < len(rules.questions) else Text("", ""))
@@ -173,7 +174,7 @@ def judge(timeline: Timeline, rules: RuleSet, log: LogSummary) -> ExperimentVerd
             rule=str(rule.get("id", kind)), kind=kind, question_index=index, question=question,
             verdict=outcome.verdict, answer=outcome.answer, evidence=outcome.evidence,
             expected=Text(expected["zh"], expected["en"]) if isinstance(expected, dict) else None,
-            missing=outcome.missing, facts=outcome.facts,
+            missing=outcome.missing, facts=outcome.facts, summary=outcome.summary,
         ))
     verdicts = {a.verdict for a in answers}
     overall = INCONSISTENT if INCONSISTENT in verdicts else INCONCLUSIVE if INCONCLUSIVE in verdicts or not answers \
@@ -254,6 +255,8 @@ def to_json(result: ExperimentVerdict) -> dict[str, Any]:
             item["missing"] = [m.as_dict() for m in a.missing]
         if a.facts:
             item["facts"] = a.facts
+        if a.summary is not None:
+            item["summary"] = a.summary.as_dict()
         answers.append(item)
     log = result.log
     return {

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from hivedlab.basics.files import write_atomic
-from hivedlab.checker.grading.copies import flag_copies
+from hivedlab.checker.grading.copies import flag_copies, flag_similar_explanations
 from hivedlab.checker.grading.findings import Finding
 from hivedlab.checker.grading.grader import GroupResult, grade_folder
 from hivedlab.checker.grading.labspec import LabSpec
@@ -172,6 +172,7 @@ def grade_batch(submissions: Path, out: Path, rubric: Rubric, lab: LabSpec, judg
         grades.append(score_group(_refused_result(name, submissions / name), rubric, lab))
     grades = [_with_unpack_notes(grade, notes) for grade in grades] if (notes := read_report(submissions)) else grades
     grades = flag_copies(grades, {grade.name: grade.identity for grade in grades})
+    grades = flag_similar_explanations(grades)
     grades.sort(key=lambda g: g.name)
     written = write_outputs(out, grades, rubric, skipped)
     return BatchResult(tuple(grades), tuple(skipped), tuple(written))

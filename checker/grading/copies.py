@@ -5,15 +5,24 @@ Kubernetes' pod uids and the runtime's container ids never repeat. Two groups sh
 A simulator run is deterministic, so two groups with the same inputs (inventory and seed) have the same run; for
 simulator evidence the inputs are compared instead. Each pair is flagged for a look in `grades.md`, naming both
 groups; students never see the other group's name (the finding kind `copy` is TA-only).
+
+The groups' own explanations are compared too: two explanations of one experiment that are nearly the same text
+(`SIMILAR` or more of difflib's ratio, once spaces and punctuation are set aside) are flagged the same way.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
+from difflib import SequenceMatcher
 
 from hivedlab.checker.grading.findings import Finding
 from hivedlab.checker.grading.scoring import GroupGrade
+
+SIMILAR = 0.9  # difflib ratio from which two explanations count as copies of each other
+MIN_COMPARED = 20  # characters: shorter explanations ("同上", "see above") are too short to call copies
+_NOISE = re.compile(r"[\s\W_]+")
 
 _KINDS = {
     "log": ("identical log(s) (same final hash)", "份完全相同的日志（最后的哈希相同）"),
@@ -53,3 +62,35 @@ def flag_copies(grades: Iterable[GroupGrade], identities: Mapping[str, frozenset
         extra.setdefault(first, []).append(_finding(second, counts))
         extra.setdefault(second, []).append(_finding(first, counts))
     return [replace(g, findings=g.findings + tuple(extra[g.name])) if g.name in extra else g for g in grades]
+
+
+def _comparable(text: str) -> str:
+    return _NOISE.sub("", text).lower()
+
+
+def similar(first: str, second: str) -> bool:
+    """Nearly the same explanation: the same words once spaces and punctuation are set aside, or almost."""
+    a, b = _comparable(first), _comparable(second)
+    if min(len(a), len(b)) < MIN_COMPARED:
+        return False
+    matcher = SequenceMatcher(None, a, b, autojunk=False)
+    return matcher.real_quick_ratio() >= SIMILAR and matcher.quick_ratio() >= SIMILAR and matcher.ratio() >= SIMILAR
+
+
+def flag_similar_explanations(grades: Iterable[GroupGrade]) -> list[GroupGrade]:
+    """Each grade with a `copy` finding per other group whose explanation of an experiment is nearly the same."""
+    grades = list(grades)
+    extra: dict[str, list[Finding]] = {}
+    for index, first in enumerate(grades):
+        for second in grades[index + 1:]:
+            theirs = {e.experiment: e.text for e in second.explanations if e.text}
+            for mine in first.explanations:
+                if mine.text and mine.experiment in theirs and similar(mine.text, theirs[mine.experiment]):
+                    extra.setdefault(first.name, []).append(_explanation_finding(second.name, mine.experiment))
+                    extra.setdefault(second.name, []).append(_explanation_finding(first.name, mine.experiment))
+    return [replace(g, findings=g.findings + tuple(extra[g.name])) if g.name in extra else g for g in grades]
+
+
+def _explanation_finding(other: str, experiment: str) -> Finding:
+    return Finding("copy", "copied-explanation", f"explanation of {experiment} nearly the same as group {other}'s",
+                   f"对 {experiment} 的解释与小组 {other} 的几乎相同", "report.md", None, experiment)

@@ -117,7 +117,26 @@ def grades_md(grades: Sequence[GroupGrade], rubric: Rubric, skipped: Sequence[Sk
             lines.append(f"  - … {len(grade.needs_look) - 10} more (see grades.csv flags)")
     for entry in skipped:
         lines.append(f"- **{_md(entry.name)}** (not graded / 未评分): {_md(entry.reason)}")
+    lines += _explanations(grades)
     return "\n".join(lines) + "\n"
+
+
+def _explanations(grades: Sequence[GroupGrade]) -> list[str]:
+    """Each group's own explanations beside what the checker observed in its evidence (TA only); empty ones flagged."""
+    lines = ["", "## Explanations / 小组的解释", ""]
+    shown = [g for g in grades if g.explanations]
+    if not shown:
+        return [*lines, "None in the rubric's experiments. / 无。"]
+    for grade in shown:
+        empty = [e.experiment for e in grade.explanations if e.empty]
+        flag = f" — **empty / 未填写: {_md(', '.join(empty))}**" if empty else ""
+        lines += [f"### {_md(grade.name)}{flag}", "", "| experiment / 实验 | observed / 证据显示 | explanation / 小组的解释 |",
+                  "| --- | --- | --- |"]
+        for item in grade.explanations:
+            words = _md(item.text) if item.text else "**(empty / 未填写)**"
+            lines.append(f"| {_md(item.experiment)} | {_md(item.observed.zh)}<br>{_md(item.observed.en)} | {words} |")
+        lines.append("")
+    return lines
 
 
 def _score_parts(grade: GroupGrade) -> list[str]:

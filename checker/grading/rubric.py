@@ -15,13 +15,14 @@ from hivedlab.basics.text import Text
 
 DEFAULT_RUBRIC = CONFIGS / "rubric.default.yaml"
 RUBRIC_SCHEMA = SCHEMAS / "rubric.schema.json"
-EXPERIMENT_CHECKS = ("ran", "right-answer", "evidence-complete")
+EXPERIMENT_CHECKS = ("ran", "right-answer", "evidence-complete", "explanation")
 
 # Default titles: (zh, en); "{exp}" is the experiment id.
 _ITEM_TITLES = {
     "ran": ("{exp}：实验已运行完成", "{exp}: experiment run to the end"),
     "right-answer": ("{exp}：结论正确（复核证据）", "{exp}: right answer (re-judged from the evidence)"),
     "evidence-complete": ("{exp}：证据完整", "{exp}: evidence complete"),
+    "explanation": ("{exp}：小组自己的解释", "{exp}: the group's own explanation"),
     "environment-table": ("实验环境表完整", "Environment table complete"),
     "deployment-notes": ("部署问题与解决方案", "Deployment notes present"),
     "claims-supported": ("报告结论与证据一致", "Report claims supported by the evidence"),
@@ -63,6 +64,7 @@ class Rubric:
     require_real_cluster: bool = True
     floor: float = 0.0
     deployment_notes_min_chars: int = 40
+    explanation_min_chars: int = 40
     source: str = ""
 
     def max_points(self, include_hidden: bool = True) -> float:
@@ -125,6 +127,7 @@ def rubric_from_mapping(data: Any, source: str = "rubric") -> Rubric:
         require_real_cluster=bool(data.get("require_real_cluster", True)),
         floor=float(data.get("floor", 0)),
         deployment_notes_min_chars=int(data.get("deployment_notes_min_chars", 40)),
+        explanation_min_chars=int(data.get("explanation_min_chars", 40)),
         source=source,
     )
 

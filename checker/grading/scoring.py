@@ -11,6 +11,8 @@ Fractions (documented in the default rubric's header too):
 - deployment-notes: 1 when the students' own text in the deployment section has at least the rubric's minimum of
   characters, 0.5 when shorter, 0 when empty or when report.md is not the template.
 - claims-supported: the share of the report's claims the evidence supports.
+- explanation: 1 when the group's own explanation of the experiment (report.md's `explanation-<experiment>` block)
+  has at least the rubric's minimum of characters, 0.5 when shorter, 0 when empty.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hivedlab.checker.grading.claims import question_index
+from hivedlab.checker.grading.explanations import Explanation, explanations_of, length
 from hivedlab.checker.grading.findings import Finding
 from hivedlab.checker.grading.grader import ExperimentResult, GroupResult
 from hivedlab.checker.grading.labspec import LabSpec
@@ -67,6 +70,7 @@ class GroupGrade:
     sources: tuple[str, ...]  # per experiment: sim / k8s / mixed / "" (not run)
     identity: frozenset[tuple[str, str]] = frozenset()  # compared across groups (checker/grading/copies.py)
     ungraded: tuple[str, ...] = ()  # contrast runs without HiveD (run.json `contrast`, docs/other-schedulers.md)
+    explanations: tuple[Explanation, ...] = ()  # the group's own explanations beside the machine's observations
 
     def total(self, include_hidden: bool = True) -> float:
         earned = sum(s.points for s in self.items if include_hidden or not s.item.hidden)
@@ -247,6 +251,15 @@ def score_deployment(group: GroupResult, min_chars: int) -> tuple[float, str, st
     return 0.0, "deployment section left empty", "部署部分未填写", ref
 
 
+def score_explanation(explanation: Explanation | None, min_chars: int) -> tuple[float, str, str, tuple[str, ...]]:
+    if explanation is None or explanation.empty:
+        return 0.0, "explanation left empty", "没有填写解释", ()
+    size = length(explanation.text)
+    if size >= min_chars:
+        return 1.0, f"explanation written ({size} characters)", f"已填写解释（{size} 字）", ()
+    return 0.5, f"explanation too short ({size} of {min_chars} characters)", f"解释过短（{size}/{min_chars} 字）", ()
+
+
 def score_claims(group: GroupResult) -> tuple[float, str, str, tuple[str, ...]]:
     if group.claims_total == 0:
         return 0.0, "no machine-readable claims (claims.json) to check", "没有可检查的结论（claims.json）", ()
@@ -256,7 +269,8 @@ def score_claims(group: GroupResult) -> tuple[float, str, str, tuple[str, ...]]:
         f"报告的 {group.claims_total} 条结论中 {group.claims_supported} 条有证据支持", refs
 
 
-def score_item(item: Item, group: GroupResult, lab: LabSpec, rubric: Rubric) -> ItemScore:
+def score_item(item: Item, group: GroupResult, lab: LabSpec, rubric: Rubric,
+               explanations: tuple[Explanation, ...] = ()) -> ItemScore:
     result = group.experiment(item.experiment) if item.experiment else None
     if item.check == "ran":
         fraction, en, zh, refs = score_ran(result)
@@ -268,6 +282,10 @@ def score_item(item: Item, group: GroupResult, lab: LabSpec, rubric: Rubric) -> 
         fraction, en, zh, refs = score_environment(group)
     elif item.check == "deployment-notes":
         fraction, en, zh, refs = score_deployment(group, rubric.deployment_notes_min_chars)
+    elif item.check == "explanation":
+        written = next((e for e in explanations if e.experiment == item.experiment), None)
+        fraction, en, zh, refs = score_explanation(written, rubric.explanation_min_chars)
+        refs = (f"{group.submission.base}report.md",) if written and not written.empty else refs
     else:
         fraction, en, zh, refs = score_claims(group)
     return ItemScore(item, max(0.0, min(1.0, fraction)), en, zh, refs)
@@ -290,7 +308,12 @@ def score_penalty(penalty: Penalty, group: GroupResult, rubric: Rubric) -> Penal
 
 
 def score_group(group: GroupResult, rubric: Rubric, lab: LabSpec) -> GroupGrade:
-    items = tuple(score_item(item, group, lab, rubric) for item in rubric.items)
+    ran = tuple(e for e in rubric.experiments or tuple(x.id for x in lab.experiments)
+                if (result := group.experiment(e)) is not None and result.has_log)
+    written = explanations_of(group.submission.report_md, {r.id: r.verdict for r in group.experiments},
+                              rubric.experiments or tuple(x.id for x in lab.experiments))
+    explanations = tuple(e for e in written if e.experiment in ran or not e.empty)  # an experiment not run: no flag
+    items = tuple(score_item(item, group, lab, rubric, explanations) for item in rubric.items)
     penalties = tuple(score_penalty(p, group, rubric) for p in rubric.penalties)
     looked_up = (group.experiment(e) for e in rubric.experiments)
     sources = tuple(result.source if result else "" for result in looked_up)
@@ -298,4 +321,4 @@ def score_group(group: GroupResult, rubric: Rubric, lab: LabSpec) -> GroupGrade:
     raw_contrast = run.get("contrast")
     contrast: list[Any] = raw_contrast if isinstance(raw_contrast, list) else []
     return GroupGrade(group.name, items, penalties, group.findings, rubric.max_points(), rubric.floor, sources,
-                      group.identity, tuple(str(c) for c in contrast))
+                      group.identity, tuple(str(c) for c in contrast), explanations)

@@ -142,6 +142,26 @@ def deployment_text(report_md: str) -> str | None:
     return _MARKUP.sub(" ", text).strip()
 
 
+# Markdown formatting around the students' words (comments, line breaks, list and heading marks, emphasis); unlike
+# _MARKUP it keeps the hyphens inside words such as job-config-6
+_FORMATTING = re.compile(r"<!--.*?-->|<br\s*/?>|&nbsp;|^[ \t]*(?:[-*+>]|#+|\d+\.)[ \t]+|[*_`|]", re.S | re.M)
+_BLOCK = re.compile(r"<!--\s*hivedlab:free-text\s+([A-Za-z0-9][A-Za-z0-9_.-]*)\s*-->(.*?)<!--\s*/hivedlab:free-text\s*-->",
+                    re.S)
+
+
+def free_text(report_md: str, prefix: str) -> dict[str, str]:
+    """The students' own text in the free-text blocks named `prefix` + id, id -> text (markup and placeholders
+    removed; "" when the block holds only the template's default)."""
+    found = {}
+    for match in _BLOCK.finditer(report_md):
+        if match.group(1).startswith(prefix):
+            text = match.group(2)
+            for placeholder in PLACEHOLDERS:
+                text = text.replace(placeholder, "")
+            found[match.group(1)[len(prefix):]] = " ".join(_FORMATTING.sub(" ", text).split())
+    return found
+
+
 def find_run_dir(folder: GroupFolder) -> str:
     """'' when run.json is at the top of the group folder, else the one sub-folder (or sub-sub-folder) holding it."""
     if folder.exists("run.json"):

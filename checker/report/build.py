@@ -24,6 +24,7 @@ from hivedlab.basics.resources import REPORT_TEMPLATES
 from hivedlab.checker.report import charts as chart_module
 from hivedlab.checker.report.context import build_claims, build_context, experiment_name
 from hivedlab.checker.report.contrast import contrast_section
+from hivedlab.checker.report.fonts import CJK_FAMILY, REPORT_FONT, copy_report_font
 from hivedlab.checker.report.freetext import block, extract, merge
 from hivedlab.checker.report.inputs import ExperimentInputs, RunInputs, load_run
 
@@ -65,16 +66,16 @@ def _href(out_dir: Path, run_dir: Path, rel: str) -> str:
     return quote(target, safe="/._-~")
 
 
-def _chart(exp: ExperimentInputs, out_dir: Path) -> tuple[Path, Path] | None:
-    """Draw a run's timeline as timeline.png and .svg in its folder (experiments/<id>/, or a member's turn's
-    experiments/<id>/<user>/) under the report's folder."""
+def _chart(exp: ExperimentInputs, out_dir: Path, lang: str) -> tuple[Path, Path] | None:
+    """Draw a run's timeline, its text in `lang`, as timeline.png and .svg in its folder (experiments/<id>/, or a
+    member's turn's experiments/<id>/<user>/) under the report's folder."""
     if not exp.timeline.attempts and not exp.nodes:
         return None
     data = chart_module.chart_data(
-        experiment_name(exp, "en"), exp.timeline.attempts, exp.nodes, exp.vc_nodes, exp.timeline.end or None,
-        exp.timeline.switches,
+        experiment_name(exp, lang), exp.timeline.attempts, exp.nodes, exp.vc_nodes, exp.timeline.end or None,
+        exp.timeline.switches, exp.timeline.rejections, exp.timeline.into_second,
     )
-    png, svg = chart_module.draw(data, salt=exp.folder or exp.id)
+    png, svg = chart_module.draw(data, lang, salt=exp.folder or exp.id)
     folder = out_dir / (exp.folder or f"experiments/{exp.id}")
     png_path, svg_path = folder / "timeline.png", folder / "timeline.svg"
     write_atomic(png_path, png)
@@ -89,8 +90,15 @@ def render_markdown(inputs: RunInputs, lang: str, out_dir: Path, charts: dict[st
     text = template.render(**context, free_text=lambda block_id: block(block_id, _DEFAULT_FREE_TEXT[lang]))
     text = re.sub(r"\n{3,}", "\n\n", text)
     if previous is not None:
-        text = merge(text, extract(previous), _ORPHANS[lang])
+        written = {block_id: body for block_id, body in extract(previous).items() if not is_placeholder(body)}
+        text = merge(text, written, _ORPHANS[lang])
     return text
+
+
+def is_placeholder(body: str) -> bool:
+    """A free-text block still holding the template's default text (in any language): not the students' words, so a
+    re-render writes its own language's default there."""
+    return body.strip() in _DEFAULT_FREE_TEXT.values()
 
 
 _IMG = re.compile(
@@ -106,7 +114,8 @@ def _inline_svg(svg: str) -> str:
 
 
 def render_html(md_text: str, lang: str, out_dir: Path, title: str) -> str:
-    """report.md as one self-contained HTML page, the timeline charts inline as SVG."""
+    """report.md as one HTML page, the timeline charts inline as SVG; it needs only the CJK font beside it
+    (`fonts.copy_report_font`)."""
     body = markdown.markdown(md_text, extensions=["tables", "sane_lists"], output_format="html")
 
     def inline(match: re.Match[str]) -> str:
@@ -121,7 +130,7 @@ def render_html(md_text: str, lang: str, out_dir: Path, title: str) -> str:
 
     body = _IMG.sub(inline, body)
     template = _environment().get_template("report.html.j2")
-    return template.render(lang=lang, title=title, body=Markup(body))
+    return template.render(lang=lang, title=title, body=Markup(body), font_family=CJK_FAMILY, font_url=REPORT_FONT)
 
 
 def build_report(
@@ -149,7 +158,7 @@ def build_report(
     for exp in inputs.experiments:
         files: dict[str, object] = {"jobs": list(exp.job_files), "evidence": exp.evidence}
         for run in exp.turns or (exp,):  # each member's turn has its own chart; the first is the experiment's
-            drawn = _chart(run, out_dir)
+            drawn = _chart(run, out_dir, lang)
             if not drawn:
                 continue
             chart_files += drawn
@@ -169,6 +178,7 @@ def build_report(
     claims = build_claims(inputs, lang, claim_files)
     claims_path, html_path = out_dir / "claims.json", out_dir / "report.html"
     write_atomic(claims_path, json.dumps(claims, ensure_ascii=False, indent=2) + "\n")
+    copy_report_font(out_dir)
     write_atomic(html_path, html_text)
     write_atomic(md_path, md_text)
     inconclusive = tuple(e["id"] for e in claims["experiments"] if e["verdict"] == "inconclusive")

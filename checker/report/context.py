@@ -11,11 +11,15 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from hivedlab.basics.clock import date_time
+from hivedlab.basics.text import first_statement
 from hivedlab.checker.report.charts import TaskAttempt
 from hivedlab.checker.report.inputs import EnvRecord, ExperimentInputs, MemberInfo, RunInputs
 from hivedlab.checker.report.text import (
     ENV_GROUP_EN,
     ENV_ROWS,
+    EXPLANATION_PROMPT_OTHER,
+    EXPLANATION_PROMPTS,
     ROW_NAMES,
     ROW_QUESTIONS,
     VERDICT_LABELS,
@@ -199,7 +203,7 @@ def _turn(turn: ExperimentInputs, names: Mapping[str, str], lang: str, link: Lin
         "member": md(who),
         "verdict": verdict,
         "verdict_label": md(VERDICT_LABELS[verdict][0 if lang == "zh" else 1]),
-        "answer": md(next((item["answer"] for item in items if item["answer"]), "")),
+        "answer": md(next((item["summary"] for item in items if item["summary"]), "")),
         "reasons": [md(r) for r in inconclusive_reasons(turn, lang)] if verdict == "inconclusive" else [],
         "files": " ".join(files),
     }
@@ -219,10 +223,16 @@ def inconclusive_reasons(exp: ExperimentInputs, lang: str) -> list[str]:
     return reasons
 
 
+def instant(text: str) -> str:
+    """An RFC 3339 time from the run or the evidence as the report prints it: to the second, in UTC."""
+    when = parse_time(text)
+    return date_time(when) if when else text
+
+
 def _zero_clock(started: str) -> str:
     """The experiment's first record time as `HH:MM:SS UTC` (the verdicts' answers use clock times)."""
-    when = parse_time(started)
-    return when.strftime("%H:%M:%S UTC") if when else ""
+    printed = instant(started)
+    return printed.split(" ", 1)[1] if " " in printed else ""
 
 
 def _is_int(value: object) -> bool:
@@ -244,10 +254,12 @@ def answers(exp: ExperimentInputs, lang: str) -> list[dict[str, Any]]:
         evidence = [e for e in raw.get("evidence") or [] if _is_int(e)]
         verdict = raw.get("verdict") if raw.get("verdict") in VERDICT_LABELS else "inconclusive"
         index = next((raw.get(k) for k in ("question_index", "question") if _is_int(raw.get(k))), None)
+        answer = pick(raw.get("answer"), lang)
         result.append({
             "question_id": index,
             "question": _question_text(raw.get("question"), exp, lang),
-            "answer": pick(raw.get("answer"), lang),
+            "answer": answer,
+            "summary": pick(raw.get("summary"), lang) if raw.get("summary") else first_statement(answer, lang),
             "verdict": verdict,
             "expected": pick(raw.get("expected"), lang) if raw.get("expected") else "",
             "evidence": evidence,
@@ -261,66 +273,51 @@ def _node_text(a: TaskAttempt, lang: str) -> str:
     return f"{a.node}" + (f" (GPU {gpus})" if gpus else "")
 
 
-def attempt_sentence(a: TaskAttempt, lang: str) -> str:
-    """One full sentence about a task attempt, with its times and node."""
-    who = _t(lang, f"{a.job} 的 {a.task}（第 {a.attempt + 1} 次尝试）", f"{a.job} {a.task} (attempt {a.attempt + 1})")
-    parts = []
-    for start, end in a.waiting:
-        if end is None:
-            parts.append(_t(lang, f"从 {clock(start)} 起等待调度，到日志结束仍在等待", f"waited from {clock(start)} "
-                            "until the log ended"))
-        else:
-            parts.append(_t(lang, f"从 {clock(start)} 等待调度到 {clock(end)}", f"waited from {clock(start)} to "
-                            f"{clock(end)}"))
-    if a.start is not None and a.node:
-        parts.append(_t(lang, f"于 {clock(a.start)} 在 {_node_text(a, lang)} 上开始运行",
-                        f"started on {_node_text(a, lang)} at {clock(a.start)}"))
-        parts.append(_ended(a, lang))
-    elif a.outcome in ("deleted", "failed", "succeeded", "preempted", "stopped"):
-        parts.append(_t(lang, f"没有运行就结束了（{_outcome(a, lang)}）", f"ended without running ({a.outcome})"))
-    elif not a.waiting:
-        parts.append(_t(lang, "没有运行", "never ran"))
-    sep = "，" if lang == "zh" else ", "
-    return who + (" " if lang == "en" else "") + sep.join(parts) + ("。" if lang == "zh" else ".")
-
-
-def rejection_sentence(r: Rejection, lang: str) -> str:
-    status = f"HTTP {r.status}" if r.status is not None else ""
-    why = ("：" if lang == "zh" else ": ").join(x for x in (status, r.message) if x)
-    return _t(lang, f"{r.job} 于 {clock(r.time)} 提交时被拒绝（{why}）。", f"{r.job} was rejected at submission at "
-              f"{clock(r.time)} ({why}).")
-
-
-def _ended(a: TaskAttempt, lang: str) -> str:
-    if a.end is None:
-        return _t(lang, "日志结束时仍在运行", "was still running when the log ended")
-    how = {
-        "preempted": ("被抢占", "was preempted"),
-        "succeeded": ("成功结束", "succeeded"),
-        "failed": ("失败", "failed"),
-        "deleted": ("被删除", "was deleted"),
-        "stopped": ("被停止", "was stopped"),
-    }.get("preempted" if a.preempted else a.outcome, ("结束", "ended"))
-    return _t(lang, f"{clock(a.end)} {how[0]}", f"{how[1]} at {clock(a.end)}")
-
-
-_OUTCOMES = {"preempted": "被抢占", "succeeded": "成功", "failed": "失败", "deleted": "被删除", "stopped": "被停止",
-             "running": "运行中", "waiting": "等待中", "bound": "已绑定节点"}
+_OUTCOMES = {
+    "preempted": ("被抢占", "preempted"),
+    "succeeded": ("成功", "succeeded"),
+    "failed": ("失败", "failed"),
+    "deleted": ("被删除", "deleted"),
+    "job-completed": ("任务已完成，被停止", "stopped: the job had completed"),
+    "running": ("运行中", "running"),
+    "waiting": ("等待中", "waiting"),
+    "bound": ("已绑定节点", "bound to a node"),
+}
 
 
 def _outcome(a: TaskAttempt, lang: str) -> str:
     outcome = "preempted" if a.preempted else a.outcome
-    return _OUTCOMES.get(outcome, outcome) if lang == "zh" else outcome
+    labels = _OUTCOMES.get(outcome)
+    return (labels[0] if lang == "zh" else labels[1]) if labels else outcome
+
+
+Since = Callable[[float | None], str]  # seconds after the log's first record -> the T+ time printed
+
+
+def since_start(exp: ExperimentInputs) -> Since:
+    """How the experiment's times print as T+: counted from the whole second of its first record (the T+0 the report
+    names), so that a T+ time and the clock time of the same instant show the same second (`hivedlab.basics.clock`)."""
+    when = parse_time(exp.timeline.started)
+    into_second = when.timestamp() % 1 if when else 0.0
+    return lambda seconds: clock(None if seconds is None else seconds + into_second)
+
+
+def _rejection_row(r: Rejection, lang: str, since: Since) -> list[str]:
+    status = f"HTTP {r.status}" if r.status is not None else ""
+    how = _t(lang, f"{since(r.time)} 提交时被拒绝（{status or '无回复'}）", f"rejected at submission at {since(r.time)} "
+             f"({status or 'no reply'})")
+    return [cell(r.job), "—", "—", "—", "—", "—", "—", cell(how)]
 
 
 def _attempt_rows(exp: ExperimentInputs, lang: str) -> list[list[str]]:
+    since = since_start(exp)
     rows = []
     for a in exp.timeline.attempts:
-        waited = "; ".join(f"{clock(s)}–{clock(e) if e is not None else '…'}" for s, e in a.waiting)
+        waited = "; ".join(f"{since(s)}–{since(e) if e is not None else '…'}" for s, e in a.waiting)
         rows.append([cell(a.job), cell(a.task), str(a.attempt + 1), cell(_node_text(a, lang) if a.node else "—"),
-                     clock(a.start) or "—", clock(a.end) or ("…" if a.start is not None else "—"), cell(waited or "—"),
+                     since(a.start) or "—", since(a.end) or ("…" if a.start is not None else "—"), cell(waited or "—"),
                      cell(_outcome(a, lang))])
-    return rows
+    return rows + [_rejection_row(r, lang, since) for r in exp.timeline.rejections]
 
 
 def experiment(exp: ExperimentInputs, number: int, lang: str, link: Link, chart: str | None,
@@ -331,20 +328,16 @@ def experiment(exp: ExperimentInputs, number: int, lang: str, link: Link, chart:
     verdict = verdict_of(exp)
     label = VERDICT_LABELS[verdict][0 if lang == "zh" else 1]
     items = answers(exp, lang)
+    questions = _by_question(items, lang)
     whose = _whose(exp, names, lang)
     sentences = [f"**{md(label)}**" + (_t(lang, "", " ") + md(whose) if whose else "")]
-    sentences += [md(item["answer"]) for item in items if item["answer"]]
+    summaries = [md(item["summary"]) for item in items if item["summary"]]
+    if summaries:
+        sentences.append(_t(lang, "", " ").join(summaries))
     sentences += [md(_t(lang, "预期：", "Expected: ") + item["expected"]) for item in items
                   if item["expected"] and item["verdict"] == "inconsistent"]
     if verdict == "inconclusive":
         sentences.append(md(_t(lang, "原因：", "Why: ") + "; ".join(inconclusive_reasons(exp, lang))))
-    facts = [md(attempt_sentence(a, lang)) for a in exp.timeline.attempts]
-    facts += [md(rejection_sentence(r, lang)) for r in exp.timeline.rejections]
-    if facts:
-        zero = _zero_clock(exp.timeline.started)
-        sentences.append(md(_t(lang, f"时间线（T+ 为实验开始后的时间{zero and f'，T+0 = {zero}'}）：",
-                               f"Timeline (T+ = time since the experiment began{zero and f', T+0 = {zero}'}):"))
-                         + " " + " ".join(facts))
     if exp.timeline.source == "sim":
         sentences.append(md(_t(lang, "（证据来自模拟集群）", "(evidence from the simulated cluster)")))
     files = [f"[{md(path.rsplit('/', 1)[-1])}]({link(path)})" for path in exp.job_files]
@@ -366,15 +359,16 @@ def experiment(exp: ExperimentInputs, number: int, lang: str, link: Link, chart:
         "verdict_label": md(label),
         "phenomenon": "<br/>".join(sentences),
         "files": "<br/>".join(files) or md(_t(lang, "（无）", "(none)")),
-        "answers": [{**item, "question": md(item["question"]), "answer": md(item["answer"]),
-                     "missing": [md(m) for m in item["missing"]],
-                     "expected": md(item["expected"]), "verdict_label": md(VERDICT_LABELS[item["verdict"]][
-                         0 if lang == "zh" else 1])} for item in items],
+        "questions": questions,
+        "answers": [answer for group in questions for answer in group["answers"]],
+        "zero": _zero_clock(exp.timeline.started),
         "reasons": [md(r) for r in inconclusive_reasons(exp, lang)] if verdict == "inconclusive" else [],
         "chart": chart,
         "attempts": _attempt_rows(exp, lang),
-        "started": md(exp.timeline.started),
+        "started": md(instant(exp.timeline.started)) if exp.timeline.started else "",
         "simulated": exp.timeline.source == "sim",
+        "explanation_id": "explanation-" + re.sub(r"[^A-Za-z0-9_.-]", "-", exp.id),
+        "explanation_prompt": _t(lang, *EXPLANATION_PROMPTS.get(exp.id, EXPLANATION_PROMPT_OTHER)),
         "problems": [md(p) for p in exp.problems],
         "whose": md(whose),
         # each member's turn (when members took turns); the fields above are then the first run's
@@ -384,6 +378,28 @@ def experiment(exp: ExperimentInputs, number: int, lang: str, link: Link, chart:
         "optional": exp.plan.optional,
         "first_optional": False,  # set by build_context on the first optional experiment (its section's heading)
     }
+
+
+def _lead(question: str, lang: str) -> str:
+    """A question as the label of its answers: in italics, then a colon unless it already ends in punctuation."""
+    if not question:
+        return ""
+    sep = " " if question[-1] in "？?）)：:。." else _t(lang, "：", ": ")
+    return f"*{md(question)}*{sep}"
+
+
+def _by_question(items: list[dict[str, Any]], lang: str) -> list[dict[str, Any]]:
+    """The answers under their questions, each question once, in the order the verdict first answers it."""
+    groups: dict[object, dict[str, Any]] = {}
+    for item in items:
+        key = item["question_id"] if item["question_id"] is not None else item["question"]
+        group = groups.setdefault(key, {"lead": _lead(item["question"], lang), "answers": []})
+        group["answers"].append({
+            **item, "answer": md(item["answer"]), "missing": [md(m) for m in item["missing"]],
+            "expected": md(item["expected"]),
+            "verdict_label": md(VERDICT_LABELS[item["verdict"]][0 if lang == "zh" else 1]),
+        })
+    return list(groups.values())
 
 
 def hardware(inputs: RunInputs, lang: str) -> list[str]:
@@ -422,8 +438,8 @@ def build_context(inputs: RunInputs, lang: str, link: Link, charts: dict[str, st
         "version": md(str(inputs.run.get("hivedlab_version") or inputs.run.get("version") or "")),
         "cluster": inputs.cluster,
         "seed": md(str(inputs.run.get("seed", ""))),
-        "started": md(str(inputs.run.get("started") or "")),
-        "finished": md(str(inputs.run.get("finished") or "")),
+        "started": md(instant(str(inputs.run.get("started") or ""))),
+        "finished": md(instant(str(inputs.run.get("finished") or ""))),
         "openpai_version": md(inputs.openpai_version),
         "hardware": hardware(inputs, lang),
         "env": environment(inputs, lang),

@@ -9,10 +9,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hivedlab.basics.clock import elapsed, whole_seconds
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import read_json, write_atomic
 from hivedlab.checker.plans import load_plan
 from hivedlab.checker.report import charts as chart_module
+from hivedlab.checker.report.text import clock
 from hivedlab.checker.report.timeline import timeline_for_chart
 from hivedlab.checker.timeline import WAIT_REASONS
 from hivedlab.evidence import parse_time
@@ -125,7 +127,7 @@ def pod_table(rows: list[PodRow], at: float) -> str:
     lines = [f"{'NAME':<{width}}READY   STATUS        NODE      AGE"]
     for row in rows:
         ready = "1/1" if row.status == "Running" else "0/1"
-        lines.append(f"{row.name:<{width}}{ready:<8}{row.status:<14}{row.node:<10}{max(0, round(at - row.since))}s")
+        lines.append(f"{row.name:<{width}}{ready:<8}{row.status:<14}{row.node:<10}{elapsed(row.since, at)}s")
     return "\n".join(lines)
 
 
@@ -164,15 +166,16 @@ def _guarantees(answers: list[dict[str, Any]], lang: str) -> list[str]:
     return lines
 
 
-def _chart(folder: Path, out_dir: Path) -> tuple[str, list[Path]]:
+def _chart(folder: Path, out_dir: Path, lang: str) -> tuple[str, list[Path]]:
     """Draw a run's timeline under the report's contrast/<run>/; returns its Markdown image ("" without pods)."""
     log = folder / "evidence.jsonl"
     timeline = timeline_for_chart(log) if log.is_file() else None
     if timeline is None or not timeline.attempts:
         return "", []
     run_id = folder.name
-    data = chart_module.chart_data(run_id, timeline.attempts, timeline.nodes, timeline.vc_nodes, timeline.end or None)
-    png, svg = chart_module.draw(data, salt=run_id)
+    data = chart_module.chart_data(run_id, timeline.attempts, timeline.nodes, timeline.vc_nodes, timeline.end or None,
+                                   timeline.switches, timeline.rejections, timeline.into_second)
+    png, svg = chart_module.draw(data, lang, salt=run_id)
     png_path = out_dir / "contrast" / run_id / "timeline.png"
     write_atomic(png_path, png)
     write_atomic(png_path.with_suffix(".svg"), svg)
@@ -203,18 +206,18 @@ def _run_section(folder: Path, lang: str) -> list[str]:
     lines.append("")
     log = folder / "evidence.jsonl"
     records = _records(log) if log.is_file() else []
-    start = _seconds(records[0]["time"]) if records else 0.0
+    zero = whole_seconds(_seconds(records[0]["time"])) if records else 0
     for at in moments(records):
-        lines += [f"`kubectl get pod` ({'T+' if zh else 'at T+'}{round(at - start)} s):", "", "```",
+        lines += [f"`kubectl get pod` ({'' if zh else 'at '}{clock(at - zero)}):", "", "```",
                   pod_table(snapshot(records, at), at), "```", ""]
     return lines
 
 
-def _side_by_side(runs: list[Path], out_dir: Path) -> tuple[list[str], list[Path]]:
+def _side_by_side(runs: list[Path], out_dir: Path, lang: str) -> tuple[list[str], list[Path]]:
     """The runs' charts in one table row, one column per scheduler."""
     images, files = [], []
     for run in runs:
-        image, drawn = _chart(run, out_dir)
+        image, drawn = _chart(run, out_dir, lang)
         images.append(image or "—")
         files += drawn
     if not files:
@@ -235,7 +238,7 @@ def contrast_section(run_dir: Path, out_dir: Path, lang: str) -> tuple[str, tupl
     files: list[Path] = []
     for experiment in dict.fromkeys(run.name.partition("@")[0] for run in runs):
         group = [run for run in runs if run.name.partition("@")[0] == experiment]
-        charts, drawn = _side_by_side(group, out_dir)
+        charts, drawn = _side_by_side(group, out_dir, lang)
         lines += [f"### {experiment}", "", *charts]
         files += drawn
         for run in group:

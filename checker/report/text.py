@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from hivedlab.basics.clock import since_start
+
 # The manual's rows of 实验结果 → 使用不同调度策略, and its questions per row (docs/lab-experiments.md#the-lab-report).
 ROW_NAMES: dict[str, tuple[str, str]] = {
     "vc-safety": ("VC 安全 (VC Safety)", "VC Safety"),
@@ -93,8 +95,44 @@ def pick(value: object, lang: str) -> str:
 
 
 def clock(seconds: float | None) -> str:
-    """Seconds since the experiment began as T+h:mm:ss."""
+    """Seconds since the experiment began as T+h:mm:ss: the report's one way to print a time (tables, sentences and
+    charts), cut down to the second by the same rule as every clock time (`hivedlab.basics.clock`)."""
     if seconds is None:
         return ""
-    whole = int(round(seconds))
-    return f"T+{whole // 3600:d}:{whole % 3600 // 60:02d}:{whole % 60:02d}"
+    return since_start(seconds)
+
+
+# The concept each experiment shows, as the prompt of the group's own explanation (docs/lab-experiments.md).
+EXPLANATION_PROMPTS: dict[str, tuple[str, str]] = {
+    "vc-safety": (
+        "VC 是 HiveD 为每个虚拟集群保证的资源（cell）份额。请解释：为什么等待的任务没有被调度到 `default` VC 空闲的机器上？",
+        "A VC is the share of resources (cells) HiveD guarantees to a virtual cluster. Explain why the waiting jobs "
+        "were not scheduled onto the idle machine of the `default` VC.",
+    ),
+    "priority": (
+        "优先级与抢占：请解释为什么后提交的 prod 任务不需要等待，以及被抢占的 test 任务之后是怎样运行的。",
+        "Priority and preemption: explain why the later prod job did not have to wait, and how the preempted test "
+        "job ran afterwards.",
+    ),
+    "opportunistic": (
+        "低优先级（opportunistic）任务可以使用任何 VC 的空闲资源，但随时可能被抢占。请解释 oppo 任务为什么能马上运行，"
+        "又为什么被 `test` 任务抢占。",
+        "An opportunistic job may use any VC's idle resources but can be preempted at any time. Explain why the "
+        "oppo job could start at once, and why the `test` job preempted it.",
+    ),
+    "gang": (
+        "群调度（gang scheduling）：请解释为什么 2 个子任务一起等待、一起开始，而不是先运行其中一个。",
+        "Gang scheduling: explain why the 2 tasks waited and started together instead of one starting first.",
+    ),
+    "incremental": (
+        "弹性调度（`gangAllocation: false`）与配额检查：请解释为什么第一个子任务不必等整个任务都能被放下就开始运行，"
+        "其余子任务后来怎样了，以及为什么超过配额的群调度任务被拒绝，而弹性调度任务可以提交。",
+        "Incremental scheduling (`gangAllocation: false`) and the quota check: explain why the first task could start "
+        "before the whole job could be placed, what became of the other task, and why the over-quota gang job was "
+        "rejected while the incremental one was accepted.",
+    ),
+}
+EXPLANATION_PROMPT_OTHER = (
+    "请解释 HiveD 为什么这样调度：依据上面的现象，用实验涉及的概念说明原因。",
+    "Explain why HiveD scheduled the jobs this way: the concept behind what the evidence above shows.",
+)

@@ -2,7 +2,8 @@
 
 Times become seconds since the log's first record (the chart's and the report's `T+`), job names lose the
 `-<user>-<experiment>-<run tag>` suffix the runner adds to make them unique (labs/runner.py `job_name_for`), and
-a submission the REST server refused (it leaves no pod, only the runner's record) becomes a `Rejection`.
+a submission the REST server refused (it leaves no pod, only the runner's record) becomes a `Rejection` (marked on
+the chart at its submit time).
 """
 
 from __future__ import annotations
@@ -10,23 +11,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hivedlab.checker.report.charts import Switch, TaskAttempt
+from hivedlab.checker.report.charts import Rejection, Switch, TaskAttempt
 from hivedlab.checker.timeline import Mark, Timeline, build_timeline, display_names
 from hivedlab.evidence import iter_evidence
 
-
-@dataclass(frozen=True)
-class Rejection:
-    job: str
-    time: float
-    status: int | None
-    message: str
+__all__ = ["ExperimentTimeline", "Rejection", "attempts_of", "switches_of", "timeline_for_chart"]
 
 
 @dataclass(frozen=True)
 class ExperimentTimeline:
     attempts: tuple[TaskAttempt, ...] = ()
     started: str = ""  # RFC 3339 time of the log's first record (T+0)
+    into_second: float = 0.0  # how far into its second the first record is: the report's T+0 is that whole second
     end: float = 0.0  # seconds from `started` to the last record
     source: str = ""  # sim | k8s
     config_name: str = ""
@@ -75,9 +71,9 @@ def switches_of(timeline: Timeline) -> tuple[Switch, ...]:
         if step.status != "reached":
             continue
         if "switch_config" in body:
-            found.append(Switch(round(step.mark.t - t0, 6), f"config {body['switch_config']}"))
+            found.append(Switch(round(step.mark.t - t0, 6), "config", str(body["switch_config"])))
         elif "restart" in body:
-            found.append(Switch(round(step.mark.t - t0, 6), "HiveD restart"))
+            found.append(Switch(round(step.mark.t - t0, 6), "restart"))
     return tuple(found)
 
 
@@ -105,6 +101,7 @@ def timeline_for_chart(path: Path, run_tag: str = "") -> ExperimentTimeline:
     return ExperimentTimeline(
         attempts=attempts_of(timeline, names),
         started=timeline.first.time if timeline.first else "",
+        into_second=round(t0 % 1, 6),
         end=round(timeline.last.t - t0, 6) if timeline.last else 0.0,
         source=timeline.source or "",
         config_name=timeline.config_name or "",

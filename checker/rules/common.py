@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Any
 
+from hivedlab.basics.clock import elapsed, time_of_day
 from hivedlab.basics.text import Text
 from hivedlab.checker.timeline import Attempt, JobTimeline, Mark, Timeline
 
@@ -22,6 +22,7 @@ class Outcome:
     evidence: tuple[int, ...] = ()
     missing: tuple[Text, ...] = ()
     facts: dict[str, Any] = field(default_factory=dict)  # JSON-able facts the answer names (e.g. a VC's cells)
+    summary: Text | None = None  # the answer in one short sentence, for the report's results table
 
 
 @dataclass(frozen=True)
@@ -44,18 +45,24 @@ class Context:
 
 
 def clock(mark: Mark | None) -> str:
-    """Time of day in UTC, e.g. 08:01:02 (the day is in the report header)."""
+    """Time of day in UTC, e.g. 08:01:02 (the day is in the report header), by the one rule of `basics.clock`."""
     if mark is None:
         return "?"
-    return datetime.fromtimestamp(mark.t, tz=timezone.utc).strftime("%H:%M:%S")
+    return time_of_day(mark.t)
 
 
 def span(seconds: float) -> Text:
-    seconds = max(0, round(seconds))
-    minutes, rest = divmod(seconds, 60)
+    """A length of time given as a number (a tolerance, a limit); for the time between two instants use `between`."""
+    whole = max(0, int(seconds))
+    minutes, rest = divmod(whole, 60)
     if minutes:
         return Text(f"{minutes} 分 {rest} 秒", f"{minutes} min {rest} s")
     return Text(f"{rest} 秒", f"{rest} s")
+
+
+def between(start: Mark, end: Mark) -> Text:
+    """The time from one instant to another as their printed clock times differ (`basics.clock.elapsed`)."""
+    return span(elapsed(start.t, end.t))
 
 
 def who(job: JobTimeline) -> Text:
@@ -63,6 +70,22 @@ def who(job: JobTimeline) -> Text:
     if job.user:
         return Text(f"{job.user} 的 {name}", f"{job.user}'s {name}")
     return Text(name, name)
+
+
+def short_name(ctx: Context, job: JobTimeline) -> str:
+    """The job's name as the lab knows it (job-config-2), without the `-<user>-<experiment>-<tag>` the runner adds."""
+    name = job.job_name or job.framework_name
+    suffix = f"-{job.user}-{ctx.timeline.experiment}-" if job.user and ctx.timeline.experiment else ""
+    return name.rsplit(suffix, 1)[0] if suffix and suffix in name else name
+
+
+def task_list(indices: list[int]) -> Text:
+    """Task indices as words: 0、1 号子任务 / tasks 0 and 1 (task 0 alone)."""
+    numbers = [str(i) for i in indices]
+    zh = "、".join(numbers) + " 号子任务"
+    if len(numbers) == 1:
+        return Text(zh, f"task {numbers[0]}")
+    return Text(zh, "tasks " + ", ".join(numbers[:-1]) + f" and {numbers[-1]}")
 
 
 def where(attempt: Attempt) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hivedlab.basics.clock import elapsed
 from hivedlab.basics.text import Text
 from hivedlab.checker.rules.cells import cell_ids, free_cells, free_text
 from hivedlab.checker.rules.common import (
@@ -18,7 +19,9 @@ from hivedlab.checker.rules.common import (
     not_run,
     released_at,
     seqs,
+    short_name,
     span,
+    task_list,
     where,
     who,
 )
@@ -89,9 +92,13 @@ def gang_waits(ctx: Context, rule: dict[str, Any]) -> Outcome:
                            evidence, facts=facts)
         return cut_short(ctx, f"日志在 {who(job).zh} 开始运行之前就结束了", f"the log ends before {who(job).en} started")
     first = min((a.bound for a in bound if a.bound), key=lambda m: m.seq)
+    name, holder_name = short_name(ctx, job), short_name(ctx, holder)
+    summary = Text(f"{name} 的子任务一起等待{although.zh}，直到 {holder_name} 结束后才于 {clock(first)} 被调度。",
+                   f"{name}'s tasks waited together{although.en}, and were bound only at {clock(first)}, after "
+                   f"{holder_name} ended.")
     return Outcome(CONSISTENT, text + Text(f"；它在 {who(holder).zh} 结束后于 {clock(first)} 才开始调度。",
                                            f"; it was bound only at {clock(first)}, after {who(holder).en} ended."),
-                   evidence, facts=facts)
+                   evidence, facts=facts, summary=summary)
 
 
 def gang_together(ctx: Context, rule: dict[str, Any]) -> Outcome:
@@ -134,14 +141,24 @@ def gang_together(ctx: Context, rule: dict[str, Any]) -> Outcome:
         return cut_short(ctx, f"日志在 {who(job).zh} 的全部子任务启动之前就结束了", f"the log ends before all tasks of {who(job).en} started")
     gap = max(s.t for s in starts if s) - min(s.t for s in starts if s)
     bind_gap = max(binds) - min(binds)
-    times, times_en = "、".join(clock(s) for s in starts), ", ".join(clock(s) for s in starts)
-    text = text + Text(f"，容器分别于 {times} 启动，相差 {span(gap).zh}（容差 {span(tolerance).zh}）",
-                       f"; their containers started at {times_en}, {span(gap).en} apart (tolerance {span(tolerance).en})")
+    shown = elapsed(min(s.t for s in starts if s), max(s.t for s in starts if s))
+    allowed = Text(f"（容差 {span(tolerance).zh}）", f" (tolerance {span(tolerance).en})") if tolerance > 0 else Text("", "")
+    printed = sorted({clock(s) for s in starts})
+    if len(printed) == 1:
+        text = text + Text(f"，容器都于 {printed[0]} 启动{allowed.zh}", f"; their containers all started at {printed[0]}"
+                           f"{allowed.en}")
+    else:
+        times, times_en = "、".join(clock(s) for s in starts), ", ".join(clock(s) for s in starts)
+        text = text + Text(f"，容器分别于 {times} 启动，相差 {span(shown).zh}{allowed.zh}",
+                           f"; their containers started at {times_en}, {span(shown).en} apart{allowed.en}")
     if gap > tolerance or bind_gap > tolerance:
         return Outcome(INCONSISTENT, text + Text("，超过容差：子任务是先后启动的。", ", more than the tolerance: they started "
                                                  "one after the other."), evidence)
+    summary = Text(f"{short_name(ctx, job)} 的 {len(tasks)} 个子任务在同一轮调度中一起绑定、一起启动，而不是先后运行。",
+                   f"The {len(tasks)} tasks of {short_name(ctx, job)} were bound in one scheduling round and started "
+                   "together, not one after the other.")
     return Outcome(CONSISTENT, text + Text("：子任务同时运行，而不是先后运行。", ": the tasks ran together, not one after the "
-                                           "other."), evidence)
+                                           "other."), evidence, summary=summary)
 
 
 def incremental(ctx: Context, rule: dict[str, Any]) -> Outcome:
@@ -167,39 +184,62 @@ def incremental(ctx: Context, rule: dict[str, Any]) -> Outcome:
                 f"While {who(holder).en} ran (until {clock(holder.end)}) no task of {who(job).en} ran although a GPU was "
                 "free: it waited as a whole, like a gang."), tuple(sorted(set(evidence))))
         return cut_short(ctx, f"日志在 {who(job).zh} 开始运行之前就结束了", f"the log ends before {who(job).en} started")
-    lines = [Text(f"{i} 号子任务于 {clock(a.started)} 在 {where(a)} 上开始运行（{who(holder).zh} 仍在运行）",
-                  f"task {i} started at {clock(a.started)} on {where(a)} while {who(holder).en} still ran")
+    lines = [Text(f"{i} 号子任务没有等待整个任务凑齐：{who(holder).zh} 仍在运行时，它于 {clock(a.started)} 在 {where(a)} 上开始运行",
+                  f"task {i} did not wait for the whole job: it started at {clock(a.started)} on {where(a)} while "
+                  f"{who(holder).en} still ran")
              for i, a in early.items()]
     if not rest:
         return Outcome(INCONSISTENT, Text("；".join(t.zh for t in lines) + "：所有子任务同时开始，看不出弹性调度。",
                                           "; ".join(t.en for t in lines) + ": all tasks started at once; nothing shows "
                                           "incremental scheduling."), tuple(sorted(set(evidence))))
     reason = rule.get("reason")
+    holder_nodes = {a.node for a in holder.attempts if a.node}
+    never_ran: list[int] = []
     for i, a in rest.items():
         reasons = sorted({w.reason for w in a.waits})
         evidence += [w.mark.seq for w in a.waits[:1]]
-        waited = Text(f"{i} 号子任务等待（HiveD：{'；'.join(reasons)}）" if reasons else f"{i} 号子任务没有等待事件",
-                      f"task {i} waited (HiveD: {'; '.join(reasons)})" if reasons else f"task {i} has no wait event")
+        waited = Text(f"{i} 号子任务等待空闲的 GPU（HiveD：{'；'.join(reasons)}）" if reasons else f"{i} 号子任务没有等待事件",
+                      f"task {i} waited for a free GPU (HiveD: {'; '.join(reasons)})" if reasons
+                      else f"task {i} has no wait event")
         if reason and reasons and not any(reason in r for r in reasons):
             return Outcome(INCONSISTENT, waited + Text(f"，原因不是“{reason}”。", f", not for '{reason}'."),
                            tuple(sorted(set(evidence))))
         if a.started is not None:
-            lines.append(waited + Text(f"，{who(holder).zh} 结束后于 {clock(a.started)} 在 {where(a)} 上运行",
-                                       f" and ran from {clock(a.started)} on {where(a)} after {who(holder).en} ended"))
+            freed = Text(f" {who(holder).zh} 释放的", f" the one {who(holder).en} freed,") if a.node in holder_nodes \
+                else Text("", "")
+            lines.append(waited + Text(f"，{who(holder).zh} 结束后于 {clock(a.started)} 在{freed.zh} {where(a)} 上运行",
+                                       f" and ran from {clock(a.started)} on {where(a)},{freed.en} after {who(holder).en} "
+                                       "ended"))
         elif job.state == "SUCCEEDED" and job.finished is not None:
             lines.append(waited + Text(
-                f"，但从未运行：{who(job).zh} 已于 {clock(job.finished)} 成功（minSucceededInstances 为 1），剩余子任务被停止",
+                f"，但从未运行：{who(job).zh} 已于 {clock(job.finished)} 成功（minSucceededInstances 为 1），"
+                "FrameworkController 停止了剩余的子任务",
                 f" but never ran: {who(job).en} had already SUCCEEDED at {clock(job.finished)} (minSucceededInstances: 1), "
-                "so the remaining task was stopped"))
+                "so FrameworkController stopped the remaining task"))
+            never_ran.append(i)
         elif ctx.run_finished:
             return Outcome(INCONSISTENT, waited + Text("，之后一直没有运行，任务也没有成功。", " and never ran, and the job did not "
                                                        "succeed."), tuple(sorted(set(evidence))))
         else:
             return cut_short(ctx, f"日志在 {who(job).zh} 的 {i} 号子任务运行之前就结束了",
                              f"the log ends before task {i} of {who(job).en} ran")
-    text = Text("；".join(t.zh for t in lines) + "：子任务先后运行。", "; ".join(t.en for t in lines) +
-                ": the tasks ran one after the other.")
-    return Outcome(CONSISTENT, text, tuple(sorted(set(evidence))))
+    first, later = task_list(list(early)), task_list(list(rest))
+    if never_ran:
+        close = Text("。子任务没有一起等待，也没有一起运行：任务只靠先开始的子任务就成功了。",
+                     ". The tasks neither waited nor ran together: the job succeeded on the task that started first.")
+        summary = Text(f"{first.zh}不等整个任务就开始运行；{later.zh}等待空闲的 GPU，但任务已成功（minSucceededInstances 为 1），"
+                       "它从未运行。",
+                       f"{first.en.capitalize()} started without waiting for the whole job; {later.en} waited for a free "
+                       "GPU but never ran, because the job had already succeeded (minSucceededInstances: 1).")
+    else:
+        close = Text("。子任务先后运行，而不是一起等待、一起开始。", ". The tasks ran one after the other instead of waiting "
+                     "and starting together.")
+        summary = Text(f"{first.zh}不等整个任务就开始运行；{later.zh}等到 {short_name(ctx, holder)} 释放 GPU 后才运行：子任务先后运行。",
+                       f"{first.en.capitalize()} started without waiting for the whole job; {later.en} ran only once "
+                       f"{short_name(ctx, holder)} freed a GPU: the tasks ran one after the other.")
+    english = "; ".join(t.en for t in lines)
+    text = Text("；".join(t.zh for t in lines) + close.zh, english[:1].upper() + english[1:] + close.en)
+    return Outcome(CONSISTENT, text, tuple(sorted(set(evidence))), summary=summary)
 
 
 def partial_run(ctx: Context, rule: dict[str, Any]) -> Outcome:
@@ -226,16 +266,19 @@ def partial_run(ctx: Context, rule: dict[str, Any]) -> Outcome:
     later = [i for i in waited if tasks[i].started]
     limit = int(rule.get("max_parallel", 2))
 
-    def ids(items: list[int], sep: str) -> str:
-        return sep.join(map(str, items)) or "-"
-
-    later_zh = f"（其中 {ids(later, '、')} 号之后才运行）" if later else ""
-    later_en = f" ({ids(later, ', ')} of them ran later)" if later else ""
+    first_text = task_list(first) if first else Text("没有子任务", "no task")
+    waited_text = task_list(waited) if waited else Text("没有子任务", "no task")
+    if later and later == waited:
+        later_text = Text("，之后都运行了", " and all ran later")
+    elif later:
+        later_text = Text(f"（其中 {task_list(later).zh}之后运行了）", f" ({task_list(later).en} of them ran later)")
+    else:
+        later_text = Text("", "")
     text = Text(
         f"{who(job).zh}（{len(tasks)} 个子任务，gangAllocation 为 false）于 {clock(sub.mark)} 被接受（HTTP {sub.status}），"
-        f"并部分运行：{ids(first, '、')} 号子任务先运行，{ids(waited, '、')} 号子任务等待{later_zh}，最多同时运行 {peak} 个",
+        f"并部分运行：{first_text.zh}先运行，{waited_text.zh}等待{later_text.zh}，最多同时运行 {peak} 个",
         f"{who(job).en} ({len(tasks)} tasks, gangAllocation: false) was accepted at {clock(sub.mark)} (HTTP {sub.status}) "
-        f"and ran partially: task(s) {ids(first, ', ')} ran first while task(s) {ids(waited, ', ')} waited{later_en}; "
+        f"and ran partially: {first_text.en} ran first while {waited_text.en} waited{later_text.en}; "
         f"at most {peak} ran at once",
     )
     if job.finished is not None:
@@ -251,7 +294,11 @@ def partial_run(ctx: Context, rule: dict[str, Any]) -> Outcome:
     if not waited and len(ran) == len(tasks):
         return Outcome(INCONSISTENT, text + Text("所有子任务同时运行，没有部分运行。", "All tasks ran at once; it did not run "
                                                  "partially."), evidence)
-    return Outcome(CONSISTENT, text, evidence)
+    name = short_name(ctx, job)
+    summary = Text(f"{name}（{len(tasks)} 个子任务，gangAllocation 为 false）被接受，最多同时运行 {peak} 个子任务，其余的等待。",
+                   f"{name} ({len(tasks)} tasks, gangAllocation: false) was accepted and ran at most {peak} tasks at "
+                   "once while the others waited.")
+    return Outcome(CONSISTENT, text, evidence, summary=summary)
 
 
 def rejected(ctx: Context, rule: dict[str, Any]) -> Outcome:
@@ -261,8 +308,8 @@ def rejected(ctx: Context, rule: dict[str, Any]) -> Outcome:
         return not_run(rule["job"])
     sub = job.submissions[-1]
     expected_status, message = rule.get("status", 400), rule.get("message", "")
-    got = Text(f"{who(job).zh} 于 {clock(sub.mark)} 提交，返回 HTTP {sub.status}：{sub.message}",
-               f"{who(job).en} was submitted at {clock(sub.mark)} and got HTTP {sub.status}: {sub.message}")
+    got = Text(f"{who(job).zh} 于 {clock(sub.mark)} 提交，返回 HTTP {sub.status}（“{sub.message}”）",
+               f"{who(job).en} was submitted at {clock(sub.mark)} and got HTTP {sub.status} (\"{sub.message}\")")
     if sub.accepted or job.attempts:
         return Outcome(INCONSISTENT, got + Text("；它被接受了，而 OpenPAI 会以超出配额拒绝它。",
                                                 "; it was accepted, but OpenPAI rejects it for exceeding the quota."),
@@ -270,9 +317,11 @@ def rejected(ctx: Context, rule: dict[str, Any]) -> Outcome:
     if sub.status != expected_status or (message and message not in (sub.message or "")):
         return Outcome(INCONSISTENT, got + Text(f"；预期 HTTP {expected_status}：{message}",
                                                 f"; expected HTTP {expected_status}: {message}"), seqs(sub.mark))
+    summary = Text(f"不能：{short_name(ctx, job)} 提交时即被拒绝（HTTP {sub.status}），没有创建任何 Pod。",
+                   f"No: {short_name(ctx, job)} was rejected at submission (HTTP {sub.status}) and no pod was created.")
     return Outcome(CONSISTENT, Text("不能：", "No: ") + got + Text("，提交时即被拒绝，没有创建任何 Pod。",
                                                                  "; it was rejected at submission and no pod was created."),
-                   seqs(sub.mark))
+                   seqs(sub.mark), summary=summary)
 
 
 RULES = {

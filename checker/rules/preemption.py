@@ -20,6 +20,7 @@ from hivedlab.checker.rules.common import (
     INF,
     Context,
     Outcome,
+    between,
     clock,
     cut_short,
     end_of,
@@ -27,7 +28,7 @@ from hivedlab.checker.rules.common import (
     not_run,
     released_at,
     seqs,
-    span,
+    short_name,
     started_seq,
     where,
     who,
@@ -55,6 +56,17 @@ def preemption_how(victim: Attempt) -> Text:
                     f"{victim.deleted.seq} and re-created under the same name at record {victim.recreated.seq})")
     return Text("（FrameworkController 退出码 −101 PodExternalDeleted）",
                 " (FrameworkController exit code -101 PodExternalDeleted)")
+
+
+def _preemptor_wait(first: Attempt, victim: Attempt) -> Text:
+    """What the preemptor's pod did between the preemption and its start: waited (as the table shows) or not."""
+    if not first.waits or first.bound is None:
+        return Text("", "")
+    exited = victim.terminated
+    until = Text(f"（被抢占的 Pod 于 {clock(exited)} 退出）", f" (the preempted pod exited at {clock(exited)})") \
+        if exited is not None and exited.seq <= first.bound.seq else Text("", "")
+    return Text(f"它的 Pod 只等待调度到 {clock(first.bound)}{until.zh}，",
+                f"its pod waited to be scheduled only until {clock(first.bound)}{until.en}, and")
 
 
 def _reran_before(low: JobTimeline, victim: Attempt, started: Mark, taken: tuple[Attempt, ...]) -> Attempt | None:
@@ -111,13 +123,19 @@ def preempts(ctx: Context, rule: dict[str, Any]) -> Outcome:
         rerun = _reran_before(low, victim, started, tuple(a for a in high.attempts if a.bound is not None))
         if rerun is None:
             text = base + Text(
-                f"{who(high).zh} 没有等待：HiveD 在 {clock(victim.ended)} 抢占了 {who(low).zh}{how.zh}，"
-                f"{who(high).zh} 于 {clock(started)} 在 {where(first)} 上开始运行（提交后 {span(started.t - submitted.t).zh}）。",
-                f"{who(high).en} did not wait: HiveD preempted {who(low).en} at {clock(victim.ended)}{how.en}, and "
-                f"{who(high).en} started at {clock(started)} on {where(first)}, {span(started.t - submitted.t).en} after "
-                f"submission.",
+                f"{who(high).zh} 没有等 {who(low).zh} 运行完：HiveD 在 {clock(victim.ended)} 抢占了 {who(low).zh}{how.zh}，",
+                f"{who(high).en} did not wait for {who(low).en} to finish: HiveD preempted {who(low).en} at "
+                f"{clock(victim.ended)}{how.en};",
+            ) + _preemptor_wait(first, victim) + Text(
+                f"{who(high).zh} 于 {clock(started)} 在 {where(first)} 上开始运行（提交后 {between(submitted, started).zh}）。",
+                f"it started at {clock(started)} on {where(first)}, {between(submitted, started).en} after submission.",
             )
-            return Outcome(CONSISTENT, text, evidence)
+            high_name, low_name = short_name(ctx, high), short_name(ctx, low)
+            summary = Text(f"{high_name} 没有等 {low_name} 运行完：HiveD 抢占了 {low_name}，{high_name} 提交后 "
+                           f"{between(submitted, started).zh}开始运行。",
+                           f"{high_name} did not wait for {low_name} to finish: HiveD preempted {low_name}, and "
+                           f"{high_name} started {between(submitted, started).en} after submission.")
+            return Outcome(CONSISTENT, text, evidence, summary=summary)
         text = base + Text(
             f"{who(low).zh} 在 {clock(victim.ended)} 被抢占{how.zh}，但它于 {clock(rerun.started)} 重新运行，"
             f"{who(high).zh} 直到 {clock(started)} 才开始运行。",
@@ -267,11 +285,23 @@ def retried_after(ctx: Context, rule: dict[str, Any]) -> Outcome:
                          "last record")
     submitted = high.submitted
     both = max(low_end.t, end_of(high))
-    total = Text(f"，两个任务在提交 {who(high).zh} 后 {span(both - submitted.t).zh} 都已结束" if submitted else "",
-                 f"; both were done {span(both - submitted.t).en} after {who(high).en} was submitted" if submitted else "")
+    took = between(submitted, _at(both, low_end, high)) if submitted else None
+    total = Text(f"；提交 {who(high).zh} 后 {took.zh}，两个任务都已结束" if took else "",
+                 f"; both were done {took.en} after {who(high).en} was submitted" if took else "")
     text = text + Text(f"；{who(low).zh} 于 {clock(low_end)} 结束（{low.state}）", f"; {who(low).en} finished at "
                        f"{clock(low_end)} ({low.state})") + total + Text("。", ".")
-    return Outcome(CONSISTENT, text, tuple(sorted(evidence)), facts=facts)
+    low_name, high_name = short_name(ctx, low), short_name(ctx, high)
+    summary = Text(f"{low_name} 被抢占后以新 Pod 重建并等待，{high_name} 结束后才重新运行"
+                   + (f"；提交 {high_name} 后 {took.zh}，两个任务都已结束。" if took else "。"),
+                   f"{low_name} was re-created after the preemption, waited, and ran again only after {high_name} ended"
+                   + (f"; both were done {took.en} after {high_name} was submitted." if took else "."))
+    return Outcome(CONSISTENT, text, tuple(sorted(evidence)), facts=facts, summary=summary)
+
+
+def _at(t: float, low_end: Mark, high: JobTimeline) -> Mark:
+    """The mark of the later of the two jobs' ends (`t` is that end's time)."""
+    high_end = high.end
+    return high_end if high_end is not None and high_end.t == t else low_end
 
 
 def starts_while_running(ctx: Context, rule: dict[str, Any]) -> Outcome:
@@ -292,8 +322,8 @@ def starts_while_running(ctx: Context, rule: dict[str, Any]) -> Outcome:
                          "last record")
     first = min((a for a in job.attempts if a.started), key=started_seq)
     submitted = job.submitted
-    delay = Text(f"（提交后 {span(started.t - submitted.t).zh}）" if submitted else "",
-                 f" ({span(started.t - submitted.t).en} after submission)" if submitted else "")
+    delay = Text(f"（提交后 {between(submitted, started).zh}）" if submitted else "",
+                 f" ({between(submitted, started).en} after submission)" if submitted else "")
     text = Text(f"{who(job).zh} 于 {clock(started)} 在 {where(first)} 上开始运行{delay.zh}；",
                 f"{who(job).en} started at {clock(started)} on {where(first)}{delay.en}; ") + other_text + Text("。", ".")
     evidence = seqs(submitted, first.bound, started, other.first_started, other_end)
@@ -317,9 +347,17 @@ def starts_while_running(ctx: Context, rule: dict[str, Any]) -> Outcome:
         where_en = f"a free GPU outside VC {outside_vc}'s quota" if not spare else "a free GPU"
         text = text + Text(f"它没有等待，使用了{where_zh}（{quota.zh}）。",
                            f"It did not wait and used {where_en} ({quota.en}).")
+        place = Text(f"{where_zh} {where(first)}", f"{where(first)}, {where_en}")
     else:
         text = text + Text(f"它没有等待 {who(other).zh} 结束。", f"It did not wait for {who(other).en} to end.")
-    return Outcome(CONSISTENT, text, evidence, facts=facts)
+        place = Text(where(first), where(first))
+    name, other_name = short_name(ctx, job), short_name(ctx, other)
+    after = between(submitted, started) if submitted else None
+    summary = Text(f"{name} 没有等 {other_name} 结束：" + (f"提交后 {after.zh}" if after else f"{clock(started)} ")
+                   + f"就在 {place.zh} 上开始运行。",
+                   f"{name} did not wait for {other_name} to end: it started "
+                   + (f"{after.en} after submission" if after else f"at {clock(started)}") + f" on {place.en}.")
+    return Outcome(CONSISTENT, text, evidence, facts=facts, summary=summary)
 
 
 RULES = {"preempts": preempts, "retried-after": retried_after, "starts-while-running": starts_while_running}

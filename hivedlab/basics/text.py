@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+_STATEMENT_END = re.compile(r"[。：]|[.:](?:\s|$)")
 
 
 @dataclass(frozen=True)
@@ -22,3 +25,13 @@ class Text:
         a, b = self.en, other.en
         space = " " if a and b and not a.endswith(" ") and b[0] not in " .,;:)" else ""
         return Text(self.zh + other.zh, a + space + b)
+
+
+def first_statement(text: str, lang: str) -> str:
+    """A sentence's first statement, up to its first full stop or colon outside brackets, as a sentence of its own
+    (a short form of a long answer)."""
+    for match in _STATEMENT_END.finditer(text):
+        head = text[:match.start()]
+        if sum(head.count(c) for c in "（(") == sum(head.count(c) for c in "）)") and head.strip():
+            return head.rstrip() + ("。" if lang == "zh" else ".")
+    return text

@@ -4,6 +4,7 @@ and kube-batch, judged by the gang and deadlock rules; `--scheduler` on the simu
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -97,6 +98,7 @@ def test_the_report_gives_contrast_runs_their_own_section(kubeflow_run: Path) ->
     assert [line.split()[2] for line in partial] == ["Running", "Running", "Pending"]  # ps-0, worker-0, worker-1
     whole = [line for line in kube_batch.splitlines() if line.startswith("tfjob-gang-2")]
     assert [line.split()[2] for line in whole] == ["Pending", "Pending", "Pending"]
+    assert re.search(r"`kubectl get pod` \(at T\+\d:\d\d:\d\d\):", section)  # the report's one clock
     assert (kubeflow_run / "contrast" / "kubeflow-gang@default" / "timeline.png").is_file()
     assert "contrast" not in json.loads((kubeflow_run / "claims.json").read_text(encoding="utf-8"))
 

@@ -110,9 +110,13 @@ def env_record(name: str, host: str, ip: str, gpus: int) -> dict[str, Any]:
             "openpai_version": "v1.2.0", "checks": [], "recorded_at": "2026-01-01T00:00:00Z", "tool": "hivedlab 0.1.0"}
 
 
-def report_md(deploy: str = DEPLOY_TEXT) -> str:
+def report_md(deploy: str = DEPLOY_TEXT, explanations: dict[str, str] | None = None) -> str:
+    """A report.md with the deployment notes and, per experiment id, the group's explanation block."""
+    blocks = "".join(f"\n<!-- hivedlab:free-text explanation-{exp} -->\n\n{text}\n\n<!-- /hivedlab:free-text -->\n"
+                     for exp, text in (explanations or {}).items())
     return ("# 实验报告\n\n## 实验环境\n\n| Users | | Alice |\n\n## 实验结果\n\n1. 部署 OpenPAI\n\n"
-            f"<!-- hivedlab:free-text deploy -->\n\n{deploy}\n\n<!-- /hivedlab:free-text -->\n\n2. 使用不同调度策略\n")
+            f"<!-- hivedlab:free-text deploy -->\n\n{deploy}\n\n<!-- /hivedlab:free-text -->\n\n2. 使用不同调度策略\n"
+            + blocks)
 
 
 def claims(verdict: str = "consistent") -> dict[str, Any]:

@@ -16,7 +16,7 @@ TINY_PNG = b"\x89PNG\r\n\x1a\n"
 TINY_SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"><rect width="1" height="1"/></svg>'
 
 
-def tiny_chart(data: ChartData, salt: str = "") -> tuple[bytes, str]:
+def tiny_chart(data: ChartData, lang: str = "en", salt: str = "") -> tuple[bytes, str]:
     return TINY_PNG, TINY_SVG
 
 

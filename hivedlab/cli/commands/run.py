@@ -154,7 +154,8 @@ def _summary(results: list[Any], verdicts: dict[str, dict[str, Any]], lang: str)
         verdict = verdicts.get(result.run_id, {})
         state = str(verdict.get("verdict") or ("—" if result.status == "finished" else result.status))
         answers = verdict.get("answers") or []
-        first = answers[0].get("answer", {}) if answers and isinstance(answers[0], dict) else {}
+        first = answers[0].get("summary") or answers[0].get("answer", {}) if answers and isinstance(answers[0], dict) \
+            else {}  # the short answer when the verdict has one (the report's results table)
         line = first.get(lang) or first.get("en") or "" if isinstance(first, dict) else ""
         if result.status != "finished":
             line = f"{result.status}: {result.reason}" if result.reason else result.status

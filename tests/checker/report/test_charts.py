@@ -3,14 +3,29 @@
 from __future__ import annotations
 
 import re
+import shutil
+import warnings
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
-from hivedlab.checker.report.charts import TaskAttempt, chart_data, draw, merge_shared
+from hivedlab.checker.report.build import build_report
+from hivedlab.checker.report.charts import (
+    Rejection,
+    Switch,
+    TaskAttempt,
+    bar_labels,
+    chart_data,
+    draw,
+    free_part,
+    legend_entries,
+    merge_shared,
+)
+from hivedlab.checker.report.text import clock
 from hivedlab.checker.report.timeline import timeline_for_chart
 from hivedlab.checker.timeline import vc_nodes_from_config
+from tests.support.charts import svg_texts
 from tests.support.paths import FIXTURES
 
 REPORT_FIXTURES = FIXTURES / "report"
@@ -134,13 +149,121 @@ def test_drawing_is_deterministic_and_salted_ids_differ():
 
 
 def test_a_config_switch_is_a_line_on_the_chart(tmp_path: Path) -> None:
-    from hivedlab.checker.report.charts import Switch
     from hivedlab.cli.main import main
 
-    data = chart_data("switch", _priority_attempts(), NODES, TWO_VC, 600, (Switch(700.0, "config one-vc"),))
-    assert data.switches == (Switch(700.0, "config one-vc"),) and data.end == 700.0  # the line is inside the chart
-    png, svg = draw(data, salt="switch")
-    assert png.startswith(b"\x89PNG") and "config one-vc" in svg
+    data = chart_data("switch", _priority_attempts(), NODES, TWO_VC, 600, (Switch(700.0, "config", "one-vc"),))
+    assert data.switches == (Switch(700.0, "config", "one-vc"),) and data.end == 700.0  # the line is inside the chart
+    assert "config one-vc" in svg_texts(draw(data, "en", salt="switch")[1])
+    assert "切换到配置 one-vc" in svg_texts(draw(data, "zh", salt="switch")[1])
     assert main(["run", "reconfig", "--out", str(tmp_path), "--no-report"]) == 0
     chart = timeline_for_chart(tmp_path / "experiments" / "reconfig" / "evidence.jsonl")
-    assert [s.label for s in chart.switches] == ["config one-vc"] and 0 < chart.switches[0].time < chart.end
+    assert [(s.kind, s.name) for s in chart.switches] == [("config", "one-vc")]
+    assert 0 < chart.switches[0].time < chart.end
+
+
+def _short_first_attempt() -> list[TaskAttempt]:
+    """Priority's shape: the low job's first attempt runs 3 s of a 740 s chart before it is preempted."""
+    return [
+        TaskAttempt("low", "train-0", 0, "hostname-dan", (0,), 5, 8, "preempted", preempted=True, created=2),
+        TaskAttempt("high", "train-0", 0, "hostname-dan", (0,), 15, 375, "succeeded", waiting=((8, 10),), created=8),
+        TaskAttempt("low", "train-0", 1, "hostname-dan", (0,), 378, 740, "succeeded", waiting=((11, 375),),
+                    recreated=True, created=11),
+    ]
+
+
+def test_a_chart_for_the_chinese_report_says_everything_in_chinese():
+    data = chart_data("优先级和抢占", _short_first_attempt(), NODES, TWO_VC, 740, (Switch(400.0, "restart"),),
+                      (Rejection("big", 20.0, 400, "too big"),))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a glyph missing from every font would warn
+        texts = svg_texts(draw(data, "zh", salt="zh")[1])
+    for words in ("优先级和抢占", "自实验开始起的时间（T+时:分:秒）", "等待 high/train-0", "被拒绝 big", "虚拟集群",
+                  "train-0（第 2 次）", "low train-0（第 1 次）", "等待（无法调度）", "被抢占", "重新创建的尝试",
+                  "提交被拒绝", "重启 HiveD", "T+0:00:20 提交，被拒绝（HTTP 400）"):
+        assert words in texts
+    english = re.compile(r"\b(waiting|preempted|re-created|rejected|submitted|try|time since|VC|config)\b")
+    assert not [t for t in texts if english.search(t)]
+
+
+def test_the_chinese_text_is_set_in_the_packaged_cjk_font():
+    svg = draw(chart_data("弹性调度", _short_first_attempt(), NODES, TWO_VC, 740), "zh", salt="font")[1]
+    assert 'id="font-NotoSansSC-Regular-' in svg  # the glyphs come from Noto Sans SC, no system font
+
+
+def test_the_english_chart_keeps_its_english_words():
+    texts = svg_texts(draw(chart_data("Priority", _short_first_attempt(), NODES, TWO_VC, 740), "en", salt="en")[1])
+    for words in ("time since the experiment began (T+h:mm:ss)", "waiting high/train-0", "VC", "train-0 (try 2)",
+                  "low train-0 (try 1)", "waiting (unschedulable)", "preempted", "re-created attempt"):
+        assert words in texts
+    assert not [t for t in texts if re.search(r"[\u4e00-\u9fff]", t)]
+
+
+def test_the_legend_lists_only_the_marks_the_chart_draws():
+    plain = [TaskAttempt("a", "t-0", 0, "n1", (0,), 0, 50, "succeeded"),
+             TaskAttempt("b", "t-0", 0, waiting=((1, 100),), outcome="waiting")]
+    data = chart_data("plain", plain, ("n1",), {}, 100)
+    assert [e.key for e in legend_entries(data, "en")] == ["job:a", "job:b", "waiting"]
+    texts = svg_texts(draw(data, "en", salt="plain")[1])
+    assert "preempted" not in texts and "re-created attempt" not in texts and "HiveD config switch" not in texts
+    full = chart_data("full", _short_first_attempt(), NODES, TWO_VC, 740, (Switch(400.0, "config", "one-vc"),),
+                      (Rejection("big", 20.0, 400, ""),))
+    assert [e.key for e in legend_entries(full, "en")] == [
+        "job:low", "job:high", "waiting", "preempted", "recreated", "rejected", "config"]
+
+
+def test_a_job_that_only_was_rejected_gets_no_colour_in_the_legend():
+    data = chart_data("rejected", [], ("n1",), {}, 100, rejections=(Rejection("big", 20.0, 400, ""),))
+    assert [e.key for e in legend_entries(data, "zh")] == ["rejected"]
+
+
+def test_a_short_bar_is_labelled_beside_it_and_a_wide_one_inside():
+    data = chart_data("priority", _short_first_attempt(), NODES, TWO_VC, 740)
+    labels = {(label.text, label.place) for label in bar_labels(data, "en")}
+    assert labels == {("low train-0 (try 1)", "right"), ("train-0 (try 1)", "inside"), ("train-0 (try 2)", "inside")}
+    beside = next(label for label in bar_labels(data, "en") if label.place == "right")
+    assert beside.x == 8 and data.lanes[beside.lane].key == "hostname-dan"  # after the bar's end, past the ✖ there
+    assert "low train-0 (try 1)" in svg_texts(draw(data, "en", salt="short")[1])
+
+
+def test_a_short_bar_near_the_right_edge_is_labelled_before_it():
+    data = chart_data("late", [TaskAttempt("late", "t-0", 0, "n1", (0,), 95, 98, "succeeded")], ("n1",), {}, 100)
+    assert [(label.place, label.x) for label in bar_labels(data, "zh")] == [("left", 95)]
+
+
+def test_a_wide_bar_label_keeps_clear_of_a_label_beside():
+    assert free_part((15, 375), [(8, 90)]) == (90, 375)
+    assert free_part((0, 100), [(30, 40)]) == (40, 100)
+    assert free_part((10, 20), [(0, 30)]) == (10, 20)  # nothing left free: the whole bar
+
+
+def test_a_rejected_submission_is_marked_at_its_submit_time():
+    data = chart_data("incremental", [], NODES, TWO_VC, 1000, rejections=(Rejection("big", 367.7, 400, "quota"),))
+    lane = next(i for i, lane in enumerate(data.lanes) if lane.kind == "rejected")
+    assert data.lanes[lane].label == "big"
+    assert [(m.kind, m.lane, m.time, m.status) for m in data.markers] == [("rejected", lane, 367.7, 400)]
+    texts = svg_texts(draw(data, "en", salt="rejected")[1])
+    assert "rejected big" in texts and f"submitted {clock(367.7)}, rejected (HTTP 400)" in texts  # the one clock
+
+
+def test_the_report_draws_the_incremental_rejection_in_its_language(tmp_path: Path):
+    run = tmp_path / "run"
+    shutil.copytree(RUN, run)
+    build_report(run, "zh")
+    zh = svg_texts((run / "experiments" / "incremental" / "timeline.svg").read_text(encoding="utf-8"))
+    assert "被拒绝 job-over-quota-gang" in zh and "弹性调度 (Incremental Scheduling)" in zh
+    row = next(line for line in (run / "report.md").read_text(encoding="utf-8").splitlines()
+               if line.startswith("| job-over-quota-gang |"))
+    when = re.search(r"T\+\d:\d\d:\d\d", row)
+    assert when and f"{when.group(0)} 提交，被拒绝（HTTP 400）" in zh  # the same second the report's table prints
+    build_report(run, "en", out_dir=tmp_path / "en")
+    en = svg_texts((tmp_path / "en" / "experiments" / "incremental" / "timeline.svg").read_text(encoding="utf-8"))
+    assert "rejected job-over-quota-gang" in en and "Incremental Scheduling" in en
+
+
+def test_a_chart_counts_from_the_reports_t0():
+    """The report's T+0 is the first record's whole second: a chart of times 0.6 s into it is drawn shifted."""
+    data = chart_data("origin", _short_first_attempt(), NODES, TWO_VC, 740, (Switch(400.0, "restart"),),
+                      (Rejection("big", 20.0, 400, ""),), origin=0.6)
+    runs = [(b.start, b.end) for b in data.bars if b.kind == "run"]
+    assert runs == [(5.6, 8.6), (15.6, 375.6), (378.6, 740.6)] and data.end == 740.6
+    assert data.switches[0].time == 400.6 and [m.time for m in data.markers if m.kind == "rejected"] == [20.6]

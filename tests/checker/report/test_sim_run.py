@@ -20,7 +20,7 @@ def sim_run(sim_lab: SimLab) -> Path:
 def test_simulated_run_report_has_the_five_rows(sim_run):
     rows = table_rows((sim_run / "report.md").read_text(encoding="utf-8"), "实验名称")
     assert [r[0] for r in rows] == ROWS_ZH
-    assert all("hostname-" in r[1] and "T+0:" in r[1] for r in rows)
+    assert all("T+0:" not in r[1] for r in rows)  # short answers; the timelines are in the details
     # the simulator makes HiveD's decisions, so the checker finds every experiment consistent
     assert all(r[1].startswith("**与 HiveD 的行为一致**") for r in rows), [r[1][:80] for r in rows]
 

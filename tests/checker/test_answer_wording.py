@@ -1,0 +1,45 @@
+"""How the verdicts word what the evidence shows: whichever way the incremental job's second task went, the answer
+says that; a consistent answer carries a one-sentence summary for the report's results table."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.support.paths import FIXTURES
+
+LOGS = FIXTURES / "logs"
+
+
+def _answers(cli, log: str) -> dict[str, dict]:
+    result = cli("check", str(LOGS / log), "--format", "json")
+    return {a["rule"]: a for a in json.loads(result.out)["answers"]}
+
+
+def test_the_second_task_that_ran_on_the_freed_gpu_is_said_to_have_run_after_waiting(cli):
+    answer = _answers(cli, "incremental-second-task-later.jsonl")["tasks-one-after-another"]
+    assert "Task 0 did not wait for the whole job" in answer["answer"]["en"]
+    assert "task 1 waited for a free GPU" in answer["answer"]["en"]
+    assert "the one alice's job-config-5-alice-1 freed" in answer["answer"]["en"]  # the holder's own node
+    assert "The tasks ran one after the other" in answer["answer"]["en"] and "never ran" not in answer["answer"]["en"]
+    assert "1 号子任务等待空闲的 GPU" in answer["answer"]["zh"] and "子任务先后运行" in answer["answer"]["zh"]
+
+
+def test_the_second_task_that_never_ran_is_not_said_to_have_run_one_after_the_other(cli):
+    answer = _answers(cli, "incremental-consistent.jsonl")["tasks-one-after-another"]
+    assert "never ran" in answer["answer"]["en"] and "minSucceededInstances: 1" in answer["answer"]["en"]
+    assert "one after the other" not in answer["answer"]["en"]
+    assert "子任务先后运行" not in answer["answer"]["zh"] and "从未运行" in answer["answer"]["zh"]
+    assert "never ran" in answer["summary"]["en"] and "从未运行" in answer["summary"]["zh"]
+
+
+@pytest.mark.parametrize("log", ["from-simulator-priority.jsonl", "from-simulator-opportunistic.jsonl",
+                                 "from-simulator-gang.jsonl", "from-simulator-incremental.jsonl"])
+def test_consistent_answers_of_the_reworded_rules_have_one_sentence_summaries(cli, log):
+    for rule, answer in _answers(cli, log).items():
+        if answer["kind"] == "placement" or answer["kind"].startswith(("waits", "sequential")):
+            continue  # rules/vc.py: the report takes the answer's first statement
+        summary = answer["summary"]
+        assert summary["zh"].count("。") == 1 and summary["zh"].endswith("。"), (rule, summary["zh"])
+        assert summary["en"].endswith(".") and len(summary["en"]) < len(answer["answer"]["en"]), rule
