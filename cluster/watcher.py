@@ -17,6 +17,7 @@ import json
 import random
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -173,6 +174,7 @@ class Watcher:
         self._responses: dict[str, Any] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._ready = {r: threading.Event() for r in resources}  # set once a resource has a version to watch from
         self.errors: list[str] = []
 
     # -- public ----------------------------------------------------------------------------------------
@@ -193,6 +195,12 @@ class Watcher:
         self._thread = threading.Thread(target=self.run, args=(self._stop,), name="watcher", daemon=True)
         self._thread.start()
         return self._thread
+
+    def wait_ready(self, timeout: float) -> bool:
+        """Wait until every resource has been listed (or resumed from the log): from then on no change is missed,
+        while a change made before its first list is seen only as the object's state at the list."""
+        deadline = time.monotonic() + timeout
+        return all(event.wait(max(0.0, deadline - time.monotonic())) for event in self._ready.values())
 
     def stop(self, timeout: float | None = None) -> None:
         self._stop.set()
@@ -220,12 +228,14 @@ class Watcher:
                 if need_list:
                     self._list(resource, state)
                     need_list = False
+                self._ready[resource].set()
                 self._watch(resource, state)
                 delay = self.backoff[0]  # the server ended the watch normally: go on at once
             except _Gone as exc:
                 self._note("gone", resource, state.resource_version, str(exc))
                 need_list = True
             except _Unavailable as exc:
+                self._ready[resource].set()  # nothing to wait for: it is not recorded at all
                 self._note("unavailable", resource, None, str(exc))
                 self.on_warning(f"{resource}: {exc}; not recorded")
                 return

@@ -18,10 +18,14 @@ from tests.support.k8s_server import FakeApiServer, Fault
 from tests.support.records import action_of, object_of
 
 
-def _client(server: FakeApiServer) -> kubernetes.client.ApiClient:
+def _client_for(url: str) -> kubernetes.client.ApiClient:
     config = kubernetes.client.Configuration()
-    config.host = server.url
+    config.host = url
     return kubernetes.client.ApiClient(config)
+
+
+def _client(server: FakeApiServer) -> kubernetes.client.ApiClient:
+    return _client_for(server.url)
 
 
 def _watcher(server: FakeApiServer, writer: EvidenceWriter, **kwargs) -> Watcher:
@@ -230,3 +234,30 @@ def test_user_filter(server: FakeApiServer, log: Path) -> None:
     _run(server, log, lambda w: _wait(lambda: len(_recorded(log)) == 1), user="alice")
     names = {object_of(r)["metadata"]["name"] for r in read_evidence(log).records if r.resource == "pods"}
     assert names == {"mine"}
+
+
+def test_ready_once_listed_then_no_change_is_missed(server: FakeApiServer, log: Path) -> None:
+    """A run creates its objects only after `wait_ready`: from then on every change is recorded, none folded into a
+    later list (a change made before the first list is seen only as the listed state)."""
+
+    def script(w: Watcher) -> None:
+        assert w.wait_ready(10)
+        pod = server.add("pods", "p0")
+        server.modify("pods", pod["metadata"]["uid"], status={"phase": "Running"})
+        _wait(lambda: len(_recorded(log)) == 2)
+
+    _run(server, log, script)
+    _exactly_once(log, server)
+    kinds = [r.watch_type for r in read_evidence(log).records if r.resource == "pods" and r.kind == "object"]
+    assert kinds == ["ADDED", "MODIFIED"]
+
+
+def test_not_ready_while_the_server_cannot_list(log: Path) -> None:
+    with EvidenceWriter(log, "k8s") as writer:
+        watcher = Watcher(_client_for("http://127.0.0.1:9"), "default", writer, server_timeout_s=1, read_timeout_s=1,
+                          connect_timeout_s=0.2, backoff=(0.05, 0.1))
+        watcher.start()
+        try:
+            assert not watcher.wait_ready(0.5)
+        finally:
+            watcher.stop(timeout=5)
