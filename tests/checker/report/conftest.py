@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hivedlab.cli.main import main
+from tests.support.quick_charts import stub_charts
 from tests.support.sim_lab import SimLab
 
 
@@ -13,6 +14,8 @@ def sim_reports(sim_lab: SimLab, tmp_path_factory: pytest.TempPathFactory) -> di
     """report.md of that run in zh, and in en re-rendered over the Chinese one (as a student switching language)."""
     assert sim_lab.code == 0, sim_lab.stderr
     english = sim_lab.copy_to(tmp_path_factory.mktemp("sim-en"))
-    assert main(["report", str(english), "--lang", "en"]) == 0
+    with pytest.MonkeyPatch.context() as patch:
+        stub_charts(patch)  # these tests read the text; the session run's charts are real
+        assert main(["report", str(english), "--lang", "en"]) == 0
     return {"zh": (sim_lab.out / "report.md").read_text(encoding="utf-8"),
             "en": (english / "report.md").read_text(encoding="utf-8")}
