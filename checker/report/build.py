@@ -66,21 +66,32 @@ def _href(out_dir: Path, run_dir: Path, rel: str) -> str:
     return quote(target, safe="/._-~")
 
 
-def _chart(exp: ExperimentInputs, out_dir: Path, lang: str) -> tuple[Path, Path] | None:
-    """Draw a run's timeline, its text in `lang`, as timeline.png and .svg in its folder (experiments/<id>/, or a
-    member's turn's experiments/<id>/<user>/) under the report's folder."""
+def _chart_data(exp: ExperimentInputs, lang: str) -> chart_module.ChartData | None:
+    """A run's timeline chart, its text in `lang`; None when the run has nothing to draw."""
     if not exp.timeline.attempts and not exp.nodes:
         return None
-    data = chart_module.chart_data(
+    return chart_module.chart_data(
         experiment_name(exp, lang), exp.timeline.attempts, exp.nodes, exp.vc_nodes, exp.timeline.end or None,
         exp.timeline.switches, exp.timeline.rejections, exp.timeline.into_second,
     )
-    png, svg = chart_module.draw(data, lang, salt=exp.folder or exp.id)
-    folder = out_dir / (exp.folder or f"experiments/{exp.id}")
-    png_path, svg_path = folder / "timeline.png", folder / "timeline.svg"
-    write_atomic(png_path, png)
-    write_atomic(svg_path, svg)
-    return png_path, svg_path
+
+
+def _draw_charts(runs: list[ExperimentInputs], out_dir: Path, lang: str) -> dict[str, tuple[Path, Path]]:
+    """Draw each run's timeline as timeline.png and .svg in its folder (experiments/<id>/, or a member's turn's
+    experiments/<id>/<user>/) under the report's folder; by folder, the files written."""
+    jobs: list[tuple[str, str, chart_module.ChartData]] = []  # (folder, the SVG ids' salt, data)
+    for run in runs:
+        data = _chart_data(run, lang)
+        if data is not None:
+            jobs.append((run.folder or f"experiments/{run.id}", run.folder or run.id, data))
+    drawn = chart_module.draw_many([(data, lang, salt) for _, salt, data in jobs])
+    written: dict[str, tuple[Path, Path]] = {}
+    for (folder, _, _), (png, svg) in zip(jobs, drawn, strict=True):
+        png_path, svg_path = out_dir / folder / "timeline.png", out_dir / folder / "timeline.svg"
+        write_atomic(png_path, png)
+        write_atomic(svg_path, svg)
+        written[folder] = (png_path, svg_path)
+    return written
 
 
 def render_markdown(inputs: RunInputs, lang: str, out_dir: Path, charts: dict[str, str], previous: str | None) -> str:
@@ -155,14 +166,15 @@ def build_report(
     chart_files: list[Path] = []
     chart_links: dict[str, str] = {}
     claim_files: dict[str, dict[str, object]] = {}
+    runs = [run for exp in inputs.experiments for run in exp.turns or (exp,)]  # a chart for each member's turn
+    charts = _draw_charts(runs, out_dir, lang)
     for exp in inputs.experiments:
         files: dict[str, object] = {"jobs": list(exp.job_files), "evidence": exp.evidence}
-        for run in exp.turns or (exp,):  # each member's turn has its own chart; the first is the experiment's
-            drawn = _chart(run, out_dir, lang)
-            if not drawn:
-                continue
-            chart_files += drawn
+        for run in exp.turns or (exp,):  # the first turn's chart is the experiment's
             folder = run.folder or f"experiments/{exp.id}"
+            if folder not in charts:
+                continue
+            chart_files += charts[folder]
             chart_links[folder] = quote(f"{folder}/timeline.png", safe="/._-~")
             if run is exp or run.folder == exp.folder:
                 chart_links[exp.id] = chart_links[folder]

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import pickle
 import re
 import shutil
+import subprocess
+import sys
 import warnings
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -12,6 +16,7 @@ import pytest
 
 from hivedlab.checker.report.build import build_report
 from hivedlab.checker.report.charts import (
+    ChartData,
     Rejection,
     Switch,
     TaskAttempt,
@@ -26,7 +31,7 @@ from hivedlab.checker.report.text import clock
 from hivedlab.checker.report.timeline import timeline_for_chart
 from hivedlab.checker.timeline import vc_nodes_from_config
 from tests.support.charts import svg_texts
-from tests.support.paths import FIXTURES
+from tests.support.paths import FIXTURES, ROOT
 
 REPORT_FIXTURES = FIXTURES / "report"
 RUN = REPORT_FIXTURES / "run-sim"
@@ -267,3 +272,34 @@ def test_a_chart_counts_from_the_reports_t0():
     runs = [(b.start, b.end) for b in data.bars if b.kind == "run"]
     assert runs == [(5.6, 8.6), (15.6, 375.6), (378.6, 740.6)] and data.end == 740.6
     assert data.switches[0].time == 400.6 and [m.time for m in data.markers if m.kind == "rejected"] == [20.6]
+
+
+def test_charts_drawn_in_forked_workers_are_the_bytes_drawn_one_by_one():
+    """`draw_many` forks only in a process without other threads (a pytest-xdist worker has some), so the parallel
+    path is taken in a fresh interpreter; both paths must give the same files."""
+    script = (
+        "import pickle, sys\n"
+        "from hivedlab.checker.report import charts\n"
+        "from tests.checker.report.test_charts import JOBS, jobs\n"
+        "pools = []\n"
+        "class Pool(charts.ProcessPoolExecutor):\n"
+        "    def __init__(self, *args, **kwargs):\n"
+        "        pools.append(args)\n"
+        "        super().__init__(*args, **kwargs)\n"
+        "charts.ProcessPoolExecutor = Pool\n"
+        "drawn = charts.draw_many(jobs())\n"
+        "sys.stdout.buffer.write(pickle.dumps((len(pools), drawn)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, check=False, cwd=ROOT)
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    pools, forked = pickle.loads(done.stdout)
+    assert pools == (1 if (os.cpu_count() or 1) > 1 else 0)
+    assert forked == [draw(*job) for job in jobs()]
+    assert len(forked) == len(JOBS)
+
+
+JOBS = (("a", "zh"), ("b", "en"), ("c", "zh"))
+
+
+def jobs() -> list[tuple[ChartData, str, str]]:
+    return [(chart_data(name, _priority_attempts(), NODES, TWO_VC, 670), lang, name) for name, lang in JOBS]
