@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -19,7 +18,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 from tests.support.k8s_server import KUBECONFIG as KUBECONFIG
-from tests.support.k8s_server import _QuietServer
+from tests.support.k8s_server import ServedApi
 
 KUBE_BATCH_CRDS = frozenset({"kubeflow.org/v1beta1/tfjobs", "scheduling.incubator.k8s.io/v1alpha1/podgroups"})
 VOLCANO_CRDS = frozenset({"kubeflow.org/v1/tfjobs", "scheduling.volcano.sh/v1beta1/podgroups"})
@@ -33,41 +32,22 @@ def _status(code: int, reason: str, message: str) -> dict[str, Any]:
     return {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": reason, "code": code, "message": message}
 
 
-class FakeKubeApi:
+class FakeKubeApi(ServedApi):
     """Objects by resource and `namespace/name`; every change goes to one history the watches read."""
 
     def __init__(self, crds: frozenset[str] = KUBE_BATCH_CRDS, gpus: tuple[int, ...] = (1, 1, 1, 1)) -> None:
         self.crds = crds
         self.nodes = [{"metadata": {"name": f"k8s-g{i + 1}"}, "status": {"allocatable": {
             "cpu": "4", "memory": "16Gi", **({"nvidia.com/gpu": str(n)} if n else {})}}} for i, n in enumerate(gpus)]
-        self.cond = threading.Condition()
         self.rv = 1000
         self.objects: dict[str, dict[str, dict[str, Any]]] = {r: {} for r in KINDS}
         self.history: list[tuple[int, str, str, dict[str, Any]]] = []  # (rv, resource, watch type, object)
         self.requests: list[tuple[str, str]] = []
         self.on_change: list[Callable[[str, str, dict[str, Any]], None]] = []  # (resource, type, object), lock held
-        self.closing = False
-        self.httpd = _QuietServer(("127.0.0.1", 0), self._handler())
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        super().__init__(self._handler())
 
     def kubeconfig(self) -> str:
         return KUBECONFIG.format(url=self.url)
-
-    def __enter__(self) -> FakeKubeApi:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        with self.cond:
-            self.closing = True
-            self.cond.notify_all()
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
     # -- state (callers hold no lock; each method takes it) ---------------------------------------------------------
     def _change(self, resource: str, watch_type: str, obj: dict[str, Any]) -> dict[str, Any]:

@@ -14,7 +14,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlparse
 
 # A kubeconfig for the fake API server at `url` (the token is no secret: the fake accepts any).
@@ -65,19 +65,17 @@ class Fault:
     stall: float = 0.0  # after the backlog, go silent this long (longer than the client's read timeout)
 
 
-class FakeApiServer:
-    def __init__(self, frameworks: bool = True) -> None:
+_Api = TypeVar("_Api", bound="ServedApi")
+
+
+class ServedApi:
+    """A fake API server's life: an HTTP server on 127.0.0.1 in a thread, and a condition its watches wait on;
+    `__exit__` wakes them so that they end."""
+
+    def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
         self.cond = threading.Condition()
-        self.rv = 100
-        self.objects: dict[str, dict[str, dict[str, Any]]] = {r: {} for r in KINDS}
-        self.history: dict[str, list[tuple[int, str, dict[str, Any]]]] = {r: [] for r in KINDS}
-        self.compacted: dict[str, int] = {r: 0 for r in KINDS}
-        self.faults: dict[str, list[Fault]] = {r: [] for r in KINDS}
-        self.frameworks = frameworks
-        self.requests: list[str] = []
         self.closing = False
-        self.kills = 0  # bumped by drop_watches(): every open watch connection dies
-        self.httpd = _QuietServer(("127.0.0.1", 0), self._handler())
+        self.httpd = _QuietServer(("127.0.0.1", 0), handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
 
@@ -85,7 +83,7 @@ class FakeApiServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}"
 
-    def __enter__(self) -> FakeApiServer:
+    def __enter__(self: _Api) -> _Api:
         self.thread.start()
         return self
 
@@ -95,6 +93,19 @@ class FakeApiServer:
             self.cond.notify_all()
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+class FakeApiServer(ServedApi):
+    def __init__(self, frameworks: bool = True) -> None:
+        self.rv = 100
+        self.objects: dict[str, dict[str, dict[str, Any]]] = {r: {} for r in KINDS}
+        self.history: dict[str, list[tuple[int, str, dict[str, Any]]]] = {r: [] for r in KINDS}
+        self.compacted: dict[str, int] = {r: 0 for r in KINDS}
+        self.faults: dict[str, list[Fault]] = {r: [] for r in KINDS}
+        self.frameworks = frameworks
+        self.requests: list[str] = []
+        self.kills = 0  # bumped by drop_watches(): every open watch connection dies
+        super().__init__(self._handler())
 
     # -- state changes ---------------------------------------------------------------------------------
     def _bump(self, resource: str, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
