@@ -33,6 +33,8 @@ CustomResources = Mapping[str, tuple[str, str, str]]
 OPENPAI_CUSTOM: CustomResources = {"frameworks": (FRAMEWORK_GROUP, FRAMEWORK_VERSION, "frameworks")}
 
 
+LISTED_WITHIN_S = 30.0  # how long a backend lets the watcher list everything before it creates anything
+
 class RecordSink(Protocol):
     """Where the watcher writes: an `EvidenceWriter`, or a backend's tap that also reads what is written."""
 
@@ -202,6 +204,16 @@ class Watcher:
         while a change made before its first list is seen only as the object's state at the list."""
         deadline = time.monotonic() + timeout
         return all(event.wait(max(0.0, deadline - time.monotonic())) for event in self._ready.values())
+
+    def start_listed(self, within_s: float) -> str:
+        """Start in the background and wait until every resource is listed: a run creates nothing before that. Returns
+        a warning (zh/en) when the lists took longer than `within_s`, else ""."""
+        self.start()
+        if self.wait_ready(within_s):
+            return ""
+        return (f"the watcher had not listed {', '.join(self.resources)} within {within_s:.0f} s; changes made before "
+                "its first list are recorded only as the state it lists / 记录器未能及时列出全部对象，之前的变化只记录"
+                "列出时的状态")
 
     def stop(self, timeout: float | None = None) -> None:
         self._stop.set()

@@ -21,13 +21,12 @@ from hivedlab.basics.errors import HivedlabError
 from hivedlab.cluster.k8s.backend import MANAGED_BY, K8sBackend, api_error_text
 from hivedlab.cluster.k8s.observed import Observed, TapWriter
 from hivedlab.cluster.kubeflow.manifests import Form
-from hivedlab.cluster.watcher import Watcher, make_api_client
+from hivedlab.cluster.watcher import LISTED_WITHIN_S, Watcher, make_api_client
 from hivedlab.evidence import EvidenceWriter
 
 __all__ = ["Clocks", "K8sBackend", "open_backend", "check_crds", "ensure_namespace", "RESOURCES"]
 
 RESOURCES = ("pods", "events", "tfjobs", "podgroups")
-LISTED_WITHIN_S = 30.0  # how long the watcher may take to list everything before the run creates its first object
 
 
 def _warn(text: str) -> None:
@@ -175,8 +174,7 @@ def open_backend(
                          interactive=sys.stdin.isatty() if interactive is None else interactive, poll_s=poll_s,
                          sleep=clocks.sleep, clock=clocks.clock, now=clocks.now, ask=ask)
     backend.run_info = {"gpu_nodes": gpus}
-    watcher.start()
-    if not watcher.wait_ready(LISTED_WITHIN_S):
-        warn(f"the watcher had not listed {', '.join(RESOURCES)} within {LISTED_WITHIN_S:.0f} s; changes made before "
-             "its first list are recorded only as the state it lists / 记录器未能及时列出全部对象，之前的变化只记录列出时的状态")
+    late = watcher.start_listed(LISTED_WITHIN_S)
+    if late:
+        warn(late)
     return backend

@@ -23,7 +23,7 @@ from hivedlab.cluster.pai.hived_inspect import hived_url as default_hived_url
 from hivedlab.cluster.pai.live import LiveView
 from hivedlab.cluster.pai.stop import StopResult, jobs_left, run_state, stop_hint, stop_jobs, submitted_jobs
 from hivedlab.cluster.pai.tokens import check_tokens, load_tokens
-from hivedlab.cluster.watcher import Watcher
+from hivedlab.cluster.watcher import LISTED_WITHIN_S, Watcher
 from hivedlab.evidence import EvidenceWriter
 from hivedlab.group.inventory import load_inventory
 
@@ -115,9 +115,12 @@ def find_kubeconfig(kubeconfig: str | None, environ: dict[str, str] | os._Enviro
 
 
 def default_watcher(writer: Any, *, kubeconfig: Path, context: str | None, namespace: str) -> Watcher:
-    """The Kubernetes watcher writing into `writer`, started in the background."""
+    """The Kubernetes watcher writing into `writer`, started in the background and listed before anything is
+    submitted."""
     watcher = Watcher(namespace=namespace, writer=writer, kubeconfig=str(kubeconfig), context=context)
-    watcher.start()
+    late = watcher.start_listed(LISTED_WITHIN_S)
+    if late:
+        _warn(late)
     return watcher
 
 

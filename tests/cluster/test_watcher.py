@@ -256,8 +256,9 @@ def test_not_ready_while_the_server_cannot_list(log: Path) -> None:
     with EvidenceWriter(log, "k8s") as writer:
         watcher = Watcher(_client_for("http://127.0.0.1:9"), "default", writer, server_timeout_s=1, read_timeout_s=1,
                           connect_timeout_s=0.2, backoff=(0.05, 0.1))
-        watcher.start()
         try:
-            assert not watcher.wait_ready(0.5)
+            late = watcher.start_listed(0.5)
+            assert "had not listed pods, events, frameworks within 0 s" in late and "记录器未能及时列出" in late
+            assert not watcher.wait_ready(0.1)
         finally:
             watcher.stop(timeout=5)
