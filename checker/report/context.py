@@ -1,6 +1,6 @@
 """The report's content as plain data: a pure function of the run's inputs, the language and where files are.
 
-Every string a template prints comes out of here already escaped for Markdown (`report_text.md` / `cell`);
+Every string a template prints comes out of here already escaped for Markdown (`md` and `cell` of `checker/report/text.py`);
 the templates hold only the manual's fixed wording and layout. `build_claims` gives the same facts unescaped,
 for claims.json.
 """
