@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 from tests.support.k8s_server import KUBECONFIG as KUBECONFIG
-from tests.support.k8s_server import ServedApi
+from tests.support.k8s_server import ApiHandler, ServedApi
 
 KUBE_BATCH_CRDS = frozenset({"kubeflow.org/v1beta1/tfjobs", "scheduling.incubator.k8s.io/v1alpha1/podgroups"})
 VOLCANO_CRDS = frozenset({"kubeflow.org/v1/tfjobs", "scheduling.volcano.sh/v1beta1/podgroups"})
@@ -96,20 +96,7 @@ class FakeKubeApi(ServedApi):
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         api = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _json(self, status: int, body: Any) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
+        class Handler(ApiHandler):
             def _route(self) -> tuple[str | None, str | None, str | None, dict[str, str]]:
                 """(resource, namespace, name, query); resource None: not served (a 404 was sent)."""
                 url = urlparse(self.path)
@@ -190,10 +177,6 @@ class FakeKubeApi(ServedApi):
                     self._json(200, {"kind": f"{KINDS[resource]}List", "apiVersion": "v1",
                                      "metadata": {"resourceVersion": version},
                                      "items": api.items(resource, namespace)})
-
-            def _chunk(self, data: bytes) -> None:
-                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-                self.wfile.flush()
 
             def _watch(self, resource: str, namespace: str | None, query: dict[str, str]) -> None:
                 self.send_response(200)

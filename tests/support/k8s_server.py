@@ -65,6 +65,27 @@ class Fault:
     stall: float = 0.0  # after the backlog, go silent this long (longer than the client's read timeout)
 
 
+class ApiHandler(BaseHTTPRequestHandler):
+    """What both fake API servers answer with: JSON bodies, and chunked watch streams."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def _json(self, status: int, body: Any) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+
 _Api = TypeVar("_Api", bound="ServedApi")
 
 
@@ -159,20 +180,7 @@ class FakeApiServer(ServedApi):
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _json(self, status: int, body: Any) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
+        class Handler(ApiHandler):
             def do_GET(self) -> None:  # noqa: N802 - http.server's name
                 url = urlparse(self.path)
                 query = {k: v[0] for k, v in parse_qs(url.query).items()}
@@ -203,10 +211,6 @@ class FakeApiServer(ServedApi):
                 kind, api = KINDS[resource]
                 self._json(200, {"kind": f"{kind}List", "apiVersion": api, "metadata": {"resourceVersion": version},
                                  "items": items})
-
-            def _chunk(self, data: bytes) -> None:
-                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-                self.wfile.flush()
 
             def _watch(self, resource: str, query: dict[str, str]) -> None:
                 with server.cond:
