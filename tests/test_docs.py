@@ -20,6 +20,7 @@ SKIP_DIRS = {".git", ".venv", "venv", "build", "out", "__pycache__", ".pytest_ca
 # A Markdown file named anywhere (`x.md`, `dir/x.md`, `../dir/x.md`), not inside a URL: it must be one of the
 # repository's, or one hivedlab writes (a name the package's code spells as a string, e.g. its report files).
 MD_NAME = re.compile(r"(?<![\w/.:%-])((?:\.\./)*(?:[\w.-]+/)*[\w-][\w.-]*\.md)(?![\w.-])")
+SECTION_NUMBER = re.compile(r"§ ?\d")  # a numbered section: the docs pages are cited by heading, not by number
 WRITTEN_MD = re.compile(r"[\"']([\w.-]+\.md)[\"']")
 DOCS_LINK = re.compile(r"(?<![\w/.-])docs/([A-Za-z0-9_.-]+\.md)(?:#([A-Za-z0-9_-]+))?")
 MORE_ANCHORS = re.compile(r"(?:^|[\s,(])#([a-z0-9][a-z0-9_-]*)")
@@ -105,6 +106,8 @@ def test_no_file_cites_a_document_outside_the_repository():
         for m in MD_NAME.finditer(text)
         if not _in_repository(path, m.group(1), known)
     ]
+    hits += [f"{where(path, text, m.start())}: numbered section" for path, text in texts().items() if "§" in text
+             for m in SECTION_NUMBER.finditer(text)]
     assert not hits, "cite the pages under docs/ instead:\n" + "\n".join(hits)
 
 

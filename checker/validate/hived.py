@@ -192,7 +192,7 @@ def _check_vcs(data: Mapping[str, Any], physical: Mapping[str, Any], types: Mapp
 
 
 def _check_path(path: str, ptr: str, types: Mapping[str, Mapping[str, Any]], chains: set[str], out: _Out) -> None:
-    """`CHAIN.….TYPE`: HiveD ignores the middle segments and never checks that TYPE belongs to CHAIN (§1.6)."""
+    """`CHAIN.….TYPE`: HiveD ignores the middle segments and never checks that TYPE belongs to CHAIN (docs/hived-config-and-cells.md#virtual-clusters)."""
     parts = path.split(".")
     if parts[0] not in chains or parts[-1] not in types and parts[-1] not in _leaf_types(types):
         return  # HiveD's own verdict covers these

@@ -1,4 +1,4 @@
-"""HivedScheduler: HiveD v0.3.4's algorithm (spec §1.8, §3) behind one narrow interface.
+"""HivedScheduler: HiveD v0.3.4's algorithm (docs/hived-config-and-cells.md#the-state-after-start-up, docs/hived-config-and-cells.md#the-schedule-call) behind one narrow interface.
 
 `schedule` returns exactly one of Bind, Preempt or Wait (or raises UserError); `add_allocated_pod`,
 `delete_allocated_pod`, `delete_unallocated_pod`, `set_node_bad` and `set_node_healthy` change state.
@@ -51,7 +51,7 @@ _Found = tuple[BoundPhysical | None, BoundVirtual | None, str]
 
 
 class HivedScheduler:
-    """One HiveD process: cells built from the config, start-up replayed (§1.8), then driven call by call."""
+    """One HiveD process: cells built from the config, start-up replayed (docs/hived-config-and-cells.md#the-state-after-start-up), then driven call by call."""
 
     def __init__(self, config: HivedConfig, clock: Callable[[], str] | None = None,
                  ready_nodes: Collection[str] | None = None, not_ready_nodes: Collection[str] = ()) -> None:
@@ -77,7 +77,7 @@ class HivedScheduler:
         for chain in self.chains:
             self.type_chains.setdefault(types[chain].leaf_type, []).append(chain)
         for chains in self.type_chains.values():
-            chains.sort(reverse=True)  # spec §3.3 / hived-diff README: reverse byte order
+            chains.sort(reverse=True)  # docs/hived-config-and-cells.md#chains / hived-diff README: reverse byte order
         self.node_leaves: dict[str, dict[str, list[PhysicalCell]]] = {}
         for chain in self.chains:
             for leaf in self.levels[chain].get(1, ()):
@@ -124,7 +124,7 @@ class HivedScheduler:
             for entry in vc.virtual_cells:
                 for _ in range(entry.cell_number):
                     cell = build_virtual(vc.name, entry.chain, types, entry.cell_type, f"{vc.name}/{index}", None, 0)
-                    # cellLevelToType of the VC cell's chain at its level (§4.1)
+                    # cellLevelToType of the VC cell's chain at its level (docs/hived-config-and-cells.md#bind-info-and-the-pod-annotations)
                     cell.bind_type = self.level_type.get(entry.chain, {}).get(cell.level, "")
                     index += 1
                     per_chain.setdefault(entry.chain, []).append(cell)
@@ -170,7 +170,7 @@ class HivedScheduler:
         self.pinned_physical = pinned_physical
 
     def _start_up(self, ready_nodes: Collection[str] | None, not_ready: frozenset[str]) -> None:
-        """§1.8: pinned cells taken, every node marked bad, then reported healthy in `reported_nodes` order."""
+        """docs/hived-config-and-cells.md#the-state-after-start-up: pinned cells taken, every node marked bad, then reported healthy in `reported_nodes` order."""
         for vc in self.config.virtual_clusters:
             for pid in vc.pinned_cells:
                 virtual = self.vc_pinned[vc.name][pid]
@@ -193,7 +193,7 @@ class HivedScheduler:
                     seen.setdefault(node, None)
         return list(seen)
 
-    # -- node health (§3.11) ------------------------------------------------------------------------------
+    # -- node health (docs/hived-config-and-cells.md#bad-nodes-and-doomed-cells) ---------------------------------------
     def set_node_bad(self, node: str) -> None:
         if node in self.bad_nodes:
             return
@@ -214,7 +214,7 @@ class HivedScheduler:
         per_chain = self.node_leaves.get(node, {})
         return [(chain, per_chain[chain]) for chain in self.chains if chain in per_chain]
 
-    # -- Schedule (§3.2) ----------------------------------------------------------------------------------
+    # -- Schedule (docs/hived-config-and-cells.md#the-schedule-call) ---------------------------------------------------
     def _parse(self, pod: PodRef, spec: Mapping[str, Any] | None) -> PodSchedulingSpec:
         # the same spec object for the same pod (schedule, then add_allocated_pod) is parsed once
         cached = self._last_spec
@@ -235,7 +235,7 @@ class HivedScheduler:
             if group.state == ALLOCATED:
                 return self._from_allocated(group, s)
             if group.state == BEING_PREEMPTED:
-                raise InternalError("assignment to entry in nil map")  # §3.2 step 2
+                raise InternalError("assignment to entry in nil map")  # docs/hived-config-and-cells.md#the-schedule-call step 2
             result = self._from_preempting(group, s, suggested, phase, pod)
             if result is not None:
                 return result
@@ -378,7 +378,7 @@ class HivedScheduler:
     def _bind(self, physical: Mapping[int, Sequence[Sequence[PhysicalCell | None]]],
               virtual: Mapping[int, Sequence[Sequence[VirtualCell | None]]] | None, number: int, slot: int,
               group: Group | None = None) -> Bind:
-        """The bind decision for pod `slot` of member `number`, with the whole group's bind info (§4.1)."""
+        """The bind decision for pod `slot` of member `number`, with the whole group's bind info (docs/hived-config-and-cells.md#bind-info-and-the-pod-annotations)."""
         if group is not None and group.bind_cache and group.bind_cache[0] is virtual:
             members = group.bind_cache[1]
         else:
@@ -410,7 +410,7 @@ class HivedScheduler:
             types.append(v.preassigned.bind_type if v is not None else "")
         return PodPlacement(node, tuple(leaf.index for leaf in present), tuple(types))
 
-    # -- AddAllocatedPod / deletions (§3.9) ----------------------------------------------------------------
+    # -- AddAllocatedPod / deletions (docs/hived-config-and-cells.md#allocation-and-release) ---------------------------
     def add_allocated_pod(self, pod: PodRef, spec: Mapping[str, Any] | None, bind_info: BindInfo) -> None:
         s = self._parse(pod, spec)
         number = s.leaf_cell_number
@@ -458,7 +458,7 @@ class HivedScheduler:
             if not group.preempting_pods:
                 self.cells.cancel_preemption(group)
 
-    # -- inspect (§4.3) -------------------------------------------------------------------------------------
+    # -- inspect (docs/hived-config-and-cells.md#inspect-api) ----------------------------------------------------------
     def cluster_status(self) -> dict[str, Any]:
         return inspect_views.cluster_status(self)
 

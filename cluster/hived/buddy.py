@@ -1,4 +1,4 @@
-"""One chain's buddy free lists, counters and doomed-bad-cell bookkeeping (spec §3.1, §3.11).
+"""One chain's buddy free lists, counters and doomed-bad-cell bookkeeping (docs/hived-config-and-cells.md#cells-and-their-states, docs/hived-config-and-cells.md#bad-nodes-and-doomed-cells).
 
 Every procedure here is HiveD's, step for step: the order of list operations decides which physical cell a pod
 gets, so swap-removes, appends and the order of the doomed checks are reproduced literally.
@@ -10,7 +10,7 @@ from hivedlab.cluster.hived.cell import InternalError, PhysicalCell, VirtualCell
 
 
 class ChainState:
-    """Free lists per level plus `obtainable`, `vcFree`, `allVCFree`, `badFree` and `doomed` (§3.1)."""
+    """Free lists per level plus `obtainable`, `vcFree`, `allVCFree`, `badFree` and `doomed` (docs/hived-config-and-cells.md#cells-and-their-states)."""
 
     def __init__(self, chain: str, top_level: int, tops: list[PhysicalCell], vcs: list[str],
                  preassigned: dict[str, dict[int, list[VirtualCell]]], vc_free: dict[str, dict[int, int]]) -> None:
@@ -26,14 +26,14 @@ class ChainState:
             self.obtainable[lv] = count
             count = count * (len(ref.children) if ref is not None else 0)
             ref = ref.children[0] if ref is not None and ref.children else None
-        self.vcs = vcs  # VCs with any preassigned cell in this chain, config order (§3.11)
+        self.vcs = vcs  # VCs with any preassigned cell in this chain, config order (docs/hived-config-and-cells.md#bad-nodes-and-doomed-cells)
         self.preassigned = preassigned  # vc -> level -> non-pinned preassigned cells, creation order
         self.vc_free = vc_free
         self.all_vc_free = {lv: sum(vc_free[vc].get(lv, 0) for vc in vcs) for lv in range(1, top_level + 1)}
         self.bad_free: dict[int, list[PhysicalCell]] = {lv: [] for lv in range(1, top_level + 1)}
         self.doomed: dict[str, dict[int, list[PhysicalCell]]] = {vc: {} for vc in vcs}
 
-    # -- free list primitives (§3.1) -------------------------------------------------------------------------
+    # -- free list primitives (docs/hived-config-and-cells.md#cells-and-their-states) ----------------------------------
     def _append(self, cell: PhysicalCell) -> None:
         lst = self.free[cell.level]
         cell.in_free = True
@@ -61,7 +61,7 @@ class ChainState:
             self._swap_remove(cur)
             cur = parent
         if not cur.in_free:
-            raise InternalError(NIL)  # §7: HiveD dereferences a cell that is not free
+            raise InternalError(NIL)  # docs/hived-config-and-cells.md#random-choices-in-hived: HiveD dereferences a cell that is not free
         self._swap_remove(cur)
         return cur.level
 
@@ -102,7 +102,7 @@ class ChainState:
         if cell.bad_pos != -2 or not any(c is cell for c in lst):
             cell.bad_pos = -1
 
-    # -- take / give back (§3.11) ----------------------------------------------------------------------------
+    # -- take / give back (docs/hived-config-and-cells.md#bad-nodes-and-doomed-cells) ----------------------------------
     def take(self, cell: PhysicalCell, vc: str, doomed: bool) -> None:
         lv = cell.level
         self.vc_free[vc][lv] = self.vc_free[vc].get(lv, 0) - 1
@@ -160,7 +160,7 @@ class ChainState:
     def safety_ok(self) -> bool:
         return all(self.obtainable[lv] >= self.all_vc_free[lv] for lv in self.obtainable)
 
-    # -- doomed bad cells (§3.11) ----------------------------------------------------------------------------
+    # -- doomed bad cells (docs/hived-config-and-cells.md#bad-nodes-and-doomed-cells) ----------------------------------
     def check_bind(self, level: int) -> None:
         for vc in self.vcs:
             free = self.vc_free[vc]
@@ -222,7 +222,7 @@ class ChainState:
             if not child.healthy:
                 self.unbind_bad(child)
 
-    # -- health (§3.11 mark leaf bad / healthy) -------------------------------------------------------------
+    # -- health (docs/hived-config-and-cells.md#bad-nodes-and-doomed-cells mark leaf bad / healthy) --------------------
     def mark_bad(self, cell: PhysicalCell) -> None:
         if not cell.healthy:
             return
@@ -261,7 +261,7 @@ NIL = "runtime error: invalid memory address or nil pointer dereference"
 
 
 def in_free_sense(cell: PhysicalCell) -> bool:
-    """Neither bound nor split, nor any ancestor up to the one in the free list (§3.1)."""
+    """Neither bound nor split, nor any ancestor up to the one in the free list (docs/hived-config-and-cells.md#cells-and-their-states)."""
     cur = cell
     while True:
         if cur.virtual is not None or cur.split:
@@ -273,7 +273,7 @@ def in_free_sense(cell: PhysicalCell) -> bool:
 
 
 def bind_to_first_free_child(cell: PhysicalCell) -> None:
-    """Bind a bad cell inside a bound cell to its parent's first unbound virtual child (§3.11)."""
+    """Bind a bad cell inside a bound cell to its parent's first unbound virtual child (docs/hived-config-and-cells.md#bad-nodes-and-doomed-cells)."""
     parent_virtual = cell.parent.virtual if cell.parent is not None else None
     if parent_virtual is None:
         raise InternalError(NIL)

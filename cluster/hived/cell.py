@@ -1,4 +1,4 @@
-"""Physical and virtual cells (spec §3.1) and building them from a loaded config (§1.5, §1.6)."""
+"""Physical and virtual cells (docs/hived-config-and-cells.md#cells-and-their-states) and building them from a loaded config (docs/hived-config-and-cells.md#physical-cells, docs/hived-config-and-cells.md#virtual-clusters)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ FREE, USED, RESERVING, RESERVED = "Free", "Used", "Reserving", "Reserved"
 
 
 class InternalError(Exception):
-    """A state in which HiveD v0.3.4 itself crashes (spec §7); reported instead of inventing a rule."""
+    """A state in which HiveD v0.3.4 itself crashes (docs/hived-config-and-cells.md#random-choices-in-hived); reported instead of inventing a rule."""
 
 
 C = TypeVar("C", bound="Cell[Any]")
@@ -86,7 +86,7 @@ class VirtualCell(Cell["VirtualCell"]):
         self.preassigned: VirtualCell = self if parent is None else parent.preassigned
         self.physical: PhysicalCell | None = None
         self.pinned_id = ""
-        self.bind_type = ""  # on a preassigned cell: the type written in bind info (§4.1 preassignedCellTypes)
+        self.bind_type = ""  # on a preassigned cell: the type written in bind info (docs/hived-config-and-cells.md#bind-info-and-the-pod-annotations preassignedCellTypes)
 
 
 def set_priority(cell: Cell[Any], priority: int) -> None:
@@ -165,7 +165,7 @@ def build_physical(config: HivedConfig
 
 def build_virtual(vc: str, chain: str, info_of: Mapping[str, CellTypeInfo], cell_type: str, address: str,
                   parent: VirtualCell | None, index: int) -> VirtualCell:
-    """A virtual subtree; child addresses follow the `parent index × childNumber + j` rule (§1.6)."""
+    """A virtual subtree; child addresses follow the `parent index × childNumber + j` rule (docs/hived-config-and-cells.md#virtual-clusters)."""
     info = info_of[cell_type]
     cell = VirtualCell(vc, chain, info, address, parent)
     if info.child_type is not None:

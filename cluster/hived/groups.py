@@ -1,4 +1,4 @@
-"""Affinity groups (gangs) as HiveD keeps them (§2.5, §3.14)."""
+"""Affinity groups (gangs) as HiveD keeps them (docs/hived-config-and-cells.md#the-pod-scheduling-spec, docs/hived-config-and-cells.md#affinity-group-states)."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ class Group:
                                            tuple[MemberBindInfo, ...]] = ()  # (virtual placement it was built from, members of the bind info)
 
     def leaves(self) -> list[tuple[int, int, int, PhysicalCell | None]]:
-        """(leafCellNumber, slot, position, physical leaf), members ascending (§3.7 recommended order)."""
+        """(leafCellNumber, slot, position, physical leaf), members ascending (docs/hived-config-and-cells.md#priorities-and-preemption recommended order)."""
         physical: Mapping[int, Sequence[Sequence[PhysicalCell | None]]] = self.physical
         return [(n, s, i, leaf) for n in sorted(physical) for s, pod in enumerate(physical[n])
                 for i, leaf in enumerate(pod)]

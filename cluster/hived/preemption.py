@@ -1,4 +1,4 @@
-"""Cell allocation and release, preemption, lazy preemption and group allocation (spec §3.7, §3.9, §3.10).
+"""Cell allocation and release, preemption, lazy preemption and group allocation (docs/hived-config-and-cells.md#priorities-and-preemption, docs/hived-config-and-cells.md#allocation-and-release, docs/hived-config-and-cells.md#lazy-preemption).
 
 A collaborator of HivedScheduler: `CellOps` holds the very state objects the scheduler owns (chain states, groups,
 opportunistic entries, preassigned and pinned virtual cells, leaf index) and works on them in place.
@@ -65,11 +65,11 @@ class CellOps:
     def _state_for(self, chain: str, vc: str) -> ChainState:
         state = self.chain_state[chain]
         if vc not in state.vc_free:
-            raise InternalError("assignment to entry in nil map")  # §7: VC without cells in this chain
+            raise InternalError("assignment to entry in nil map")  # docs/hived-config-and-cells.md#random-choices-in-hived: VC without cells in this chain
         return state
 
     def _allocate_leaf(self, p: PhysicalCell, v: VirtualCell | None, priority: int, vc: str) -> bool:
-        """HiveD's allocateLeafCell; False when taking the preassigned cell broke VC safety (§3.9)."""
+        """HiveD's allocateLeafCell; False when taking the preassigned cell broke VC safety (docs/hived-config-and-cells.md#allocation-and-release)."""
         if v is None:
             set_priority(p, OPPORTUNISTIC_PRIORITY)
             update_used(p, OPPORTUNISTIC_PRIORITY, 1)
@@ -93,7 +93,7 @@ class CellOps:
         return True
 
     def _release_leaf(self, p: PhysicalCell, vc: str) -> None:
-        """HiveD's releaseLeafCell (§3.9), including the opportunistic-bad-leaf quirk."""
+        """HiveD's releaseLeafCell (docs/hived-config-and-cells.md#allocation-and-release), including the opportunistic-bad-leaf quirk."""
         v = p.virtual
         if v is not None:
             update_used(v, v.priority, -1)
@@ -114,7 +114,7 @@ class CellOps:
         update_used(p, p.priority, -1)
         set_priority(p, FREE_PRIORITY)
 
-    # -- lazy preemption (§3.10) ------------------------------------------------------------------------------
+    # -- lazy preemption (docs/hived-config-and-cells.md#lazy-preemption) ----------------------------------------------
     def try_lazy_preempt(self, placement: BoundVirtual, numbers: list[int], preemptor: str
                          ) -> list[tuple[Group, GroupVirtual]]:
         preempted: dict[str, tuple[Group, GroupVirtual]] = {}
@@ -160,7 +160,7 @@ class CellOps:
         for child in cell.children:
             self._lazy_preempt_cell(child, preemptor)
 
-    # -- preemption (§3.7) ------------------------------------------------------------------------------------
+    # -- preemption (docs/hived-config-and-cells.md#priorities-and-preemption) -----------------------------------------
     def create_preemption(self, s: PodSchedulingSpec, physical: BoundPhysical, virtual: BoundVirtual | None,
                           pod: PodRef) -> None:
         group = Group(s, PREEMPTING)
@@ -228,7 +228,7 @@ class CellOps:
         if self.groups.get(group.name) is group:
             del self.groups[group.name]
 
-    # -- first bound pod of a group (§3.9) ------------------------------------------------------------------
+    # -- first bound pod of a group (docs/hived-config-and-cells.md#allocation-and-release) ----------------------------
     def create_allocated(self, s: PodSchedulingSpec, info: BindInfo) -> Group:
         group = Group(s, ALLOCATED)
         # built here with holes for cells missing from the config; `group.virtual` is `virtual` or, once dropped, None
@@ -250,7 +250,7 @@ class CellOps:
                 for i, index in enumerate(placement.physical_leaf_cell_indices):
                     p = self._find_leaf(info.cell_chain, placement.physical_node, index)
                     if p is None:
-                        continue  # §3.12: cells missing from the config are ignored
+                        continue  # docs/hived-model.md#restart-and-recovery: cells missing from the config are ignored
                     physical[n][slot][i] = p
                     v = None
                     if opportunistic:
@@ -313,7 +313,7 @@ def _map_physical_to_virtual(p: PhysicalCell, candidates: dict[int, list[Virtual
 
 
 def _lowest_priority(cells: list[VirtualCell], priority: int) -> VirtualCell | None:
-    """HiveD's getLowestPriorityVirtualCell with the exact candidate set of §3.9."""
+    """HiveD's getLowestPriorityVirtualCell with the exact candidate set of docs/hived-config-and-cells.md#allocation-and-release."""
     lowest = MAX_GUARANTEED_PRIORITY
     best = None
     for c in cells:
@@ -340,7 +340,7 @@ def _bind_cell(p: PhysicalCell, v: VirtualCell) -> None:
 
 
 def _unbind_cell(p: PhysicalCell) -> None:
-    """Undo a leaf's binding upwards, stopping at the pinned cell's binding (§3.9)."""
+    """Undo a leaf's binding upwards, stopping at the pinned cell's binding (docs/hived-config-and-cells.md#allocation-and-release)."""
     v = p.virtual
     while v is not None and v.physical is not None and not v.physical.pinned_id:
         physical = v.physical

@@ -2,7 +2,7 @@
 parse, protocol schema, semantic checks, HiveD schema, HiveD checks and pod-specs, then the controller's checks.
 
 `admit_job` returns the accepted job (202) or raises `Rejection` with the status, code and message the rest-server
-would answer (§2.8, §4.3).
+would answer (docs/openpai-model.md#admission-errors, docs/openpai-model.md#error-replies).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 from hivedlab.cluster.openpai import hived_spec
 from hivedlab.cluster.openpai import protocol as proto
 
-MAX_BODY_BYTES = 100 * 1024  # body-parser's default limit (§1.6)
+MAX_BODY_BYTES = 100 * 1024  # body-parser's default limit (docs/openpai-model.md#yaml-dialect)
 
 
 @dataclass(frozen=True)
@@ -39,9 +39,9 @@ class TaskRolePlan:
     name: str
     instances: int
     pod_scheduling_spec: dict[str, Any]  # the HiveD annotation as a mapping
-    min_failed_instances: int | None  # as written; None/0 -> the Framework's default applies (§1.3)
+    min_failed_instances: int | None  # as written; None/0 -> the Framework's default applies (docs/openpai-model.md#task-roles)
     min_succeeded_instances: int | None
-    commands: tuple[str, ...]  # deployment pre/post commands and placeholders applied (§1.5)
+    commands: tuple[str, ...]  # deployment pre/post commands and placeholders applied (docs/openpai-model.md#rendering-and-defaults)
     resources: dict[str, Any]  # resourcePerInstance
 
 
@@ -51,13 +51,13 @@ class AdmittedJob:
     name: str
     virtual_cluster: str
     priority: int
-    gang: bool  # as HiveD sees it (`gangAllocation === true`, §2.5)
+    gang: bool  # as HiveD sees it (`gangAllocation === true`, docs/openpai-model.md#gang-allocation-and-affinity-groups)
     task_roles: tuple[TaskRolePlan, ...]
     protocol: dict[str, Any]  # defaults applied
 
 
 def parse_body(body: Mapping[str, Any] | str | bytes) -> Any:
-    """Body parsing and js-yaml safeLoad (§0.1 steps 1-2.1)."""
+    """Body parsing and js-yaml safeLoad (docs/openpai-model.md#submission-pipeline steps 1-2.1)."""
     if isinstance(body, Mapping):
         return body
     raw = body.encode("utf-8") if isinstance(body, str) else body
@@ -74,7 +74,7 @@ def parse_body(body: Mapping[str, Any] | str | bytes) -> Any:
 
 
 def check_protocol(data: Any) -> None:
-    """Protocol schema then semantic checks (§1.3, §1.4); raises the first Rejection."""
+    """Protocol schema then semantic checks (docs/openpai-model.md#task-roles, docs/openpai-model.md#checks-after-the-schema); raises the first Rejection."""
     issues = [i for i in proto.schema_issues(data) if i.stage == proto.STAGE_SCHEMA]
     if issues:
         raise Rejection(400, "InvalidProtocolError", _ajv_like(issues), issues[0].pointer, "schema")
@@ -184,7 +184,7 @@ def _lookup(scope: Mapping[str, Any], match: re.Match[str]) -> str:
 
 
 def with_defaults(protocol: Mapping[str, Any]) -> dict[str, Any]:
-    """A deep copy with the defaults the rest-server and the Framework apply (§1.1, §1.3, §2.3)."""
+    """A deep copy with the defaults the rest-server and the Framework apply (docs/openpai-model.md#top-level, docs/openpai-model.md#task-roles, docs/openpai-model.md#the-spec-per-task-role)."""
     out = copy.deepcopy(dict(protocol))
     out.setdefault("jobRetryCount", 0)
     defaults = out.setdefault("defaults", {})

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-PRIORITIES = {"crit": 120, "prod": 100, "test": 10, "oppo": -1}  # §2.2 (crit is refused by the schema)
+PRIORITIES = {"crit": 120, "prod": 100, "test": 10, "oppo": -1}  # docs/openpai-model.md#priority-classes (crit is refused by the schema)
 MAX_SAFE_INTEGER = 2**53 - 1
 _MEMORY = re.compile(r"^(\d+)(Ki|Mi|Gi|Ti)$")
 _MEMORY_FACTOR = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
@@ -22,7 +22,7 @@ _LEADING_INT = re.compile(r"^\s*([-+]?\d+)")
 
 @dataclass(frozen=True)
 class Sku:
-    """A resource unit (one leaf cell) as the rest-server parses `physicalCluster.skuTypes` (§2.1)."""
+    """A resource unit (one leaf cell) as the rest-server parses `physicalCluster.skuTypes` (docs/openpai-model.md#skus-and-the-vc-status)."""
 
     gpu: float
     cpu: float
@@ -31,7 +31,7 @@ class Sku:
 
 @dataclass(frozen=True)
 class VcStatus:
-    """What the rest-server learns from HiveD's inspect API for a VC (§2.1)."""
+    """What the rest-server learns from HiveD's inspect API for a VC (docs/openpai-model.md#skus-and-the-vc-status)."""
 
     known: bool
     quota: int  # leaf cells (MAX_SAFE_INTEGER when the VC is unknown)
@@ -72,7 +72,7 @@ def js_parse_int(value: Any) -> float:
 
 
 def parse_memory_mb(value: Any) -> float:
-    """`memory` of a SKU in MB: integer with Ki/Mi/Gi/Ti, anything else is bytes (§2.1: `10G` -> 0, `1024` -> 0)."""
+    """`memory` of a SKU in MB: integer with Ki/Mi/Gi/Ti, anything else is bytes (docs/openpai-model.md#skus-and-the-vc-status: `10G` -> 0, `1024` -> 0)."""
     text = str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
     match = _MEMORY.match(text)
     if match:
@@ -164,7 +164,7 @@ def vc_leaf_cells(hived_config: Mapping[str, Any]) -> dict[str, dict[str, int]]:
 def vc_status(
     hived_config: Mapping[str, Any], vc: str, leaf_cells: Mapping[str, Mapping[str, int]] | None = None
 ) -> VcStatus:
-    """cellUnits and cellQuota of a VC; an unknown VC gives quota unlimited and every SKU (§2.1)."""
+    """cellUnits and cellQuota of a VC; an unknown VC gives quota unlimited and every SKU (docs/openpai-model.md#skus-and-the-vc-status)."""
     units = resource_units(hived_config)
     cells = vc_leaf_cells(hived_config) if leaf_cells is None else leaf_cells
     if vc not in cells:
@@ -192,11 +192,11 @@ def plan_hived(
     hived_config: Mapping[str, Any],
     leaf_cells: Mapping[str, Mapping[str, int]] | None = None,
 ) -> HivedPlan:
-    """Every pod-scheduling-spec and every problem of §2, in the rest-server's order. Needs a schema-valid protocol."""
+    """Every pod-scheduling-spec and every problem of docs/openpai-model.md#from-protocol-to-hived-pod-scheduling-spec, in the rest-server's order. Needs a schema-valid protocol."""
     hived = js_get(protocol, "extras", "hivedScheduler")
     klass = js_get(hived, "jobPriorityClass")
     opportunistic = klass == "oppo"
-    gang = js_get(protocol, "extras", "gangAllocation", default=True) is True  # only `=== true` is gang (§2.5)
+    gang = js_get(protocol, "extras", "gangAllocation", default=True) is True  # only `=== true` is gang (docs/openpai-model.md#gang-allocation-and-affinity-groups)
     vc = js_get(protocol, "defaults", "virtualCluster", default="default")
     status = vc_status(hived_config, vc, leaf_cells)
     units = resource_units(hived_config)
@@ -242,7 +242,7 @@ def _base_spec(vc: str, priority: int | None, hived: Any, role: str) -> dict[str
         "leafCellType": js_get(hived, "taskRoles", role, "skuType"),
         "leafCellNumber": 0,
     }
-    for flag in ("gangReleaseEnable", "lazyPreemptionEnable", "ignoreK8sSuggestedNodes"):  # job-wide, §2.3
+    for flag in ("gangReleaseEnable", "lazyPreemptionEnable", "ignoreK8sSuggestedNodes"):  # job-wide, docs/openpai-model.md#the-spec-per-task-role
         if isinstance(hived, Mapping) and flag in hived:
             spec[flag] = hived[flag]
     spec["affinityGroup"] = None
@@ -263,7 +263,7 @@ def _leaf_cell_number(
     opportunistic: bool, problems: list[Problem],
 ) -> int | None:
     if sku_type is not None:
-        if sku_type not in units:  # the friendly "unknown skuType" check comes too late (§2.8)
+        if sku_type not in units:  # the friendly "unknown skuType" check comes too late (docs/openpai-model.md#admission-errors)
             problems.append(Problem(500, "", "Cannot read property 'gpu' of undefined",
                                     f"/extras/hivedScheduler/taskRoles/{role}/skuType"))
             return None
@@ -289,7 +289,7 @@ def _named_groups(
     protocol: Mapping[str, Any], hived: Any, specs: Mapping[str, dict[str, Any]], status: VcStatus,
     units: Mapping[str, Sku], opportunistic: bool, vc: str, problems: list[Problem],
 ) -> dict[str, list[dict[str, Any]]]:
-    """The checks on `extras.hivedScheduler.taskRoles` and the named affinity groups (§2.4, §2.8)."""
+    """The checks on `extras.hivedScheduler.taskRoles` and the named affinity groups (docs/openpai-model.md#gang-allocation-and-affinity-groups, docs/openpai-model.md#admission-errors)."""
     groups: dict[str, list[dict[str, Any]]] = {}
     group_keys: dict[str, tuple[Any, Any]] = {}
     hived_roles = js_get(hived, "taskRoles") if isinstance(hived, Mapping) else None
@@ -319,12 +319,12 @@ def _named_groups(
 
 
 def pod_scheduling_specs(protocol: Mapping[str, Any], user: str, hived_config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """Task role -> the pod-scheduling-spec the rest-server writes into the pod annotation (§2.3)."""
+    """Task role -> the pod-scheduling-spec the rest-server writes into the pod annotation (docs/openpai-model.md#the-spec-per-task-role)."""
     return plan_hived(protocol, user, hived_config).specs
 
 
 def dump_crash(specs: Mapping[str, Mapping[str, Any]]) -> Problem | None:
-    """js-yaml cannot dump `undefined`: a gang member without podNumber is an HTTP 500 (§2.8)."""
+    """js-yaml cannot dump `undefined`: a gang member without podNumber is an HTTP 500 (docs/openpai-model.md#admission-errors)."""
     for role, spec in specs.items():
         group = spec.get("affinityGroup")
         if isinstance(group, Mapping) and any("podNumber" not in m for m in group.get("members", ())):

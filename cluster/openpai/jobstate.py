@@ -45,9 +45,9 @@ EXIT_SPECS: dict[int, ExitSpec] = {spec.code: spec for spec in _SPECS}
 
 # The codes the simulated cluster produces, by name.
 CODE_SUCCEEDED = 0
-CODE_POD_EXTERNAL_DELETED = -101  # a preempted pod (§3.4)
+CODE_POD_EXTERNAL_DELETED = -101  # a preempted pod (docs/openpai-model.md#waiting-preemption-and-stop)
 CODE_STOP_REQUESTED = -210
-CODE_ATTEMPT_COMPLETION = -220  # a task killed because its framework attempt completed (§3.5)
+CODE_ATTEMPT_COMPLETION = -220  # a task killed because its framework attempt completed (docs/openpai-model.md#job-states)
 
 DIAGNOSTICS = {
     CODE_POD_EXTERNAL_DELETED: "Pod is being deleted by others",
@@ -71,12 +71,12 @@ class RetryPolicy:
 
 
 def task_retry_policy(gang: bool, task_retry_count: int = 0) -> RetryPolicy:
-    """§2.5: a gang job's tasks never retry on their own; a non-gang job's tasks use fancy retry."""
+    """docs/openpai-model.md#gang-allocation-and-affinity-groups: a gang job's tasks never retry on their own; a non-gang job's tasks use fancy retry."""
     return RetryPolicy(False, 0) if gang else RetryPolicy(True, task_retry_count)
 
 
 def framework_retry_policy(job_retry_count: int = 0) -> RetryPolicy:
-    """§3.2: every Framework uses fancy retry with jobRetryCount."""
+    """docs/openpai-model.md#the-framework-object: every Framework uses fancy retry with jobRetryCount."""
     return RetryPolicy(True, job_retry_count)
 
 
@@ -88,7 +88,7 @@ class RetryDecision:
 
 
 def should_retry(policy: RetryPolicy, code: int, accountable_retried: int) -> RetryDecision:
-    """FC's RetryPolicySpec: fancy policy retries transient failures always and unaccountably (§3.4 step 3),
+    """FC's RetryPolicySpec: fancy policy retries transient failures always and unaccountably (docs/openpai-model.md#waiting-preemption-and-stop step 3),
     never retries permanent ones; otherwise an accountable retry while under maxRetryCount (−2 = always)."""
     spec = exit_spec(code)
     if spec.type_name == SUCCEEDED:
@@ -134,7 +134,7 @@ def attempt_completion(
 
     `policies` maps FC task-role name -> (policy, task count). Checked on the trigger's task role: enough failed
     tasks fail the attempt with the trigger's code; enough succeeded tasks succeed it (the other tasks are then
-    killed, §3.5); once every task of every role completed without either, the attempt succeeds.
+    killed, docs/openpai-model.md#job-states); once every task of every role completed without either, the attempt succeeds.
     """
     policy, _ = policies[trigger.task_role]
     in_role = [t for t in completed if t.task_role == trigger.task_role]
@@ -160,7 +160,7 @@ _DELETING_FC = ("AttemptDeletionPending", "AttemptDeletionRequested", "AttemptDe
 
 
 def rest_state(fc_state: str, code: int | None = None, retry_delay_sec: int | None = None) -> str:
-    """OpenPAI's REST state of a job (or task) from its FC state (§3.5)."""
+    """OpenPAI's REST state of a job (or task) from its FC state (docs/openpai-model.md#job-states)."""
     if fc_state in _WAITING_FC:
         return "WAITING"
     if fc_state == "AttemptRunning":

@@ -17,7 +17,7 @@ def job_id(user: str, job_name: str) -> str:
 def framework_name(user: str, job_name: str) -> str:
     """The Framework name: md5 hex of `user~job`.
 
-    §3.1: a name without `~` or starting with `unknown` is lower-cased with non-alphanumerics removed instead;
+    docs/openpai-model.md#framework-names: a name without `~` or starting with `unknown` is lower-cased with non-alphanumerics removed instead;
     that only happens for legacy jobs (user `unknown`), reproduced for completeness.
     """
     key = job_id(user, job_name)
@@ -45,11 +45,11 @@ def priority_class_name(framework: str) -> str:
 
 
 def scheduler_name(virtual_cluster: str) -> str:
-    """OpenPAI runs one K8s default scheduler per VC, each with HiveD as its extender (§2.7)."""
+    """OpenPAI runs one K8s default scheduler per VC, each with HiveD as its extender (docs/openpai-model.md#container-resources)."""
     return f"hivedscheduler-ds-{virtual_cluster}"
 
 
 def k8s_priority(hived_priority: int, submit_epoch_s: int) -> int:
-    """The pod's K8s priority value (§3.3): higher HiveD priority first, then earlier submission."""
+    """The pod's K8s priority value (docs/openpai-model.md#pods): higher HiveD priority first, then earlier submission."""
     clamped = max(-1, min(126, hived_priority))
     return -(((126 - clamped) << 23) + (submit_epoch_s & ((1 << 23) - 1)))

@@ -28,7 +28,7 @@ class _JsYamlDumper(yaml.SafeDumper):
 
 
 def dump_scheduling_spec(spec: dict[str, Any]) -> str:
-    """The pod-scheduling-spec annotation text, keys in the order given (§2.3 lists rest-server's order)."""
+    """The pod-scheduling-spec annotation text, keys in the order given (docs/openpai-model.md#the-spec-per-task-role lists rest-server's order)."""
     return yaml.dump(spec, Dumper=_JsYamlDumper, sort_keys=False, default_flow_style=False, allow_unicode=True)
 
 
@@ -226,7 +226,7 @@ def _pod_status(job: JobInfo, pod: PodState) -> dict[str, Any]:
 
 
 def pod_object(job: JobInfo, pod: PodState) -> dict[str, Any]:
-    """The Pod as the API server serves it (labels §3.3, annotations §3.3 + HiveD's at bind, spec §2.7/§3.3)."""
+    """The Pod as the API server serves it (labels docs/openpai-model.md#pods, annotations docs/openpai-model.md#pods + HiveD's at bind, docs/openpai-model.md#container-resources/docs/openpai-model.md#pods)."""
     fw = job.framework
     role = job.role(pod.task_role)
     init, app = _containers(job, role)
@@ -434,7 +434,7 @@ def _framework_spec(job: JobInfo) -> dict[str, Any]:
 
 
 def framework_object(job: JobInfo, fw: FrameworkState) -> dict[str, Any]:
-    """The Framework as FrameworkController v0.8.0 serves it (§3.2); pod templates are left out of the spec."""
+    """The Framework as FrameworkController v0.8.0 serves it (docs/openpai-model.md#the-framework-object); pod templates are left out of the spec."""
     trigger = None
     if fw.trigger is not None:
         trigger = {"taskRoleName": fw.trigger[0], "taskIndex": fw.trigger[1], "message": fw.trigger[2]}

@@ -2,14 +2,14 @@
 
 Three steps, in the rest-server's order:
 
-1. `parse_yaml(text)`: js-yaml 3 `safeLoad` semantics (YAML 1.2 core schema, §1.6), with the position of every key,
+1. `parse_yaml(text)`: js-yaml 3 `safeLoad` semantics (YAML 1.2 core schema, docs/openpai-model.md#yaml-dialect), with the position of every key,
    the places where PyYAML (YAML 1.1) would read a value differently, and bounds on the work (nodes after alias
    expansion, nesting depth) instead of trusting the input.
 2. `schema_issues(protocol)`: the JSON Schema of `configs/schemas/job-protocol.schema.json` (the protocol schema and
-   the HiveD schema, §1.3); each issue says which of the two schemas it belongs to.
-3. `semantic_issues(protocol)`: the checks after the schema (§1.4) with the rest-server's messages.
+   the HiveD schema, docs/openpai-model.md#task-roles); each issue says which of the two schemas it belongs to.
+3. `semantic_issues(protocol)`: the checks after the schema (docs/openpai-model.md#checks-after-the-schema) with the rest-server's messages.
 
-Rendering (§1.5) is in `hivedlab.cluster.openpai.admission`.
+Rendering (docs/openpai-model.md#rendering-and-defaults) is in `hivedlab.cluster.openpai.admission`.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ MAX_NODES = 100_000  # nodes built after alias expansion; a job has a few hundre
 MAX_DEPTH = 100  # nesting levels; a job has about 6
 
 # ---------------------------------------------------------------------------------------------------------------
-# YAML: js-yaml 3.13 safeLoad (§1.6)
+# YAML: js-yaml 3.13 safeLoad (docs/openpai-model.md#yaml-dialect)
 # ---------------------------------------------------------------------------------------------------------------
 
 _STR, _NULL, _BOOL, _INT, _FLOAT, _TS, _MERGE = (
@@ -65,7 +65,7 @@ def _tag_of(node: ScalarNode) -> tuple[str, bool]:
 
 
 class Timestamp(dict[str, Any]):
-    """An unquoted date: js-yaml makes it a JavaScript Date, which ajv sees as an object (§1.6)."""
+    """An unquoted date: js-yaml makes it a JavaScript Date, which ajv sees as an object (docs/openpai-model.md#yaml-dialect)."""
 
     def __init__(self, text: str) -> None:
         super().__init__()
@@ -126,7 +126,7 @@ else:  # pragma: no cover - PyYAML without libyaml
 
 
 class YamlError(Exception):
-    """The rest-server's js-yaml would refuse the text (HTTP 500, §0.1); line/col are 1-based (0 = unknown)."""
+    """The rest-server's js-yaml would refuse the text (HTTP 500, docs/openpai-model.md#submission-pipeline); line/col are 1-based (0 = unknown)."""
 
     def __init__(self, message: str, line: int = 0, col: int = 0) -> None:
         super().__init__(message)
@@ -375,7 +375,7 @@ def _js_float(text: str) -> float | None:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# JSON Schema (§1.3)
+# JSON Schema (docs/openpai-model.md#task-roles)
 # ---------------------------------------------------------------------------------------------------------------
 
 STAGE_SCHEMA, STAGE_HIVED_SCHEMA = "schema", "hived_schema"
@@ -393,7 +393,7 @@ class Issue:
 
 
 def _python_patterns(node: Any) -> Any:
-    """ECMAScript's `$` is the very end; Python's also matches before a final newline (§1.3): use `\\Z`."""
+    """ECMAScript's `$` is the very end; Python's also matches before a final newline (docs/openpai-model.md#task-roles): use `\\Z`."""
     if isinstance(node, dict):
         out: dict[Any, Any] = {}
         for key, value in node.items():
@@ -542,7 +542,7 @@ def _jsonable(value: Any) -> Any:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Checks after the schema (§1.4)
+# Checks after the schema (docs/openpai-model.md#checks-after-the-schema)
 # ---------------------------------------------------------------------------------------------------------------
 
 STAGE_SEMANTIC = "semantic"

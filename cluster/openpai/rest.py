@@ -26,9 +26,9 @@ from hivedlab.basics.errors import HivedlabError
 
 TOKEN_ENV = "HIVEDLAB_PAI_TOKEN"
 TOKEN_FILE_ENV = "HIVEDLAB_PAI_TOKEN_FILE"
-DIRECT_PORT = 9186  # rest-server's hostPort; through pylon the prefix is /rest-server (§4.1)
+DIRECT_PORT = 9186  # rest-server's hostPort; through pylon the prefix is /rest-server (docs/openpai-model.md#tokens)
 TRANSIENT_STATUSES = (502, 503, 504)
-JOB_NAME = re.compile(r"^[a-zA-Z0-9_-]+$")  # §1.1
+JOB_NAME = re.compile(r"^[a-zA-Z0-9_-]+$")  # docs/openpai-model.md#top-level
 MAX_JOB_NAME = 255
 
 
@@ -144,7 +144,7 @@ def normalize_base_url(url: str) -> str:
 
 
 def explain(reply: RestReply, what: str) -> PaiError:
-    """Turn an error reply into one sentence that says what to do (§4.1, §4.3, §2.8)."""
+    """Turn an error reply into one sentence that says what to do (docs/openpai-model.md#tokens, docs/openpai-model.md#error-replies, docs/openpai-model.md#admission-errors)."""
     code, message, status = reply.code, reply.message, reply.status
     short = message.splitlines()[0][:300] if message else ""
     table: dict[str | None, tuple[str, str]] = {
@@ -183,13 +183,13 @@ def explain(reply: RestReply, what: str) -> PaiError:
     elif code in table:
         en, zh = table[code]
     elif status == 500 and ("property 'gpu'" in message or "reading 'gpu'" in message):
-        # §2.8: an unknown skuType crashes the rest-server instead of its friendly message
+        # docs/openpai-model.md#admission-errors: an unknown skuType crashes the rest-server instead of its friendly message
         en, zh = ("the job's skuType is not in the deployed HiveD config (rest-server 500 \"Cannot read property "
                   "'gpu'\"): switch the scheduler config with `hivedlab scheduler-config` or fix the job's skuType",
                   "任务的 skuType 不在已部署的 HiveD 配置中（rest-server 500）：请用 `hivedlab scheduler-config` "
                   "切换调度配置或修改任务的 skuType")
     elif status == 500 and "unacceptable kind of an object to dump" in message:
-        # §2.8: a gang job without `instances` under HiveD
+        # docs/openpai-model.md#admission-errors: a gang job without `instances` under HiveD
         en, zh = ("the job omits `instances` in a task role, which the rest-server cannot handle for gang jobs under "
                   "HiveD (500): add `instances: 1`",
                   "任务的某个 taskRole 省略了 `instances`，HiveD 下的 gang 任务会导致 rest-server 500：请加上 "
@@ -309,7 +309,7 @@ class PaiClient:
             raise explain(reply, what)
         return reply.body
 
-    # -- endpoints (§4.2)
+    # -- endpoints (docs/openpai-model.md#endpoints)
 
     def info(self) -> dict[str, Any]:
         """`GET /api/v2/info` (no auth): `{name, version, launcherType, authnMethod}`; `version` may be null or absent
@@ -353,7 +353,7 @@ class PaiClient:
         return reply
 
     def job(self, user: str, job_name: str) -> dict[str, Any] | None:
-        """The job detail (§3.6), or None when the cluster does not know the job."""
+        """The job detail (docs/openpai-model.md#endpoints), or None when the cluster does not know the job."""
         reply = self.request("GET", f"/api/v2/jobs/{_job_path(user, job_name)}")
         if reply.status == 404 and reply.code in ("NoJobError", None):
             return None
@@ -412,6 +412,6 @@ def _decode(response: requests.Response) -> Any:
     if not text:
         return None
     try:
-        return json.loads(text)  # §4.2: /config is JSON even when labelled text/yaml
+        return json.loads(text)  # docs/openpai-model.md#endpoints: /config is JSON even when labelled text/yaml
     except ValueError:
         return text

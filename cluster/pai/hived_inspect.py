@@ -49,7 +49,7 @@ def wait_for_vcs(
 ) -> bool:
     """Poll until HiveD shows exactly the `expected` VCs (and, for a mapping, their leaf-cell counts).
 
-    HiveD restarts when its config changes (§5.1), so refused connections and 5xx while it restarts are expected:
+    HiveD restarts when its config changes (docs/openpai-model.md#services-configuration), so refused connections and 5xx while it restarts are expected:
     they are reported to `on_poll` and polled again. Returns False when `timeout_s` passes first.
     """
     deadline = clock() + timeout_s

@@ -35,7 +35,7 @@ from hivedlab.cluster.sim.framework import FrameworkController
 from hivedlab.cluster.sim.jobs import SimJob, TaskKey
 from hivedlab.cluster.sim.store import seconds_to_us
 
-WAIT_PREFIX = "Pod is waiting for preemptible or free resource to appear: "  # HiveD's filter reply (§4.2)
+WAIT_PREFIX = "Pod is waiting for preemptible or free resource to appear: "  # HiveD's filter reply (docs/hived-config-and-cells.md#wait-reasons)
 MAX_STEPS_PER_INSTANT = 10_000
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: same results, 20x faster
 
@@ -103,7 +103,7 @@ class SimCluster(FrameworkController):
         if job is None:
             return JobStatus(user=user, job_name=job_name, state="UNKNOWN")
         fw = job.framework
-        if fw is None:  # the DB's mock status before the Framework exists (§3.5)
+        if fw is None:  # the DB's mock status before the Framework exists (docs/openpai-model.md#job-states)
             return JobStatus(user=user, job_name=job_name, state="WAITING", waiting=job.waiting, ran=job.ran)
         tasks = tuple(
             TaskStatus(

@@ -288,7 +288,7 @@ class FrameworkController:
         self._emit_framework(job)
 
     def _new_attempt(self, job: SimJob, accountable: bool) -> None:
-        """A new framework attempt (§3.4 step 4): new ConfigMap, same pod names, new uids."""
+        """A new framework attempt (docs/openpai-model.md#waiting-preemption-and-stop step 4): new ConfigMap, same pod names, new uids."""
         fw = job.framework
         assert fw is not None
         now = self.clock.k8s_time()

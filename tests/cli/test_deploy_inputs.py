@@ -57,7 +57,7 @@ def test_files_are_byte_exact(cli, tmp_path):
 def test_scripts_grep_the_branch_and_tag(cli, tmp_path):
     _, out = run(cli, tmp_path, "--branch", "pai-1.2.y")
     for key, expected in (("branch_name", "pai-1.2.y"), ("docker_image_tag", "v1.2.0")):
-        # how quick-start-service.sh reads them (§5.3)
+        # how quick-start-service.sh reads them (docs/openpai-model.md#quick-start-inputs)
         done = subprocess.run(f"grep {key} {out / 'config.yaml'} | tr -d '[:space:]' | cut -d: -f2",
                               shell=True, capture_output=True, text=True, check=True)
         assert done.stdout.strip("\n") == expected

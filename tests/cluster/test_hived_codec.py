@@ -1,4 +1,4 @@
-"""HiveD's annotation texts (spec §2.2, §2.3, §4.1)."""
+"""HiveD's annotation texts (docs/hived-config-and-cells.md#the-pod-scheduling-spec, docs/hived-config-and-cells.md#spec-validation, docs/hived-config-and-cells.md#bind-info-and-the-pod-annotations)."""
 
 from __future__ import annotations
 

@@ -3,8 +3,8 @@
 Each op of the file's `conventions` maps onto the model's API (`hivedlab.cluster.hived`):
 schedule -> `HivedScheduler.schedule` (+ `add_allocated_pod` on a bind when `bindOnSuccess`), deletes ->
 `delete_allocated_pod` / `delete_unallocated_pod`, node events -> `set_node_bad` / `set_node_healthy`,
-restart -> a new `HivedScheduler` plus `add_allocated_pod` of every bound pod from its bind info (spec §3.12),
-inspect / assert -> the inspect views (spec §4.3). A unit step is held to both the Go test's `expect` and the
+restart -> a new `HivedScheduler` plus `add_allocated_pod` of every bound pod from its bind info (docs/hived-model.md#restart-and-recovery),
+inspect / assert -> the inspect views (docs/hived-config-and-cells.md#inspect-api). A unit step is held to both the Go test's `expect` and the
 replay's `observed`; an observed step to `observed`. Outcomes the file marks random are checked for validity.
 The first step that differs stops the flow with a message naming the case, the step, and both sides.
 """
@@ -170,7 +170,7 @@ class FlowRunner:
             same("wait reason", observed.get("reason"), outcome.reason)
         elif kind == "error":
             same("user error message", observed.get("message"), outcome.message)
-            same("HTTP code", observed.get("code"), 400)  # spec §2.3: every user error is a 400
+            same("HTTP code", observed.get("code"), 400)  # docs/hived-config-and-cells.md#spec-validation: every user error is a 400
         else:
             self._check_victims(observed, victim_names(outcome.victims))
 
@@ -224,7 +224,7 @@ class FlowRunner:
             raise FlowMismatch(f"{self.case.id}: leaf types of the binds: HiveD {dict(hived)}, model {dict(model)}")
 
     def _check_group_after(self, observed: Mapping[str, Any]) -> None:
-        """The group's state after the call, in the listing and in the one-group view (spec §4.3)."""
+        """The group's state after the call, in the listing and in the one-group view (docs/hived-config-and-cells.md#inspect-api)."""
         after = observed.get("groupAfter")
         if after is None:
             return
@@ -270,7 +270,7 @@ class FlowRunner:
     _op_node_bad = _op_set_bad_node
     _op_node_healthy = _op_set_healthy_node
 
-    # -- restart (spec §3.12) -------------------------------------------------------------------------------
+    # -- restart (docs/hived-model.md#restart-and-recovery) ------------------------------------------------------------
 
     def _op_restart(self, step: Step) -> None:
         self.sched = self._start(step.raw["config"])
@@ -295,7 +295,7 @@ class FlowRunner:
             same(f"group {name} after the restart", dict(wanted), actual)
 
     def _recovered_bind_info(self, info: Any) -> Any:
-        """What HiveD reads back on restart: the pod-bind-info annotation (spec §3.12, §4.1)."""
+        """What HiveD reads back on restart: the pod-bind-info annotation (docs/hived-model.md#restart-and-recovery, docs/hived-config-and-cells.md#bind-info-and-the-pod-annotations)."""
         if self.codec is None:
             return self.api.BindInfo.from_dict(info.to_dict())
         return self.codec.load_bind_info(self.codec.dump_bind_info(info))

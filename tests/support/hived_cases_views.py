@@ -1,4 +1,4 @@
-"""Turn the HiveD model's outputs (decisions, inspect-API JSON of spec §4.3) into the shapes the cases file records.
+"""Turn the HiveD model's outputs (decisions, inspect-API JSON of docs/hived-config-and-cells.md#inspect-api) into the shapes the cases file records.
 
 Pure functions: each takes what the model returned and gives the comparable form of `hived-cases.yaml`'s
 `observed` entries, so the flow runner can compare with `==` and print both sides when they differ.
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-FREE_PRIORITY = -2  # spec §2.4: internally a free cell has priority -2
+FREE_PRIORITY = -2  # docs/hived-config-and-cells.md#priorities-and-preemption: internally a free cell has priority -2
 
 
 def plain(value: Any) -> Any:
@@ -111,8 +111,8 @@ def observed_group_summary(observed: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def has_virtual_placement(status: Mapping[str, Any]) -> bool:
-    """spec §4.3: `virtualPlacement` is absent for opportunistic and lazy-preempted groups; a group whose cells are
-    all unknown after a reconfiguration (§3.12) keeps an empty one."""
+    """docs/hived-config-and-cells.md#inspect-api: `virtualPlacement` is absent for opportunistic and lazy-preempted groups; a group whose cells are
+    all unknown after a reconfiguration (docs/hived-model.md#restart-and-recovery) keeps an empty one."""
     return status.get("virtualPlacement") is not None
 
 
@@ -148,10 +148,10 @@ def vc_cell_summary(cell: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def physical_leaves(physical_cluster: Any) -> dict[tuple[str, int], list[Mapping[str, Any]]]:
-    """(node, leaf index) -> the physical leaf cell statuses there (a node may sit in several chains, spec §1.5).
+    """(node, leaf index) -> the physical leaf cell statuses there (a node may sit in several chains, docs/hived-config-and-cells.md#physical-cells).
 
     A node-level cell's node name is the last `/` segment of its address; a leaf's index is the last segment of
-    its address (spec §1.5)."""
+    its address (docs/hived-config-and-cells.md#physical-cells)."""
     leaves: dict[tuple[str, int], list[Mapping[str, Any]]] = {}
 
     def walk(cells: Any, node: str | None) -> None:
@@ -169,7 +169,7 @@ def physical_leaves(physical_cluster: Any) -> dict[tuple[str, int], list[Mapping
 
 
 def node_leaf_types(physical_cluster: Any) -> dict[str, str]:
-    """node -> leaf cell type, from the top-level cells' `leafCellType` (spec §4.3)."""
+    """node -> leaf cell type, from the top-level cells' `leafCellType` (docs/hived-config-and-cells.md#inspect-api)."""
     types: dict[str, str] = {}
     for top in physical_cluster or []:
         for (node, _index), _cells in physical_leaves([top]).items():
@@ -192,7 +192,7 @@ def cell_label(cell: Mapping[str, Any], using: str | None, reserving: str | None
 
 def cell_users(groups: Mapping[str, Mapping[str, Any]]) -> dict[tuple[str, int], dict[str, str]]:
     """(node, leaf) -> {"using": group, "reserving": group} from the groups' physical placements: a Preempting
-    group reserves its cells, any other group uses them (spec §3.7, §3.14)."""
+    group reserves its cells, any other group uses them (docs/hived-config-and-cells.md#priorities-and-preemption, docs/hived-config-and-cells.md#affinity-group-states)."""
     users: dict[tuple[str, int], dict[str, str]] = {}
     for name, group in groups.items():
         status = group.get("status") or {}

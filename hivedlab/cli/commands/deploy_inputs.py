@@ -37,7 +37,7 @@ PASSWORD_ENV = "HIVEDLAB_SSH_PASSWORD"
 FIXED_BRANCH = "pai-1.2.y"
 SAFE_VALUE = re.compile(r"^[A-Za-z0-9._/-]+$")
 DEFAULT_OUT = "~/pai-inputs"
-MAX_CPUS_V120 = 50  # §5.2: the v1.2.0 generator crashes on a worker with > 50 allocatable CPUs
+MAX_CPUS_V120 = 50  # docs/openpai-model.md#what-quick-start-generates: the v1.2.0 generator crashes on a worker with > 50 allocatable CPUs
 
 EXAMPLES = """\
   hivedlab deploy-inputs --inventory group.yaml --password paiopen   # writes ~/pai-inputs/{master,worker}.csv, config.yaml
@@ -47,12 +47,12 @@ EXAMPLES = """\
 
 
 def host_csv(members: tuple[Member, ...]) -> str:
-    """`hostname,ip` per line, no header, no blank line, no spaces (§5.3)."""
+    """`hostname,ip` per line, no header, no blank line, no spaces (docs/openpai-model.md#quick-start-inputs)."""
     return "".join(f"{m.hostname.strip()},{m.ip.strip()}\n" for m in members)
 
 
 def quickstart_config(user: str, password: str, branch: str, image_tag: str) -> str:
-    """The quick-start `config.yaml`: the two keys the scripts grep for stay unquoted, one per line (§5.3)."""
+    """The quick-start `config.yaml`: the two keys the scripts grep for stay unquoted, one per line (docs/openpai-model.md#quick-start-inputs)."""
     # user and password are read as YAML (quoted by PyYAML only when needed, e.g. a password of digits)
     credentials = yaml.safe_dump({"user": user, "password": password}, sort_keys=False, allow_unicode=True, width=1000)
     return (

@@ -1,4 +1,4 @@
-"""HiveD's load-time rules (spec §1.7) against the recorded `configLoadCases`, plus address inference (§1.5)."""
+"""HiveD's load-time rules (docs/hived-config-and-cells.md#load-time-rules-and-errors) against the recorded `configLoadCases`, plus address inference (docs/hived-config-and-cells.md#physical-cells)."""
 
 from __future__ import annotations
 

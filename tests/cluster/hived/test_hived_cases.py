@@ -172,7 +172,7 @@ def test_unit_steps_resolve_pods_and_groups() -> None:
 
 
 def test_group_after_names_the_pods_own_group() -> None:
-    """The runner finds a pod's group by `group_of` (spec §2.2); the file's `groupAfter` agrees for every step."""
+    """The runner finds a pod's group by `group_of` (docs/hived-config-and-cells.md#the-pod-scheduling-spec); the file's `groupAfter` agrees for every step."""
     checked = 0
     for case in DATA.all_cases:
         specs: dict[str, Any] = {}

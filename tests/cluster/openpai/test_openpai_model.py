@@ -36,7 +36,7 @@ from hivedlab.cluster.openpai.objects import (
     [
         ("admin", "job-config-0", "13c3e7e8cfac2009119395723466e92a"),
         ("admin", "hello-world-job", "5128d5bf25c599739d8283e84a9967f4"),
-        ("unknown", "Old_Job", "unknownoldjob"),  # legacy: no md5 (§3.1)
+        ("unknown", "Old_Job", "unknownoldjob"),  # legacy: no md5 (docs/openpai-model.md#framework-names)
     ],
 )
 def test_framework_name(user: str, job: str, expected: str) -> None:
