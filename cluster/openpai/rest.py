@@ -354,11 +354,16 @@ class PaiClient:
 
     def job(self, user: str, job_name: str) -> dict[str, Any] | None:
         """The job detail (docs/openpai-model.md#endpoints), or None when the cluster does not know the job."""
-        reply = self.request("GET", f"/api/v2/jobs/{_job_path(user, job_name)}")
-        if reply.status == 404 and reply.code in ("NoJobError", None):
+        return self.get_object(f"/api/v2/jobs/{_job_path(user, job_name)}", "NoJobError", f"status of {user}~{job_name}")
+
+    def get_object(self, path: str, missing_code: str, doing: str) -> dict[str, Any] | None:
+        """`GET path`: the JSON object, or None on a 404 with `missing_code` (or none); anything else says what failed
+        while `doing`."""
+        reply = self.request("GET", path)
+        if reply.status == 404 and reply.code in (missing_code, None):
             return None
         if reply.status != 200 or not isinstance(reply.body, dict):
-            raise explain(reply, f"status of {user}~{job_name}")
+            raise explain(reply, doing)
         return reply.body
 
     def stop(self, user: str, job_name: str) -> RestReply:

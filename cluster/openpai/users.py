@@ -20,12 +20,7 @@ TOKEN_LIFETIME_DAYS = 7  # rest-server's jwt-expire-time
 
 def get_user(client: PaiClient, username: str) -> dict[str, Any] | None:
     """`GET /api/v2/users/<name>`: the user object (`virtualCluster`, `admin`, ...), or None when there is none."""
-    reply = client.request("GET", f"/api/v2/users/{quote(username)}")
-    if reply.status == 404 and reply.code in ("NoUserError", None):
-        return None
-    if reply.status != 200 or not isinstance(reply.body, dict):
-        raise explain(reply, f"read user {username}")
-    return reply.body
+    return client.get_object(f"/api/v2/users/{quote(username)}", "NoUserError", f"read user {username}")
 
 
 def user_vcs(user: dict[str, Any]) -> list[str]:
