@@ -297,8 +297,7 @@ Since = Callable[[float | None], str]  # seconds after the log's first record ->
 def since_start(exp: ExperimentInputs) -> Since:
     """How the experiment's times print as T+: counted from the whole second of its first record (the T+0 the report
     names), so that a T+ time and the clock time of the same instant show the same second (`hivedlab.basics.clock`)."""
-    when = parse_time(exp.timeline.started)
-    into_second = when.timestamp() % 1 if when else 0.0
+    into_second = exp.timeline.into_second
     return lambda seconds: clock(None if seconds is None else seconds + into_second)
 
 

@@ -214,7 +214,7 @@ def test_t_plus_counts_from_the_whole_second_of_the_first_record():
 
     from hivedlab.checker.report.context import since_start
 
-    exp = SimpleNamespace(timeline=SimpleNamespace(started="2026-03-01T10:00:00.700000Z"))
+    exp = SimpleNamespace(timeline=SimpleNamespace(into_second=0.7))  # the first record at 10:00:00.7
     since = since_start(exp)  # an instant 10:01:10.2 is 69.5 s after the first record
     assert since(69.5) == "T+0:01:10" and since(None) == ""
 
