@@ -165,3 +165,15 @@ def test_a_markdown_name_must_be_the_repositorys(text, outside):
     cited = [m.group(1) for m in MD_NAME.finditer(text)]
     missing = [name for name in cited if not _in_repository(ROOT / "docs" / "page.md", name, known_markdown())]
     assert bool(missing) is outside, cited
+
+
+@pytest.mark.parametrize(
+    ("heading", "anchor"),
+    [
+        ("HiveD's inspect API", "hiveds-inspect-api"),
+        ("`schedule(pod, spec, suggested_nodes, phase)`", "schedulepod-spec-suggested_nodes-phase"),
+        ("Framework, pods and events", "framework-pods-and-events"),
+    ],
+)
+def test_slug(heading, anchor):
+    assert slug(heading) == anchor
