@@ -97,7 +97,7 @@ def bench_watcher(changes: int) -> dict[str, float]:
     import kubernetes
     from tests.checker.k8s_server import FakeApiServer
 
-    from hivedlab.cluster.watcher import Watcher
+    from hivedlab.backends.watcher import Watcher
     from hivedlab.evidence import EvidenceWriter, read_evidence
 
     filler = {"annotations": {f"note-{i}": "x" * 100 for i in range(20)}}  # ~3 kB objects, like real pods

@@ -56,8 +56,8 @@ def _replay_once(trace_memory: bool) -> tuple[float, float, list[float], dict[st
     import yaml
 
     sys.path.insert(0, str(ROOT))
-    from hivedlab.cluster.hived import load_config
-    from hivedlab.cluster.replay import Replay
+    from hivedlab.backends.replay import Replay
+    from hivedlab.models.hived import load_config
 
     ops = json.loads(OPS.read_text(encoding="utf-8"))
     if trace_memory:

@@ -10,7 +10,7 @@ from find_venv import use_repository_venv
 
 if __name__ == "__main__":
     use_repository_venv()
-    from hivedlab.labs.front import run_command_step
+    from hivedlab.lab_scripts import run_command_step
 
     sys.exit(run_command_step(
         "2.1",

@@ -11,7 +11,7 @@ from find_venv import use_repository_venv
 
 if __name__ == "__main__":
     use_repository_venv()
-    from hivedlab.labs.front import run_command_step
+    from hivedlab.lab_scripts import run_command_step
 
     step = "4.5" if sys.argv[1:2] == ["one-vc"] else "4.1"
     sys.exit(run_command_step(

@@ -10,6 +10,6 @@ from find_venv import use_repository_venv
 
 if __name__ == "__main__":
     use_repository_venv()
-    from hivedlab.labs.front import run_experiment_step
+    from hivedlab.lab_scripts import run_experiment_step
 
     sys.exit(run_experiment_step("priority", sys.argv[1:]))

@@ -274,10 +274,10 @@ def _judged(path: Path) -> dict:
 
 @pytest.mark.parametrize("experiment", ["vc-safety", "priority", "opportunistic", "gang", "incremental"])
 def test_a_log_of_two_sessions_is_judged_as_one_session(tmp_path: Path, experiment: str) -> None:
+    from hivedlab.backends.sim import SimCluster
     from hivedlab.checker.plans import load_plan
-    from hivedlab.cluster.sim import SimCluster
     from hivedlab.group.inventory import load_inventory
-    from hivedlab.labs.runner import RunContext, experiment_seed, run_experiments
+    from hivedlab.runner import RunContext, experiment_seed, run_experiments
 
     ctx = RunContext(tmp_path / "run", "sim", 1, load_inventory(), "s1")
     run_experiments([load_plan(experiment)], lambda plan, w: SimCluster(w, experiment_seed(1, plan.id)), ctx)

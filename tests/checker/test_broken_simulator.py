@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from hivedlab.cluster import hived
-from hivedlab.cluster.sim import SimCluster, hooks
-from tests.cluster.sim.test_lab_experiments import run
+from hivedlab.backends.sim import SimCluster, hooks
+from hivedlab.models import hived
+from tests.backends.sim.test_lab_experiments import run
 
 
 def judged(cli: Callable[..., Any], tmp_path: Path, experiment: str) -> dict[str, Any]:

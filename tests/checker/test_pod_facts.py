@@ -1,4 +1,4 @@
-"""Each VC's cells in a HiveD config (checker/pod_facts.py `vc_cells_from_config`) and a pod's priority."""
+"""Each VC's cells in a HiveD config (src/hivedlab/checker/pod_facts.py `vc_cells_from_config`) and a pod's priority."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import yaml
 
 from hivedlab.checker.pod_facts import LeafCell, pod_priority, vc_cells_from_config
 from hivedlab.checker.timeline import build_timeline
-from hivedlab.cluster.hived.annotations import SCHEDULING_SPEC
 from hivedlab.evidence import Record
 from hivedlab.group.inventory import Inventory, Member
 from hivedlab.group.layouts import plan_layout
+from hivedlab.models.hived.annotations import SCHEDULING_SPEC
 
 SKU = {"gpu": 1, "cpu": 2, "memory": "4096Mi"}
 

@@ -1,4 +1,4 @@
-"""The rule kinds for a config switch (checker/rules/reconfig.py) on hand-made timelines: what each says when the
+"""The rule kinds for a config switch (src/hivedlab/checker/rules/reconfig.py) on hand-made timelines: what each says when the
 evidence contradicts HiveD's work-preserving reconfiguration, or lacks the switch."""
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ CASES = [
     ("chain-broken-at-record-7.jsonl", Q, [Q, Q]),
     ("mixed-nodes-of-another-cluster.jsonl", Q, [Q, Q]),
     ("mixed-two-experiments.jsonl", Q, [Q, Q]),
-    # logs written by the simulated cluster (cluster/sim) through EvidenceWriter, copied as they were
+    # logs written by the simulated cluster (src/hivedlab/backends/sim) through EvidenceWriter, copied as they were
     ("from-simulator-vc-safety.jsonl", C, [C, C, C]),
     ("from-simulator-priority.jsonl", C, [C, C, C]),
     ("from-simulator-opportunistic.jsonl", C, [C, C, C]),

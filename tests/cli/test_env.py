@@ -19,7 +19,7 @@ from tests.support.paths import ROOT
 
 SCRIPT = ROOT / "labs" / "00_check_env.py"
 SCHEMA = json.loads((ROOT / "configs" / "schemas" / "environment-record.schema.json").read_text(encoding="utf-8"))
-envcheck = importlib.import_module("hivedlab.labs.00_check_env")
+envcheck = importlib.import_module("hivedlab.envcheck")
 
 
 TCP_HEADER = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"

@@ -58,7 +58,7 @@ def test_records_until_sigint(cli, tmp_path: Path) -> None:
 
 
 def test_watcher_built_from_kubeconfig_as_the_real_backend_does(tmp_path: Path) -> None:
-    from hivedlab.cluster.watcher import Watcher
+    from hivedlab.backends.watcher import Watcher
     from hivedlab.evidence import EvidenceWriter
 
     log, config = tmp_path / "w.jsonl", tmp_path / "kubeconfig"

@@ -13,17 +13,17 @@ from typing import Any
 import jsonschema
 import pytest
 
+from hivedlab.backends.sim import SimCluster
 from hivedlab.basics.resources import SCHEMAS
 from hivedlab.checker.judge import judge_file
 from hivedlab.checker.plans import main_plans
 from hivedlab.checker.pod_facts import vc_cells_from_config
 from hivedlab.checker.verdicts import to_json
-from hivedlab.cluster.hived.annotations import LEAF_CELL_ISOLATION
-from hivedlab.cluster.sim import SimCluster
 from hivedlab.evidence import EvidenceWriter, read_evidence
 from hivedlab.group.inventory import Inventory, Member
 from hivedlab.group.layouts import SIM_WORKER
-from hivedlab.labs.runner import RunContext, experiment_seed, run_experiments
+from hivedlab.models.hived.annotations import LEAF_CELL_ISOLATION
+from hivedlab.runner import RunContext, experiment_seed, run_experiments
 from tests.support import forge
 
 # the group's workers' GPUs: the manual's 2×1, then the layouts the README promises an equivalent config for

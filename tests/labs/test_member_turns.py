@@ -15,7 +15,7 @@ from hivedlab.checker.plans import load_plan, main_plans
 from hivedlab.cli.main import main
 from hivedlab.evidence import read_evidence
 from hivedlab.group.inventory import load_inventory
-from hivedlab.labs.runner import Turn, is_group_plan, plan_turns
+from hivedlab.runner import Turn, is_group_plan, plan_turns
 from tests.conftest import CliResult
 from tests.support.paths import ROOT
 from tests.support.quick_charts import stub_charts

@@ -10,12 +10,12 @@ from typing import Any
 import jsonschema
 import pytest
 
+from hivedlab.backends.sim import SimCluster
 from hivedlab.basics.resources import SCHEMAS
 from hivedlab.checker.plans import PlanJob, SubmitStep, WaitStep, load_plan
-from hivedlab.cluster.sim import SimCluster
 from hivedlab.evidence import EvidenceWriter, read_evidence
 from hivedlab.group.inventory import load_inventory
-from hivedlab.labs.runner import (
+from hivedlab.runner import (
     PIPELINE,
     RunContext,
     experiment_seed,
@@ -213,7 +213,7 @@ def test_real_evidence_is_never_replaced_nor_mixed(tmp_path: Path) -> None:
 
 
 def test_a_resumed_real_run_appends_to_its_logs(tmp_path: Path) -> None:
-    """The runner side of a resume (the backend that skips what was submitted is tested over HTTP in tests/cluster/pai)."""
+    """The runner side of a resume (the backend that skips what was submitted is tested over HTTP in tests/backends/pai)."""
     ctx = RunContext(tmp_path, "pai", None, INVENTORY, "20260101t000000")
     make = lambda plan, writer: SimCluster(writer, 1)  # noqa: E731 - a stand-in backend writing k8s-sourced records
     run_experiments([load_plan("gang")], make, ctx)
@@ -230,8 +230,8 @@ def test_a_resumed_real_run_appends_to_its_logs(tmp_path: Path) -> None:
 
 def test_pipeline_is_declared_once_and_survives_a_failing_step(tmp_path: Path, monkeypatch: Any) -> None:
     assert [step.name for step in PIPELINE] == ["verdicts", "report"]
+    from hivedlab import runner
     from hivedlab.basics.errors import HivedlabError
-    from hivedlab.labs import runner
 
     def broken(out: Path, runs: Any, lang: str) -> str:
         raise HivedlabError("no evidence")

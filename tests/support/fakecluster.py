@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from hivedlab.cluster.openpai.naming import framework_name
+from hivedlab.models.openpai.naming import framework_name
 from tests.support.fakepai import FakePai
 from tests.support.k8s_server import FakeApiServer
 

@@ -20,8 +20,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from hivedlab.cluster.k8s import RESOURCES as WATCHED
-from hivedlab.cluster.k8s import Clocks
+from hivedlab.backends.k8s import RESOURCES as WATCHED
+from hivedlab.backends.k8s import Clocks
 from hivedlab.evidence import format_time
 from tests.support.k8s_crd_server import FakeKubeApi
 

@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from hivedlab.cluster.hived.annotations import BIND_INFO, LEAF_CELL_ISOLATION
 from hivedlab.evidence import record_hash
+from hivedlab.models.hived.annotations import BIND_INFO, LEAF_CELL_ISOLATION
 from tests.support.paths import FIXTURES
 
 LOGS = FIXTURES / "logs"

@@ -1,6 +1,6 @@
 """Runs one recorded HiveD flow (`hived-cases.yaml`) against the HiveD model's API and compares every step.
 
-Each op of the file's `conventions` maps onto the model's API (`hivedlab.cluster.hived`):
+Each op of the file's `conventions` maps onto the model's API (`hivedlab.models.hived`):
 schedule -> `HivedScheduler.schedule` (+ `add_allocated_pod` on a bind when `bindOnSuccess`), deletes ->
 `delete_allocated_pod` / `delete_unallocated_pod`, node events -> `set_node_bad` / `set_node_healthy`,
 restart -> a new `HivedScheduler` plus `add_allocated_pod` of every bound pod from its bind info (docs/hived-model.md#restart-and-recovery),
@@ -57,7 +57,7 @@ def same(what: str, expected: Any, actual: Any, sides: tuple[str, str] = ("HiveD
 
 class FlowRunner:
     def __init__(self, data: CasesFile, case: Case, api: ModuleType, codec: ModuleType | None = None) -> None:
-        """`api` is `hivedlab.cluster.hived`; `codec` is `hivedlab.cluster.hived_codec` (annotation text: specYaml steps, and the
+        """`api` is `hivedlab.models.hived`; `codec` is `hivedlab.models.hived_codec` (annotation text: specYaml steps, and the
         bind info a restart recovers from)."""
         self.data = data
         self.case = case

@@ -1,5 +1,5 @@
 """An OpenPAI backend over a fake rest-server and a stub HiveD inspect API, with a watcher the test drives
-(the fixtures `world` and `_close_everything` are in tests/cluster/pai/conftest.py)."""
+(the fixtures `world` and `_close_everything` are in tests/backends/pai/conftest.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import io
 
 from rich.console import Console
 
-from hivedlab.cluster.pai import open_backend
-from hivedlab.cluster.pai.live import LiveView
+from hivedlab.backends.pai import open_backend
+from hivedlab.backends.pai.live import LiveView
 from hivedlab.evidence import EvidenceWriter
 from hivedlab.group.inventory import inventory_from_mapping
 from tests.support.local import json_reply
@@ -55,7 +55,7 @@ class StubHived:
 
 
 class ReplayWatcher:
-    """Stands in for hivedlab.cluster.watcher.Watcher: the test pushes objects, they go through the writer it was given."""
+    """Stands in for hivedlab.backends.watcher.Watcher: the test pushes objects, they go through the writer it was given."""
 
     def __init__(self, writer):
         self.writer, self.stopped = writer, False

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hivedlab.backends.sim import SimCluster
+from hivedlab.backends.sim.settings import SimSettings
 from hivedlab.basics.resources import JOBS
-from hivedlab.cluster.sim import SimCluster
-from hivedlab.cluster.sim.settings import SimSettings
 from hivedlab.evidence import EvidenceWriter
 from hivedlab.group.inventory import load_inventory
 from hivedlab.group.layouts import render_hived_config

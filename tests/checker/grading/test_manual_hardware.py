@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from hivedlab.backends.sim import SimCluster
 from hivedlab.checker.plans import Plan, load_plan
-from hivedlab.cluster.sim import SimCluster
 from hivedlab.evidence import EvidenceWriter
 from hivedlab.group.inventory import Inventory, Member
 from hivedlab.group.layouts import SIM_WORKER
-from hivedlab.labs.runner import RunContext, experiment_seed, run_experiments, run_pipeline
+from hivedlab.runner import RunContext, experiment_seed, run_experiments, run_pipeline
 from tests.support.graded_runs import grade
 
 GROUP = Inventory("solo", (Member("Ana", "ana", ("dev-box",), "box-ana", "192.0.2.1"),

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from hivedlab.checker.validate import ERROR, validate_paths
-from hivedlab.cluster.kubeflow.manifests import FORMS
+from hivedlab.models.kubeflow.manifests import FORMS
 from tests.support.paths import FIXTURES, ROOT
 
 SHIPPED = sorted((ROOT / "jobs" / "kubeflow").glob("*/*.yaml"))

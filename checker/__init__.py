@@ -1,1 +1,0 @@
-"""Evidence, watching, timelines, verdicts, reports, grading and validation. Never imports a backend."""

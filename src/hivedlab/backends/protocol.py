@@ -1,0 +1,118 @@
+"""The interface the cluster backends implement: the simulated cluster (`hivedlab.backends.sim`), a real
+OpenPAI v1.2.0 + HiveD v0.3.4 cluster (`hivedlab.backends.pai`) and a plain Kubernetes cluster with Kubeflow's TFJob
+(`hivedlab.backends.k8s`, docs/kubeflow-on-kubernetes.md).
+
+The runner (`src/hivedlab/runner.py`) drives a plan only through this interface. A backend writes every object it
+observes (Pods, core/v1 Events, Frameworks) into the run's `EvidenceWriter`; the runner writes the action
+records (`plan`, `config-switch`, `submit`, `stop`, `step`, `end`) through the same writer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+# REST job / task states of OpenPAI v1.2.0 (docs/openpai-model.md#job-states)
+JOB_STATES = ("WAITING", "RUNNING", "STOPPING", "SUCCEEDED", "FAILED", "STOPPED", "UNKNOWN")
+FINISHED_STATES = ("SUCCEEDED", "FAILED", "STOPPED")
+
+
+@dataclass(frozen=True)
+class Reply:
+    """An HTTP reply of the rest-server: status code and the decoded body (JSON value, or text)."""
+
+    status: int
+    body: Any
+
+    @property
+    def ok(self) -> bool:
+        return 200 <= self.status < 300
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"status": self.status, "body": self.body}
+
+
+@dataclass(frozen=True)
+class SubmitResult:
+    """What a submission did. `job_name` is the name on the cluster (the protocol's `name`),
+    `framework_name` the md5 of `user~job_name` (docs/openpai-model.md#framework-names)."""
+
+    user: str
+    job_key: str
+    job_name: str
+    framework_name: str
+    reply: Reply
+
+    @property
+    def accepted(self) -> bool:
+        return self.reply.ok
+
+
+@dataclass(frozen=True)
+class TaskStatus:
+    """One task as the REST job detail shows it (`taskRoles.<fcTaskRole>.taskStatuses[i]`)."""
+
+    task_role: str  # FrameworkController task-role name (lower-cased, [a-z0-9] only)
+    index: int
+    state: str  # one of JOB_STATES
+    node: str | None = None
+    retries: int = 0
+    exit_code: int | None = None
+
+
+@dataclass(frozen=True)
+class JobStatus:
+    """A job's state as the runner's `wait` steps need it.
+
+    `waiting`: some task pod of the job has had a `FailedScheduling` event;
+    `ran`: some task container of the job has run (now or earlier).
+    """
+
+    user: str
+    job_name: str
+    state: str  # one of JOB_STATES; WAITING right after submission
+    retries: int = 0
+    waiting: bool = False
+    ran: bool = False
+    tasks: tuple[TaskStatus, ...] = field(default_factory=tuple)
+
+    @property
+    def finished(self) -> bool:
+        return self.state in FINISHED_STATES
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """A cluster the runner can drive. Every method may raise `hivedlab.basics.errors.HivedlabError`
+    for a failure the user must see (one line); a rejected submission is not a failure but a reply."""
+
+    cluster: str  # "sim", "pai" or "k8s"
+
+    def switch_config(self, name: str, text: str) -> None:
+        """Make `text` (a HiveD config YAML, named `two-vc` or `one-vc`) the scheduler's config.
+        On a real cluster this checks that the deployed config matches or asks the user to switch it.
+        Called again by a plan's `switch_config` step while jobs run: HiveD's work-preserving reconfiguration."""
+
+    def restart_hived(self) -> None:
+        """Restart HiveD with the config it runs (crash recovery), jobs left running (a plan's `restart` step)."""
+
+    def submit(self, user: str, job_key: str, protocol: str) -> SubmitResult:
+        """Submit the job protocol YAML text exactly as given (POST /api/v2/jobs, text/yaml) as `user`.
+        `job_key` is the plan's job key (the simulator looks up per-job knobs by it)."""
+
+    def stop(self, user: str, job_name: str) -> Reply:
+        """Stop a job (PUT .../executionType {"value": "STOP"})."""
+
+    def job_status(self, user: str, job_name: str) -> JobStatus:
+        """The job's current status; state UNKNOWN for a job the cluster does not know."""
+
+    def advance_until(self, predicate: Callable[[], bool], timeout_s: float) -> bool:
+        """Let the cluster run until `predicate()` is true (True) or `timeout_s` seconds passed (False):
+        virtual seconds on the simulator, wall seconds on a real cluster."""
+
+    def now(self) -> str:
+        """The backend's current time, RFC 3339 UTC with microseconds (virtual time on the simulator)."""
+
+    def close(self) -> None:
+        """Release connections/watchers; the evidence writer is closed by its owner, not here."""

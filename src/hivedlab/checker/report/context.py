@@ -1,0 +1,498 @@
+"""The report's content as plain data: a pure function of the run's inputs, the language and where files are.
+
+Every string a template prints comes out of here already escaped for Markdown (`md` and `cell` of `src/hivedlab/checker/report/text.py`);
+the templates hold only the manual's fixed wording and layout. `build_claims` gives the same facts unescaped,
+for claims.json.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from hivedlab.basics.clock import date_time
+from hivedlab.basics.text import first_statement
+from hivedlab.checker.report.charts import TaskAttempt
+from hivedlab.checker.report.inputs import EnvRecord, ExperimentInputs, MemberInfo, RunInputs
+from hivedlab.checker.report.text import (
+    ENV_GROUP_EN,
+    ENV_ROWS,
+    EXPLANATION_PROMPT_OTHER,
+    EXPLANATION_PROMPTS,
+    ROW_NAMES,
+    ROW_QUESTIONS,
+    VERDICT_LABELS,
+    cell,
+    clock,
+    md,
+    pick,
+)
+from hivedlab.checker.report.timeline import Rejection
+from hivedlab.checker.verdicts import combined_verdict
+from hivedlab.evidence import parse_time
+
+Link = Callable[[str], str]  # run-dir-relative path -> href relative to the report
+
+_SIM = {"zh": "模拟集群，无此记录", "en": "simulated cluster, not recorded"}
+_NO_RECORD = {"zh": "缺少环境记录", "en": "no environment record"}
+_MISSING = {"zh": "缺失", "en": "missing"}
+
+
+def _t(lang: str, zh: str, en: str) -> str:
+    return zh if lang == "zh" else en
+
+
+# ---------------------------------------------------------------- environment table
+
+
+def _columns(inputs: RunInputs) -> list[tuple[str, MemberInfo | None, EnvRecord | None]]:
+    """One column per member (inventory order), then environment records of machines the inventory lacks."""
+    columns: list[tuple[str, MemberInfo | None, EnvRecord | None]] = []
+    used: set[str] = set()
+    by_host = {r.hostname: r for r in inputs.env.values() if r.hostname}
+    for member in inputs.members:
+        record = inputs.env.get(member.name) or inputs.env.get(member.name.lower())
+        if record is None and member.hostname:
+            record = by_host.get(member.hostname)
+        if record is not None:
+            used.add(record.member)
+        columns.append((member.name, member, record))
+    columns += [(r.member, None, r) for key, r in sorted(inputs.env.items()) if r.member not in used]
+    return columns
+
+
+def _env_value(key: str, member: MemberInfo | None, record: EnvRecord | None, inputs: RunInputs, lang: str) -> str:
+    inventory_value = {"hostname": member.hostname if member else "", "ip": member.ip if member else ""}
+    if key == "openpai":
+        if inputs.openpai_version:
+            return inputs.openpai_version
+        if record and record.openpai_version:
+            return record.openpai_version
+        if inputs.cluster == "sim":
+            return _t(lang, "模拟集群（OpenPAI v1.2.0 + HiveD v0.3.4 的模型）",
+                      "simulated (a model of OpenPAI v1.2.0 + HiveD v0.3.4)")
+        return _MISSING[lang]
+    if record is None:
+        if key in inventory_value and inventory_value[key]:
+            return inventory_value[key] + _t(lang, "（组员清单）", " (group inventory)")
+        return _SIM[lang] if inputs.cluster == "sim" else _NO_RECORD[lang]
+    if key == "gpu":
+        if record.gpu_count in ("0",):
+            return _t(lang, "无 GPU", "no GPU")
+        if not record.gpu_model and not record.gpu_count:
+            return _MISSING[lang]
+        return f"{record.gpu_model or _MISSING[lang]}, {record.gpu_count or '?'}"
+    if key == "docker":
+        value = record.docker_version
+        if value and record.docker_default_runtime:
+            value += f" (default runtime: {record.docker_default_runtime})"
+        return value or _MISSING[lang]
+    if key == "cuda":
+        value = record.cuda_version
+        if value and record.driver_version:
+            value += f" (driver {record.driver_version})"
+        return value or _MISSING[lang]
+    value = {"vcpus": record.vcpus, "ip": record.ip, "hostname": record.hostname, "os": record.os}[key]
+    return value or inventory_value.get(key) or _MISSING[lang]
+
+
+def environment(inputs: RunInputs, lang: str) -> dict[str, Any]:
+    """The manual's 实验环境 table: one column per member, its rows, and notes on what is missing."""
+    columns = _columns(inputs)
+    rows = []
+    for key, group, label_zh, label_en in ENV_ROWS:
+        rows.append({
+            "group": _t(lang, group, ENV_GROUP_EN.get(group, "")),
+            "label": _t(lang, label_zh, label_en),
+            "cells": [cell(_env_value(key, member, record, inputs, lang)) for _, member, record in columns],
+        })
+    return {"members": [cell(name) for name, _, _ in columns], "rows": rows, "notes": _env_notes(columns, inputs, lang)}
+
+
+def _env_notes(columns: list[tuple[str, MemberInfo | None, EnvRecord | None]], inputs: RunInputs, lang: str) -> list[str]:
+    notes = []
+    if inputs.cluster == "sim" and not inputs.env:
+        notes.append(_t(
+            lang,
+            "本次实验运行在 hivedlab 的模拟集群上，没有真实机器：表中不填写硬件和软件环境。"
+            "在真实集群上做实验时，每位组员在自己的机器上运行 `hivedlab env --format json --out env/<姓名>.json`。",
+            "The experiments ran on hivedlab's simulated cluster, so there are no real machines: the table leaves "
+            "hardware and software empty. On a real cluster every member runs "
+            "`hivedlab env --format json --out env/<name>.json` on their own machine.",
+        ))
+    for name, member, record in columns:
+        if record is None and inputs.cluster != "sim":
+            notes.append(_t(lang, f"缺少 {md(name)} 的环境记录（env/{md(name)}.json）：请在其机器上运行 `hivedlab env`。",
+                            f"No environment record for {md(name)} (env/{md(name)}.json): run `hivedlab env` on "
+                            "that machine."))
+        if member is not None and not member.hostname and not (record and record.hostname):
+            notes.append(_t(lang, f"{md(name)} 没有主机名（组员清单和环境记录中都没有）。",
+                            f"{md(name)} has no hostname (neither in the group inventory nor in an environment "
+                            "record)."))
+        if member is not None and record is not None and member.hostname and record.hostname \
+                and member.hostname != record.hostname:
+            notes.append(_t(lang, f"{md(name)} 的主机名在组员清单中是 {md(member.hostname)}，环境记录中是 "
+                                  f"{md(record.hostname)}：HiveD 配置中的 cellAddress 必须是 `hostname` 的输出。",
+                            f"{md(name)}'s hostname is {md(member.hostname)} in the group inventory but "
+                            f"{md(record.hostname)} in the environment record: HiveD's cellAddress must be what "
+                            "`hostname` prints."))
+        if member is None:
+            notes.append(_t(lang, f"环境记录 {md(record.source if record else name)} 的组员 {md(name)} 不在组员清单中。",
+                            f"The environment record {md(record.source if record else name)} names {md(name)}, who is "
+                            "not in the group inventory."))
+    if not columns:
+        notes.append(_t(lang, "没有组员清单（inventory.yaml），也没有环境记录：无法填写本表。",
+                        "Neither a group inventory (inventory.yaml) nor environment records: the table cannot be "
+                        "filled."))
+    return notes
+
+
+# ---------------------------------------------------------------- experiments
+
+
+def experiment_name(exp: ExperimentInputs, lang: str) -> str:
+    if exp.id in ROW_NAMES:
+        zh, en = ROW_NAMES[exp.id]
+        return zh if lang == "zh" else en
+    title = exp.plan.title_zh if lang == "zh" else exp.plan.title_en
+    return title or exp.plan.title_en or exp.plan.title_zh or exp.id
+
+
+def run_verdict(exp: ExperimentInputs) -> str:
+    """The verdict of one run (this object's own log)."""
+    value = exp.verdict.get("verdict") if exp.verdict else None
+    return value if value in VERDICT_LABELS else "inconclusive"
+
+
+def verdict_of(exp: ExperimentInputs) -> str:
+    """The experiment's verdict: of its one run, or over every member's turn (`combined_verdict`)."""
+    return combined_verdict(run_verdict(t) for t in exp.turns) if exp.turns else run_verdict(exp)
+
+
+def whose_runs(exp: ExperimentInputs, names: Mapping[str, str]) -> list[str]:
+    """The members whose runs an experiment covers, by their names: each turn's member, or who submitted."""
+    users = [u for t in exp.turns or (exp,) for u in (t.submitters or ((t.member,) if t.member else ()))]
+    return [names.get(u, u) for u in dict.fromkeys(users)]
+
+
+def _whose(exp: ExperimentInputs, names: Mapping[str, str], lang: str) -> str:
+    """`(Alice's turn)`, `(runs of Alice, Bob: each in turn)`, `(submitted by Alice, Bob at once)`; "" when unknown."""
+    who = whose_runs(exp, names)
+    if not who:
+        return ""
+    listed = ("、" if lang == "zh" else ", ").join(who)
+    if len(exp.turns) > 1:
+        first = names.get(exp.member, exp.member) if exp.member else listed
+        return _t(lang, f"（{listed} 依次各做一遍；下面是 {first} 的运行）",
+                  f"(runs of {listed}, each in turn; what follows is {first}'s run)")
+    if len(who) > 1:
+        return _t(lang, f"（{listed} 同时提交）", f"(submitted by {listed} at once)")
+    return _t(lang, f"（{listed} 的运行）", f"({listed}'s run)")
+
+
+def _turn(turn: ExperimentInputs, names: Mapping[str, str], lang: str, link: Link, chart: str | None) -> dict[str, Any]:
+    """One member's turn in an experiment's section: whose, its verdict, its first answer, its files."""
+    verdict = run_verdict(turn)
+    items = answers(turn, lang)
+    files = [f"[evidence.jsonl]({link(turn.evidence)})"] if turn.evidence else []
+    if chart:
+        files.append(f"[timeline.png]({chart})")
+    who = ", ".join(names.get(u, u) for u in turn.submitters) or names.get(turn.member, turn.member)
+    return {
+        "member": md(who),
+        "verdict": verdict,
+        "verdict_label": md(VERDICT_LABELS[verdict][0 if lang == "zh" else 1]),
+        "answer": md(next((item["summary"] for item in items if item["summary"]), "")),
+        "reasons": [md(r) for r in inconclusive_reasons(turn, lang)] if verdict == "inconclusive" else [],
+        "files": " ".join(files),
+    }
+
+
+def inconclusive_reasons(exp: ExperimentInputs, lang: str) -> list[str]:
+    """Why an experiment could not be judged: the verdict's `missing` list, else the inputs' problems."""
+    reasons = []
+    if exp.verdict:
+        for item in exp.verdict.get("missing") or []:
+            reasons.append(pick(item, lang) if not isinstance(item, dict) or "zh" in item or "en" in item
+                           else ", ".join(f"{k}: {v}" for k, v in item.items()))
+    if not reasons:
+        reasons = list(exp.problems)
+    if not reasons:
+        reasons = [_t(lang, "判定结果未说明原因", "the verdict gives no reason")]
+    return reasons
+
+
+def instant(text: str) -> str:
+    """An RFC 3339 time from the run or the evidence as the report prints it: to the second, in UTC."""
+    when = parse_time(text)
+    return date_time(when) if when else text
+
+
+def _zero_clock(started: str) -> str:
+    """The experiment's first record time as `HH:MM:SS UTC` (the verdicts' answers use clock times)."""
+    printed = instant(started)
+    return printed.split(" ", 1)[1] if " " in printed else ""
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _question_text(question: object, exp: ExperimentInputs, lang: str) -> str:
+    questions = exp.plan.questions_zh if lang == "zh" else exp.plan.questions_en
+    if isinstance(question, int) and not isinstance(question, bool) and 0 <= question < len(questions):
+        return questions[question]
+    return pick(question, lang)
+
+
+def answers(exp: ExperimentInputs, lang: str) -> list[dict[str, Any]]:
+    result = []
+    for raw in (exp.verdict or {}).get("answers") or []:
+        if not isinstance(raw, dict):
+            continue
+        evidence = [e for e in raw.get("evidence") or [] if _is_int(e)]
+        verdict = raw.get("verdict") if raw.get("verdict") in VERDICT_LABELS else "inconclusive"
+        index = next((raw.get(k) for k in ("question_index", "question") if _is_int(raw.get(k))), None)
+        answer = pick(raw.get("answer"), lang)
+        result.append({
+            "question_id": index,
+            "question": _question_text(raw.get("question"), exp, lang),
+            "answer": answer,
+            "summary": pick(raw.get("summary"), lang) if raw.get("summary") else first_statement(answer, lang),
+            "verdict": verdict,
+            "expected": pick(raw.get("expected"), lang) if raw.get("expected") else "",
+            "evidence": evidence,
+            "missing": [pick(m, lang) for m in raw.get("missing") or [] if pick(m, lang)],
+        })
+    return result
+
+
+def _node_text(a: TaskAttempt, lang: str) -> str:
+    gpus = ",".join(str(g) for g in a.gpus)
+    return f"{a.node}" + (f" (GPU {gpus})" if gpus else "")
+
+
+_OUTCOMES = {
+    "preempted": ("被抢占", "preempted"),
+    "succeeded": ("成功", "succeeded"),
+    "failed": ("失败", "failed"),
+    "deleted": ("被删除", "deleted"),
+    "job-completed": ("任务已完成，被停止", "stopped: the job had completed"),
+    "running": ("运行中", "running"),
+    "waiting": ("等待中", "waiting"),
+    "bound": ("已绑定节点", "bound to a node"),
+}
+
+
+def _outcome(a: TaskAttempt, lang: str) -> str:
+    outcome = "preempted" if a.preempted else a.outcome
+    labels = _OUTCOMES.get(outcome)
+    return (labels[0] if lang == "zh" else labels[1]) if labels else outcome
+
+
+Since = Callable[[float | None], str]  # seconds after the log's first record -> the T+ time printed
+
+
+def since_start(exp: ExperimentInputs) -> Since:
+    """How the experiment's times print as T+: counted from the whole second of its first record (the T+0 the report
+    names), so that a T+ time and the clock time of the same instant show the same second (`hivedlab.basics.clock`)."""
+    into_second = exp.timeline.into_second
+    return lambda seconds: clock(None if seconds is None else seconds + into_second)
+
+
+def _rejection_row(r: Rejection, lang: str, since: Since) -> list[str]:
+    status = f"HTTP {r.status}" if r.status is not None else ""
+    how = _t(lang, f"{since(r.time)} 提交时被拒绝（{status or '无回复'}）", f"rejected at submission at {since(r.time)} "
+             f"({status or 'no reply'})")
+    return [cell(r.job), "—", "—", "—", "—", "—", "—", cell(how)]
+
+
+def _attempt_rows(exp: ExperimentInputs, lang: str) -> list[list[str]]:
+    since = since_start(exp)
+    rows = []
+    for a in exp.timeline.attempts:
+        waited = "; ".join(f"{since(s)}–{since(e) if e is not None else '…'}" for s, e in a.waiting)
+        rows.append([cell(a.job), cell(a.task), str(a.attempt + 1), cell(_node_text(a, lang) if a.node else "—"),
+                     since(a.start) or "—", since(a.end) or ("…" if a.start is not None else "—"), cell(waited or "—"),
+                     cell(_outcome(a, lang))])
+    return rows + [_rejection_row(r, lang, since) for r in exp.timeline.rejections]
+
+
+def experiment(exp: ExperimentInputs, number: int, lang: str, link: Link, chart: str | None,
+               names: Mapping[str, str] | None = None, charts: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """An experiment's row and section; `names` maps users to the members' names, `charts` a turn's folder to its
+    chart (each member's turn, when members took turns)."""
+    names = names or {}
+    verdict = verdict_of(exp)
+    label = VERDICT_LABELS[verdict][0 if lang == "zh" else 1]
+    items = answers(exp, lang)
+    questions = _by_question(items, lang)
+    whose = _whose(exp, names, lang)
+    sentences = [f"**{md(label)}**" + (_t(lang, "", " ") + md(whose) if whose else "")]
+    summaries = [md(item["summary"]) for item in items if item["summary"]]
+    if summaries:
+        sentences.append(_t(lang, "", " ").join(summaries))
+    sentences += [md(_t(lang, "预期：", "Expected: ") + item["expected"]) for item in items
+                  if item["expected"] and item["verdict"] == "inconsistent"]
+    if verdict == "inconclusive":
+        sentences.append(md(_t(lang, "原因：", "Why: ") + "; ".join(inconclusive_reasons(exp, lang))))
+    if exp.timeline.source == "sim":
+        sentences.append(md(_t(lang, "（证据来自模拟集群）", "(evidence from the simulated cluster)")))
+    files = [f"[{md(path.rsplit('/', 1)[-1])}]({link(path)})" for path in exp.job_files]
+    if exp.evidence:
+        files.append(f"[evidence.jsonl]({link(exp.evidence)})")
+    if chart:
+        files.append(f"[timeline.png]({chart})")
+    return {
+        "id": exp.id,
+        "free_text_id": "observations-" + re.sub(r"[^A-Za-z0-9_.-]", "-", exp.id),  # a valid marker name
+        "anchor": f"exp-{number}",
+        "number": number,
+        "name": cell(experiment_name(exp, lang)),
+        "heading": md(experiment_name(exp, lang)),
+        # the manual's own questions are trusted Markdown (they quote `default`); a plan's are escaped
+        "question": _t(lang, *ROW_QUESTIONS[exp.id]) if exp.id in ROW_QUESTIONS else md(" ".join(
+            exp.plan.questions_zh if lang == "zh" else exp.plan.questions_en)),
+        "verdict": verdict,
+        "verdict_label": md(label),
+        "phenomenon": "<br/>".join(sentences),
+        "files": "<br/>".join(files) or md(_t(lang, "（无）", "(none)")),
+        "questions": questions,
+        "answers": [answer for group in questions for answer in group["answers"]],
+        "zero": _zero_clock(exp.timeline.started),
+        "reasons": [md(r) for r in inconclusive_reasons(exp, lang)] if verdict == "inconclusive" else [],
+        "chart": chart,
+        "attempts": _attempt_rows(exp, lang),
+        "started": md(instant(exp.timeline.started)) if exp.timeline.started else "",
+        "simulated": exp.timeline.source == "sim",
+        "explanation_id": "explanation-" + re.sub(r"[^A-Za-z0-9_.-]", "-", exp.id),
+        "explanation_prompt": _t(lang, *EXPLANATION_PROMPTS.get(exp.id, EXPLANATION_PROMPT_OTHER)),
+        "problems": [md(p) for p in exp.problems],
+        "whose": md(whose),
+        # each member's turn (when members took turns); the fields above are then the first run's
+        "turns": [_turn(t, names, lang, link, (charts or {}).get(t.folder)) for t in exp.turns],
+        "first_turn": md(names.get(exp.member, exp.member) if exp.member else ", ".join(
+            names.get(u, u) for u in exp.submitters)) if exp.turns else "",
+        "optional": exp.plan.optional,
+        "first_optional": False,  # set by build_context on the first optional experiment (its section's heading)
+    }
+
+
+def _lead(question: str, lang: str) -> str:
+    """A question as the label of its answers: in italics, then a colon unless it already ends in punctuation."""
+    if not question:
+        return ""
+    sep = " " if question[-1] in "？?）)：:。." else _t(lang, "：", ": ")
+    return f"*{md(question)}*{sep}"
+
+
+def _by_question(items: list[dict[str, Any]], lang: str) -> list[dict[str, Any]]:
+    """The answers under their questions, each question once, in the order the verdict first answers it."""
+    groups: dict[object, dict[str, Any]] = {}
+    for item in items:
+        key = item["question_id"] if item["question_id"] is not None else item["question"]
+        group = groups.setdefault(key, {"lead": _lead(item["question"], lang), "answers": []})
+        group["answers"].append({
+            **item, "answer": md(item["answer"]), "missing": [md(m) for m in item["missing"]],
+            "expected": md(item["expected"]),
+            "verdict_label": md(VERDICT_LABELS[item["verdict"]][0 if lang == "zh" else 1]),
+        })
+    return list(groups.values())
+
+
+def hardware(inputs: RunInputs, lang: str) -> list[str]:
+    """Which experiments ran on the manual's simulated hardware rather than the group's own workers, and why
+    (run.json's `hardware`): one line per reason, the experiments it covers named."""
+    raw = inputs.run.get("hardware")
+    entries: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    by_reason: dict[str, list[str]] = {}
+    for run_id, entry in entries.items():
+        why = entry.get("why") if isinstance(entry, dict) and entry.get("on") == "manual" else None
+        if isinstance(why, dict):
+            by_reason.setdefault(str(why.get(lang) or why.get("en") or ""), []).append(str(run_id))
+    return [_t(lang, f"{md('、'.join(ids))} 在模拟集群上按实验手册的硬件（两台各有 1 块 GPU 的 worker）运行，组员仍是本组的：{md(why)}。",
+               f"{md(', '.join(ids))} ran on the simulated cluster on the lab manual's hardware (two workers with one "
+               f"GPU each), with the group's own members: {md(why)}.")
+            for why, ids in by_reason.items()]
+
+
+def member_names(inputs: RunInputs) -> dict[str, str]:
+    """OpenPAI user -> the member's name (the inventory's), for sentences about whose runs."""
+    return {m.user: m.name for m in inputs.members if m.user}
+
+
+def build_context(inputs: RunInputs, lang: str, link: Link, charts: dict[str, str]) -> dict[str, Any]:
+    """Everything the report template prints. `charts` maps experiment id (and each run's folder) -> PNG href."""
+    main = [e for e in inputs.experiments if not e.plan.optional]
+    extra = [e for e in inputs.experiments if e.plan.optional]
+    names = member_names(inputs)
+    experiments = [experiment(e, i + 1, lang, link, charts.get(e.id), names, charts) for i, e in enumerate(main)]
+    optional = [{**experiment(e, len(main) + i + 1, lang, link, charts.get(e.id), names, charts),
+                 "first_optional": i == 0} for i, e in enumerate(extra)]
+    group = md(str(inputs.run.get("group") or ""))
+    return {
+        "lang": lang,
+        "group": group,
+        "version": md(str(inputs.run.get("hivedlab_version") or inputs.run.get("version") or "")),
+        "cluster": inputs.cluster,
+        "seed": md(str(inputs.run.get("seed", ""))),
+        "started": md(instant(str(inputs.run.get("started") or ""))),
+        "finished": md(instant(str(inputs.run.get("finished") or ""))),
+        "openpai_version": md(inputs.openpai_version),
+        "hardware": hardware(inputs, lang),
+        "env": environment(inputs, lang),
+        "experiments": experiments,  # the manual's table: the main experiments
+        "optional": optional,  # optional plans (e.g. reconfig): a section of their own after the main ones
+        "smoke": experiment(inputs.smoke, 0, lang, link, None) if inputs.smoke else None,
+        "inconclusive": [e for e in experiments + optional if e["verdict"] == "inconclusive"],
+        "problems": [md(p) for p in inputs.problems],
+    }
+
+
+# ---------------------------------------------------------------- claims.json
+
+
+def build_claims(inputs: RunInputs, lang: str, files: dict[str, dict[str, object]]) -> dict[str, Any]:
+    """The report's claims, machine-readable (claims.json): per experiment the verdict and the key facts claimed."""
+    experiments = []
+    names = member_names(inputs)
+    for exp in inputs.experiments:
+        verdict = verdict_of(exp)
+        experiments.append({
+            "id": exp.id,
+            "title": experiment_name(exp, lang),
+            "verdict": verdict,
+            "inconclusive_reasons": inconclusive_reasons(exp, lang) if verdict == "inconclusive" else [],
+            # `question` as the verdict gives it (the plan's question index), its text beside it
+            "answers": [{**{k: v for k, v in a.items() if k != "question_id"}, "question": a["question_id"],
+                         "question_text": a["question"]} for a in answers(exp, lang)],
+            "facts": [
+                {
+                    "job": a.job, "task": a.task, "attempt": a.attempt, "node": a.node, "gpus": list(a.gpus),
+                    "bound_s": a.bound, "start_s": a.start, "end_s": a.end, "outcome": a.outcome,
+                    "preempted": a.preempted,
+                    "recreated": a.recreated, "waiting_s": [[s, e] for s, e in a.waiting],
+                }
+                for a in exp.timeline.attempts
+            ],
+            "rejections": [{"job": r.job, "time_s": r.time, "status": r.status, "message": r.message}
+                           for r in exp.timeline.rejections],
+            "evidence_source": exp.timeline.source or None,
+            "started": exp.timeline.started or None,
+            "files": files.get(exp.id, {}),
+            "members": whose_runs(exp, names),  # whose runs the experiment covers
+            # each member's turn, when members took turns (facts and answers above are the first one's)
+            "turns": [{"member": names.get(t.member, t.member) if t.member else None,
+                       "submitted_by": [names.get(u, u) for u in t.submitters], "verdict": run_verdict(t),
+                       "evidence": t.evidence, "started": t.timeline.started or None} for t in exp.turns],
+        })
+    return {
+        "format": "hivedlab-claims/1",
+        "lang": lang,
+        "cluster": inputs.cluster,
+        "simulated": inputs.cluster == "sim",
+        "openpai_version": inputs.openpai_version or None,
+        "run": {k: inputs.run.get(k) for k in ("hivedlab_version", "seed", "started", "finished") if k in inputs.run},
+        "experiments": experiments,
+    }

@@ -1,0 +1,125 @@
+"""`hivedlab check`: judge evidence logs against HiveD v0.3.4's behaviour (src/hivedlab/checker/verdicts.py)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from hivedlab.basics.errors import EXIT_USAGE, HivedlabError
+from hivedlab.basics.files import read_text, write_atomic
+from hivedlab.cli.options import add_format, add_lang, add_out, new_parser
+
+DESCRIPTION = """\
+Judge an experiment's evidence log: build the timeline of every job, task and attempt, apply the
+experiment plan's rules and answer the lab report's questions with observations and the records
+they rest on. The log names its plan (its `plan` record); --experiment is needed only for a log
+without one (e.g. from `hivedlab watch`).
+判断实验证据日志是否符合 HiveD 的行为，并回答实验报告中的问题。
+
+Verdicts: consistent / inconsistent (with what HiveD would have done) / inconclusive (what is missing).
+Exit status: 0 all consistent; 1 any inconsistent or inconclusive; 2 unreadable log or bad arguments.
+A broken hash chain, a log holding several experiments or pods on machines outside the log's HiveD
+config make every answer inconclusive."""
+
+EXAMPLES = """\
+  hivedlab check out/experiments/gang/evidence.jsonl
+  hivedlab check out/                       # every experiments/*/evidence.jsonl of a run directory, and
+                                            # each member's turn, experiments/*/<user>/evidence.jsonl
+  hivedlab check watch.jsonl --experiment priority --hived-config configs/hived/two-vc.yaml
+  hivedlab check out/experiments/priority/evidence.jsonl --format json --out verdicts.json
+  hivedlab check out/ --lang en
+"""
+
+
+def build_parser(prog: str) -> argparse.ArgumentParser:
+    parser = new_parser(prog, DESCRIPTION, EXAMPLES)
+    parser.add_argument("logs", nargs="+", metavar="LOG", help="evidence log(s), or a run directory")
+    parser.add_argument("--experiment", metavar="ID", help="the experiment plan, for a log without a plan record")
+    parser.add_argument("--hived-config", metavar="FILE", help="HiveD config, for a log without a config-switch record")
+    add_format(parser, ("text", "json"))
+    add_lang(parser)
+    add_out(parser, what="verdicts")
+    return parser
+
+
+_ORDER: dict[str, int] = {}
+
+
+def _run_logs(path: Path) -> list[Path]:
+    """A run directory's logs in plan order: each experiment's, then its members' turns (`experiments/<id>/<user>/`,
+    docs/evidence.md) in the inventory's order; a folder of experiment folders is read the same way."""
+    root = path / "experiments" if (path / "experiments").is_dir() else path
+    users = _inventory_users(path)
+    logs = [*root.glob("*/evidence.jsonl"), *root.glob("*/*/evidence.jsonl")]
+
+    def key(log: Path) -> tuple[int, str, int, str]:
+        member = log.parent.name if log.parent.parent != root else ""
+        experiment = log.parent.parent.name if member else log.parent.name
+        rank = users.index(member) if member in users else len(users) if member else -1
+        return _ORDER.get(experiment, 1 << 30), experiment, rank, member
+
+    return sorted(logs, key=key)
+
+
+def _inventory_users(path: Path) -> list[str]:
+    """The users of the run's inventory.yaml, in order (none when it is missing or broken)."""
+    from hivedlab.group.inventory import inventory_from_mapping, read_inventory
+
+    if not (path / "inventory.yaml").is_file():
+        return []
+    try:
+        return list(inventory_from_mapping(*read_inventory(path / "inventory.yaml"), strict=False).users)
+    except HivedlabError:
+        return []
+
+
+def _logs(paths: list[str]) -> list[Path]:
+    found: list[Path] = []
+    for text in paths:
+        path = Path(text)
+        if path.is_dir():
+            logs = _run_logs(path)
+            if not logs:
+                raise HivedlabError(f"{path}: no experiments/*/evidence.jsonl in this directory")
+            found += logs
+        else:
+            found.append(path)
+    return found
+
+
+def run(args: argparse.Namespace) -> int:
+    from hivedlab.checker.judge import judge_file
+    from hivedlab.checker.plans import load_plan, load_plans
+    from hivedlab.checker.verdicts import render_json, render_text
+
+    config_text = None
+    if args.hived_config:
+        config_text = read_text(args.hived_config)
+    if args.experiment:
+        load_plan(args.experiment)  # an unknown id fails here, once, with a hint
+    try:
+        _ORDER.update({plan.id: plan.order for plan in load_plans()})
+    except HivedlabError:
+        pass  # a broken plan file is reported when a log needs it
+
+    results, worst = [], 0
+    for log in _logs(args.logs):
+        try:
+            results.append(judge_file(log, args.experiment, config_text))
+        except HivedlabError as exc:
+            if len(args.logs) == 1 and not Path(args.logs[0]).is_dir():
+                raise
+            print(f"hivedlab check: error: {exc}", file=sys.stderr)
+            worst = EXIT_USAGE
+    if not results:
+        return worst or EXIT_USAGE
+    if args.format == "json":
+        output = render_json(results)
+    else:
+        output = "\n".join(render_text(r, args.lang) for r in results)
+    if args.out:
+        write_atomic(Path(args.out), output)
+    else:
+        sys.stdout.write(output)
+    return max([worst] + [r.exit_code for r in results])

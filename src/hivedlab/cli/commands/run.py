@@ -1,0 +1,278 @@
+"""`hivedlab run EXP|all`: run lab experiments on the simulated cluster (default) or a real one, write the run
+directory, judge it and fill in the report, then print one summary line per experiment."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import unicodedata
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from hivedlab.basics.errors import EXIT_FINDINGS, EXIT_OK, HivedlabError
+from hivedlab.basics.files import read_json
+from hivedlab.cli.options import add_lang, add_out, new_parser
+
+DESCRIPTION = """\
+Run the lab's experiments (labs/experiments/*.yaml) step by step on a cluster and record everything it does
+into out/experiments/<id>/evidence.jsonl; then judge each experiment and write the report.
+在集群上逐步运行实验，记录证据日志，判定结果并生成实验报告。
+
+--cluster sim (default) runs on the embedded simulated OpenPAI + HiveD cluster in virtual time (seconds);
+--cluster pai runs on the group's real cluster (minutes per experiment). Running again with the same --out resumes a
+real run: nothing is submitted twice and each experiment's log grows (never deleted). A simulated run refuses a folder
+that already holds the experiment unless --replace moves the earlier run to OUT/replaced/<time>/.
+--scheduler default|kube-batch runs the simulated cluster without HiveD, for contrast (docs/other-schedulers.md);
+the kubeflow-gang experiment runs under both unless --scheduler picks one. Contrast runs go to out/contrast/.
+--member NAME makes it that member's turn: they submit the experiment's jobs, into out/experiments/<id>/<user>/;
+--each-member gives every member of the inventory a turn, in order (the manual's "Alice, Bob, Carol, Dan 按顺序依次实验").
+vc-safety has no turns: every member submits job-config-0 at once (manual step 4.2), once, whoever's turn it is.
+--member NAME 表示轮到该组员：由其提交实验任务；--each-member 让清单中的每位组员按顺序各做一遍（vc-safety 所有组员同时提交，只做一次）。
+--cluster k8s runs kubeflow-gang on a plain Kubernetes cluster with Kubeflow's TFJob and a gang scheduler
+(docs/kubeflow-on-kubernetes.md): --manifests kube-batch|volcano picks the form, --kubeconfig/--context as kubectl.
+--cluster k8s 在普通 Kubernetes 集群（Kubeflow TFJob + kube-batch 或 Volcano）上运行 kubeflow-gang 实验。
+在同一 --out 目录再次运行真实集群实验会接着记录（日志只追加、不删除）；模拟运行遇到已有结果时需加 --replace。"""
+
+VERDICT_ZH = {"consistent": "一致", "inconsistent": "不一致", "inconclusive": "无法判断"}
+
+EXAMPLES = """\
+  hivedlab run all                           # the whole lab on the simulated cluster, report in out/
+  hivedlab run gang --seed 7 --out /tmp/lab  # one experiment, another seed
+  hivedlab run reconfig --out out/reconfig    # the optional config switch while jobs run
+  hivedlab run all --cluster pai --inventory configs/group.yaml
+  hivedlab run all --cluster pai --inventory configs/group.yaml --out out  # again: resumes, appends to the logs
+  hivedlab run all --replace                 # simulate again into out/, the earlier run moved to out/replaced/
+  hivedlab run kubeflow-gang                 # gang scheduling without HiveD: default scheduler and kube-batch
+  hivedlab run gang --scheduler kube-batch   # what HiveD's guarantees become under kube-batch
+  hivedlab run priority --member Bob         # Bob's turn: Bob submits, into out/experiments/priority/bob/
+  hivedlab run all --each-member             # every member's turn of every experiment, in inventory order
+  hivedlab run kubeflow-gang --cluster k8s --context lab   # on a Kubernetes cluster: default scheduler, kube-batch
+  hivedlab run kubeflow-gang --cluster k8s --manifests volcano --scheduler volcano
+"""
+
+
+def build_parser(prog: str) -> argparse.ArgumentParser:
+    parser = new_parser(prog, DESCRIPTION, EXAMPLES)
+    parser.add_argument("experiment", metavar="EXP|all",
+                        help="an experiment id (e.g. gang, or the optional reconfig), 'all' (the main experiments), "
+                             "or 'smoke' (the step 3.2 smoke test)")
+    parser.add_argument("--cluster", choices=("sim", "pai", "k8s"), default="sim",
+                        help="where to run: simulated, OpenPAI + HiveD, or plain Kubernetes (default: sim)")
+    parser.add_argument("--scheduler", choices=("hived", "default", "kube-batch", "volcano"),
+                        help="the scheduler (default: each plan's own, hived for the five); volcano: --cluster k8s only")
+    parser.add_argument("--manifests", choices=("kube-batch", "volcano"),
+                        help="--cluster k8s: the TFJob/PodGroup form under jobs/kubeflow/ (default: kube-batch, or "
+                             "volcano with --scheduler volcano)")
+    parser.add_argument("--kubeconfig", metavar="FILE", help="--cluster k8s: the kubeconfig (default: as kubectl)")
+    parser.add_argument("--context", metavar="NAME", help="--cluster k8s: the kubeconfig context (default: current)")
+    add_out(parser, default="out", what="run directory")
+    parser.add_argument("--seed", type=int, default=1, help="simulator seed: durations and gaps (default: 1)")
+    parser.add_argument("--inventory", metavar="FILE", help="group inventory (default: configs/group.example.yaml)")
+    parser.add_argument("--no-report", action="store_true", help="skip the verdicts and the report")
+    whose = parser.add_mutually_exclusive_group()
+    whose.add_argument("--member", metavar="NAME",
+                       help="whose turn: the member (a name from the inventory) who submits the jobs "
+                            "(default: the first member)")
+    whose.add_argument("--each-member", action="store_true",
+                       help="give every member of the inventory a turn, in order (vc-safety once: all at once)")
+    parser.add_argument("--replace", action="store_true",
+                        help="simulator only: move an earlier simulated run in --out to OUT/replaced/<time>/ first")
+    add_lang(parser)
+    return parser
+
+
+def _plans(experiment: str, scheduler: str | None) -> list[Any]:
+    """The plans to run, one per scheduler: `all` is the five HiveD experiments; `--scheduler` picks one scheduler,
+    else each plan runs under its own `schedulers`."""
+    from hivedlab.checker.plans import load_plan, main_plans
+
+    if experiment == "all":  # the main experiments; an optional plan (e.g. reconfig) runs only by its id
+        plans = main_plans()
+        if not plans:
+            raise HivedlabError("no experiment plans in labs/experiments/")
+    else:
+        plans = [load_plan(experiment)]
+    for plan in plans:
+        if scheduler == "hived" and "hived" not in plan.schedulers:
+            raise HivedlabError(f"{plan.id} runs only without HiveD ({', '.join(plan.schedulers)}): "
+                                "leave out --scheduler or pick one of those")
+    return [plan.for_scheduler(name) for plan in plans for name in ((scheduler,) if scheduler else plan.schedulers)]
+
+
+def _sim_factory(seed: int, inventory: Any) -> Any:
+    from hivedlab.backends.sim import SimCluster, settings_from_mapping
+    from hivedlab.runner import experiment_seed
+
+    ips = {m.hostname: m.ip for m in inventory.members if m.hostname}
+    others = sum(1 for m in inventory.members if "master" in m.roles and "worker" not in m.roles)
+
+    def make(plan: Any, writer: Any) -> Any:
+        settings = settings_from_mapping(plan.sim)
+        if plan.scheduler != "hived":
+            from hivedlab.backends.sim.plain import PlainSimCluster
+
+            return PlainSimCluster(writer, experiment_seed(seed, plan.id), scheduler=plan.scheduler,
+                                   settings=settings, node_ips=ips, other_nodes=others)
+        return SimCluster(writer, experiment_seed(seed, plan.id), settings=settings, node_ips=ips, other_nodes=others)
+
+    return make
+
+
+def _k8s_factory(args: argparse.Namespace, form: str, run_tag: str) -> Any:
+    """The plain-Kubernetes backend for each run, in a namespace of its own named after the run and its tag."""
+    from hivedlab.backends.k8s import open_backend
+    from hivedlab.models.kubeflow.manifests import FORMS, k8s_name
+
+    def make(plan: Any, writer: Any) -> Any:
+        namespace = k8s_name(f"hivedlab-{plan.run_id}-{run_tag}")
+        return open_backend(writer, FORMS[form], namespace, gang=plan.scheduler != "default",
+                            kubeconfig=args.kubeconfig, context=args.context)
+
+    return make
+
+
+def _pai_factory(inventory: Any, turns: list[Any]) -> Any:
+    """The real backend for each plan, imported only when asked for (the kubernetes client is slow to import).
+    Each one first tries the tokens of every member the whole run submits as (`turns`: whose turns of which plans),
+    so a bad one stops it early."""
+    from hivedlab.backends.pai import open_backend
+    from hivedlab.runner import submitting_members
+
+    members = submitting_members(turns, inventory)
+
+    def make(plan: Any, writer: Any) -> Any:
+        return open_backend(writer, inventory, members=members)
+
+    return make
+
+
+def _summary(results: list[Any], verdicts: dict[str, dict[str, Any]], lang: str) -> tuple[list[str], bool]:
+    rows = [("实验", "判定", "回答") if lang == "zh" else ("experiment", "verdict", "answer")]
+    bad = False
+    for result in results:
+        verdict = verdicts.get(result.run_id, {})
+        state = str(verdict.get("verdict") or ("—" if result.status == "finished" else result.status))
+        answers = verdict.get("answers") or []
+        first = answers[0].get("summary") or answers[0].get("answer", {}) if answers and isinstance(answers[0], dict) \
+            else {}  # the short answer when the verdict has one (the report's results table)
+        line = first.get(lang) or first.get("en") or "" if isinstance(first, dict) else ""
+        if result.status != "finished":
+            line = f"{result.status}: {result.reason}" if result.reason else result.status
+            bad = bad or not result.contrast  # without HiveD a job may never run: that is the contrast
+        bad = bad or (state == "inconsistent" and not result.contrast)  # a contrast run may break HiveD's guarantees
+        shown = VERDICT_ZH.get(state, state) if lang == "zh" else state
+        rows.append((result.run_id, shown, " ".join(str(line).split())))
+    width = [max(_width(r[i]) for r in rows) for i in range(2)]
+    return [f"{_pad(r[0], width[0])}  {_pad(r[1], width[1])}  {r[2]}".rstrip() for r in rows], bad
+
+
+def _width(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def _pad(text: str, width: int) -> str:
+    """Left-justify by display width (a CJK character takes two columns)."""
+    return text + " " * max(0, width - _width(text))
+
+
+def _next_steps(out: Path, lang: str, report: bool, turns: bool = False) -> str:
+    """Where a newcomer looks next."""
+    if lang == "zh":
+        lines = [f"运行目录：{out}"]
+        if report:
+            lines.append(f"实验报告：{out / 'report.md'}（浏览器打开 {out / 'report.html'}）")
+        lines.append(f"每个实验的证据、判定和时间线图：{out / 'experiments'}/<实验>/；重新判定：hivedlab check {out}")
+        if turns:
+            lines.append(f"每位组员的一轮：{out / 'experiments'}/<实验>/<用户名>/（vc-safety 所有组员同时提交，只有一份）")
+    else:
+        lines = [f"run directory: {out}"]
+        if report:
+            lines.append(f"the report: {out / 'report.md'} (or open {out / 'report.html'} in a browser)")
+        lines.append(f"each experiment's evidence, verdicts and chart: {out / 'experiments'}/<id>/; "
+                     f"judge again: hivedlab check {out}")
+        if turns:
+            lines.append(f"each member's turn: {out / 'experiments'}/<id>/<user>/ (vc-safety: one run, everyone at once)")
+    return "\n".join(lines)
+
+
+def _leftover_note(out: Path) -> str:
+    from hivedlab.backends.pai import leftover_note
+
+    return leftover_note(out)
+
+
+def _previous_run_tag(out: Path) -> str | None:
+    """A real run resumed in the same folder keeps its job names, so the backend finds what it already submitted."""
+    try:
+        previous = read_json(out / "run.json")
+    except HivedlabError:
+        return None
+    if not isinstance(previous, dict) or previous.get("cluster") not in ("pai", "k8s"):
+        return None
+    tag = previous.get("run_tag")
+    return tag if isinstance(tag, str) and tag else None
+
+
+def run(args: argparse.Namespace) -> int:
+    from hivedlab.group.inventory import find_member, load_inventory
+    from hivedlab.runner import RunContext, plan_turns, run_experiments, run_pipeline
+
+    if args.scheduler and args.cluster == "pai":
+        raise HivedlabError("--scheduler applies to the simulated cluster and --cluster k8s: on OpenPAI, HiveD "
+                            "decides (docs/other-schedulers.md)")
+    if args.scheduler == "volcano" and args.cluster != "k8s":
+        raise HivedlabError("--scheduler volcano runs on --cluster k8s only: the simulator models kube-batch")
+    if args.cluster != "k8s" and (args.manifests or args.kubeconfig or args.context):
+        raise HivedlabError("--manifests, --kubeconfig and --context are for --cluster k8s")
+    form = ""
+    if args.cluster == "k8s":
+        from hivedlab.runner import k8s_plans
+
+        plans, form = k8s_plans(_plans(args.experiment, None), args.scheduler, args.manifests)
+    else:
+        plans = _plans(args.experiment, args.scheduler)
+    inventory = load_inventory(args.inventory)
+    out = Path(args.out)
+    if args.replace and args.cluster != "sim":
+        raise HivedlabError("--replace is for simulated runs: a real run in the same --out resumes and appends")
+    member = find_member(inventory, args.member).user if args.member else ""
+    members = inventory.users if args.each_member else (member,)
+    if args.cluster == "sim":
+        make = _sim_factory(args.seed, inventory)
+        ctx = RunContext(out, "sim", args.seed, inventory, f"s{args.seed}", replace=args.replace, member=member)
+    else:
+        tag = _previous_run_tag(out) or datetime.now(timezone.utc).strftime("%Y%m%dt%H%M%S")
+        turns = plan_turns(plans, members)
+        make = _pai_factory(inventory, turns) if args.cluster == "pai" else _k8s_factory(args, form, tag)
+        ctx = RunContext(out, args.cluster, None, inventory, tag, member=member)
+
+    def progress(experiment: str) -> None:
+        if args.cluster != "sim":
+            print(f"running {experiment} …", file=sys.stderr, flush=True)
+
+    try:
+        results = run_experiments(plans, make, ctx, progress, members)
+    except HivedlabError as exc:
+        note = _leftover_note(out) if args.cluster == "pai" else ""
+        if note:
+            raise HivedlabError(f"{exc}; {note}", exc.exit_code) from None
+        raise
+    failed = [r for r in results if r.status != "finished"]
+    if failed and args.cluster == "pai":
+        for result in failed:
+            print(f"hivedlab run: {result.experiment} {result.status}: {result.reason}", file=sys.stderr)
+        note = _leftover_note(out)
+        if note:
+            print(f"hivedlab run: {note}", file=sys.stderr)
+    verdicts: dict[str, dict[str, Any]] = {}
+    if not args.no_report:
+        pipeline = run_pipeline(out, results, args.lang)
+        verdicts = pipeline.verdicts
+        for name, note in pipeline.notes.items():
+            if note.startswith(("failed", "skipped")):
+                print(f"hivedlab run: {name}: {note}", file=sys.stderr)
+    lines, bad = _summary(results, verdicts, args.lang)
+    print("\n".join(lines))
+    print(_next_steps(out, args.lang, report=not args.no_report, turns=bool(member) or args.each_member))
+    return EXIT_FINDINGS if bad else EXIT_OK

@@ -1,0 +1,37 @@
+"""What the numbered lab scripts share: say which step of the manual this is, then run the CLI."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from hivedlab.checker.plans import load_plan
+from hivedlab.cli.main import main
+from hivedlab.runner import is_group_plan
+
+
+def run_experiment_step(experiment: str, argv: Sequence[str]) -> int:
+    """Print what the manual's step is about, then `hivedlab run EXPERIMENT [ARGS]` (simulated cluster by default)."""
+    plan = load_plan(experiment)
+    step, zh, en = plan.manual_step or "", plan.summary["zh"], plan.summary["en"]
+    args = list(argv)
+    on_cluster = "--cluster" in args and args[args.index("--cluster") + 1 : args.index("--cluster") + 2] == ["pai"]
+    where = "真实集群 / real cluster" if on_cluster else "模拟集群 / simulated cluster (--cluster pai 在真实集群上运行)"
+    print(f"[实验手册 {step} / manual step {step}] {zh}\n{en}\n运行于 / running on: {where}", flush=True)
+    if "--member" in args:
+        member = " ".join(args[args.index("--member") + 1 : args.index("--member") + 2])
+        whose = ("所有组员同时提交，不分轮次 / every member submits at once: no turns" if is_group_plan(plan)
+                 else f"轮到 {member} 提交 / {member}'s turn to submit")
+        print(f"轮次 / turn: {whose}", flush=True)
+    print(flush=True)
+    return main(["run", experiment, *args])
+
+
+def run_command_step(step: str, zh: str, en: str, command: Sequence[str]) -> int:
+    """Print what the manual's step is about, then run one hivedlab command."""
+    print(f"[实验手册 {step} / manual step {step}] {zh}\n{en}\n", flush=True)
+    return main(list(command))
+
+
+if __name__ == "__main__":
+    sys.exit(run_experiment_step(sys.argv[1], sys.argv[2:]))

@@ -1,0 +1,103 @@
+"""Kubernetes' default scheduler of the 1.14/1.15 line, one pod at a time (docs/other-schedulers.md,
+"Kubernetes' default scheduler").
+
+`DefaultScheduler.schedule(pod, pods)` is one scheduling attempt: filter the nodes by resource fit (CPU, memory,
+`nvidia.com/gpu`), score the feasible ones (least requested + balanced allocation) and take the best, rotating among
+equal scores; with no feasible node, the FitError text and, where evicting lower-priority pods would make room, the
+preemption (node and victims) Kubernetes would nominate. No virtual clusters, no gang: each pod on its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from hivedlab.models.schedulers.resources import Node, Pod, free_on, histogram, insufficient, score, used_on
+
+SCHEDULER_NAME = "default-scheduler"
+_MIN_PRIORITY = -(2**31)
+
+
+@dataclass(frozen=True)
+class Bind:
+    node: str
+
+
+@dataclass(frozen=True)
+class Preemption:
+    node: str
+    victims: tuple[Pod, ...]
+
+
+@dataclass(frozen=True)
+class Unschedulable:
+    """No node fits: the FailedScheduling message and, when some lower-priority pods stand in the way, the
+    preemption."""
+
+    message: str
+    preemption: Preemption | None = None
+
+
+def fit_error(reasons: Sequence[str], total_nodes: int) -> str:
+    """`0/N nodes are available: <count reason>, ….` with the per-node reasons counted."""
+    return f"0/{total_nodes} nodes are available: {histogram(reasons)}."
+
+
+class DefaultScheduler:
+    """One scheduler process: the nodes it knows and its round-robin position among equally good nodes.
+
+    `other_nodes` are nodes that never fit a lab pod (the master: they fail the node selector)."""
+
+    def __init__(self, nodes: Sequence[Node], other_nodes: int = 0) -> None:
+        self.nodes = tuple(nodes)
+        self.other_nodes = other_nodes
+        self._last_index = 0
+
+    def schedule(self, pod: Pod, pods: Sequence[Pod]) -> Bind | Unschedulable:
+        """One attempt for `pod`; `pods` are every pod holding a node (terminating ones included)."""
+        feasible: list[tuple[int, Node]] = []
+        reasons: list[str] = []
+        for node in self.nodes:
+            lacking = insufficient(pod.request, free_on(node, pods))
+            if lacking:
+                reasons += [f"Insufficient {name}" for name in lacking]
+            else:
+                feasible.append((score(node, used_on(node.name, pods), pod.request), node))
+        if feasible:
+            best = max(points for points, _ in feasible)
+            top = [node for points, node in feasible if points == best]
+            chosen = top[self._last_index % len(top)]
+            self._last_index += 1
+            return Bind(chosen.name)
+        reasons += ["node(s) didn't match node selector"] * self.other_nodes
+        message = fit_error(reasons, len(self.nodes) + self.other_nodes)
+        return Unschedulable(message, self.preemption(pod, pods))
+
+    def preemption(self, pod: Pod, pods: Sequence[Pod]) -> Preemption | None:
+        """Kubernetes' choice: on each node, the fewest lower-priority pods whose eviction makes the pod fit
+        (all lower ones removed, then reprieved from the highest priority down while the pod still fits); among
+        the nodes, the lowest highest-victim priority, then the lowest sum of priorities, then the fewest victims,
+        then node order."""
+        candidates: list[tuple[tuple[int, int, int, int], Preemption]] = []
+        for position, node in enumerate(self.nodes):
+            victims = self._victims_on(node, pod, pods)
+            if victims is None:
+                continue
+            key = (max(v.priority for v in victims), sum(v.priority - _MIN_PRIORITY for v in victims),
+                   len(victims), position)
+            candidates.append((key, Preemption(node.name, victims)))
+        return min(candidates, key=lambda item: item[0])[1] if candidates else None
+
+    def _victims_on(self, node: Node, pod: Pod, pods: Sequence[Pod]) -> tuple[Pod, ...] | None:
+        on_node = [p for p in pods if p.node == node.name]
+        lower = [p for p in on_node if p.priority < pod.priority]
+        kept = [p for p in on_node if p.priority >= pod.priority]
+        if not pod.request.fits_in(free_on(node, kept)):
+            return None
+        victims = []
+        for candidate in sorted(lower, key=lambda p: (-p.priority, p.order)):
+            if pod.request.fits_in(free_on(node, [*kept, candidate])):
+                kept.append(candidate)
+            else:
+                victims.append(candidate)
+        return tuple(sorted(victims, key=lambda p: p.name))

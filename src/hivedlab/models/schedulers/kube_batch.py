@@ -1,0 +1,110 @@
+"""kube-batch v0.4 as Kubeflow's gang-scheduling guide uses it (docs/other-schedulers.md, "kube-batch"):
+one scheduling session over PodGroups, with the `allocate` action and the gang, priority, predicates and nodeorder
+plugins.
+
+`KubeBatch.session(groups, pods)` runs one session on a snapshot: a group with fewer pods than `minMember` is not
+valid and is skipped; the valid groups are taken by priority, then not-ready before ready, then creation; each
+group's pending pods are placed one by one on the best node with room (room taken by earlier allocations of the
+same session counts as used); a group's allocations become binds only once it has `minMember` pods allocated or
+running (all-or-nothing), otherwise they are dropped at the end of the session and every pending pod of the group
+gets the group's FitError.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from hivedlab.models.schedulers.resources import Node, Pod, Resources, free_on, score, used_on
+
+SCHEDULER_NAME = "kube-batch"
+GROUP_ANNOTATION = "scheduling.k8s.io/group-name"  # what tf-operator writes on each pod of a TFJob
+
+
+@dataclass(frozen=True)
+class PodGroup:
+    """A PodGroup as tf-operator creates it: `min_member` = every replica of the TFJob."""
+
+    name: str
+    min_member: int
+    priority: int = 0
+    order: int = 0  # creation order
+    queue: str = "default"
+
+
+@dataclass
+class SessionResult:
+    binds: list[tuple[Pod, str]] = field(default_factory=list)
+    unschedulable: dict[str, str] = field(default_factory=dict)  # pod uid -> the group's FitError
+    not_valid: dict[str, str] = field(default_factory=dict)  # group -> why the gang plugin skipped it
+
+
+def fit_error(deltas: dict[str, Resources]) -> str:
+    """v0.4's job FitError: per node that passed the predicates but lacked room, the resources it lacked."""
+    if not deltas:
+        return "0 nodes are available"
+    reasons: dict[str, int] = {}
+    for free in deltas.values():
+        for amount, name in ((free.cpu_milli, "cpu"), (free.memory_mb, "memory"), (free.gpu, "GPU")):
+            if amount < 0:
+                reasons[name] = reasons.get(name, 0) + 1
+    listed = ", ".join(sorted(f"{count} insufficient {name}" for name, count in reasons.items()))
+    return f"0/{len(deltas)} nodes are available, {listed}."
+
+
+class KubeBatch:
+    def __init__(self, nodes: Sequence[Node]) -> None:
+        self.nodes = tuple(nodes)
+
+    def session(self, groups: Sequence[PodGroup], pods: Sequence[Pod]) -> SessionResult:
+        """One session. `pods`: every pod of the groups and every pod holding a node (bound pods have `node`)."""
+        result = SessionResult()
+        placed = [p for p in pods if p.node is not None]
+        members = {g.name: [p for p in pods if p.group == g.name] for g in groups}
+        valid = []
+        for group in groups:
+            count = len(members[group.name])
+            if count < group.min_member:
+                result.not_valid[group.name] = (f"Not enough valid tasks for gang-scheduling, valid: {count}, "
+                                                f"min: {group.min_member}")
+            else:
+                valid.append(group)
+
+        def ready(group: PodGroup) -> bool:
+            return sum(1 for p in members[group.name] if p.node is not None) >= group.min_member
+
+        for group in sorted(valid, key=lambda g: (-g.priority, ready(g), g.order, g.name)):
+            self._allocate(group, members[group.name], placed, result)
+        return result
+
+    def _allocate(self, group: PodGroup, members: list[Pod], placed: list[Pod], result: SessionResult) -> None:
+        pending = sorted((p for p in members if p.node is None), key=lambda p: (-p.priority, p.order))
+        if not pending:
+            return
+        running = sum(1 for p in members if p.node is not None)
+        allocated: list[tuple[Pod, str]] = []
+        deltas: dict[str, Resources] = {}
+        for pod in pending:
+            node = self._best_node(pod, placed, deltas)
+            if node is None:
+                continue
+            allocated.append((pod, node))
+            placed.append(Pod(pod.uid, pod.name, pod.priority, pod.request, pod.order, node, pod.group))
+        if running + len(allocated) >= group.min_member:
+            result.binds.extend(allocated)
+            return
+        message = fit_error(deltas)
+        for pod in pending:
+            result.unschedulable[pod.uid] = message
+
+    def _best_node(self, pod: Pod, placed: list[Pod], deltas: dict[str, Resources]) -> str | None:
+        best: tuple[int, str] | None = None
+        for node in self.nodes:
+            free = free_on(node, placed)
+            if not pod.request.fits_in(free):
+                deltas[node.name] = free - pod.request
+                continue
+            points = score(node, used_on(node.name, placed), pod.request)
+            if best is None or points > best[0]:
+                best = (points, node.name)
+        return best[1] if best else None

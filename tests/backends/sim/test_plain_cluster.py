@@ -1,0 +1,59 @@
+"""The simulated cluster without HiveD (docs/other-schedulers.md): nodes read from the HiveD config's physical
+cluster, the TFJob knobs, and a default-scheduler preemption of a lower-priority OpenPAI job."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hivedlab.backends.sim.plain import PlainSimCluster, nodes_of_config
+from hivedlab.backends.sim.settings import settings_from_mapping
+from hivedlab.basics.errors import HivedlabError
+from hivedlab.evidence import EvidenceWriter
+from hivedlab.group.layouts import plan_layout, render_hived_config
+from hivedlab.models.schedulers.resources import Node, Resources
+from tests.support.simkit import INVENTORY, IPS, OPEN_WRITERS, events, job_text, read_log
+
+
+def test_nodes_come_from_the_config() -> None:
+    import yaml
+
+    one_vc = yaml.safe_load(render_hived_config("one-vc", INVENTORY))
+    node = Resources(gpu=1, cpu_milli=2000, memory_mb=4096)
+    assert nodes_of_config(one_vc) == [Node("hostname-carol", node), Node("hostname-dan", node)]
+    four = yaml.safe_load(plan_layout("four-gpu-nodes", INVENTORY).text)
+    assert [n.name for n in nodes_of_config(four)] == ["k8s-g1", "k8s-g2", "k8s-g3", "k8s-g4"]
+    assert nodes_of_config(four)[0].capacity == Resources(gpu=1, cpu_milli=4000, memory_mb=16384)
+
+
+def test_tfjob_knobs_are_checked() -> None:
+    settings = settings_from_mapping({"tfjob": True, "pod_create_gap_s": 1})
+    assert settings.tfjob and settings.pod_create_gap_s == 1.0
+    with pytest.raises(HivedlabError, match="sim.tfjob"):
+        settings_from_mapping({"tfjob": "yes"})
+
+
+def test_an_unknown_scheduler_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(HivedlabError, match="unknown scheduler"):
+        PlainSimCluster(None, scheduler="volcano")
+
+
+def test_the_default_scheduler_preempts_by_priority_class(tmp_path: Path) -> None:
+    """Without VCs, a prod job takes a test job's node: PriorityClass preemption, with its own events."""
+    log = tmp_path / "e.jsonl"
+    writer = EvidenceWriter(log, "sim")
+    OPEN_WRITERS.append(writer)
+    sim = PlainSimCluster(writer, 1, scheduler="default", node_ips=IPS)
+    sim.switch_config("one-vc", render_hived_config("one-vc", INVENTORY))
+    low = job_text("job-config-1.yaml", "low", ("virtualCluster: vc1", "virtualCluster: default"))
+    for index in range(2):
+        assert sim.submit("alice", "low", low.replace("name: low", f"name: low{index}")).accepted
+    sim.run_until_idle(30)
+    high = job_text("job-config-2.yaml", "high", ("virtualCluster: vc1", "virtualCluster: default"))
+    assert sim.submit("bob", "high", high).accepted
+    sim.run_until_idle(600)
+    seen = read_log(log)
+    preempted = events(seen, "Preempted")
+    assert len(preempted) == 1 and preempted[0].obj["source"]["component"] == "default-scheduler"
+    assert preempted[0].obj["message"].startswith("by default/")

@@ -1,0 +1,50 @@
+"""kube-batch v0.4 as docs/other-schedulers.md describes it: a PodGroup with fewer pods than minMember is skipped;
+a group's pods bind only when minMember of them can (all or nothing), the CPU-only PS included; an unready group's
+pending pods get the job's FitError; groups go by priority, then creation."""
+
+from __future__ import annotations
+
+from hivedlab.models.schedulers.kube_batch import KubeBatch, PodGroup, fit_error
+from hivedlab.models.schedulers.resources import Node, Pod, Resources
+
+WORKER = Resources(gpu=1, cpu_milli=1000, memory_mb=2048)
+PS = Resources(cpu_milli=1000, memory_mb=2048)
+NODES = [Node(f"k8s-g{i}", Resources(gpu=1, cpu_milli=4000, memory_mb=16384)) for i in range(1, 5)]
+
+
+def _job(group: str, workers: int, order: int = 0, node: str | None = None) -> list[Pod]:
+    pods = [Pod(f"{group}-ps", f"{group}-ps-0", 0, PS, order, node, group)]
+    pods += [Pod(f"{group}-w{i}", f"{group}-worker-{i}", 0, WORKER, order + i + 1, node and f"k8s-g{i + 1}", group)
+             for i in range(workers)]
+    return pods
+
+
+def test_a_group_that_fits_binds_whole() -> None:
+    result = KubeBatch(NODES).session([PodGroup("job1", 4)], _job("job1", 3))
+    assert len(result.binds) == 4 and not result.unschedulable
+    assert len({node for pod, node in result.binds if pod.request.gpu}) == 3  # one GPU per worker, on 3 nodes
+
+
+def test_a_group_that_does_not_fit_binds_nothing_not_even_its_cpu_only_ps() -> None:
+    running = _job("job1", 3, node="placed")
+    result = KubeBatch(NODES).session([PodGroup("job2", 3, order=1)], [*running, *_job("job2", 2, order=10)])
+    assert result.binds == []
+    assert set(result.unschedulable) == {"job2-ps", "job2-w0", "job2-w1"}
+    assert result.unschedulable["job2-w0"] == "0/4 nodes are available, 4 insufficient GPU."
+
+
+def test_a_group_with_fewer_pods_than_min_member_is_not_valid() -> None:
+    result = KubeBatch(NODES).session([PodGroup("job1", 4)], _job("job1", 3)[:2])
+    assert result.binds == [] and not result.unschedulable
+    assert result.not_valid == {"job1": "Not enough valid tasks for gang-scheduling, valid: 2, min: 4"}
+
+
+def test_groups_go_by_priority_then_creation() -> None:
+    pods = [*_job("a", 3, order=0), *_job("b", 3, order=10)]
+    result = KubeBatch(NODES).session([PodGroup("a", 4, order=0), PodGroup("b", 4, priority=1, order=1)], pods)
+    assert {pod.group for pod, _ in result.binds} == {"b"}
+    assert set(result.unschedulable) == {"a-ps", "a-w0", "a-w1", "a-w2"}
+
+
+def test_fit_error_without_any_node_tried() -> None:
+    assert fit_error({}) == "0 nodes are available"
