@@ -16,7 +16,8 @@ from tests.support.paths import ROOT
 
 DATA_FOLDERS = {"configs": "configs", "jobs": "jobs", "labs/experiments": "labs/experiments",
                 "labs/smoke": "labs/smoke", "report_templates": "report_templates"}
-LEFT_OUT = {".venv", ".git", "build", "out", ".mypy_cache", ".ruff_cache", ".import_linter_cache", "__pycache__"}
+LEFT_OUT = {".venv", ".git", "build", "out", "*.egg-info", ".mypy_cache", ".ruff_cache", ".import_linter_cache",
+            ".pytest_cache", "__pycache__"}
 
 
 def build_wheel(source: Path, out: Path) -> Path:
