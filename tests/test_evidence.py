@@ -257,9 +257,11 @@ def _resumed_copy(original: Path, copy: Path, cut: int) -> None:
 
 def _rewrite(writer: EvidenceWriter, record) -> None:
     if record.kind == "action":
-        writer.write_action(record.action_type, {k: v for k, v in action_of(record).items() if k != "type"}, time=record.time)
+        writer.write_action(record.action_type, {k: v for k, v in action_of(record).items() if k != "type"},
+                            time=record.time)
     else:
-        writer.write_object(record.watch_type, record.resource, record.object, time=record.time, synthetic=record.synthetic)
+        writer.write_object(record.watch_type, record.resource, record.object, time=record.time,
+                            synthetic=record.synthetic)
 
 
 def _judged(path: Path) -> dict:

@@ -97,7 +97,8 @@ def test_list_then_watch(server: FakeApiServer, log: Path) -> None:
     records = read_evidence(log).records
     kinds = [r.watch_type for r in records if r.resource == "pods" and r.kind == "object"]
     assert kinds == ["LISTED", "MODIFIED"]
-    assert all(object_of(r)["metadata"]["labels"].get("type") == "kube-launcher-task" for r in records if r.resource == "pods")
+    assert all(object_of(r)["metadata"]["labels"].get("type") == "kube-launcher-task"
+               for r in records if r.resource == "pods")
     assert _watch_events(log, "stopped")
 
 
@@ -135,7 +136,8 @@ def test_410_as_error_event_relists(server: FakeApiServer, log: Path) -> None:
     got = _recorded(log)
     assert all(c == 1 for c in got.values())
     deleted = [r for r in read_evidence(log).records if r.watch_type == "DELETED"]
-    assert len(deleted) == 1 and deleted[0].synthetic and object_of(deleted[0])["metadata"]["uid"] == gone["metadata"]["uid"]
+    assert (len(deleted) == 1 and deleted[0].synthetic
+            and object_of(deleted[0])["metadata"]["uid"] == gone["metadata"]["uid"])
 
 
 def test_410_as_http_status_relists(server: FakeApiServer, log: Path) -> None:

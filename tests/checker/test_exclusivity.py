@@ -37,7 +37,8 @@ def default_vc_on_opportunistic_gpu() -> list[forge.Rec]:
     records = forge.load("from-simulator-opportunistic.jsonl")
     oppo = forge.uid_with(records, "-train-0", node="hostname-carol")
     name = next(forge.pod_of(r)["metadata"]["name"] for r in records if forge.uid_of(r) == oppo)
-    preempted_at = next(r["seq"] for r in records if (r.get("watch") or {}).get("object", {}).get("reason") == "Preempted")
+    preempted_at = next(r["seq"] for r in records
+                        if (r.get("watch") or {}).get("object", {}).get("reason") == "Preempted")
     retry = {forge.uid_of(r) for r in records if forge.pod(r) and forge.pod_of(r)["metadata"]["name"] == name} - {oppo}
     records = forge.drop(records, lambda r: forge.uid_of(r) in retry
                          or (forge.involved(r) == name and r["seq"] >= preempted_at)
@@ -117,7 +118,8 @@ def _gap(synthetic: bool) -> list[forge.Rec]:
 
     records = forge.load("from-simulator-incremental.jsonl")
     holder = forge.uid_with(records, "-train-0", node="hostname-carol")
-    last_seen = [r for r in records if forge.uid_of(r) == holder and forge.pod_of(r)["status"].get("phase") == "Running"][-1]
+    last_seen = [r for r in records
+                 if forge.uid_of(r) == holder and forge.pod_of(r)["status"].get("phase") == "Running"][-1]
     records = forge.drop(records, lambda r: forge.uid_of(r) == holder and (
         r["watch"]["type"] == "DELETED" or forge.pod_of(r)["status"].get("phase") == "Succeeded"))
     later = next(i for i, r in enumerate(records) if forge.pod(r) and forge.uid_of(r) != holder

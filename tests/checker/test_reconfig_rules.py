@@ -1,5 +1,5 @@
-"""The rule kinds for a config switch (src/hivedlab/checker/rules/reconfig.py) on hand-made timelines: what each says when the
-evidence contradicts HiveD's work-preserving reconfiguration, or lacks the switch."""
+"""The rule kinds for a config switch (src/hivedlab/checker/rules/reconfig.py) on hand-made timelines: what each says
+when the evidence contradicts HiveD's work-preserving reconfiguration, or lacks the switch."""
 
 from __future__ import annotations
 
@@ -70,7 +70,8 @@ def test_an_accepted_submission_after_the_switch_is_inconsistent() -> None:
     accepted = job("late-vc1", "fw3", submitted=12)
     verdict, _ = judge("refused-after-switch", {"job": "late-vc1", "config": "one-vc", "status": 403}, accepted)
     assert verdict == INCONSISTENT
-    refused = job("late-vc1", "fw3", submitted=12, status=403, message="User alice is not allowed to do operation in vc1")
+    refused = job("late-vc1", "fw3", submitted=12, status=403,
+                  message="User alice is not allowed to do operation in vc1")
     rule = {"job": "late-vc1", "config": "one-vc", "status": 403, "message": "not allowed to do operation in vc1"}
     assert judge("refused-after-switch", rule, refused)[0] == CONSISTENT
 

@@ -27,7 +27,8 @@ def test_framework_name_is_md5_of_user_job() -> None:
     ("message", "reason"),
     [
         ("0/3 nodes are available: 1 Pod is waiting for preemptible or free resource to appear: insufficient capacity "
-         "when scheduling in VC vc1, 2 node(s) didn't match node selector.", "insufficient capacity when scheduling in VC vc1"),
+         "when scheduling in VC vc1, 2 node(s) didn't match node selector.",
+         "insufficient capacity when scheduling in VC vc1"),
         ("0/2 nodes are available: 2 Pod is waiting for preemptible or free resource to appear: have to use at least "
          "one bad node 1/10.151.41.26 when scheduling in VC vc1.",
          "have to use at least one bad node 1/10.151.41.26 when scheduling in VC vc1"),
@@ -53,7 +54,8 @@ def test_preempted_pod_recreated_with_same_name_new_uid() -> None:
     first, retry = low.attempts
     assert first.pod_name == retry.pod_name and first.uid != retry.uid
     assert first.outcome == "preempted" and first.fc_exit_code == -101
-    assert first.preempted_by and first.preempted_by.startswith("by default/") and first.preempted_by.endswith("hostname-dan")
+    assert (first.preempted_by and first.preempted_by.startswith("by default/")
+            and first.preempted_by.endswith("hostname-dan"))
     assert retry.outcome == "succeeded" and retry.node == "hostname-dan" and retry.gpus == (0,)
     assert low.state == "SUCCEEDED" and low.framework_attempt_codes == ((0, -101), (1, 0))
 

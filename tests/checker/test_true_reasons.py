@@ -50,10 +50,12 @@ def test_victim_never_recreated_is_not_called_unpreempted(cli, tmp_path: Path) -
     records = forge.load("from-simulator-priority.jsonl")
     victim = forge.uid_with(records, "-train-0", node="hostname-dan")
     name = next(forge.pod_of(r)["metadata"]["name"] for r in records if forge.uid_of(r) == victim)
-    retry = {forge.uid_of(r) for r in records if forge.pod(r) and forge.pod_of(r)["metadata"]["name"] == name} - {victim}
+    retry = {forge.uid_of(r) for r in records
+             if forge.pod(r) and forge.pod_of(r)["metadata"]["name"] == name} - {victim}
     assert retry
     created = min(r["seq"] for r in records if forge.uid_of(r) in retry)
-    records = forge.drop(records, lambda r: forge.uid_of(r) in retry or (forge.involved(r) == name and r["seq"] > created))
+    records = forge.drop(records, lambda r: forge.uid_of(r) in retry
+                         or (forge.involved(r) == name and r["seq"] > created))
     data = _check(cli, forge.write(tmp_path / "log.jsonl", records))
     preempts = _answer(data, "high-preempts-low")
     assert preempts["verdict"] == C

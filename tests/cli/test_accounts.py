@@ -202,7 +202,8 @@ def test_a_member_token_is_not_an_admin_token(cli, serve, setup):
     other = secret_file(setup["home"] / "alice-token", pai.token("alice"))
     result = cli("accounts", "--inventory", str(setup["inventory"]), "--pai-url", pai.url,
                  "--admin-token-file", str(other), "--passwords", str(setup["passwords"]))
-    assert result.code == 2 and result.err.count("\n") == 1 and "belongs to alice, not to an OpenPAI admin" in result.err
+    assert (result.code == 2 and result.err.count("\n") == 1
+            and "belongs to alice, not to an OpenPAI admin" in result.err)
 
 
 def test_unreachable_master_is_one_line(cli, setup):

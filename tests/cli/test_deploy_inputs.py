@@ -1,4 +1,5 @@
-"""`hivedlab deploy-inputs`: quick-start inputs exactly as OpenPAI's scripts read them (docs/openpai-model.md#quick-start-inputs)."""
+"""`hivedlab deploy-inputs`: quick-start inputs exactly as OpenPAI's scripts read them
+(docs/openpai-model.md#quick-start-inputs)."""
 
 from __future__ import annotations
 

@@ -21,7 +21,8 @@ NODES = ("hostname-bob", "hostname-carol", "hostname-dan")  # the example invent
 
 
 def ready(status: str = "True") -> dict:
-    return {"status": {"conditions": [{"type": "MemoryPressure", "status": "False"}, {"type": "Ready", "status": status}]}}
+    return {"status": {"conditions": [{"type": "MemoryPressure", "status": "False"},
+                                      {"type": "Ready", "status": status}]}}
 
 
 @pytest.fixture

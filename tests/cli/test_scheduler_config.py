@@ -1,4 +1,5 @@
-"""`hivedlab scheduler-config`: layouts for every group shape, the byte-exact splice, the wait on HiveD's inspect API."""
+"""`hivedlab scheduler-config`: layouts for every group shape, the byte-exact splice,
+the wait on HiveD's inspect API."""
 
 from __future__ import annotations
 
@@ -64,14 +65,16 @@ def test_splice_keeps_blank_lines_inside_the_config():
 @pytest.mark.parametrize(
     ("original", "expected"),
     [
-        ("hivedscheduler:\n  config: ''\nrest-server: {}\n", "hivedscheduler:\n  config: |\n    p: 1\nrest-server: {}\n"),
+        ("hivedscheduler:\n  config: ''\nrest-server: {}\n",
+         "hivedscheduler:\n  config: |\n    p: 1\nrest-server: {}\n"),
         ("hivedscheduler:\n  webservice-port: 30096\nx: 1\n",
          "hivedscheduler:\n  config: |\n    p: 1\n  webservice-port: 30096\nx: 1\n"),
         ("hivedscheduler:\n    config: |-\n        old: 1\n    webservice-port: 30096\n",
          "hivedscheduler:\n    config: |\n      p: 1\n    webservice-port: 30096\n"),
         ("cluster:\n  common: {}\n", "cluster:\n  common: {}\nhivedscheduler:\n  config: |\n    p: 1\n"),
         ("cluster: {}", "cluster: {}\nhivedscheduler:\n  config: |\n    p: 1\n"),
-        ("hivedscheduler:\r\n  config: |\r\n    old: 1\r\nx: 1\r\n", "hivedscheduler:\r\n  config: |\r\n    p: 1\r\nx: 1\r\n"),
+        ("hivedscheduler:\r\n  config: |\r\n    old: 1\r\nx: 1\r\n",
+         "hivedscheduler:\r\n  config: |\r\n    p: 1\r\nx: 1\r\n"),
     ],
     ids=["empty-scalar", "no-config-key", "deeper-indent-strip-chomp", "no-section", "no-final-newline", "crlf"],
 )

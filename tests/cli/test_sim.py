@@ -82,7 +82,8 @@ def test_bad_operations_get_error_lines_and_the_replay_goes_on(cli: Callable[...
     ("config", "ops", "needle"),
     [
         ("physicalCluster: [", "[]", "Failed to unmarshal YAML"),
-        ("physicalCluster:\n  physicalCells:\n  - cellType: NOPE\n", "[]", "physicalCells contains unknown cellType: NOPE"),
+        ("physicalCluster:\n  physicalCells:\n  - cellType: NOPE\n", "[]",
+         "physicalCells contains unknown cellType: NOPE"),
         (None, "{not json", "invalid operations file"),
         (None, '{"op": "schedule"}', "expected a JSON array"),
     ],

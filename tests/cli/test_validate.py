@@ -114,7 +114,8 @@ def test_jobs_against_a_services_configuration(cli):
     services = str(FIX / "good" / "services-configuration.yaml")
     assert cli("validate", "jobs/job-config-6.yaml", "--hived-config", services).code == 0
     result = cli("validate", "jobs/job-config-0.yaml", "--hived-config", services)
-    assert result.code == 1 and "VC 'vc1' is not defined in any HiveD config (services-configuration.yaml)" in result.out
+    assert (result.code == 1
+            and "VC 'vc1' is not defined in any HiveD config (services-configuration.yaml)" in result.out)
 
 
 def test_a_bad_hived_config_is_refused_even_without_jobs(cli):

@@ -48,7 +48,8 @@ def test_the_manuals_hardware_keeps_the_groups_worker(name: str) -> None:
     layout = manual_layout(name, group(1))
     validate_layout(layout)
     data = yaml.safe_load(layout.text)
-    nodes = [child["cellAddress"] for cell in data["physicalCluster"]["physicalCells"] for child in cell["cellChildren"]]
+    nodes = [child["cellAddress"] for cell in data["physicalCluster"]["physicalCells"]
+             for child in cell["cellChildren"]]
     assert nodes == ["node-0", SIM_WORKER]
     assert layout.case == "manual-hardware" and layout.vcs == plan_layout(name, group(1, 1)).vcs
 

@@ -101,7 +101,8 @@ def test_a_pod_in_another_vcs_cells_is_inconsistent(layout_run: LayoutRun, tmp_p
     the default VC's, on a shared chain one more than vc1's count."""
     log = layout_run.out / "experiments" / "vc-safety" / "evidence.jsonl"
     records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
-    alice = {(r["watch"]["object"]["spec"]["nodeName"], r["watch"]["object"]["metadata"]["annotations"][LEAF_CELL_ISOLATION])
+    alice = {(r["watch"]["object"]["spec"]["nodeName"],
+              r["watch"]["object"]["metadata"]["annotations"][LEAF_CELL_ISOLATION])
              for r in _bound(records, "alice")}
     target = next(cell for share in vc_cells_from_config(_config_text(log))["default"] for cell in share.cells
                   if (cell.node, str(cell.index)) not in alice)
@@ -133,7 +134,8 @@ def test_a_single_one_gpu_group_runs_on_the_manuals_hardware(layout_run: LayoutR
     assert set(run["hardware"]) == set(EXPERIMENTS)
     assert all(v["on"] == "manual" and "1 GPU" in v["why"]["en"] for v in run["hardware"].values())
     users = {r.action["user"] for result in layout_run.verdicts.values()
-             for r in read_evidence(result.log.path).records if r.action is not None and r.action.get("type") == "submit"}
+             for r in read_evidence(result.log.path).records
+             if r.action is not None and r.action.get("type") == "submit"}
     assert users <= set(layout_run.inventory.users)
     text = _config_text(layout_run.out / "experiments" / "vc-safety" / "evidence.jsonl")
     assert "node-wen" in text and SIM_WORKER in text

@@ -145,7 +145,8 @@ def test_members_take_turns_into_one_folder(cli: Callable[..., CliResult], tmp_p
     assert replaced.code == 0, replaced.err
     [aside] = (tmp_path / "replaced").iterdir()
     assert (aside / "experiments" / "priority" / "bob" / "evidence.jsonl").is_file()
-    assert (aside / "jobs" / "priority" / "bob").is_dir() and not (aside / "experiments" / "priority" / "carol").exists()
+    assert ((aside / "jobs" / "priority" / "bob").is_dir()
+            and not (aside / "experiments" / "priority" / "carol").exists())
     assert (tmp_path / "experiments" / "priority" / "carol" / "evidence.jsonl").read_bytes() == carol
     report = cli("report", str(tmp_path), "--lang", "en")
     assert report.code == 0, report.err

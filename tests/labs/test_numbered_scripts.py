@@ -36,7 +36,8 @@ def test_script_prints_its_step_and_runs_the_experiment(script, tmp_path, cli):
     assert done.returncode == 0, done.stderr
     plan = load_plan(experiment)
     step = plan.manual_step
-    assert done.stdout.startswith(f"[实验手册 {step} / manual step {step}] {plan.summary['zh']}\n{plan.summary['en']}\n")
+    assert done.stdout.startswith(f"[实验手册 {step} / manual step {step}] {plan.summary['zh']}\n"
+                                  f"{plan.summary['en']}\n")
     judged = cli("check", str(tmp_path / "experiments" / experiment / "evidence.jsonl"), "--format", "json")
     assert judged.code == 0, judged.out + judged.err
     assert json.loads(judged.out)["experiment"] == experiment

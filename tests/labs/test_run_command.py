@@ -140,7 +140,8 @@ def test_a_group_told_to_use_the_simulated_cluster_can(cli: Callable[..., CliRes
 
     members = [{"name": "Ana", "user": "ana", "roles": ["dev-box"], "hostname": "box", "ip": "192.0.2.1"},
                {"name": "Cy", "user": "cy", "roles": ["master"], "hostname": "master-cy", "ip": "192.0.2.3"},
-               {"name": "Ben", "user": "ben", "roles": ["worker"], "hostname": "node-ben", "ip": "192.0.2.2", "gpus": 1}]
+               {"name": "Ben", "user": "ben", "roles": ["worker"], "hostname": "node-ben", "ip": "192.0.2.2",
+                "gpus": 1}]
     inventory = tmp_path / "group.yaml"
     inventory.write_text(yaml.safe_dump({"group": "g", "members": members}), encoding="utf-8")
     refused = cli("scheduler-config", "one-vc", "--inventory", str(inventory), "--lang", "en")

@@ -204,7 +204,8 @@ def test_real_evidence_is_never_replaced_nor_mixed(tmp_path: Path) -> None:
         writer.write_action("plan", {"experiment": "gang"})
     first = log.read_bytes()
     with pytest.raises(HivedlabError, match="from a real cluster, which hivedlab never replaces"):
-        run_experiments([load_plan("gang")], sim_factory(), RunContext(tmp_path, "sim", 1, INVENTORY, "s1", replace=True))
+        run_experiments([load_plan("gang")], sim_factory(),
+                        RunContext(tmp_path, "sim", 1, INVENTORY, "s1", replace=True))
     assert log.read_bytes() == first and not (tmp_path / "replaced").exists()
     sim_dir = tmp_path / "sim"
     run_experiments([load_plan("gang")], sim_factory(), RunContext(sim_dir, "sim", 1, INVENTORY, "s1"))
@@ -213,7 +214,8 @@ def test_real_evidence_is_never_replaced_nor_mixed(tmp_path: Path) -> None:
 
 
 def test_a_resumed_real_run_appends_to_its_logs(tmp_path: Path) -> None:
-    """The runner side of a resume (the backend that skips what was submitted is tested over HTTP in tests/backends/pai)."""
+    """The runner side of a resume (the backend that skips what was submitted is tested over HTTP in
+    tests/backends/pai)."""
     ctx = RunContext(tmp_path, "pai", None, INVENTORY, "20260101t000000")
     make = lambda plan, writer: SimCluster(writer, 1)  # noqa: E731 - a stand-in backend writing k8s-sourced records
     run_experiments([load_plan("gang")], make, ctx)

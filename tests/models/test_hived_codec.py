@@ -1,4 +1,5 @@
-"""HiveD's annotation texts (docs/hived-config-and-cells.md#the-pod-scheduling-spec, docs/hived-config-and-cells.md#spec-validation, docs/hived-config-and-cells.md#bind-info-and-the-pod-annotations)."""
+"""HiveD's annotation texts (docs/hived-config-and-cells.md#the-pod-scheduling-spec): the pod scheduling spec, its
+validation and the bind info."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ def test_missing_or_empty_annotation(text: str | None) -> None:
 def test_yaml_error_quotes_the_text_and_line() -> None:
     with pytest.raises(UserError) as info:
         spec_from_annotation("virtualCluster: [unclosed")
-    assert info.value.message.startswith('Failed to unmarshal YAML "virtualCluster: [unclosed" to Object: yaml: line 1:')
+    assert info.value.message.startswith('Failed to unmarshal YAML "virtualCluster: [unclosed" to Object: '
+                                         'yaml: line 1:')
 
 
 def test_old_field_names_are_replaced_in_the_text() -> None:

@@ -129,7 +129,8 @@ class FakeCluster:
         pod."""
         code = 0 if exit_code == 0 else -210
         if exit_code is not None:
-            done = {"name": "app", "state": {"terminated": {"exitCode": exit_code, "startedAt": "2026-01-01T00:00:00Z"}}}
+            done = {"name": "app",
+                    "state": {"terminated": {"exitCode": exit_code, "startedAt": "2026-01-01T00:00:00Z"}}}
             self.api.modify("pods", job.pod_uid, status={"phase": "Succeeded", "containerStatuses": [done]})
         task = {"taskStatuses": [{"attemptStatus": {"podUID": job.pod_uid, "completionStatus": {"code": code}}}]}
         status: dict[str, Any] = {"state": "Completed", "attemptStatus": {

@@ -99,7 +99,8 @@ class FakeKubeflow:
             return {"group-name": "kubeflow.org", "tf-job-name": job.name, "tf-replica-type": role,
                     "tf-replica-index": str(index)}
         return {"training.kubeflow.org/job-name": job.name, "training.kubeflow.org/replica-type": role,
-                "training.kubeflow.org/replica-index": str(index), "training.kubeflow.org/operator-name": "tfjob-controller"}
+                "training.kubeflow.org/replica-index": str(index),
+                "training.kubeflow.org/operator-name": "tfjob-controller"}
 
     def _create_pod(self, job: _Job, name: str, role: str, index: int, template: dict[str, Any]) -> None:
         meta = template.get("metadata") or {}

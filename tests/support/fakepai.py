@@ -168,7 +168,8 @@ class FakePai:
         name = route[len("/api/v2/users/"):] if route.startswith("/api/v2/users/") else None
         if method == "GET" and name:
             if user != name and user not in self.admins:
-                return json_reply(403, {"code": "ForbiddenUserError", "message": "Non-admin is not allow to do this operation."})
+                return json_reply(403, {"code": "ForbiddenUserError",
+                                        "message": "Non-admin is not allow to do this operation."})
             if name not in self.users:
                 return json_reply(404, {"code": "NoUserError", "message": f"User {name} is not found."})
             with self.lock:
@@ -176,20 +177,23 @@ class FakePai:
         if name is not None or method not in ("POST", "PUT"):
             return json_reply(404, {"code": "NoApiError", "message": f"API {route} is not found."})
         if user not in self.admins:
-            return json_reply(403, {"code": "ForbiddenUserError", "message": "Non-admin is not allow to do this operation."})
+            return json_reply(403, {"code": "ForbiddenUserError",
+                                    "message": "Non-admin is not allow to do this operation."})
         data = json.loads(body or b"{}")
         fields = data.get("data", {}) if method == "PUT" else data
         name, password, vcs = fields.get("username"), fields.get("password"), fields.get("virtualCluster")
         if not isinstance(name, str) or not re.match(r"^[\w.-]+$", name) or (
                 password is not None and len(str(password)) < 6) or (method == "POST" and password is None):
-            return json_reply(400, {"code": "InvalidParametersError", "message": "\"password\" length must be at least 6"})
+            return json_reply(400, {"code": "InvalidParametersError",
+                                    "message": "\"password\" length must be at least 6"})
         for vc in vcs or []:
             if vc not in self.vcs:  # the VC's group exists only while the deployed config defines the VC
                 return json_reply(404, {"code": "NoGroupError", "message": f"Group {vc} is not found."})
         with self.lock:
             if method == "POST":
                 if name in self.users:
-                    return json_reply(409, {"code": "ConflictUserError", "message": f"User name {name} already exists."})
+                    return json_reply(409, {"code": "ConflictUserError",
+                                            "message": f"User name {name} already exists."})
                 self.users[name], self.grants[name] = str(password), set(vcs or ["default"])
                 return json_reply(201, {"message": "User is created successfully"})
             if name not in self.users:
@@ -225,7 +229,8 @@ class FakePai:
             instances = sum(int(t.get("instances", 1)) for t in protocol["taskRoles"].values())
             if instances > 2:
                 return json_reply(400, {"code": "InvalidProtocolError",
-                                        "message": f"Job requests {instances} SKUs, exceeds maximum 2 SKUs in VC {vc}."})
+                                        "message": f"Job requests {instances} SKUs, exceeds maximum 2 SKUs "
+                                                   f"in VC {vc}."})
             self.jobs[job_id] = {
                 "debugId": "0" * 32, "name": name, "taskRoles": {},
                 "jobStatus": {"username": user, "state": "WAITING", "subState": "AttemptCreationPending",

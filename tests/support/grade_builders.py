@@ -122,7 +122,8 @@ def report_md(deploy: str = DEPLOY_TEXT, explanations: dict[str, str] | None = N
 def claims(verdict: str = "consistent") -> dict[str, Any]:
     return {"format": "hivedlab-claims/1", "cluster": "sim", "experiments": [
         {"id": "priority", "verdict": verdict, "answers": [
-            {"question": "Q1", "verdict": verdict, "evidence": [7]}, {"question": "Q2", "verdict": verdict, "evidence": [8]}]}]}
+            {"question": "Q1", "verdict": verdict, "evidence": [7]},
+            {"question": "Q2", "verdict": verdict, "evidence": [8]}]}]}
 
 
 def make_run_dir(root: Path, source: str = "sim", steps: list[tuple[str, Any]] | None = None,
@@ -137,8 +138,10 @@ def make_run_dir(root: Path, source: str = "sim", steps: list[tuple[str, Any]] |
     (root / "inventory.yaml").write_text(INVENTORY)
     if with_env:
         (root / "env").mkdir()
-        for name, host, ip, gpus in (("Alice", "hostname-alice", "192.0.2.10", 0), ("Bob", "hostname-bob", "192.0.2.11", 0),
-                                     ("Carol", "hostname-carol", "192.0.2.12", 1), ("Dan", "hostname-dan", "192.0.2.13", 1)):
+        for name, host, ip, gpus in (("Alice", "hostname-alice", "192.0.2.10", 0),
+                                     ("Bob", "hostname-bob", "192.0.2.11", 0),
+                                     ("Carol", "hostname-carol", "192.0.2.12", 1),
+                                     ("Dan", "hostname-dan", "192.0.2.13", 1)):
             (root / "env" / f"{name.lower()}.json").write_text(json.dumps(env_record(name, host, ip, gpus)))
     (root / "hived").mkdir()
     (root / "hived" / "two-vc.yaml").write_text(HIVED)
@@ -160,7 +163,8 @@ def fake_judge_result(consistent: bool) -> dict[str, Any]:
     verdict = "consistent" if consistent else "inconclusive"
     return {"experiment": "priority", "verdict": verdict, "missing": [] if consistent else ["end of the run"],
             "answers": [
-                {"question": 0, "answer": {"zh": "抢占", "en": "preempted"}, "verdict": "consistent", "evidence": [6, 7]},
+                {"question": 0, "answer": {"zh": "抢占", "en": "preempted"}, "verdict": "consistent",
+                 "evidence": [6, 7]},
                 {"question": 1, "answer": {"zh": "都结束", "en": "both ended"}, "verdict": verdict, "evidence": [8]}]}
 
 

@@ -255,6 +255,7 @@ def _list(data: Mapping[str, Any], key: str, where: str) -> list[Any]:
 
 
 def group_of(spec: Mapping[str, Any] | None, namespace: str, pod: str) -> str:
-    """The affinity group a pod belongs to (docs/hived-config-and-cells.md#the-pod-scheduling-spec: no affinityGroup -> `<namespace>/<podName>`)."""
+    """The affinity group a pod belongs to (docs/hived-config-and-cells.md#the-pod-scheduling-spec: no affinityGroup
+    -> `<namespace>/<podName>`)."""
     group = (spec or {}).get("affinityGroup") or {}
     return str(group.get("name") or f"{namespace}/{pod}")

@@ -3,9 +3,10 @@
 Each op of the file's `conventions` maps onto the model's API (`hivedlab.models.hived`):
 schedule -> `HivedScheduler.schedule` (+ `add_allocated_pod` on a bind when `bindOnSuccess`), deletes ->
 `delete_allocated_pod` / `delete_unallocated_pod`, node events -> `set_node_bad` / `set_node_healthy`,
-restart -> a new `HivedScheduler` plus `add_allocated_pod` of every bound pod from its bind info (docs/hived-model.md#restart-and-recovery),
-inspect / assert -> the inspect views (docs/hived-config-and-cells.md#inspect-api). A unit step is held to both the Go test's `expect` and the
-replay's `observed`; an observed step to `observed`. Outcomes the file marks random are checked for validity.
+restart -> a new `HivedScheduler` plus `add_allocated_pod` of every bound pod from its bind info
+(docs/hived-model.md#restart-and-recovery), inspect / assert -> the inspect views
+(docs/hived-config-and-cells.md#inspect-api). A unit step is held to both the Go test's `expect` and the replay's
+`observed`; an observed step to `observed`. Outcomes the file marks random are checked for validity.
 The first step that differs stops the flow with a message naming the case, the step, and both sides.
 """
 
@@ -57,8 +58,8 @@ def same(what: str, expected: Any, actual: Any, sides: tuple[str, str] = ("HiveD
 
 class FlowRunner:
     def __init__(self, data: CasesFile, case: Case, api: ModuleType, codec: ModuleType | None = None) -> None:
-        """`api` is `hivedlab.models.hived`; `codec` is `hivedlab.models.hived_codec` (annotation text: specYaml steps, and the
-        bind info a restart recovers from)."""
+        """`api` is `hivedlab.models.hived`; `codec` is `hivedlab.models.hived_codec` (annotation text: specYaml steps,
+        and the bind info a restart recovers from)."""
         self.data = data
         self.case = case
         self.api = api
@@ -100,7 +101,8 @@ class FlowRunner:
             self._check_expect(step.expect, outcome)
         if isinstance(outcome, self.api.Bind) and step.bind_on_success:
             self.sched.add_allocated_pod(pod, spec, outcome.bind_info)
-            self.bound[step.pod_name] = BoundPod(pod, spec, outcome.bind_info, group_of(spec, step.namespace, step.pod_name))
+            self.bound[step.pod_name] = BoundPod(pod, spec, outcome.bind_info,
+                                                 group_of(spec, step.namespace, step.pod_name))
         if self.case.nondeterministic:
             self._check_random_bind(step, spec, outcome)
         else:
@@ -145,7 +147,8 @@ class FlowRunner:
             raise FlowMismatch(f"HiveD's test expects a bind, model: {self._describe(outcome)}")
         if wanted == "bind":
             same("HiveD's test: bind node", expect["node"], outcome.node)
-            same("HiveD's test: leafCellIsolation", list(expect["leafCellIsolation"]), list(outcome.leaf_cell_isolation))
+            same("HiveD's test: leafCellIsolation", list(expect["leafCellIsolation"]),
+                 list(outcome.leaf_cell_isolation))
         if wanted not in ("error", "bind", "bind_any", "not_bind"):
             raise FlowMismatch(f"unknown expect result {wanted!r}")
         if wanted == "not_bind":
@@ -170,7 +173,8 @@ class FlowRunner:
             same("wait reason", observed.get("reason"), outcome.reason)
         elif kind == "error":
             same("user error message", observed.get("message"), outcome.message)
-            same("HTTP code", observed.get("code"), 400)  # docs/hived-config-and-cells.md#spec-validation: every user error is a 400
+            # docs/hived-config-and-cells.md#spec-validation: every user error is a 400
+            same("HTTP code", observed.get("code"), 400)
         else:
             self._check_victims(observed, victim_names(outcome.victims))
 
@@ -224,7 +228,8 @@ class FlowRunner:
             raise FlowMismatch(f"{self.case.id}: leaf types of the binds: HiveD {dict(hived)}, model {dict(model)}")
 
     def _check_group_after(self, observed: Mapping[str, Any]) -> None:
-        """The group's state after the call, in the listing and in the one-group view (docs/hived-config-and-cells.md#inspect-api)."""
+        """The group's state after the call, in the listing and in the one-group view
+        (docs/hived-config-and-cells.md#inspect-api)."""
         after = observed.get("groupAfter")
         if after is None:
             return
@@ -295,7 +300,7 @@ class FlowRunner:
             same(f"group {name} after the restart", dict(wanted), actual)
 
     def _recovered_bind_info(self, info: Any) -> Any:
-        """What HiveD reads back on restart: the pod-bind-info annotation (docs/hived-model.md#restart-and-recovery, docs/hived-config-and-cells.md#bind-info-and-the-pod-annotations)."""
+        """What HiveD reads back on restart: the pod-bind-info annotation (docs/hived-model.md#restart-and-recovery)."""
         if self.codec is None:
             return self.api.BindInfo.from_dict(info.to_dict())
         return self.codec.load_bind_info(self.codec.dump_bind_info(info))
@@ -406,7 +411,8 @@ class FlowRunner:
         allowed = {f"Used/{step.raw['usedPriority']}", f"Free/{FREE_PRIORITY}"}
         actual: dict[str, list[str]] = {}
         for node, indices in placement.items():
-            labels = {f"{c.get('cellState')}/{c.get('cellPriority')}" for i in indices for c in leaves.get((node, i), [])}
+            labels = {f"{c.get('cellState')}/{c.get('cellPriority')}"
+                      for i in indices for c in leaves.get((node, i), [])}
             if not labels or not labels <= allowed:
                 raise FlowMismatch(f"HiveD's test expects {node}'s cells in {sorted(allowed)}, model {sorted(labels)}")
             actual[node] = sorted(labels)

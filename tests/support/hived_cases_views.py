@@ -1,4 +1,5 @@
-"""Turn the HiveD model's outputs (decisions, inspect-API JSON of docs/hived-config-and-cells.md#inspect-api) into the shapes the cases file records.
+"""Turn the HiveD model's outputs (decisions, inspect-API JSON of docs/hived-config-and-cells.md#inspect-api) into the
+shapes the cases file records.
 
 Pure functions: each takes what the model returned and gives the comparable form of `hived-cases.yaml`'s
 `observed` entries, so the flow runner can compare with `==` and print both sides when they differ.
@@ -111,8 +112,9 @@ def observed_group_summary(observed: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def has_virtual_placement(status: Mapping[str, Any]) -> bool:
-    """docs/hived-config-and-cells.md#inspect-api: `virtualPlacement` is absent for opportunistic and lazy-preempted groups; a group whose cells are
-    all unknown after a reconfiguration (docs/hived-model.md#restart-and-recovery) keeps an empty one."""
+    """docs/hived-config-and-cells.md#inspect-api: `virtualPlacement` is absent for opportunistic and lazy-preempted
+    groups; a group whose cells are all unknown after a reconfiguration (docs/hived-model.md#restart-and-recovery) keeps
+    an empty one."""
     return status.get("virtualPlacement") is not None
 
 
@@ -140,7 +142,8 @@ def find_cell(cells: Any, address: str) -> Mapping[str, Any] | None:
 
 def vc_cell_summary(cell: Mapping[str, Any]) -> dict[str, Any]:
     """A VC cell status in the form of the file's `inspect: virtualcluster` entries."""
-    summary = {key: cell.get(key) for key in ("cellAddress", "cellType", "cellState", "cellPriority", "cellHealthiness")}
+    summary = {key: cell.get(key)
+               for key in ("cellAddress", "cellType", "cellState", "cellPriority", "cellHealthiness")}
     physical = cell.get("physicalCell")
     if physical:
         summary["physicalCell"] = physical.get("cellAddress")
@@ -148,7 +151,8 @@ def vc_cell_summary(cell: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def physical_leaves(physical_cluster: Any) -> dict[tuple[str, int], list[Mapping[str, Any]]]:
-    """(node, leaf index) -> the physical leaf cell statuses there (a node may sit in several chains, docs/hived-config-and-cells.md#physical-cells).
+    """(node, leaf index) -> the physical leaf cell statuses there (a node may sit in several chains,
+    docs/hived-config-and-cells.md#physical-cells).
 
     A node-level cell's node name is the last `/` segment of its address; a leaf's index is the last segment of
     its address (docs/hived-config-and-cells.md#physical-cells)."""
@@ -192,7 +196,7 @@ def cell_label(cell: Mapping[str, Any], using: str | None, reserving: str | None
 
 def cell_users(groups: Mapping[str, Mapping[str, Any]]) -> dict[tuple[str, int], dict[str, str]]:
     """(node, leaf) -> {"using": group, "reserving": group} from the groups' physical placements: a Preempting
-    group reserves its cells, any other group uses them (docs/hived-config-and-cells.md#priorities-and-preemption, docs/hived-config-and-cells.md#affinity-group-states)."""
+    group reserves its cells, any other group uses them (docs/hived-config-and-cells.md#priorities-and-preemption)."""
     users: dict[tuple[str, int], dict[str, str]] = {}
     for name, group in groups.items():
         status = group.get("status") or {}

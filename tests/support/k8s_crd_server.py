@@ -29,7 +29,8 @@ _CUSTOM = re.compile(r"^/apis/(?P<group>[^/]+)/(?P<version>[^/]+)(?:/namespaces/
 
 
 def _status(code: int, reason: str, message: str) -> dict[str, Any]:
-    return {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": reason, "code": code, "message": message}
+    return {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": reason, "code": code,
+            "message": message}
 
 
 class FakeKubeApi(ServedApi):

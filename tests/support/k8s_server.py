@@ -40,8 +40,8 @@ PATHS = {
     "/apis/frameworkcontroller.microsoft.com/v1/namespaces/default/frameworks": "frameworks",
     "/api/v1/nodes": "nodes",
 }
-KINDS = {"pods": ("Pod", "v1"), "events": ("Event", "v1"), "frameworks": ("Framework", "frameworkcontroller.microsoft.com/v1"),
-         "nodes": ("Node", "v1")}
+KINDS = {"pods": ("Pod", "v1"), "events": ("Event", "v1"),
+         "frameworks": ("Framework", "frameworkcontroller.microsoft.com/v1"), "nodes": ("Node", "v1")}
 
 
 class _QuietServer(ThreadingHTTPServer):

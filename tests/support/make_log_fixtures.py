@@ -23,7 +23,8 @@ DEFAULT_WAIT = "insufficient capacity when scheduling in VC default"
 PHYSICAL_WAIT = "insufficient capacity when scheduling in physical cluster"
 
 
-def _run_task(sc: Scenario, job, index: int, node: str, t_bind: float, t_run: float, t_end: float, code: int = 0) -> None:
+def _run_task(sc: Scenario, job, index: int, node: str, t_bind: float, t_run: float, t_end: float,
+              code: int = 0) -> None:
     sc.at(t_bind).pod_bind(job, index, node)
     sc.at(t_run).pod_run(job, index)
     sc.framework(job, "AttemptRunning")
@@ -340,8 +341,8 @@ def write_all(folder: Path = HERE) -> None:
     incremental(folder / "incremental-started-together.jsonl", like_gang=True)
     broken_chain(folder / "gang-consistent.jsonl", folder / "chain-broken-at-record-7.jsonl", 7)
     cut_mid_line(folder / "gang-consistent.jsonl", folder / "gang-cut-mid-line.jsonl")
-    (folder / "not-json-lines.jsonl").write_text("this is a kubectl get pods listing, not an evidence log\nNAME READY\n",
-                                               encoding="utf-8")
+    (folder / "not-json-lines.jsonl").write_text("this is a kubectl get pods listing, not an evidence log\n"
+                                               "NAME READY\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

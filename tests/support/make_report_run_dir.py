@@ -149,8 +149,8 @@ def vc_safety(path: Path) -> list[dict[str, Any]]:
         answer(0, "四个 vc1 任务都在 vc1 唯一的机器 hostname-dan 上运行（T+0:00:05 起），按提交顺序一个接一个。",
                "All four vc1 jobs ran on vc1's only machine, hostname-dan (from T+0:00:05), one after another in "
                "submission order.", binds),
-        answer(1, "其余任务等待（insufficient capacity when scheduling in VC vc1），没有被调度到空闲的 default VC 的机器 "
-                  "hostname-carol 上：VC 安全。",
+        answer(1, "其余任务等待（insufficient capacity when scheduling in VC vc1），"
+                  "没有被调度到空闲的 default VC 的机器 hostname-carol 上：VC 安全。",
                "The other jobs waited (insufficient capacity when scheduling in VC vc1) and were never placed on the "
                "idle default VC's machine hostname-carol: VC safety.", waits),
         answer(2, "各任务按提交顺序依次在 hostname-dan 上运行：T+0:00:10、T+0:01:15、T+0:02:20、T+0:03:25 开始。",
@@ -179,12 +179,12 @@ def priority(path: Path) -> list[dict[str, Any]]:
     done = s.succeed(668, low1)
     s.end(670)
     return [
-        answer(0, "后提交的 prod 任务 job-config-2 没有等待：T+0:01:01 抢占了 hostname-dan 上的 test 任务 job-config-1，"
-                  "T+0:01:05 在 hostname-dan 上运行。",
+        answer(0, "后提交的 prod 任务 job-config-2 没有等待：T+0:01:01 抢占了 hostname-dan 上的 test 任务 "
+                  "job-config-1，T+0:01:05 在 hostname-dan 上运行。",
                "The later prod job job-config-2 did not wait: at T+0:01:01 it preempted the test job job-config-1 on "
                "hostname-dan and ran there from T+0:01:05.", [pre, bind_high]),
-        answer(1, "job-config-1 重新创建后等待（insufficient capacity when scheduling in VC vc1），job-config-2 结束后于 "
-                  "T+0:06:08 在 hostname-dan 上从头运行，两个任务在 T+0:11:08 都运行结束。",
+        answer(1, "job-config-1 重新创建后等待（insufficient capacity when scheduling in VC vc1），"
+                  "job-config-2 结束后于 T+0:06:08 在 hostname-dan 上从头运行，两个任务在 T+0:11:08 都运行结束。",
                "job-config-1 was re-created and waited (insufficient capacity when scheduling in VC vc1); after "
                "job-config-2 ended it ran again from the beginning on hostname-dan at T+0:06:08; both had finished "
                "at T+0:11:08.", [wait, done]),
@@ -218,10 +218,12 @@ def opportunistic(path: Path) -> list[dict[str, Any]]:
     s.succeed(668, oppo1)
     s.end(670)
     return [
-        answer(0, "oppo 任务 job-config-4 没有等待 prod 任务：T+0:01:01 就在空闲的 hostname-carol 上运行（vc1 配额之外）。",
+        answer(0, "oppo 任务 job-config-4 没有等待 prod 任务：T+0:01:01 就在空闲的 hostname-carol 上运行"
+                  "（vc1 配额之外）。",
                "The oppo job job-config-4 did not wait for the prod job: at T+0:01:01 it started on the idle "
                "hostname-carol, outside vc1's quota.", [bind_oppo]),
-        answer(1, "default VC 的 test 任务在 T+0:02:01 抢占了 hostname-carol 上的 oppo 任务，T+0:02:03 在 hostname-carol 上运行。",
+        answer(1, "default VC 的 test 任务在 T+0:02:01 抢占了 hostname-carol 上的 oppo 任务，"
+                  "T+0:02:03 在 hostname-carol 上运行。",
                "The default VC's test job preempted the oppo job on hostname-carol at T+0:02:01 and ran there from "
                "T+0:02:03.", [pre, bind_guest]),
         answer(2, "oppo 任务重新创建后等待任意空闲 GPU（insufficient capacity when scheduling in physical cluster），"
@@ -248,7 +250,8 @@ def gang(path: Path) -> list[dict[str, Any]]:
     s.delete(429, g1)
     s.end(430)
     return [
-        answer(0, "群调度任务 job-config-6 提交后两个子任务都等待（insufficient capacity when scheduling in VC default），"
+        answer(0, "群调度任务 job-config-6 提交后两个子任务都等待"
+                  "（insufficient capacity when scheduling in VC default），"
                   "虽然 hostname-dan 空闲；job-config-5 结束后才于 T+0:06:06 开始运行。",
                "Both tasks of the gang job job-config-6 waited (insufficient capacity when scheduling in VC default) "
                "although hostname-dan was free; it started only at T+0:06:06 after job-config-5 ended.", waits),
@@ -294,10 +297,12 @@ def incremental(path: Path) -> list[dict[str, Any]]:
                   "job-config-5 结束后于 T+0:06:06 在 hostname-carol 上运行。",
                "The 2 tasks ran one after the other: the second waited (insufficient capacity when scheduling in VC "
                "default) and ran on hostname-carol from T+0:06:06 after job-config-5 ended.", [wait, second]),
-        answer(2, "需要 4 GPU 的群调度任务在提交时被拒绝（HTTP 400：Job requests 4 SKUs, exceeds maximum 2 SKUs in VC default.）。",
+        answer(2, "需要 4 GPU 的群调度任务在提交时被拒绝"
+                  "（HTTP 400：Job requests 4 SKUs, exceeds maximum 2 SKUs in VC default.）。",
                "The 4-GPU gang job was rejected at submission (HTTP 400: Job requests 4 SKUs, exceeds maximum 2 SKUs "
                "in VC default.).", [rejected]),
-        answer(2, "需要 4 GPU 的弹性调度任务可以提交，每次只有 2 个子任务运行（hostname-carol、hostname-dan），其余等待。",
+        answer(2, "需要 4 GPU 的弹性调度任务可以提交，每次只有 2 个子任务运行"
+                  "（hostname-carol、hostname-dan），其余等待。",
                "The 4-GPU incremental job was accepted and ran two tasks at a time (hostname-carol, hostname-dan) "
                "while the others waited.", partial),
     ]

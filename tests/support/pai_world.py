@@ -55,7 +55,8 @@ class StubHived:
 
 
 class ReplayWatcher:
-    """Stands in for hivedlab.backends.watcher.Watcher: the test pushes objects, they go through the writer it was given."""
+    """Stands in for hivedlab.backends.watcher.Watcher: the test pushes objects, they go through the writer it was
+    given."""
 
     def __init__(self, writer):
         self.writer, self.stopped = writer, False

@@ -1,8 +1,9 @@
 """A tiny scripted OpenPAI v1.2.0 + HiveD cluster that writes evidence logs in the shape a real cluster produces.
 
 Used by `make_fixtures.py` (the committed logs) and by tests that need a variant. Objects follow
-docs/openpai-model.md#framework-pods-and-events (names, labels, annotations, Framework status) and docs/hived-config-and-cells.md (bind annotations,
-FailedScheduling wait messages). Times are explicit: `at(seconds)` moves the scenario clock.
+docs/openpai-model.md#framework-pods-and-events (names, labels, annotations, Framework status) and
+docs/hived-config-and-cells.md (bind annotations, FailedScheduling wait messages). Times are explicit: `at(seconds)`
+moves the scenario clock.
 """
 
 from __future__ import annotations
@@ -144,7 +145,8 @@ class Scenario:
         task_statuses = []
         for index in range(job.tasks):
             pod = job.pods.get(index)
-            task_state, task_code = job.task_codes.get(index, ("TaskAttemptRunning" if pod else "TaskAttemptCreationPending", None))
+            task_state, task_code = job.task_codes.get(
+                index, ("TaskAttemptRunning" if pod else "TaskAttemptCreationPending", None))
             attempt: dict[str, Any] = {"id": 0, "startTime": _k8s_time(self.now), "instanceUID": None,
                                        "podName": f"{job.framework}-train-{index}",
                                        "podUID": pod["metadata"]["uid"] if pod else None,
@@ -173,8 +175,10 @@ class Scenario:
                 "state": state,
                 "startTime": _k8s_time(T0),
                 "attemptStatus": {
-                    "id": job.attempt, "instanceUID": f"{job.attempt}_{job.uid}", "configMapName": f"{job.framework}-attempt",
-                    "completionStatus": None if code is None else {"code": code, "phrase": _PHRASE.get(code, "Unknown")},
+                    "id": job.attempt, "instanceUID": f"{job.attempt}_{job.uid}",
+                    "configMapName": f"{job.framework}-attempt",
+                    "completionStatus": None if code is None else {"code": code,
+                                                                   "phrase": _PHRASE.get(code, "Unknown")},
                     "taskRoleStatuses": [{"name": "train", "podGracefulDeletionTimeoutSec": 600,
                                           "taskStatuses": task_statuses}],
                 },
@@ -199,13 +203,16 @@ class Scenario:
                 "name": name, "namespace": "default", "uid": self._uid(), "resourceVersion": self._rv(),
                 "creationTimestamp": _k8s_time(self.now),
                 "labels": {"userName": job.user, "virtualCluster": job.vc, "type": "kube-launcher-task",
-                           "FC_FRAMEWORK_NAME": job.framework, "FC_TASKROLE_NAME": "train", "FC_TASK_INDEX": str(index)},
+                           "FC_FRAMEWORK_NAME": job.framework, "FC_TASKROLE_NAME": "train",
+                           "FC_TASK_INDEX": str(index)},
                 "annotations": {
                     "container.apparmor.security.beta.kubernetes.io/app": "unconfined",
-                    "rest-server/port-scheduling-spec": '{"schedulePortStart":15000,"schedulePortEnd":40000,"ports":{}}',
+                    "rest-server/port-scheduling-spec": '{"schedulePortStart":15000,"schedulePortEnd":40000,'
+                                                        '"ports":{}}',
                     "hivedscheduler.microsoft.com/pod-scheduling-spec": spec_text,
                     "FC_FRAMEWORK_NAMESPACE": "default", "FC_FRAMEWORK_NAME": job.framework,
-                    "FC_TASKROLE_NAME": "train", "FC_TASK_INDEX": str(index), "FC_CONFIGMAP_NAME": f"{job.framework}-attempt",
+                    "FC_TASKROLE_NAME": "train", "FC_TASK_INDEX": str(index),
+                    "FC_CONFIGMAP_NAME": f"{job.framework}-attempt",
                     "FC_POD_NAME": name, "FC_FRAMEWORK_ATTEMPT_ID": str(job.attempt),
                     "FC_FRAMEWORK_ATTEMPT_INSTANCE_UID": f"{job.attempt}_{job.uid}", "FC_CONFIGMAP_UID": job.uid,
                     "FC_TASK_ATTEMPT_ID": "0",
@@ -261,7 +268,8 @@ class Scenario:
             f"node: {node}\nleafCellIsolation:\n- {gpus[0]}\ncellChain: GPU-NODE-POOL\naffinityGroupBindInfo:\n"
             f"- podPlacements:\n  - physicalNode: {node}\n    physicalLeafCellIndices:\n    - {gpus[0]}\n"
             f"    preassignedCellTypes:\n    - GPU-NODE\n")
-        pod["status"]["conditions"] = [{"type": "PodScheduled", "status": "True", "lastTransitionTime": _k8s_time(self.now)}]
+        pod["status"]["conditions"] = [{"type": "PodScheduled", "status": "True",
+                                        "lastTransitionTime": _k8s_time(self.now)}]
         self._update(job, index)
 
     def pod_run(self, job: Job, index: int) -> None:
@@ -311,20 +319,23 @@ class Scenario:
         return event
 
     def preempt(self, victim: Job, index: int, preemptor: Job, preemptor_index: int, node: str) -> None:
-        """The preemptor's scheduler deletes the victim pod and records `Preempted` on it (docs/openpai-model.md#waiting-preemption-and-stop)."""
+        """The preemptor's scheduler deletes the victim pod and records `Preempted` on it
+        (docs/openpai-model.md#waiting-preemption-and-stop)."""
         pod = victim.pods[index]
         by = preemptor.pods[preemptor_index]["metadata"]["name"]
         self.event(pod, "Preempted", f"by default/{by} on node {node}")
         self.pod_delete(victim, index, code=-101)
 
     def retry(self, job: Job) -> None:
-        """FrameworkController starts a new framework attempt: same pod names, new uids (docs/openpai-model.md#waiting-preemption-and-stop)."""
+        """FrameworkController starts a new framework attempt: same pod names, new uids
+        (docs/openpai-model.md#waiting-preemption-and-stop)."""
         job.attempt += 1
         job.pods.clear()
         job.task_codes.clear()
 
 
-_PHRASE = {0: "Succeeded", -101: "PodExternalDeleted", -210: "StopFrameworkRequested", -220: "FrameworkAttemptCompletion"}
+_PHRASE = {0: "Succeeded", -101: "PodExternalDeleted", -210: "StopFrameworkRequested",
+           -220: "FrameworkAttemptCompletion"}
 
 
 def relist(sc: Scenario, jobs: list[Job], resource_version: str | None = None) -> None:
@@ -334,7 +345,8 @@ def relist(sc: Scenario, jobs: list[Job], resource_version: str | None = None) -
     for job in jobs:
         for index in sorted(job.pods):
             sc.writer.write_object("LISTED", "pods", job.pods[index], time=sc._time())
-    sc.writer.write_action("watch", {"event": "listed", "resource": "pods", "resource_version": resource_version or str(sc.rv)},
+    sc.writer.write_action("watch", {"event": "listed", "resource": "pods",
+                                     "resource_version": resource_version or str(sc.rv)},
                            time=sc._time())
 
 

@@ -94,7 +94,8 @@ def test_every_change_in_the_namespace_is_recorded_with_the_objects_as_served(ku
     assert served and served == recorded
     groups = _objects(run.evidence, "podgroups")
     assert {g["apiVersion"] for g in groups} == {"scheduling.incubator.k8s.io/v1alpha1"}
-    deleted = {r.object["metadata"]["name"] for r in log.records if r.resource == "tfjobs" and r.watch_type == "DELETED"}
+    deleted = {r.object["metadata"]["name"] for r in log.records
+               if r.resource == "tfjobs" and r.watch_type == "DELETED"}
     assert len(deleted) == 4  # two stopped by the plan, two removed at the end
     plan = next(r.action for r in log.records if r.action_type == "plan")
     assert plan is not None and plan["cluster"] == "k8s" and plan["scheduler"] == "kube-batch"
@@ -153,8 +154,8 @@ def _backend(kube: FakeKubeApi, kubeconfig: Path, tmp_path: Path, world: FakeKub
     clock = SteppedClock(world)
     clock.follow("hivedlab-ctrl-c", writer.path)
     backend = open_backend(writer, FORMS["kube-batch"], "hivedlab-ctrl-c", api_client=make_api_client(str(kubeconfig)),
-                           interactive=True, poll_s=15.0, clocks=clock.clocks(), watcher_options={"server_timeout_s": 5},
-                           ask=lambda prompt: answer)
+                           interactive=True, poll_s=15.0, clocks=clock.clocks(),
+                           watcher_options={"server_timeout_s": 5}, ask=lambda prompt: answer)
     text = (ROOT / "jobs" / "kubeflow" / "kube-batch" / "tfjob-gang-1.yaml").read_text(encoding="utf-8")
     manifests, name = for_run(text, "tfjob-gang-1-alice")
     assert backend.submit("alice", "job1", manifests).accepted
@@ -178,7 +179,8 @@ def test_ctrl_c_asks_before_removing_what_the_run_made(kube, world, kubeconfig, 
         assert left == {name} and "kubectl delete namespace hivedlab-ctrl-c" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize(("gpus", "warned"), [((1, 1, 1, 1), False), ((1, 1, 2, 0), True)], ids=["four-single", "other"])
+@pytest.mark.parametrize(("gpus", "warned"), [((1, 1, 1, 1), False), ((1, 1, 2, 0), True)],
+                         ids=["four-single", "other"])
 def test_a_cluster_of_another_shape_is_warned_about(tmp_path: Path, gpus: tuple[int, ...], warned: bool) -> None:
     from hivedlab.evidence import EvidenceWriter
 

@@ -26,7 +26,8 @@ def pod(framework, node=None, running=False):
 
 
 def failed_scheduling(framework):
-    return {"kind": "Event", "reason": "FailedScheduling", "involvedObject": {"kind": "Pod", "name": f"{framework}-train-0"},
+    return {"kind": "Event", "reason": "FailedScheduling",
+            "involvedObject": {"kind": "Pod", "name": f"{framework}-train-0"},
             "message": "hivedscheduler: Pod is waiting for preemptible or free resource to appear: vc1"}
 
 

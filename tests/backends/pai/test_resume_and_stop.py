@@ -274,5 +274,5 @@ def test_a_members_turn_resumes_in_its_own_folder(cli, lab: Lab) -> None:
     assert cli(*args).code == 0
     assert lab.submissions() == 4  # resumed: nothing submitted twice
     log = read_evidence(lab.log)
-    assert log.chain_ok and [(r.action or {}).get("resumed", False) for r in log.records if r.action_type == "plan"] == [
-        False, True]
+    assert log.chain_ok and [(r.action or {}).get("resumed", False)
+                             for r in log.records if r.action_type == "plan"] == [False, True]

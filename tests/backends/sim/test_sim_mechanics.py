@@ -224,7 +224,8 @@ def test_the_simulator_is_a_backend() -> None:
 
 
 def test_pending_pods_are_retried_in_k8s_priority_order(tmp_path: Path) -> None:
-    """With the HiveD model: a later prod job overtakes an earlier waiting test job (K8s queue order, docs/openpai-model.md#pods)."""
+    """With the HiveD model: a later prod job overtakes an earlier waiting test job (K8s queue order,
+    docs/openpai-model.md#pods)."""
     log = tmp_path / "e.jsonl"
     sim, _ = new_cluster(log, "two-vc")
     sim.submit("alice", "a", job_text("job-config-0.yaml", "first-prod"))

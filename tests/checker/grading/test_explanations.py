@@ -56,7 +56,8 @@ def test_grades_md_shows_explanations_beside_the_evidence_flags_empty_ones_and_c
     section = sheet.split("## Explanations / 小组的解释", 1)[1]
     assert "### g4 — **empty / 未填写: priority**" in section and "### g3\n" in section
     g3 = section.split("### g3", 1)[1].split("###", 1)[0]
-    assert "| priority | 抢占。都结束。<br>preempted. both ended. |" in g3 and THEIRS[:20] in g3  # observed beside the group's words
+    # observed beside the group's words
+    assert "| priority | 抢占。都结束。<br>preempted. both ended. |" in g3 and THEIRS[:20] in g3
     feedback = (tmp_path / "out" / "groups" / "g1" / "feedback.md").read_text(encoding="utf-8")
     assert "g2" not in feedback  # students never see another group's name
 

@@ -23,7 +23,8 @@ def test_the_default_rubric_grades_the_five_experiments_out_of_100() -> None:
 
 
 def test_default_titles_are_filled_in_both_languages() -> None:
-    rubric = rubric_from_mapping({"version": 1, "items": [{"id": "g", "check": "ran", "experiment": "gang", "points": 2}]})
+    rubric = rubric_from_mapping({"version": 1,
+                                  "items": [{"id": "g", "check": "ran", "experiment": "gang", "points": 2}]})
     assert rubric.items[0].title.en == "gang: experiment run to the end"
     assert rubric.items[0].title.zh.startswith("gang")
     assert rubric.require_real_cluster is True and rubric.penalties == ()
@@ -34,7 +35,8 @@ def test_default_titles_are_filled_in_both_languages() -> None:
     [
         ({"version": 1, "items": []}, "items"),
         ({"version": 1, "items": [{"id": "a", "check": "ran", "points": 1}]}, "experiment"),
-        ({"version": 1, "items": [{"id": "a", "check": "deployment-notes", "points": 1, "experiment": "gang"}]}, "items/0"),
+        ({"version": 1, "items": [{"id": "a", "check": "deployment-notes", "points": 1, "experiment": "gang"}]},
+         "items/0"),
         ({"version": 1, "items": [{"id": "a", "check": "telepathy", "points": 1}]}, "items/0/check"),
         ({"version": 1, "items": [{"id": "a", "check": "environment-table", "points": -1}]}, "items/0/points"),
         ({"version": 2, "items": [{"id": "a", "check": "environment-table", "points": 1}]}, "version"),

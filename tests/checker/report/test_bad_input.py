@@ -95,8 +95,8 @@ def test_names_markdown_or_html_would_interpret_are_escaped(run_dir):
 def test_an_inconclusive_experiment_says_why(run_dir):
     path = run_dir / "experiments" / "gang" / "verdicts.json"
     verdict = json.loads(path.read_text(encoding="utf-8"))
-    verdict.update(verdict="inconclusive", answers=[], missing=[{"zh": "没有看到 job-config-6 的 Pod", "en": "no pod of "
-                                                                "job-config-6 was seen"}])
+    verdict.update(verdict="inconclusive", answers=[],
+                   missing=[{"zh": "没有看到 job-config-6 的 Pod", "en": "no pod of job-config-6 was seen"}])
     write_json(path, verdict)
     md = render(run_dir)
     row = next(line for line in md.splitlines() if line.startswith("| 群调度 (Gang Scheduling) |"))

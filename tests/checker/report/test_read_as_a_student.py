@@ -198,7 +198,8 @@ def test_explanations_are_kept_when_the_report_is_rendered_again(sim_lab, tmp_pa
 
 
 def test_an_answer_without_a_summary_is_shown_by_its_first_statement_outside_brackets():
-    assert first_statement("任务按提交顺序一个接一个地运行：alice 的 a 08:00:05–08:01:06。", "zh") == "任务按提交顺序一个接一个地运行。"
+    assert (first_statement("任务按提交顺序一个接一个地运行：alice 的 a 08:00:05–08:01:06。", "zh")
+            == "任务按提交顺序一个接一个地运行。")
     blocked = "(the hash chain is broken at record 7: the log was edited; not evidence) Every job ran on vc1. More."
     assert first_statement(blocked, "en") == blocked.split(" More.")[0]
     assert first_statement("无句号的回答", "zh") == "无句号的回答"

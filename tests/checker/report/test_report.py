@@ -90,7 +90,8 @@ def test_regenerating_keeps_the_students_text_even_in_another_language(run_dir, 
     text = md_path.read_text(encoding="utf-8")
     mine = "部署时 kubespray 超时：换了镜像源后重试成功。\n\n![UI](shots/ui.png) | *重点*"
     text = text.replace(block("deploy", "（在此填写。）"), block("deploy", mine))
-    text = text.replace(block("observations-gang", "（在此填写。）"), block("observations-gang", "两个子任务同时开始。"))
+    text = text.replace(block("observations-gang", "（在此填写。）"),
+                        block("observations-gang", "两个子任务同时开始。"))
     md_path.write_text(text, encoding="utf-8")
     build_report(run_dir, "en")
     kept = extract(md_path.read_text(encoding="utf-8"))

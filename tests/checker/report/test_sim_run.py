@@ -1,4 +1,5 @@
-"""The report of a real simulated run (`hivedlab run all`): five rows, and facts that give docs/lab-experiments.md's answers."""
+"""The report of a real simulated run (`hivedlab run all`): five rows, and facts that give docs/lab-experiments.md's
+answers."""
 
 from __future__ import annotations
 

@@ -155,7 +155,8 @@ def _nodes_config(n: int, leaves: int = 1) -> dict[str, Any]:
 
 
 def test_no_suggested_node_at_the_top_level_waits_with_the_mapping_reason() -> None:
-    """docs/hived-config-and-cells.md#mapping-to-physical-cells step 4: a top-level preassigned cell cannot be relaxed; the pod waits, HiveD does not crash."""
+    """docs/hived-config-and-cells.md#mapping-to-physical-cells step 4: a top-level preassigned cell cannot be relaxed;
+    the pod waits, HiveD does not crash."""
     sched = HivedScheduler(load_config(_nodes_config(3)))
     spec = {"virtualCluster": "a", "priority": 0, "leafCellNumber": 1, "ignoreK8sSuggestedNodes": False}
     result = sched.schedule(PodRef("default", "p", "p"), spec, set(), "Preempting")
@@ -165,7 +166,8 @@ def test_no_suggested_node_at_the_top_level_waits_with_the_mapping_reason() -> N
 
 
 def test_a_single_leaf_vc_cell_is_given_back_and_merges() -> None:
-    """docs/hived-config-and-cells.md#allocation-and-release: 2-leaf nodes in 2-node racks; after the last leaf of rack 0 is returned the top list is 1, 0."""
+    """docs/hived-config-and-cells.md#allocation-and-release: 2-leaf nodes in 2-node racks; after the last leaf of
+    rack 0 is returned the top list is 1, 0."""
     config = {
         "physicalCluster": {
             "cellTypes": {"NODE": {"childCellType": "GPU", "childCellNumber": 2, "isNodeLevel": True},

@@ -1,4 +1,5 @@
-"""Buddy free lists (docs/hived-config-and-cells.md#cells-and-their-states), start-up free lists (docs/hived-config-and-cells.md#the-state-after-start-up) and doomed bad cells (docs/hived-config-and-cells.md#bad-nodes-and-doomed-cells)."""
+"""Buddy free lists (docs/hived-config-and-cells.md#cells-and-their-states), start-up free lists and doomed bad
+cells."""
 
 from __future__ import annotations
 
@@ -54,7 +55,8 @@ def _scenario_scheduler(name: str) -> HivedScheduler:
 def test_take_splits_ancestors_with_swap_remove() -> None:
     sched = HivedScheduler(load_config(_two_racks()))
     state = sched.chain_state["RACK"]
-    assert _free(sched, "RACK") == {1: [], 2: [], 3: ["1", "0"]}  # start-up doomed rack 0 once (docs/hived-config-and-cells.md#the-state-after-start-up)
+    # start-up doomed rack 0 once (docs/hived-config-and-cells.md#the-state-after-start-up)
+    assert _free(sched, "RACK") == {1: [], 2: [], 3: ["1", "0"]}
     leaf = sched.levels["RACK"][1][0]
     assert leaf.address == "0/a/0"
     assert state.remove_from_free(leaf) == 3  # split up to the rack level
@@ -96,7 +98,8 @@ def test_give_back_stops_below_a_busy_sibling() -> None:
     ],
 )
 def test_free_lists_after_start_up(scenario: str, chain: str, expected: dict[int, list[str]]) -> None:
-    """docs/hived-config-and-cells.md#the-state-after-start-up: marking every node bad and then healthy permutes the free lists through doomed bindings."""
+    """docs/hived-config-and-cells.md#the-state-after-start-up: marking every node bad and then healthy permutes the
+    free lists through doomed bindings."""
     free = {lv: cells for lv, cells in _free(_scenario_scheduler(scenario), chain).items() if cells}
     assert free == expected
 
@@ -124,7 +127,8 @@ def _schedule(sched: HivedScheduler, name: str, spec: dict[str, Any]) -> Any:
 
 
 def test_check_unbind_is_strict() -> None:
-    """docs/hived-config-and-cells.md#bad-nodes-and-doomed-cells worked example 3: with only n1 Ready, n2 stays doomed to a/1 because 1 < 1 is false."""
+    """docs/hived-config-and-cells.md#bad-nodes-and-doomed-cells worked example 3: with only n1 Ready, n2 stays doomed
+    to a/1 because 1 < 1 is false."""
     sched = HivedScheduler(load_config(_three_nodes()), ready_nodes=["n1"])
     assert _free(sched, "NODE") == {1: [], 2: ["n3", "n1"]}
     status = {c["cellAddress"]: c for c in sched.vc_status("a")}
@@ -170,7 +174,8 @@ def test_pinned_cell_stays_bound_while_its_leaves_come_and_go() -> None:
 
 
 def test_opportunistic_leaf_gone_bad_inside_a_vc_cell() -> None:
-    """docs/hived-config-and-cells.md#cells-and-their-states example: the virtual leaf stays free (-2) while the physical leaf is Used at -1."""
+    """docs/hived-config-and-cells.md#cells-and-their-states example: the virtual leaf stays free (-2) while the
+    physical leaf is Used at -1."""
     config = {
         "physicalCluster": {
             "cellTypes": {"NODE": {"childCellType": "GPU", "childCellNumber": 2, "isNodeLevel": True}},

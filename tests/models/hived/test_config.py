@@ -1,4 +1,5 @@
-"""HiveD's load-time rules (docs/hived-config-and-cells.md#load-time-rules-and-errors) against the recorded `configLoadCases`, plus address inference (docs/hived-config-and-cells.md#physical-cells)."""
+"""HiveD's load-time rules (docs/hived-config-and-cells.md#load-time-rules-and-errors) against the recorded
+`configLoadCases`, plus address inference."""
 
 from __future__ import annotations
 

@@ -111,7 +111,8 @@ CHANGES = [
     ("lab1/opportunistic-then-preempted", 5, ("cells", "hostname-dan", "0"),
      "Reserving/100/using=default/oppo-a-train-0/vcell=vc1/0/0", "leaf cells"),
     ("lab1/opportunistic-then-preempted", 10, ("virtualCluster", 0, "cellPriority"), 0, "VC default status"),
-    ("demo/reconfig-delete-node", 2, ("groups", "admin~itc-reconfig-3/default", "missingCells"), 0, "after the restart"),
+    ("demo/reconfig-delete-node", 2, ("groups", "admin~itc-reconfig-3/default", "missingCells"), 0,
+     "after the restart"),
     ("demo/bad-node", 0, ("result",), "error", "result: HiveD 'error', model 'ok'"),
 ]
 
@@ -172,7 +173,8 @@ def test_unit_steps_resolve_pods_and_groups() -> None:
 
 
 def test_group_after_names_the_pods_own_group() -> None:
-    """The runner finds a pod's group by `group_of` (docs/hived-config-and-cells.md#the-pod-scheduling-spec); the file's `groupAfter` agrees for every step."""
+    """The runner finds a pod's group by `group_of` (docs/hived-config-and-cells.md#the-pod-scheduling-spec); the
+    file's `groupAfter` agrees for every step."""
     checked = 0
     for case in DATA.all_cases:
         specs: dict[str, Any] = {}
@@ -247,7 +249,8 @@ def test_loader_rejects_duplicate_ids_and_unknown_configs() -> None:
 
 
 def test_bind_info_members_sorted_by_leaf_number() -> None:
-    big = {"podPlacements": [{"physicalNode": "n", "physicalLeafCellIndices": [0, 1], "preassignedCellTypes": ["T", "T"]}]}
+    big = {"podPlacements": [{"physicalNode": "n", "physicalLeafCellIndices": [0, 1],
+                              "preassignedCellTypes": ["T", "T"]}]}
     small = {"podPlacements": [{"physicalNode": "n", "physicalLeafCellIndices": [2], "preassignedCellTypes": ["T"]}]}
     info = {"node": "n", "leafCellIsolation": [2], "cellChain": "C", "affinityGroupBindInfo": [big, small]}
     assert normalized_bind_info(info)["affinityGroupBindInfo"] == [small, big]

@@ -1,4 +1,5 @@
-"""Topology-aware placement (docs/hived-config-and-cells.md#the-vc-view): the cluster view's node order and the leaf-cell search."""
+"""Topology-aware placement (docs/hived-config-and-cells.md#the-vc-view): the cluster view's node order and the
+leaf-cell search."""
 
 from __future__ import annotations
 

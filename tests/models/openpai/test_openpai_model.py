@@ -1,4 +1,5 @@
-"""OpenPAI v1.2.0 naming, FrameworkController rules and REST states (docs/openpai-model.md#framework-pods-and-events)."""
+"""OpenPAI v1.2.0 naming, FrameworkController rules and REST states
+(docs/openpai-model.md#framework-pods-and-events)."""
 
 from __future__ import annotations
 

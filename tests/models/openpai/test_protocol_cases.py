@@ -63,7 +63,8 @@ def test_pod_scheduling_specs_are_exactly_the_recorded_ones(case):
     data, _ = _document(case)
     specs = hived_spec.pod_scheduling_specs(data, case["user"], CONFIGS[case["hived_config"]])
     assert specs == case["expected"]["hived_pod_spec"]
-    for role, spec in specs.items():  # js-yaml dumps the keys in this order (docs/openpai-model.md#the-spec-per-task-role)
+    # js-yaml dumps the keys in this order (docs/openpai-model.md#the-spec-per-task-role)
+    for role, spec in specs.items():
         assert list(spec) == list(case["expected"]["hived_pod_spec"][role])
 
 

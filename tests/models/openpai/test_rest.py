@@ -141,8 +141,10 @@ def test_unreachable_master(sleeps):
 def test_429_is_retried_with_backoff(pai, sleeps):
     calls = []
     c = client(pai, sleeps, calls=calls)
-    pai.fail_next("POST", "/api/v2/jobs", (429, {"Content-Type": "text/plain"}, b"Too many requests, please try again later."))
-    pai.fail_next("POST", "/api/v2/jobs", (429, {"Content-Type": "text/plain"}, b"Too many requests, please try again later."))
+    pai.fail_next("POST", "/api/v2/jobs",
+                  (429, {"Content-Type": "text/plain"}, b"Too many requests, please try again later."))
+    pai.fail_next("POST", "/api/v2/jobs",
+                  (429, {"Content-Type": "text/plain"}, b"Too many requests, please try again later."))
     assert c.submit(job(), "job-config-0-alice-r1").status == 202
     assert sleeps == [0.5, 1.0]
     assert [call.status for call in calls] == [429, 429, 202]
