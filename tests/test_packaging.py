@@ -106,8 +106,8 @@ def test_no_module_of_the_package_was_loaded_under_another_name() -> None:
     import hivedlab.models.hived.algorithm  # noqa: F401
 
     package = (ROOT / "src" / "hivedlab").resolve()
-    loaded = {name: Path(module.__file__).resolve() for name, module in list(sys.modules.items())
-              if getattr(module, "__file__", None)}
+    files = {name: getattr(module, "__file__", None) for name, module in list(sys.modules.items())}
+    loaded = {name: Path(file).resolve() for name, file in files.items() if file}
     ours = {name for name, path in loaded.items() if path.is_relative_to(package)}
     assert "hivedlab.models.hived.algorithm" in ours
     assert sorted(name for name in ours if not name.startswith("hivedlab")) == []
