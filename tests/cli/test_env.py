@@ -20,6 +20,8 @@ from tests.support.paths import ROOT
 SCRIPT = ROOT / "labs" / "00_check_env.py"
 SCHEMA = json.loads((ROOT / "configs" / "schemas" / "environment-record.schema.json").read_text(encoding="utf-8"))
 envcheck = importlib.import_module("hivedlab.envcheck")
+checks_module = importlib.import_module("hivedlab.envcheck.checks")
+probes = importlib.import_module("hivedlab.envcheck.probes")
 
 
 TCP_HEADER = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
@@ -32,7 +34,7 @@ def proc_net(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder = tmp_path / "proc-net"
     folder.mkdir()
     (folder / "tcp").write_text(SSHD_LISTENING, encoding="utf-8")
-    monkeypatch.setattr(envcheck, "PROC_NET", str(folder))
+    monkeypatch.setattr(probes, "PROC_NET", str(folder))
     return folder
 
 
@@ -256,7 +258,7 @@ def test_gpu_container_failure_names_the_image(cli, fake_bin, tmp_path):
 
 
 def test_role_master_memory_and_gpu_warning(cli, fake_bin, tmp_path, monkeypatch):
-    monkeypatch.setattr(envcheck, "parse_meminfo_available_mb", lambda text: 30000)
+    monkeypatch.setattr(probes, "parse_meminfo_available_mb", lambda text: 30000)
     result, record = _run_cli(cli, tmp_path, "--no-sdk", "--role", "master")
     checks = checks_by_id(record)
     assert checks["memory"]["ok"] is False and "40000" in checks["memory"]["message"]["en"]
@@ -421,7 +423,7 @@ def test_gpu_less_dev_box_passes(cli, fake_bin, tmp_path, ubuntu):
 
 
 def test_gpu_less_master_passes_and_gpu_container_is_not_run(cli, fake_bin, tmp_path, ubuntu, monkeypatch):
-    monkeypatch.setattr(envcheck, "parse_meminfo_available_mb", lambda text: 64000)
+    monkeypatch.setattr(probes, "parse_meminfo_available_mb", lambda text: 64000)
     write_program(fake_bin, "docker", (
         f'if [ "$1" = info ]; then cat "{DOCKER / "docker-info-runc-default.json"}"; exit 0; fi\n'
         'echo ran > "$(dirname "$0")/ran"; exit 125\n'))
@@ -537,6 +539,6 @@ def test_slow_pull_gives_the_hint_and_the_isolation_probe_runs(fake_bin, tmp_pat
     container = envcheck.probe_gpu_container("img", use_sdk=False, clock=lambda: next(ticks))
     assert container["ok"] and container["gpus"] == 2 and container["elapsed_s"] == 300.0
     assert container["isolated"] == {"ok": True, "gpus": 1, "error": None}
-    checks = {c["id"]: c for c in envcheck._container_checks(container, "img", {"registry_mirrors": ["https://m"]})}
+    checks = {c["id"]: c for c in checks_module._container_checks(container, "img", {"registry_mirrors": ["https://m"]})}
     assert checks["gpu-isolation"]["ok"] is True
     assert "the first run took 300.0 s; registry mirrors configured: https://m" in checks["registry-mirror"]["message"]["en"]
