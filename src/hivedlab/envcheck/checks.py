@@ -4,11 +4,13 @@
 # ruff: noqa: UP032
 
 import platform
+from typing import Any, Dict, List, Optional, Tuple
 
-from .common import DEFAULT_CUDA_IMAGE, GPU_ROLES
+from .common import DEFAULT_CUDA_IMAGE, GPU_ROLES, Check, Facts, Options, Probe
 from .parsing import explain_docker_error
 
-# docs/openpai-model.md#quick-start-inputs (requirement.sh): free memory on workers >= 16000 MB, on the master >= 40000 MB.
+# docs/openpai-model.md#quick-start-inputs (requirement.sh): free memory on workers >= 16000 MB, on the master
+# >= 40000 MB.
 MIN_MEMORY_MB = {"worker": 16000, "master": 40000}
 SLOW_PULL_S = 120  # a first `docker run` of the small CUDA base image slower than this: pulls need a mirror
 
@@ -17,10 +19,11 @@ DAEMON_JSON = (
 )
 
 # check id -> (zh fix, en fix): the manual's commands (step 1) for each failed check.
-FIXES = {
+FIXES: Dict[str, Tuple[str, str]] = {
     "docker": (
         "按实验手册 1.1 安装 Docker Engine（https://docs.docker.com/engine/install/ubuntu/），然后 "
-        "`sudo systemctl start docker`；无 root 时用 `sudo usermod -aG docker $USER` 后重新登录，或用 sudo 运行本检查。",
+        "`sudo systemctl start docker`；无 root 时用 `sudo usermod -aG docker $USER` 后重新登录，"
+        "或用 sudo 运行本检查。",
         "Install Docker Engine as in step 1.1 of the manual (https://docs.docker.com/engine/install/ubuntu/), then "
         "`sudo systemctl start docker`; as a non-root user run `sudo usermod -aG docker $USER` and log in again, "
         "or run this check with sudo.",
@@ -80,8 +83,9 @@ FIXES = {
         "(keep the nvidia runtime settings), `sudo systemctl restart docker`, then try `sudo docker pull {image}`.",
     ),
     "gpu-isolation": (
-        "给定 NVIDIA_VISIBLE_DEVICES=0 的容器应只看到一块 GPU：确认 Default Runtime 为 nvidia、nvidia-container-runtime "
-        "已安装，且 /etc/nvidia-container-runtime/config.toml 没有改动 accept-nvidia-visible-devices-envvar-when-unprivileged。",
+        "给定 NVIDIA_VISIBLE_DEVICES=0 的容器应只看到一块 GPU：确认 Default Runtime 为 nvidia、"
+        "nvidia-container-runtime 已安装，且 /etc/nvidia-container-runtime/config.toml 没有改动 "
+        "accept-nvidia-visible-devices-envvar-when-unprivileged。",
         "A container given NVIDIA_VISIBLE_DEVICES=0 must see one GPU only: make nvidia the default runtime, install "
         "nvidia-container-runtime, and leave accept-nvidia-visible-devices-envvar-when-unprivileged unchanged in "
         "/etc/nvidia-container-runtime/config.toml.",
@@ -95,8 +99,10 @@ FIXES = {
 }
 
 
-def _check(check_id, ok, zh, en, fix_key=None, severity="error", fix_args=None):
-    fix = None
+def _check(check_id: str, ok: Optional[bool], zh: str, en: str, fix_key: Optional[str] = None, severity: str = "error",
+           fix_args: Optional[Dict[str, str]] = None) -> Check:
+    """One check: passed (True), failed (False) or not checked (None), in both languages, with the fix unless passed."""
+    fix: Optional[Dict[str, str]] = None
     if ok is not True and fix_key:
         fix_zh, fix_en = FIXES[fix_key]
         for key, value in (fix_args or {}).items():
@@ -106,14 +112,15 @@ def _check(check_id, ok, zh, en, fix_key=None, severity="error", fix_args=None):
     return {"id": check_id, "ok": ok, "severity": severity, "message": {"zh": zh, "en": en}, "fix": fix}
 
 
-def _skip(check_id, role):
+def _skip(check_id: str, role: Optional[str]) -> Check:
+    """A GPU check not made: the role needs no GPU."""
     return _check(check_id, None, "{} 不需要 GPU：未检查".format(role), "a {} needs no GPU: not checked".format(role),
                   severity="warning")
 
 
-def build_checks(facts, options):
+def build_checks(facts: Facts, options: Options) -> List[Check]:
     """The checks and their outcomes from the probed facts (pure)."""
-    checks = []
+    checks: List[Check] = []
     role = options.get("role")
     needs_gpu = role in GPU_ROLES
     docker_probe = facts["docker"]
@@ -128,8 +135,8 @@ def build_checks(facts, options):
             "nvidia-runtime", has_nvidia,
             "nvidia 运行时已注册" if has_nvidia else "Docker 没有 nvidia 运行时（已注册：{}）".format(
                 ", ".join(info["runtimes"]) or "无"),
-            "the nvidia runtime is registered" if has_nvidia else "Docker has no nvidia runtime (registered: {})".format(
-                ", ".join(info["runtimes"]) or "none"),
+            "the nvidia runtime is registered" if has_nvidia else
+            "Docker has no nvidia runtime (registered: {})".format(", ".join(info["runtimes"]) or "none"),
             "nvidia-runtime"))
         is_default = runtime == "nvidia"
         checks.append(_check(
@@ -147,8 +154,9 @@ def build_checks(facts, options):
     return checks
 
 
-def _gpu_checks(facts, options):
-    checks = []
+def _gpu_checks(facts: Facts, options: Options) -> List[Check]:
+    """nvidia-smi, the GPUs it lists, and a GPU in a container (--gpu-container)."""
+    checks: List[Check] = []
     gpu_probe = facts["nvidia_smi"]
     if gpu_probe["ok"]:
         checks.append(_check(
@@ -180,9 +188,9 @@ def _gpu_checks(facts, options):
     return checks
 
 
-def _container_checks(container, image, docker_info):
+def _container_checks(container: Probe, image: str, docker_info: Dict[str, Any]) -> List[Check]:
     """The isolation probe's outcome, and a registry-mirror hint when the pull failed or was slow."""
-    checks = []
+    checks: List[Check] = []
     isolated = container.get("isolated")
     if isolated is not None:
         seen = isolated["error"] or "{} GPU(s)".format(isolated["gpus"])
@@ -194,18 +202,19 @@ def _container_checks(container, image, docker_info):
     slow = container.get("elapsed_s", 0) > SLOW_PULL_S
     if container.get("pull_failed") or slow:
         mirrors = ", ".join(docker_info.get("registry_mirrors") or [])
-        what_zh = "镜像拉取失败" if container.get("pull_failed") else "第一次运行用了 {} 秒".format(container["elapsed_s"])
+        what_zh = "镜像拉取失败" if container.get("pull_failed") else "第一次运行用了 {} 秒".format(
+            container["elapsed_s"])
         what_en = "the image pull failed" if container.get("pull_failed") else "the first run took {} s".format(
             container["elapsed_s"])
         checks.append(_check("registry-mirror", False, "{}；已配置的镜像站：{}".format(what_zh, mirrors or "无"),
-                             "{}; registry mirrors configured: {}".format(what_en, mirrors or "none"), "registry-mirror",
-                             severity="warning", fix_args={"image": image}))
+                             "{}; registry mirrors configured: {}".format(what_en, mirrors or "none"),
+                             "registry-mirror", severity="warning", fix_args={"image": image}))
     return checks
 
 
-def _machine_checks(facts, options):
+def _machine_checks(facts: Facts, options: Options) -> List[Check]:
     """What every machine needs whatever its role: OS, memory, the Linux user, sshd, a synchronized clock."""
-    checks = []
+    checks: List[Check] = []
     role = options.get("role")
     os_fields = facts["os_release"]
     os_name = os_fields.get("PRETTY_NAME") or platform.platform()
@@ -236,7 +245,8 @@ def _machine_checks(facts, options):
     synced, offset = clock.get("ntp_synchronized"), clock.get("offset_ms")
     state_zh = {True: "已同步", False: "未同步", None: "未知（没有 timedatectl）"}[synced]
     state_en = {True: "synchronized", False: "not synchronized", None: "unknown (no timedatectl)"}[synced]
-    offset_zh, offset_en = ("", "") if offset is None else ("，偏差 {} ms".format(offset), ", offset {} ms".format(offset))
+    offset_zh, offset_en = ("", "") if offset is None else (
+        "，偏差 {} ms".format(offset), ", offset {} ms".format(offset))
     checks.append(_check("ntp", synced, "时钟 NTP 同步：{}{}".format(state_zh, offset_zh),
                          "clock NTP sync: {}{}".format(state_en, offset_en), "ntp", severity="warning"))
     return checks

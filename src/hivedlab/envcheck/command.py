@@ -7,14 +7,16 @@ import argparse
 import json
 import os
 import sys
+from typing import List, Optional, TextIO
 
 from . import probes
-from .common import DEFAULT_CUDA_IMAGE, EnvCheckError
+from .common import DEFAULT_CUDA_IMAGE, EnvCheckError, Options
 from .probes import collect_facts
 from .record import build_record, failed_checks, render_text, write_record
 
 
-def add_arguments(parser):
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The machine check's options, on `labs/00_check_env.py`'s parser or `hivedlab env`'s."""
     parser.add_argument("--member", help="the member's name as in the group inventory (default: the hostname)")
     parser.add_argument("--role", choices=("worker", "master", "dev-box"),
                         help="this machine's role: a master or dev-box needs no GPU; adds the memory check")
@@ -27,7 +29,8 @@ def add_arguments(parser):
     parser.add_argument("--linux-user", default="openpai",
                         help="the Linux user of step 1.4 to look for ('' to skip; default: openpai)")
     parser.add_argument("--openpai-version", help="the OpenPAI version deployed, when known (e.g. v1.2.0)")
-    parser.add_argument("--no-sdk", action="store_true", help="use the docker CLI even when the docker SDK is installed")
+    parser.add_argument("--no-sdk", action="store_true",
+                        help="use the docker CLI even when the docker SDK is installed")
     parser.add_argument("--os-release", default="/etc/os-release", help=argparse.SUPPRESS)
     # probes.PROC_NET is read now, not bound at import: the tests point it at a folder of their own
     parser.add_argument("--proc-net", default=probes.PROC_NET, help=argparse.SUPPRESS)
@@ -37,7 +40,8 @@ def add_arguments(parser):
     parser.add_argument("--lang", choices=("zh", "en"), default="zh", help="language of the text (default: zh)")
 
 
-def options_from_args(args):
+def options_from_args(args: argparse.Namespace) -> Options:
+    """The options the probes and the checks read."""
     return {
         "member": args.member,
         "role": args.role,
@@ -52,7 +56,7 @@ def options_from_args(args):
     }
 
 
-def execute(args, stdout=None):
+def execute(args: argparse.Namespace, stdout: Optional[TextIO] = None) -> int:
     """Probe, judge, write and print; returns the exit status (0 all passed, 1 a check failed)."""
     stdout = stdout or sys.stdout
     options = options_from_args(args)
@@ -69,11 +73,13 @@ def execute(args, stdout=None):
     return 1 if failed_checks(record) else 0
 
 
-def _safe_name(name):
+def _safe_name(name: str) -> str:
+    """The member's name as a file name."""
     return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name) or "member"
 
 
-def main(argv=None):
+def main(argv: Optional[List[str]] = None) -> int:
+    """`labs/00_check_env.py`: 0 all checks passed, 1 a check failed, 2 a usage or output error, 130 interrupted."""
     parser = argparse.ArgumentParser(
         prog="00_check_env.py",
         description="Check this machine for the lab (manual step 1) and write its environment record. / "

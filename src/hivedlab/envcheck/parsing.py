@@ -6,11 +6,12 @@
 
 import re
 import xml.etree.ElementTree as ElementTree
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 QUERY_GPU_FIELDS = "index,name,uuid,driver_version,memory.total,pci.bus_id"
 
 
-def parse_query_gpu_csv(text):
+def parse_query_gpu_csv(text: str) -> List[Dict[str, str]]:
     """Rows of `nvidia-smi --query-gpu=... --format=csv[,noheader]` as dicts keyed by the query field names."""
     lines = [line for line in text.splitlines() if line.strip()]
     if not lines:
@@ -21,19 +22,19 @@ def parse_query_gpu_csv(text):
         rows = lines
     else:
         rows = lines[1:]
-    result = []
+    result: List[Dict[str, str]] = []
     for line in rows:
         cells = [cell.strip() for cell in line.split(",")]
         result.append(dict(zip(header, cells)))
     return result
 
 
-def _field_name(cell):
+def _field_name(cell: str) -> str:
     # "memory.total [MiB]" -> "memory.total"
     return cell.strip().split(" [")[0].strip()
 
 
-def parse_mib(value):
+def parse_mib(value: object) -> Optional[int]:
     """'143771 MiB' -> 143771; None when it is not a number (e.g. '[N/A]')."""
     try:
         return int(str(value).split()[0])
@@ -41,13 +42,13 @@ def parse_mib(value):
         return None
 
 
-def parse_nvidia_smi_xml(text):
+def parse_nvidia_smi_xml(text: str) -> Dict[str, Any]:
     """Driver and CUDA versions and the GPUs from `nvidia-smi -q -x`."""
     try:
         root = ElementTree.fromstring(text)
     except ElementTree.ParseError as exc:
         raise ValueError("nvidia-smi -q -x did not print valid XML: {}".format(exc)) from None
-    gpus = []
+    gpus: List[Dict[str, Any]] = []
     for gpu in root.findall("gpu"):
         gpus.append(
             {
@@ -63,7 +64,7 @@ def parse_nvidia_smi_xml(text):
     }
 
 
-def parse_nvcc_version(text):
+def parse_nvcc_version(text: str) -> Optional[str]:
     """'Cuda compilation tools, release 13.0, V13.0.88' -> '13.0.88' (the V number), else the release."""
     for line in text.splitlines():
         if "release" in line:
@@ -76,9 +77,9 @@ def parse_nvcc_version(text):
     return None
 
 
-def parse_os_release(text):
+def parse_os_release(text: str) -> Dict[str, str]:
     """Fields of /etc/os-release as a dict (quotes removed)."""
-    fields = {}
+    fields: Dict[str, str] = {}
     for line in text.splitlines():
         line = line.strip()
         if not line or line.startswith("#") or "=" not in line:
@@ -88,7 +89,7 @@ def parse_os_release(text):
     return fields
 
 
-def parse_meminfo_available_mb(text):
+def parse_meminfo_available_mb(text: str) -> Optional[int]:
     """MemAvailable from /proc/meminfo in MB (10^6 bytes, as requirement.sh's `free -m` is close enough)."""
     for line in text.splitlines():
         if line.startswith("MemAvailable:"):
@@ -99,7 +100,7 @@ def parse_meminfo_available_mb(text):
     return None
 
 
-def explain_docker_error(error):
+def explain_docker_error(error: object) -> Optional[Tuple[str, str]]:
     """Plain (zh, en) words for the docker SDK's and CLI's raw connection errors; None for any other error."""
     text = str(error)
     if "FileNotFoundError" in text or "No such file or directory" in text or "Is the docker daemon running" in text:
@@ -113,9 +114,9 @@ def explain_docker_error(error):
     return None
 
 
-def parse_listening_ports(text):
+def parse_listening_ports(text: str) -> Set[int]:
     """Local TCP ports in state LISTEN (0A) from /proc/net/tcp or tcp6."""
-    ports = set()
+    ports: Set[int] = set()
     for line in text.splitlines()[1:]:
         fields = line.split()
         if len(fields) > 3 and fields[3] == "0A" and ":" in fields[1]:
@@ -126,7 +127,7 @@ def parse_listening_ports(text):
     return ports
 
 
-def parse_timedatectl(text):
+def parse_timedatectl(text: str) -> Optional[bool]:
     """'System clock synchronized: yes' (18.04) or 'NTP synchronized: yes' (16.04) -> True/False; else None."""
     for line in text.splitlines():
         key, _, value = line.partition(":")
@@ -135,7 +136,7 @@ def parse_timedatectl(text):
     return None
 
 
-def parse_clock_offset_ms(text):
+def parse_clock_offset_ms(text: str) -> Optional[float]:
     """The clock's offset from NTP in ms, positive when ahead: `chronyc tracking` or `timedatectl timesync-status`."""
     match = re.search(r"System time\s*:\s*([0-9.]+) seconds (fast|slow)", text)
     if match:
@@ -148,7 +149,7 @@ def parse_clock_offset_ms(text):
     return None
 
 
-def summarize_docker_info(info):
+def summarize_docker_info(info: Dict[str, Any]) -> Dict[str, Any]:
     """The fields we record from Docker's /info reply (`docker info --format '{{json .}}'` has the same keys)."""
     runtimes = info.get("Runtimes") or {}
     mirrors = (info.get("RegistryConfig") or {}).get("Mirrors") or []

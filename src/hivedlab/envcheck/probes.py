@@ -11,8 +11,9 @@ import shutil
 import socket
 import subprocess
 import time
+from typing import Callable, List, Optional, Tuple
 
-from .common import DEFAULT_CUDA_IMAGE, GPU_ROLES
+from .common import DEFAULT_CUDA_IMAGE, GPU_ROLES, Facts, Options, Probe
 from .parsing import (
     QUERY_GPU_FIELDS,
     parse_clock_offset_ms,
@@ -36,13 +37,14 @@ PULL_FAILURES = ("pull", "manifest", "TLS handshake", "i/o timeout", "toomanyreq
                  "request canceled", "no such host", "connection reset")
 
 
-def run_command(argv, timeout=COMMAND_TIMEOUT_S):
+def run_command(argv: List[str], timeout: float = COMMAND_TIMEOUT_S) -> Tuple[int, str, str]:
     """(exit code, stdout, stderr); exit code 127 when the program is missing, 124 on timeout."""
     if shutil.which(argv[0]) is None:
         return 127, "", "{}: command not found".format(argv[0])
     try:
-        done = subprocess.run(
-            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=timeout
+        # Python 3.6's subprocess.run has neither capture_output= nor text= (3.7)
+        done = subprocess.run(  # noqa: UP022
+            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=timeout  # noqa: UP021
         )
     except subprocess.TimeoutExpired:
         return 124, "", "{} timed out after {} s".format(argv[0], timeout)
@@ -51,9 +53,9 @@ def run_command(argv, timeout=COMMAND_TIMEOUT_S):
     return done.returncode, done.stdout, done.stderr
 
 
-def probe_gpus():
+def probe_gpus() -> Probe:
     """nvidia-smi through its machine-readable outputs: the CSV query, and the XML for the CUDA version."""
-    result = {"ok": False, "error": None, "driver_version": None, "cuda_version": None, "gpus": []}
+    result: Probe = {"ok": False, "error": None, "driver_version": None, "cuda_version": None, "gpus": []}
     code, out, err = run_command(
         ["nvidia-smi", "--query-gpu=" + QUERY_GPU_FIELDS, "--format=csv"]
     )
@@ -83,12 +85,13 @@ def probe_gpus():
     return result
 
 
-def probe_nvcc():
+def probe_nvcc() -> Optional[str]:
+    """The nvcc version (the CUDA toolkit), None without nvcc."""
     code, out, _ = run_command(["nvcc", "--version"])
     return parse_nvcc_version(out) if code == 0 else None
 
 
-def probe_docker(use_sdk=True):
+def probe_docker(use_sdk: bool = True) -> Probe:
     """Docker's /info through the docker SDK when importable (DOCKER_HOST is honoured), else the docker CLI."""
     if use_sdk:
         try:
@@ -126,7 +129,9 @@ def probe_docker(use_sdk=True):
     return {"ok": True, "info": summarize_docker_info(info), "via": "cli"}
 
 
-def run_nvidia_smi_in_container(image, use_sdk=True, visible=None):
+def run_nvidia_smi_in_container(
+    image: str, use_sdk: bool = True, visible: Optional[str] = None
+) -> Tuple[Optional[int], Optional[str]]:
     """(GPUs listed by `nvidia-smi -L` in a container of `image`, error); `visible` sets NVIDIA_VISIBLE_DEVICES."""
     environment = {"NVIDIA_VISIBLE_DEVICES": visible} if visible is not None else None
     if use_sdk:
@@ -154,13 +159,14 @@ def run_nvidia_smi_in_container(image, use_sdk=True, visible=None):
     return len([line for line in text.splitlines() if line.startswith("GPU ")]), None
 
 
-def probe_gpu_container(image, use_sdk=True, clock=time.monotonic):
+def probe_gpu_container(image: str, use_sdk: bool = True, clock: Callable[[], float] = time.monotonic) -> Probe:
     """Step 1.3's `docker run IMAGE nvidia-smi` (timed: the first run pulls), then the isolation probe: a container
     given one GPU (NVIDIA_VISIBLE_DEVICES=0, as HiveD hands GPUs to pods) must list exactly one."""
     started = clock()
     gpus, error = run_nvidia_smi_in_container(image, use_sdk)
-    result = {"ok": False, "gpus": gpus or 0, "error": error, "elapsed_s": round(clock() - started, 1),
-              "pull_failed": bool(error) and any(word in error for word in PULL_FAILURES), "isolated": None}
+    result: Probe = {"ok": False, "gpus": gpus or 0, "error": error, "elapsed_s": round(clock() - started, 1),
+                     "pull_failed": bool(error and any(word in error for word in PULL_FAILURES)),
+                     "isolated": None}
     if error is None and not gpus:
         result["error"] = "no GPU listed by nvidia-smi -L inside the container"
     if result["error"]:
@@ -171,16 +177,17 @@ def probe_gpu_container(image, use_sdk=True, clock=time.monotonic):
     return result
 
 
-def probe_sshd(proc_net=None):
+def probe_sshd(proc_net: Optional[str] = None) -> bool:
     """True when something listens on TCP port 22 (IPv4 or IPv6), from /proc/net/tcp{,6}."""
     folder = proc_net or PROC_NET
     return any(SSH_PORT in parse_listening_ports(read_text(os.path.join(folder, name))) for name in ("tcp", "tcp6"))
 
 
-def probe_clock():
+def probe_clock() -> Probe:
     """{ntp_synchronized, offset_ms, source}: timedatectl's sync state, the offset from chronyc or timesyncd."""
     code, out, _ = run_command(["timedatectl", "status"])
-    clock = {"ntp_synchronized": parse_timedatectl(out) if code == 0 else None, "offset_ms": None, "source": None}
+    clock: Probe = {"ntp_synchronized": parse_timedatectl(out) if code == 0 else None, "offset_ms": None,
+                    "source": None}
     for argv in (["chronyc", "tracking"], ["timedatectl", "timesync-status"]):
         code, out, _ = run_command(argv)
         offset = parse_clock_offset_ms(out) if code == 0 else None
@@ -190,7 +197,8 @@ def probe_clock():
     return clock
 
 
-def read_text(path):
+def read_text(path: str) -> str:
+    """The file's text, or '' when it cannot be read."""
     try:
         with open(path, encoding="utf-8") as handle:
             return handle.read()
@@ -198,12 +206,12 @@ def read_text(path):
         return ""
 
 
-def primary_ip():
+def primary_ip() -> Optional[str]:
     """The address of the interface that routes outwards (a UDP connect sends no packet)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     try:
         sock.connect(("192.0.2.1", 9))
-        return sock.getsockname()[0]
+        return str(sock.getsockname()[0])  # typeshed has the address as Any
     except OSError:
         try:
             return socket.gethostbyname(socket.gethostname())
@@ -213,7 +221,7 @@ def primary_ip():
         sock.close()
 
 
-def probe_linux_user(user):
+def probe_linux_user(user: str) -> Tuple[bool, bool]:
     """(exists, in the sudo group)."""
     try:
         entry = pwd.getpwnam(user)
@@ -226,16 +234,16 @@ def probe_linux_user(user):
     return True, user in sudo.gr_mem or entry.pw_gid == sudo.gr_gid
 
 
-def _first_line(text):
+def _first_line(text: object) -> str:
     for line in str(text).splitlines():
         if line.strip():
             return line.strip()
     return ""
 
 
-
-def collect_facts(options):
-    facts = {
+def collect_facts(options: Options) -> Facts:
+    """Run every probe the options ask for."""
+    facts: Facts = {
         "docker": probe_docker(use_sdk=not options.get("no_sdk")),
         "nvidia_smi": probe_gpus(),
         "nvcc_version": probe_nvcc(),

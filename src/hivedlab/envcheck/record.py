@@ -7,16 +7,17 @@ import datetime
 import json
 import os
 import platform
+from typing import List, Optional
 
 from .checks import build_checks
-from .common import EnvCheckError
+from .common import Check, EnvCheckError, Facts, Options, Record
 
 TOOL_NAME = "hivedlab-env"
 TOOL_VERSION = "0.1.0"
 RECORD_VERSION = 1
 
 
-def build_record(facts, options, now=None):
+def build_record(facts: Facts, options: Options, now: Optional[datetime.datetime] = None) -> Record:
     """The environment record (configs/schemas/environment-record.schema.json) from the probed facts (pure)."""
     gpus = facts["nvidia_smi"]["gpus"]
     names = sorted(set(g["name"] for g in gpus if g.get("name")))
@@ -50,13 +51,15 @@ def build_record(facts, options, now=None):
     }
 
 
-def failed_checks(record):
+def failed_checks(record: Record) -> List[Check]:
+    """The failed checks that fail the run (a failed warning does not)."""
     return [c for c in record["checks"] if c["ok"] is False and c["severity"] == "error"]
 
 
-def render_text(record, lang):
+def render_text(record: Record, lang: str) -> str:
+    """The record as the text a member reads, in `lang` (zh or en)."""
     marks = {True: "OK  ", False: "FAIL", None: "SKIP"}
-    lines = []
+    lines: List[str] = []
     title = "本机环境检查" if lang == "zh" else "Machine check"
     lines.append("{}: {} ({}, {})".format(title, record["member"], record["hostname"], record["ip"]))
     for check in record["checks"]:
@@ -75,7 +78,7 @@ def render_text(record, lang):
     return "\n".join(lines)
 
 
-def write_record(record, path):
+def write_record(record: Record, path: str) -> None:
     """Write the record whole or not at all."""
     folder = os.path.dirname(os.path.abspath(path))
     try:
