@@ -95,7 +95,7 @@ def probe_docker(use_sdk: bool = True) -> Probe:
     """Docker's /info through the docker SDK when importable (DOCKER_HOST is honoured), else the docker CLI."""
     if use_sdk:
         try:
-            import docker  # noqa: F401  (optional: only when installed)
+            import docker  # optional: only when installed
         except ImportError:
             use_sdk = False
     host = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
@@ -103,8 +103,6 @@ def probe_docker(use_sdk: bool = True) -> Probe:
         # the SDK would fail with "Error while fetching server API version: ('Connection aborted.', ...)"
         return {"ok": False, "error": "FileNotFoundError: no {}".format(host[len("unix://"):]), "via": "sdk"}
     if use_sdk:
-        import docker
-
         try:
             client = docker.from_env(timeout=COMMAND_TIMEOUT_S)
             try:
