@@ -16,8 +16,8 @@ if __name__ == "__main__":
     step = "4.5" if sys.argv[1:2] == ["one-vc"] else "4.1"
     sys.exit(run_command_step(
         step,
-        "更改调度器配置：为本组的 worker 生成 HiveD 配置（two-vc：两个 VC；one-vc：一个 VC），写入 services-configuration.yaml，"
-        "然后用 paictl 推送并重启服务。",
+        "更改调度器配置：为本组的 worker 生成 HiveD 配置（two-vc：两个 VC；one-vc：一个 VC），"
+        "写入 services-configuration.yaml，然后用 paictl 推送并重启服务。",
         "Change the scheduler config: the group's HiveD config (two-vc: two VCs; one-vc: one VC) into "
         "services-configuration.yaml, then push it with paictl and restart the services.",
         ["scheduler-config", *sys.argv[1:]],

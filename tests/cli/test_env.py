@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import importlib
 import json
 import os
 import shutil
@@ -14,12 +13,14 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from hivedlab import envcheck
+from hivedlab.envcheck import checks as envcheck_checks
+from hivedlab.envcheck import probes
 from tests.support.local import DOCKER, GPU_MACHINE, json_reply, nvidia_smi_script, write_program
 from tests.support.paths import ROOT
 
 SCRIPT = ROOT / "labs" / "00_check_env.py"
 SCHEMA = json.loads((ROOT / "configs" / "schemas" / "environment-record.schema.json").read_text(encoding="utf-8"))
-envcheck = importlib.import_module("hivedlab.envcheck")
 
 
 TCP_HEADER = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
@@ -32,7 +33,7 @@ def proc_net(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder = tmp_path / "proc-net"
     folder.mkdir()
     (folder / "tcp").write_text(SSHD_LISTENING, encoding="utf-8")
-    monkeypatch.setattr(envcheck, "PROC_NET", str(folder))
+    monkeypatch.setattr(probes, "PROC_NET", str(folder))
     return folder
 
 
@@ -46,65 +47,276 @@ def checks_by_id(record: dict) -> dict:
 
 # ------------------------------------------------------------ Python 3.6 compatibility
 
+# What the lab machines' system Python (Ubuntu 18.04: 3.6) runs before hivedlab is installed: the lab scripts (until
+# find_venv re-runs them in .venv), the package's __init__ and the machine check that labs/00_check_env.py imports.
+LABS = ROOT / "labs"
+ENVCHECK = ROOT / "src" / "hivedlab" / "envcheck"
+PY36_FILES = [*sorted(LABS.glob("*.py")), ROOT / "src" / "hivedlab" / "__init__.py", *sorted(ENVCHECK.glob("*.py"))]
+PY36_IDS = [path.relative_to(ROOT).as_posix() for path in PY36_FILES]
 
-def test_script_parses_as_python_3_6():
-    ast.parse(SCRIPT.read_text(encoding="utf-8"), feature_version=(3, 6))
+NEWER_MODULES = {"contextvars", "dataclasses", "graphlib", "importlib.metadata", "importlib.resources", "tomllib",
+                 "zoneinfo"}
+NEWER_ATTRIBUTES = {"fromisoformat", "fromisocalendar", "removeprefix", "removesuffix", "nullcontext", "time_ns",
+                    "monotonic_ns", "isascii", "cached_property"}
+NEWER_TYPING = {"Literal", "TypedDict", "Protocol", "Final", "final", "runtime_checkable", "Annotated", "ParamSpec",
+                "Concatenate", "TypeAlias", "TypeGuard", "Self", "Never", "LiteralString", "Unpack", "Required",
+                "NotRequired", "OrderedDict", "SupportsIndex", "get_origin", "get_args"}
+# builtins that only 3.9 subscripts at run time (PEP 585); so are collections.abc's and collections' classes
+PEP_585_BUILTINS = {"list", "dict", "set", "frozenset", "tuple", "type"}
+COLLECTIONS_MODULES = ("abc", "collections", "collections.abc")
 
 
-def test_script_avoids_apis_newer_than_python_3_6():
-    tree = ast.parse(SCRIPT.read_text(encoding="utf-8"))
+def test_the_python_3_6_files_are_all_there():
+    names = set(PY36_IDS)
+    assert {"labs/00_check_env.py", "labs/find_venv.py", "src/hivedlab/__init__.py",
+            "src/hivedlab/envcheck/__init__.py", "src/hivedlab/envcheck/probes.py"} <= names
+    assert len([n for n in names if n.startswith("labs/0")]) >= 8
+
+
+@pytest.mark.parametrize("path", PY36_FILES, ids=PY36_IDS)
+def test_parses_as_python_3_6(path):
+    ast.parse(path.read_text(encoding="utf-8"), feature_version=(3, 6))
+
+
+def _newer_apis(tree: ast.AST) -> list[str]:
     found = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module in ("__future__", "dataclasses"):
+        if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+            found.append("from __future__ import")
+        if isinstance(node, ast.ImportFrom) and node.module in NEWER_MODULES:
             found.append(f"from {node.module} import")
-        if isinstance(node, ast.Import) and any(a.name == "dataclasses" for a in node.names):
-            found.append("import dataclasses")
+        if isinstance(node, ast.Import):
+            found += [f"import {a.name}" for a in node.names if a.name in NEWER_MODULES]
+        if isinstance(node, ast.ImportFrom) and node.module == "typing":
+            found += [f"typing.{a.name}" for a in node.names if a.name in NEWER_TYPING]
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "typing":
+            found += [f"typing.{node.attr}"] if node.attr in NEWER_TYPING else []
         if isinstance(node, ast.Call):
             found += [f"{kw.arg}=" for kw in node.keywords if kw.arg in ("capture_output", "text")]
-        if isinstance(node, ast.Attribute) and node.attr in ("fromisoformat", "removeprefix", "removesuffix"):
+        if isinstance(node, ast.Attribute) and node.attr in NEWER_ATTRIBUTES:
             found.append(node.attr)
         if isinstance(node, ast.JoinedStr):
             found.append("f-string")  # legal in 3.6, but '=' specifiers are not: keep .format() throughout
-    assert found == []
+    return found
 
 
-def test_script_imports_only_the_standard_library():
-    tree = ast.parse(SCRIPT.read_text(encoding="utf-8"))
-    top = set()
+@pytest.mark.parametrize("path", PY36_FILES, ids=PY36_IDS)
+def test_avoids_apis_newer_than_python_3_6(path):
+    assert _newer_apis(ast.parse(path.read_text(encoding="utf-8"))) == []
+
+
+def _annotations(tree: ast.AST) -> list[ast.expr]:
+    found: list[ast.expr] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            arguments = node.args
+            for argument in [*arguments.posonlyargs, *arguments.args, arguments.vararg, *arguments.kwonlyargs,
+                             arguments.kwarg]:
+                if argument is not None and argument.annotation is not None:
+                    found.append(argument.annotation)
+            if node.returns is not None:
+                found.append(node.returns)
+        elif isinstance(node, ast.AnnAssign):
+            found.append(node.annotation)
+    return found
+
+
+def _collections_names(tree: ast.AST) -> set[str]:
+    """The names bound by `from collections.abc import ...` or `from collections import ...`."""
+    return {alias.asname or alias.name for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module in COLLECTIONS_MODULES
+            for alias in node.names}
+
+
+def _newer_annotation_syntax(annotation: ast.expr, collections_names: set[str]) -> list[str]:
+    """PEP 604 (`X | Y`) and PEP 585 (`list[str]`, `collections.abc.Callable[...]`) in an annotation, quoted ones
+    too: Python 3.6 evaluates most annotations when it defines the function, and ast.parse(feature_version=(3, 6))
+    lets both through."""
+    found = []
+    for node in ast.walk(annotation):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+            found.append(f"{ast.unparse(node)} (PEP 604)")
+        if isinstance(node, ast.Subscript):
+            base = node.value
+            in_collections = isinstance(base, ast.Attribute) and ast.unparse(base.value) in COLLECTIONS_MODULES
+            generic = in_collections or (isinstance(base, ast.Name) and base.id in PEP_585_BUILTINS | collections_names)
+            found += [f"{ast.unparse(node)} (PEP 585)"] if generic else []
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found += _newer_annotation_syntax(ast.parse(node.value, mode="eval").body, collections_names)
+    return found
+
+
+def _newer_annotations(tree: ast.AST) -> list[str]:
+    names = _collections_names(tree)
+    return [text for annotation in _annotations(tree) for text in _newer_annotation_syntax(annotation, names)]
+
+
+def test_the_annotation_check_sees_pep_604_and_585():
+    tree = ast.parse("import typing\nfrom collections.abc import Iterator\nfrom typing import Callable\n"
+                     "def f(a: list[str] | None, *b: 'dict[str, int]', c: typing.List[int] = [],\n"
+                     "      d: collections.abc.Callable[[], int] = None) -> typing.Optional[tuple[int]]:\n"
+                     "    e: Iterator[int] = iter([])\n"
+                     "def g(h: Callable[[], float], i: typing.Dict[str, 'typing.Optional[int]']) -> None: ...\n")
+    assert _newer_annotations(tree) == [
+        "list[str] | None (PEP 604)", "list[str] (PEP 585)", "dict[str, int] (PEP 585)",
+        "collections.abc.Callable[[], int] (PEP 585)", "tuple[int] (PEP 585)", "Iterator[int] (PEP 585)"]
+
+
+@pytest.mark.parametrize("path", PY36_FILES, ids=PY36_IDS)
+def test_annotations_use_no_pep_604_or_585_syntax(path):
+    assert _newer_annotations(ast.parse(path.read_text(encoding="utf-8"))) == []
+
+
+def _nodes_in_try(tree: ast.AST) -> set[int]:
+    return {id(inner) for node in ast.walk(tree) if isinstance(node, ast.Try)
+            for statement in node.body for inner in ast.walk(statement)}
+
+
+def _nodes_after_the_venv_step(tree: ast.Module) -> set[int]:
+    """What a numbered script runs after `use_repository_venv()` in its `if __name__ == "__main__":` block, i.e. in
+    .venv's Python."""
+    after: set[int] = set()
+    for block in (node for node in tree.body if isinstance(node, ast.If)):
+        started = False
+        for statement in block.body:
+            if started:
+                after |= {id(inner) for inner in ast.walk(statement)}
+            call = statement.value if isinstance(statement, ast.Expr) else None
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "use_repository_venv":
+                started = True
+    return after
+
+
+def _import_allowed(path: Path, name: str, in_try: bool, after_venv_step: bool) -> bool:
+    """The standard library everywhere; besides it, what each kind of 3.6 file may import."""
+    if name.split(".")[0] in sys.stdlib_module_names:
+        return True
+    in_envcheck = name == "hivedlab.envcheck" or name.startswith("hivedlab.envcheck.")
+    if path.parent == ENVCHECK:  # its own modules (`from . import`, `from .probes import`), docker only if installed
+        sibling = name.startswith(".") and not name.startswith("..")
+        return sibling or in_envcheck or (name == "docker" and in_try)
+    if path == SCRIPT:
+        return in_envcheck
+    if path == LABS / "find_venv.py":  # the probe whether hivedlab is installed
+        return name == "hivedlab" and in_try
+    if path.parent == LABS:  # hivedlab once find_venv has re-run the script with .venv's Python
+        return name == "find_venv" or (name.split(".")[0] == "hivedlab" and after_venv_step)
+    return False
+
+
+def _foreign_imports(path: Path, source: str) -> list[str]:
+    tree = ast.parse(source)
+    in_try, after_venv_step = _nodes_in_try(tree), _nodes_after_the_venv_step(tree)
+    found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            top |= {a.name.split(".")[0] for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.level == 0:
-            top.add(node.module.split(".")[0])
-    # docker is imported inside a try: ImportError falls back to the CLI
-    assert top - {"docker"} <= set(sys.stdlib_module_names)
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names = ["." * node.level + (node.module or "")]
+        else:
+            continue
+        found += [f"line {node.lineno}: {name}" for name in names
+                  if not _import_allowed(path, name, id(node) in in_try, id(node) in after_venv_step)]
+    return found
 
 
-def _python36() -> str | None:
-    exe = shutil.which("python3.6")
-    if not exe:
-        return None
-    try:
-        done = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return exe if done.returncode == 0 else None
+def test_the_import_check_sees_what_a_3_6_file_may_not_import():
+    source = ("import json\nimport yaml\nfrom . import probes\nfrom .. import basics\nfrom hivedlab.basics import x\n"
+              "import docker\ntry:\n    import docker\nexcept ImportError:\n    pass\n")
+    assert _foreign_imports(ENVCHECK / "new.py", source) == [
+        "line 2: yaml", "line 4: ..", "line 5: hivedlab.basics", "line 6: docker"]
+    assert _foreign_imports(LABS / "09_new.py", "from find_venv import use_repository_venv\nimport hivedlab\n"
+                            "if __name__ == '__main__':\n    from hivedlab import a\n    use_repository_venv()\n"
+                            "    from hivedlab import b\n") == ["line 2: hivedlab", "line 4: hivedlab"]
+    assert _foreign_imports(SCRIPT, "from hivedlab.envcheck import main\nimport hivedlab.cli\n") == [
+        "line 2: hivedlab.cli"]
 
 
-PYTHON36 = _python36()
+@pytest.mark.parametrize("path", PY36_FILES, ids=PY36_IDS)
+def test_imports_only_the_standard_library(path):
+    assert _foreign_imports(path, path.read_text(encoding="utf-8")) == []
 
 
-@pytest.mark.skipif(PYTHON36 is None, reason="no working python3.6 on PATH")
+def _pyenv_roots() -> list[Path]:
+    roots = [os.environ.get("PYENV_ROOT", ""), str(Path.home() / ".pyenv")]
+    if shutil.which("pyenv"):
+        try:
+            roots.append(subprocess.run(["pyenv", "root"], capture_output=True, text=True, timeout=10).stdout.strip())
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+    return list(dict.fromkeys(Path(root) for root in roots if root))
+
+
+def _python36() -> tuple[str | None, str]:
+    """A Python 3.6 that runs, and why none when there is none: `python3.6` on PATH may be a version manager's shim
+    (pyenv) that fails unless 3.6 is selected, while the interpreter itself sits in the manager's versions folder."""
+    candidates = [shutil.which("python3.6") or ""]
+    for root in _pyenv_roots():
+        candidates += [str(exe) for exe in sorted(root.glob("versions/3.6*/bin/python3.6"), reverse=True)]
+    tried = []
+    for exe in dict.fromkeys(c for c in candidates if c):
+        try:
+            done = subprocess.run([exe, "-c", "import sys; print(sys.version_info[:2] == (3, 6))"],
+                                  capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            tried.append(f"{exe}: {exc}")
+            continue
+        if done.returncode == 0 and done.stdout.strip() == "True":
+            return exe, ""
+        tried.append(f"{exe}: exit {done.returncode} {(done.stderr or done.stdout).strip()[:80]}")
+    where = "; ".join(tried) or "no python3.6 on PATH and none in $PYENV_ROOT or ~/.pyenv/versions/3.6*"
+    return None, f"no working Python 3.6 ({where})"
+
+
+PYTHON36, NO_PYTHON36 = _python36()
+needs_python36 = pytest.mark.skipif(PYTHON36 is None, reason=NO_PYTHON36)
+
+
+def _bare_env() -> dict[str, str]:
+    """The environment of a new shell: none of this test run's PYTHON* settings."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+
+
+@needs_python36
 def test_script_runs_under_python_3_6(fake_bin, tmp_path):
     write_program(fake_bin, "nvidia-smi", nvidia_smi_script(tmp_path))
     write_program(fake_bin, "docker", f'cat "{DOCKER / "docker-info-nvidia-default.json"}"\n')
-    out = tmp_path / "rec.json"
-    env = dict(os.environ, PYTHONNOUSERSITE="1")
-    done = subprocess.run([PYTHON36, "-S", str(SCRIPT), "--member", "Carol", "--no-sdk", "--linux-user", "",
-                           "--proc-net", str(tmp_path / "proc-net"),
-                           "--out", str(out), "--lang", "en"], capture_output=True, text=True, env=env, timeout=60)
-    assert done.returncode == 0, done.stderr
-    validate(json.loads(out.read_text(encoding="utf-8")))
+    records = []
+    for python in (PYTHON36, sys.executable):
+        out = tmp_path / f"rec-{len(records)}.json"
+        done = subprocess.run([python, "-S", str(SCRIPT), "--member", "Carol", "--no-sdk", "--linux-user", "",
+                               "--proc-net", str(tmp_path / "proc-net"), "--out", str(out), "--lang", "en"],
+                              capture_output=True, text=True, env=_bare_env(), timeout=60, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        record = json.loads(out.read_text(encoding="utf-8"))
+        validate(record)
+        records.append({k: v for k, v in record.items() if k != "recorded_at"})
+    assert records[0] == records[1]  # Python 3.6 writes the record this Python writes
+
+
+@needs_python36
+def test_numbered_script_starts_under_python_3_6():
+    """find_venv imports on 3.6, then re-runs the script with the checkout's .venv, or says to run `make venv`."""
+    done = subprocess.run([PYTHON36, "-S", "-s", str(LABS / "03_vc_safety.py"), "--help"], capture_output=True,
+                          text=True, env=_bare_env(), timeout=120, cwd="/")
+    if (ROOT / ".venv" / "bin" / "python").exists():
+        assert done.returncode == 0, done.stderr
+        assert "VC safety" in done.stdout and "usage:" in done.stdout
+    else:
+        assert done.returncode == 2 and "make venv" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@needs_python36
+def test_numbered_script_without_a_venv_says_what_to_run_under_python_3_6(tmp_path):
+    labs = tmp_path / "labs"
+    labs.mkdir()
+    for name in ("find_venv.py", "06_gang.py"):
+        (labs / name).write_text((LABS / name).read_text(encoding="utf-8"), encoding="utf-8")
+    done = subprocess.run([PYTHON36, "-S", "-s", str(labs / "06_gang.py")], capture_output=True, text=True,
+                          env=_bare_env(), timeout=60, cwd="/")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "make venv" in done.stderr and "Traceback" not in done.stderr
 
 
 # ------------------------------------------------------------ parsing
@@ -145,7 +357,8 @@ def test_nvcc_version():
 
 
 def test_os_release_and_meminfo():
-    fields = envcheck.parse_os_release('NAME="Ubuntu"\nVERSION_ID="18.04"\nID=ubuntu\nPRETTY_NAME="Ubuntu 18.04.5 LTS"\n')
+    fields = envcheck.parse_os_release(
+        'NAME="Ubuntu"\nVERSION_ID="18.04"\nID=ubuntu\nPRETTY_NAME="Ubuntu 18.04.5 LTS"\n')
     assert fields["PRETTY_NAME"] == "Ubuntu 18.04.5 LTS" and fields["ID"] == "ubuntu"
     assert envcheck.parse_meminfo_available_mb("MemTotal: 32000000 kB\nMemAvailable:   20000000 kB\n") == 20480
 
@@ -235,8 +448,8 @@ def test_gpu_container_check_via_cli(cli, fake_bin, tmp_path, ubuntu):
         f'if [ "$1" = info ]; then cat "{DOCKER / "docker-info-nvidia-default.json"}"; exit 0; fi\n'
         'echo "$@" >> "$(dirname "$0")/run-args"\n'
         'echo "GPU 0: NVIDIA H200 (UUID: GPU-0)"\n'))
-    result, record = _run_cli(cli, tmp_path, "--no-sdk", "--gpu-container", "--cuda-image", "nvidia/cuda:12.0.0-base-ubuntu22.04",
-                              "--os-release", str(ubuntu))
+    result, record = _run_cli(cli, tmp_path, "--no-sdk", "--gpu-container",
+                              "--cuda-image", "nvidia/cuda:12.0.0-base-ubuntu22.04", "--os-release", str(ubuntu))
     assert result.code == 0
     assert checks_by_id(record)["gpu-container"]["ok"] is True
     assert (fake_bin / "run-args").read_text().splitlines() == [
@@ -256,7 +469,7 @@ def test_gpu_container_failure_names_the_image(cli, fake_bin, tmp_path):
 
 
 def test_role_master_memory_and_gpu_warning(cli, fake_bin, tmp_path, monkeypatch):
-    monkeypatch.setattr(envcheck, "parse_meminfo_available_mb", lambda text: 30000)
+    monkeypatch.setattr(probes, "parse_meminfo_available_mb", lambda text: 30000)
     result, record = _run_cli(cli, tmp_path, "--no-sdk", "--role", "master")
     checks = checks_by_id(record)
     assert checks["memory"]["ok"] is False and "40000" in checks["memory"]["message"]["en"]
@@ -370,7 +583,8 @@ def _docker_api_with_containers(info: dict, start_status: int = 204, isolates: b
         if route.endswith("/containers/c0ffee/wait"):
             return json_reply(200, {"StatusCode": 0})
         if route.endswith("/containers/c0ffee/logs"):
-            listed = b"GPU 0: NVIDIA H200 (UUID: GPU-0)\n" + (b"" if given_one["now"] else b"GPU 1: NVIDIA H200 (UUID: GPU-1)\n")
+            listed = b"GPU 0: NVIDIA H200 (UUID: GPU-0)\n" + (
+                b"" if given_one["now"] else b"GPU 1: NVIDIA H200 (UUID: GPU-1)\n")
             return 200, {"Content-Type": "application/vnd.docker.raw-stream"}, frame(listed)
         if route.endswith("/containers/c0ffee") and method == "DELETE":
             return 204, {}, b""
@@ -421,7 +635,7 @@ def test_gpu_less_dev_box_passes(cli, fake_bin, tmp_path, ubuntu):
 
 
 def test_gpu_less_master_passes_and_gpu_container_is_not_run(cli, fake_bin, tmp_path, ubuntu, monkeypatch):
-    monkeypatch.setattr(envcheck, "parse_meminfo_available_mb", lambda text: 64000)
+    monkeypatch.setattr(probes, "parse_meminfo_available_mb", lambda text: 64000)
     write_program(fake_bin, "docker", (
         f'if [ "$1" = info ]; then cat "{DOCKER / "docker-info-runc-default.json"}"; exit 0; fi\n'
         'echo ran > "$(dirname "$0")/ran"; exit 125\n'))
@@ -473,14 +687,16 @@ Last offset     : -0.000011380 seconds
 
 @pytest.mark.parametrize("sync", ["yes", "no"])
 def test_clock_state_and_offset_recorded(cli, fake_bin, tmp_path, ubuntu, sync):
-    write_program(fake_bin, "timedatectl", f'[ "$1" = status ] || exit 1\ncat <<"EOF"\n{TIMEDATECTL_1804.format(sync=sync)}EOF\n')
+    write_program(fake_bin, "timedatectl",
+                  f'[ "$1" = status ] || exit 1\ncat <<"EOF"\n{TIMEDATECTL_1804.format(sync=sync)}EOF\n')
     write_program(fake_bin, "chronyc", f'cat <<"EOF"\n{CHRONYC}EOF\n')
     write_program(fake_bin, "docker", f'cat "{DOCKER / "docker-info-runc-default.json"}"\n')
     result, record = _run_cli(cli, tmp_path, "--no-sdk", "--role", "dev-box", "--os-release", str(ubuntu))
     validate(record)
     assert record["clock"] == {"ntp_synchronized": sync == "yes", "offset_ms": -0.734, "source": "chronyc"}
     check = checks_by_id(record)["ntp"]
-    assert check["ok"] is (sync == "yes") and check["severity"] == "warning" and "offset -0.734 ms" in check["message"]["en"]
+    assert check["ok"] is (sync == "yes") and check["severity"] == "warning"
+    assert "offset -0.734 ms" in check["message"]["en"]
     assert result.code == 0  # a warning only
 
 
@@ -498,7 +714,8 @@ def test_docker_sdk_raw_socket_error_becomes_plain_words(cli, fake_bin, tmp_path
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-such-docker.sock")
     result, record = _run_cli(cli, tmp_path)
     check = checks_by_id(record)["docker"]
-    assert check["message"]["en"] == "Docker Engine not reachable: the Docker daemon is not running (no /var/run/docker.sock)"
+    assert check["message"]["en"] == (
+        "Docker Engine not reachable: the Docker daemon is not running (no /var/run/docker.sock)")
     assert "sudo systemctl start docker" in check["fix"]["en"]
     assert "Error while fetching" not in result.out and "FileNotFoundError" not in json.dumps(record)
 
@@ -537,6 +754,7 @@ def test_slow_pull_gives_the_hint_and_the_isolation_probe_runs(fake_bin, tmp_pat
     container = envcheck.probe_gpu_container("img", use_sdk=False, clock=lambda: next(ticks))
     assert container["ok"] and container["gpus"] == 2 and container["elapsed_s"] == 300.0
     assert container["isolated"] == {"ok": True, "gpus": 1, "error": None}
-    checks = {c["id"]: c for c in envcheck._container_checks(container, "img", {"registry_mirrors": ["https://m"]})}
+    checks = {c["id"]: c for c in envcheck_checks._container_checks(container, "img", {"registry_mirrors": ["https://m"]})}
     assert checks["gpu-isolation"]["ok"] is True
-    assert "the first run took 300.0 s; registry mirrors configured: https://m" in checks["registry-mirror"]["message"]["en"]
+    assert "the first run took 300.0 s; registry mirrors configured: https://m" in (
+        checks["registry-mirror"]["message"]["en"])

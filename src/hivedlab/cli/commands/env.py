@@ -1,7 +1,7 @@
 """`hivedlab env`: the machine check of the manual's step 1, and the environment record.
 
-The implementation is `hivedlab.envcheck` (standard library only, Python 3.6 compatible, so that
-`labs/00_check_env.py` runs it alone on a member's machine); this command runs that same module.
+The implementation is the package `hivedlab.envcheck` (standard library only, Python 3.6 code, so that
+`labs/00_check_env.py` runs it alone on a member's machine); this command runs that same code.
 """
 
 from __future__ import annotations
@@ -33,6 +33,6 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        return int(envcheck.execute(args))
+        return envcheck.execute(args)
     except envcheck.EnvCheckError as exc:
         raise HivedlabError(str(exc)) from None
