@@ -180,7 +180,8 @@ class _Verifier:
             self.warnings.append(f"{text} (skipped)")
         if self.pending_bad:
             cut = "the log ends in a cut record, e.g. after a crash; read up to the last whole record"
-            self.warnings.append(f"{self.pending_bad[-1]} ({cut})" if self.count else f"{self.pending_bad[-1]} (skipped)")
+            self.warnings.append(f"{self.pending_bad[-1]} ({cut})" if self.count
+                                 else f"{self.pending_bad[-1]} (skipped)")
         self.bad_lines += len(self.pending_bad)
         self.pending_bad.clear()
 

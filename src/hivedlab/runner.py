@@ -1,8 +1,8 @@
 """Run experiment plans on a backend (simulated or real) and write the run directory (docs/architecture.md).
 
-`run_plan` drives one plan through the `hivedlab.backends.protocol.Backend` interface and writes the runner's action records
-(`plan`, `config-switch`, `restart`, `submit`, `stop`, `step`, `end`; docs/experiment-plans.md) through the same
-`EvidenceWriter` as the backend's observed objects. `run_experiments` runs several plans, writes run.json, the
+`run_plan` drives one plan through the `hivedlab.backends.protocol.Backend` interface and writes the runner's action
+records (`plan`, `config-switch`, `restart`, `submit`, `stop`, `step`, `end`; docs/experiment-plans.md) through the
+same `EvidenceWriter` as the backend's observed objects. `run_experiments` runs several plans, writes run.json, the
 inventory, the HiveD configs and the job files as submitted, then runs the post-run pipeline (`PIPELINE`: verdicts,
 report) on the run directory.
 """
@@ -167,7 +167,8 @@ def k8s_plans(plans: Sequence[Plan], scheduler: str | None, manifests: str | Non
         wanted = [scheduler] if scheduler else list(plan.schedulers)
         for name in wanted:
             if name == "hived":
-                raise HivedlabError("a plain Kubernetes cluster runs no HiveD: --scheduler default, kube-batch or volcano")
+                raise HivedlabError("a plain Kubernetes cluster runs no HiveD: --scheduler default, kube-batch or "
+                                    "volcano")
             runs.append(replace(plan, jobs=jobs).for_scheduler(FORMS[form].scheduler if name == "kube-batch" else name))
     return runs, form
 
@@ -444,7 +445,8 @@ def prepare_folder(ctx: RunContext, plans: Sequence[Plan | Turn]) -> None:
         if ctx.cluster == "sim" and not ctx.replace:
             raise HivedlabError(f"{ctx.out} already holds a simulated run of {turn.run_id}: choose a new --out folder, "
                                 f"or pass --replace to move the earlier run to {ctx.out / 'replaced'}/<time>/ / "
-                                f"{ctx.out} 中已有 {turn.run_id} 的模拟结果：请换一个 --out 目录，或加 --replace 把旧结果移到 "
+                                f"{ctx.out} 中已有 {turn.run_id} 的模拟结果："
+                                "请换一个 --out 目录，或加 --replace 把旧结果移到 "
                                 f"{ctx.out / 'replaced'}/<时间>/")
     if ctx.cluster != "sim" or not kept:
         return
@@ -481,7 +483,8 @@ def _previous_run(ctx: RunContext) -> dict[str, Any]:
         previous = json.loads((ctx.out / "run.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    if not isinstance(previous, dict) or (previous.get("cluster"), previous.get("run_tag")) != (ctx.cluster, ctx.run_tag):
+    if (not isinstance(previous, dict)
+            or (previous.get("cluster"), previous.get("run_tag")) != (ctx.cluster, ctx.run_tag)):
         return {}
     return previous
 
@@ -503,8 +506,8 @@ def _write_run_json(
     earlier_contrast = [e for e in previous.get("contrast") or [] if isinstance(e, str)]
     raw_hardware = previous.get("hardware")
     hardware: dict[str, Any] = raw_hardware if isinstance(raw_hardware, dict) else {}
-    hardware = {**hardware, **{r.run_id: {"on": "manual", "why": r.hardware.as_dict()} if r.hardware else {"on": "group"}
-                               for r in results}}
+    hardware = {**hardware, **{r.run_id: {"on": "manual", "why": r.hardware.as_dict()} if r.hardware
+                               else {"on": "group"} for r in results}}
     raw_members = previous.get("members")
     members: dict[str, Any] = raw_members if isinstance(raw_members, dict) else {}
     members = {**members, **{r.run_id: submitters(r) for r in results if not r.contrast}}

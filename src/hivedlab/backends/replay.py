@@ -131,7 +131,8 @@ class Replay:
         else:
             self.not_ready.discard(node)
             self.scheduler.set_node_healthy(node)
-        return {"result": "ok"} if node in self.nodes else {"result": "ok", "warning": f"node {node} is not in the config"}
+        return ({"result": "ok"} if node in self.nodes
+                else {"result": "ok", "warning": f"node {node} is not in the config"})
 
     def _restart(self, op: Mapping[str, Any], out: dict[str, Any]) -> dict[str, Any]:
         """A new scheduler process: nodes reported (not-Ready ones stay bad), then every bound pod re-added."""

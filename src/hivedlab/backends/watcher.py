@@ -184,7 +184,8 @@ class Watcher:
         """Watch until `stop_event` (or `.stop()`) is set; one thread per resource; returns once all have ended."""
         if stop_event is not None:
             self._stop = stop_event
-        threads = [threading.Thread(target=self._loop, args=(r,), name=f"watch-{r}", daemon=True) for r in self.resources]
+        threads = [threading.Thread(target=self._loop, args=(r,), name=f"watch-{r}", daemon=True)
+                   for r in self.resources]
         for thread in threads:
             thread.start()
         while not self._stop.wait(0.2):  # wake up now and then: a Ctrl-C the kernel gave another thread runs its

@@ -49,7 +49,8 @@ def read_secret(path: Path, what: str) -> str:
     try:
         mode = stat.S_IMODE(path.stat().st_mode)
         if mode & (stat.S_IRWXG | stat.S_IRWXO):
-            raise HivedlabError(f"{what} {path} is readable by group or others (mode {mode:04o}): run `chmod 600 {path}`")
+            raise HivedlabError(f"{what} {path} is readable by group or others (mode {mode:04o}): "
+                                f"run `chmod 600 {path}`")
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise HivedlabError(f"{what} {path}: not UTF-8 text") from None

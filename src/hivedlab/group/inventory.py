@@ -93,7 +93,8 @@ def _member_problems(i: int, member: Mapping[str, Any]) -> list[Problem]:
     hostname = member.get("hostname")
     if hostname is not None and (not isinstance(hostname, str) or not HOSTNAME.match(hostname)):
         found.append(Problem(ERROR, f"{ptr}/hostname", Text(
-            f"主机名 {hostname!r} 不是合法的 Kubernetes 节点名（小写字母、数字、'-' 和 '.'，与该机器上 `hostname` 的输出相同）",
+            f"主机名 {hostname!r} 不是合法的 Kubernetes 节点名"
+            "（小写字母、数字、'-' 和 '.'，与该机器上 `hostname` 的输出相同）",
             f"hostname {hostname!r} is not a valid Kubernetes node name (lower-case letters, digits, '-' and '.', "
             "equal to what `hostname` prints on that machine)")))
     elif hostname is None and "worker" in roles:
@@ -105,7 +106,8 @@ def _member_problems(i: int, member: Mapping[str, Any]) -> list[Problem]:
         try:
             ipaddress.ip_address(str(ip))
         except ValueError:
-            found.append(Problem(ERROR, f"{ptr}/ip", Text(f"ip {ip!r} 不是 IP 地址", f"ip {ip!r} is not an IP address")))
+            found.append(Problem(ERROR, f"{ptr}/ip", Text(f"ip {ip!r} 不是 IP 地址",
+                                                          f"ip {ip!r} is not an IP address")))
     gpus = member.get("gpus", 0)
     if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 0:
         found.append(Problem(ERROR, f"{ptr}/gpus", Text(f"gpus 必须是 0 或更大的整数，而不是 {gpus!r}",
@@ -150,9 +152,9 @@ def _shape_problems(data: Any) -> list[Problem]:
     found = []
     for i, member in enumerate(members):
         if not isinstance(member, Mapping):
-            found.append(Problem(ERROR, f"/members/{i}", Text("每个成员都必须是包含 name、user、roles、hostname、ip 的映射",
-                                                              "each member must be a mapping with name, user, roles, "
-                                                              "hostname, ip")))
+            found.append(Problem(ERROR, f"/members/{i}", Text(
+                "每个成员都必须是包含 name、user、roles、hostname、ip 的映射",
+                "each member must be a mapping with name, user, roles, hostname, ip")))
         elif not isinstance(member.get("name"), str) or not member["name"].strip():
             found.append(Problem(ERROR, f"/members/{i}", Text("成员需要 'name'", "member needs a 'name'")))
     return found
@@ -176,14 +178,15 @@ def inventory_problems(data: Any) -> list[Problem]:
     if roles.count("worker") < 1:
         found.append(Problem(ERROR, "/members", NO_WORKER))
     elif roles.count("worker") < 2:
-        found.append(Problem(WARNING, "/members", Text("双 VC 配置需要两个 worker；只有一个 worker 时只能生成单 VC 配置",
-                                                       "the two-VC config needs two workers; with one worker only the "
-                                                       "one-VC config renders")))
+        found.append(Problem(WARNING, "/members", Text(
+            "双 VC 配置需要两个 worker；只有一个 worker 时只能生成单 VC 配置",
+            "the two-VC config needs two workers; with one worker only the one-VC config renders")))
     return found
 
 
 def deploy_problems(inventory: Inventory) -> list[Problem]:
-    """What OpenPAI's quick-start needs beyond the inventory's rules: a usable IPv4 address for every cluster machine."""
+    """What OpenPAI's quick-start needs beyond the inventory's rules: a usable IPv4 address for every cluster
+    machine."""
     found = []
     for index, member in enumerate(inventory.members):
         if "master" not in member.roles and "worker" not in member.roles:

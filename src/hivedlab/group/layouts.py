@@ -50,7 +50,8 @@ def render_hived_config(name: str, inventory: Inventory) -> str:
     workers = inventory.workers
     needed = 2 if name == "two-vc" else 1
     if len(workers) < needed:
-        raise HivedlabError(f"the '{name}' config needs {needed} worker(s) in the group inventory, found {len(workers)}")
+        raise HivedlabError(f"the '{name}' config needs {needed} worker(s) in the group inventory, "
+                            f"found {len(workers)}")
     missing = [w.name for w in workers if not w.hostname]
     if missing:
         raise HivedlabError(f"worker(s) without a hostname in the group inventory: {', '.join(missing)}")
@@ -125,7 +126,8 @@ def _multi_gpu(name: str, workers: tuple[Member, ...]) -> Layout:
             },
         }
         notes = (
-            (f"每个 VC 只拥有其 worker 上的 1 块 GPU（与手册相同），其余 {_gpus(c) + _gpus(d) - 2} 块 GPU 不属于任何 VC："
+            ("每个 VC 只拥有其 worker 上的 1 块 GPU（与手册相同），"
+             f"其余 {_gpus(c) + _gpus(d) - 2} 块 GPU 不属于任何 VC："
              "oppo 任务可能直接用这些空闲 GPU 运行，4.4 中 default VC 的 test 任务可能不需要抢占它。",
              f"each VC owns 1 GPU of its worker (as in the manual); the other {_gpus(c) + _gpus(d) - 2} GPUs belong to "
              "no VC: the oppo job may run on them, and the test job of step 4.4 may not need to preempt it."),
@@ -146,10 +148,12 @@ def _multi_gpu(name: str, workers: tuple[Member, ...]) -> Layout:
     }
     spare = len(workers) * per_node - 2
     notes = (
-        ("default VC 有 2 块 GPU（与手册相同），但它们可能在同一台机器上：4.6/4.7 中 2 个子任务可能运行在同一台 worker 上。",
+        ("default VC 有 2 块 GPU（与手册相同），但它们可能在同一台机器上："
+         "4.6/4.7 中 2 个子任务可能运行在同一台 worker 上。",
          "the default VC has 2 GPUs (as in the manual) but HiveD may pack them on one node: the 2 tasks of steps "
          "4.6/4.7 may run on the same worker.") if per_node > 1 else
-        (f"default VC 有 2 块 GPU（与手册相同），其余 {spare} 块 GPU 不属于任何 VC：4.6/4.7 中的任务仍按 2 块 GPU 的配额等待。",
+        (f"default VC 有 2 块 GPU（与手册相同），其余 {spare} 块 GPU 不属于任何 VC："
+         "4.6/4.7 中的任务仍按 2 块 GPU 的配额等待。",
          f"the default VC has 2 GPUs (as in the manual); the other {spare} GPU(s) belong to no VC: the jobs of steps "
          "4.6/4.7 still wait for a quota of 2 GPUs."),
     )
@@ -163,8 +167,8 @@ def _single_worker(name: str, worker: Member) -> Layout:
     if gpus < wanted * len(vc_names):
         raise HivedlabError(
             f"a single worker with {gpus} GPU cannot hold the '{name}' config ({wanted * len(vc_names)} GPUs needed): "
-            "run these experiments on the simulator (`hivedlab run --cluster sim`) / 单个 worker 的 GPU 不足以构成该配置，"
-            "请在模拟集群上完成这些实验")
+            "run these experiments on the simulator (`hivedlab run --cluster sim`) / "
+            "单个 worker 的 GPU 不足以构成该配置，请在模拟集群上完成这些实验")
     header = f"# {name} for a single worker: its {gpus} GPUs are split between the VCs\n"
     config = {
         "physicalCluster": {
@@ -176,7 +180,8 @@ def _single_worker(name: str, worker: Member) -> Layout:
                             for vc in vc_names},
     }
     notes = [
-        ("只有一台 worker：所有任务都运行在它上面，4.2 “任务在哪台机器上运行”的答案总是这台机器；VC 的隔离以 GPU 为单位。",
+        ("只有一台 worker：所有任务都运行在它上面，4.2 “任务在哪台机器上运行”的答案总是这台机器；"
+         "VC 的隔离以 GPU 为单位。",
          "a single worker: every job runs on it, so step 4.2's 'which machine' is always this one; VCs are isolated "
          "per GPU instead of per machine."),
     ]

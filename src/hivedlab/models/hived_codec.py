@@ -1,4 +1,5 @@
-"""HiveD's annotations as text (docs/hived-config-and-cells.md#the-pod-scheduling-spec, docs/hived-config-and-cells.md#bind-info-and-the-pod-annotations): the pod-scheduling-spec YAML and the pod-bind-info YAML.
+"""HiveD's annotations as text (docs/hived-config-and-cells.md#bind-info-and-the-pod-annotations): the
+pod-scheduling-spec YAML and the pod-bind-info YAML.
 
 `spec_from_annotation` reproduces HiveD's parsing: the blind old-name text replacement, the empty-annotation error
 and the YAML error, and hands the mapping to `hivedlab.models.hived` (which applies defaults and validation).
@@ -15,7 +16,8 @@ from hivedlab.models.hived import BindInfo, UserError
 from hivedlab.models.hived.annotations import BIND_INFO as BIND_INFO_ANNOTATION
 from hivedlab.models.hived.types import SPEC_PREFIX
 
-# docs/hived-config-and-cells.md#the-pod-scheduling-spec: replaced in the annotation text before parsing, even inside names
+# docs/hived-config-and-cells.md#the-pod-scheduling-spec: replaced in the annotation text before parsing,
+# even inside names
 OLD_NAMES = (
     ("gpuType", "leafCellType"),
     ("gpuNumber", "leafCellNumber"),
@@ -47,7 +49,8 @@ def _yaml_problem(exc: yaml.YAMLError, text: str) -> str:
 
 
 def spec_from_annotation(text: str | None) -> dict[str, Any]:
-    """The pod-scheduling-spec annotation text -> mapping, or HiveD's user error (docs/hived-config-and-cells.md#spec-validation)."""
+    """The pod-scheduling-spec annotation text -> mapping, or HiveD's user error
+    (docs/hived-config-and-cells.md#spec-validation)."""
     if text is None or not text.strip():
         raise UserError(SPEC_PREFIX + "Annotation does not exist or is empty")
     replaced = replace_old_names(text)
@@ -64,7 +67,8 @@ def spec_from_annotation(text: str | None) -> dict[str, Any]:
 
 
 def dump_bind_info(info: BindInfo) -> str:
-    """The pod-bind-info annotation: node, leafCellIsolation, cellChain, affinityGroupBindInfo (docs/hived-config-and-cells.md#bind-info-and-the-pod-annotations)."""
+    """The pod-bind-info annotation: node, leafCellIsolation, cellChain, affinityGroupBindInfo
+    (docs/hived-config-and-cells.md#bind-info-and-the-pod-annotations)."""
     return yaml.safe_dump(info.to_dict(), sort_keys=False, default_flow_style=False)
 
 

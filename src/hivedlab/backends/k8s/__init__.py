@@ -114,7 +114,8 @@ def ensure_namespace(api_client: Any, namespace: str) -> None:
     labels = core.read_namespace(namespace).metadata.labels or {}
     if any(labels.get(key) != value for key, value in MANAGED_BY.items()):
         raise HivedlabError(f"namespace {namespace} exists and was not made by hivedlab: the run needs a namespace of "
-                            f"its own (use another --out, or remove it) / 命名空间 {namespace} 已存在且不是 hivedlab 创建的")
+                            f"its own (use another --out, or remove it) / 命名空间 {namespace} "
+                            "已存在且不是 hivedlab 创建的")
 
 
 @dataclass(frozen=True)

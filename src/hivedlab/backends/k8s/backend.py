@@ -45,7 +45,8 @@ def _say(text: str) -> None:
 
 
 class K8sBackend:
-    """`hivedlab.backends.protocol.Backend` on a plain Kubernetes cluster. Build it with `hivedlab.backends.k8s.open_backend`."""
+    """`hivedlab.backends.protocol.Backend` on a plain Kubernetes cluster. Build it with
+    `hivedlab.backends.k8s.open_backend`."""
 
     cluster = "k8s"
 
@@ -88,10 +89,12 @@ class K8sBackend:
 
     def switch_config(self, name: str, text: str) -> None:
         raise HivedlabError("a plain Kubernetes cluster runs no HiveD: a plan that switches HiveD's config runs on "
-                            "--cluster sim or pai / 普通 Kubernetes 集群上没有 HiveD，切换 HiveD 配置的实验请用 sim 或 pai")
+                            "--cluster sim or pai / 普通 Kubernetes 集群上没有 HiveD，"
+                            "切换 HiveD 配置的实验请用 sim 或 pai")
 
     def restart_hived(self) -> None:
-        raise HivedlabError("a plain Kubernetes cluster runs no HiveD to restart / 普通 Kubernetes 集群上没有 HiveD 可重启")
+        raise HivedlabError("a plain Kubernetes cluster runs no HiveD to restart / "
+                            "普通 Kubernetes 集群上没有 HiveD 可重启")
 
     def submit(self, user: str, job_key: str, protocol: str) -> SubmitResult:
         """Create the manifests' objects (PodGroup first, then the TFJob) in the run's namespace."""
@@ -170,7 +173,8 @@ class K8sBackend:
             state = "STOPPED"
         elif gone and state not in FINISHED_STATES:
             state = "STOPPED"  # deleted by someone else before it finished
-        return JobStatus(user, job_name, state or "WAITING", waiting=waiting, ran=ran or state in ("RUNNING", "SUCCEEDED"))
+        return JobStatus(user, job_name, state or "WAITING", waiting=waiting,
+                         ran=ran or state in ("RUNNING", "SUCCEEDED"))
 
     def advance_until(self, predicate: Callable[[], bool], timeout_s: float) -> bool:
         deadline = self._clock() + timeout_s

@@ -207,12 +207,14 @@ class PaiBackend:
             raise HivedlabError(
                 f"HiveD's web service at {self.hived_url} does not answer ({type(exc).__name__}): the cluster may run "
                 "the default scheduler (empty hivedscheduler.config) or HiveD is restarting; check `kubectl get pods "
-                f"| grep hivedscheduler` / HiveD 调度器 {self.hived_url} 无响应：集群可能在使用默认调度器或 HiveD 正在重启") from None
+                f"| grep hivedscheduler` / HiveD 调度器 {self.hived_url} 无响应："
+                "集群可能在使用默认调度器或 HiveD 正在重启") from None
         if running != wanted:
             message_en = (f"the cluster runs HiveD VCs {sorted(running)}, the '{name}' config needs {sorted(wanted)}: "
                           f"run `hivedlab scheduler-config {name} --services-config ~/pai-deploy/cluster-cfg` and the "
                           "paictl commands it prints")
-            message_zh = f"集群当前的 VC 为 {sorted(running)}，'{name}' 配置需要 {sorted(wanted)}：请运行 hivedlab scheduler-config {name} 并执行它打印的 paictl 命令"
+            message_zh = (f"集群当前的 VC 为 {sorted(running)}，'{name}' 配置需要 {sorted(wanted)}："
+                          f"请运行 hivedlab scheduler-config {name} 并执行它打印的 paictl 命令")
             if not self.interactive:
                 raise HivedlabError(f"{message_en} / {message_zh}")
             if self.view:
@@ -363,7 +365,8 @@ class PaiBackend:
         answer = ""
         if self.interactive:
             try:
-                answer = self._ask(f"\nStop the jobs this run submitted ({names})? [y/N] / 是否停止本次运行提交的任务？ ")
+                answer = self._ask(f"\nStop the jobs this run submitted ({names})? [y/N] / "
+                                   "是否停止本次运行提交的任务？ ")
             except (EOFError, KeyboardInterrupt):
                 answer = ""
         if answer.strip().lower() in ("y", "yes", "是"):

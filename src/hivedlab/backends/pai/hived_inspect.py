@@ -1,4 +1,5 @@
-"""HiveD's inspect API (docs/openpai-model.md#hiveds-inspect-api): which VCs the running scheduler has, and waiting for a new config."""
+"""HiveD's inspect API (docs/openpai-model.md#hiveds-inspect-api): which VCs the running scheduler has, and waiting
+for a new config."""
 
 from __future__ import annotations
 
@@ -49,8 +50,9 @@ def wait_for_vcs(
 ) -> bool:
     """Poll until HiveD shows exactly the `expected` VCs (and, for a mapping, their leaf-cell counts).
 
-    HiveD restarts when its config changes (docs/openpai-model.md#services-configuration), so refused connections and 5xx while it restarts are expected:
-    they are reported to `on_poll` and polled again. Returns False when `timeout_s` passes first.
+    HiveD restarts when its config changes (docs/openpai-model.md#services-configuration), so refused connections and
+    5xx while it restarts are expected: they are reported to `on_poll` and polled again. Returns False when
+    `timeout_s` passes first.
     """
     deadline = clock() + timeout_s
     while True:

@@ -1,4 +1,5 @@
-"""Put a HiveD config into OpenPAI's `services-configuration.yaml` under `hivedscheduler.config` (docs/openpai-model.md#services-configuration).
+"""Put a HiveD config into OpenPAI's `services-configuration.yaml` under `hivedscheduler.config`
+(docs/openpai-model.md#services-configuration).
 
 A text-level splice: only the `config` value changes (written as a literal block `|`), every other byte of the file
 stays as it was - comments, key order, quoting, blank lines. The result is parsed back to prove it.

@@ -85,8 +85,8 @@ def check_tokens(clients: Mapping[str, PaiClient], origins: Mapping[str, str], m
             raise PaiError(
                 f"no OpenPAI token for member {member}: add `{member}: <token>` to the token file (the member logs "
                 "in once to get it); nothing was submitted",
-                f"没有成员 {member} 的 OpenPAI token：请在 token 文件中加入 `{member}: <token>`（该成员登录一次即可获得）；"
-                "没有提交任何任务")
+                f"没有成员 {member} 的 OpenPAI token：请在 token 文件中加入 `{member}: <token>`"
+                "（该成员登录一次即可获得）；没有提交任何任务")
         origin = origins.get(user, "the token file")
         if client.user and client.user.lower() != user:
             raise PaiError(

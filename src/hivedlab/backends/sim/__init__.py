@@ -1,4 +1,5 @@
-"""The simulated OpenPAI v1.2.0 + HiveD v0.3.4 cluster (`SimCluster`), a `hivedlab.backends.protocol.Backend` on virtual time.
+"""The simulated OpenPAI v1.2.0 + HiveD v0.3.4 cluster (`SimCluster`), a `hivedlab.backends.protocol.Backend` on
+virtual time.
 
 Knobs (a plan's `sim:` block): see `hivedlab.backends.sim.settings`.
 """

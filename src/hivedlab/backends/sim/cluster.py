@@ -35,7 +35,8 @@ from hivedlab.models.openpai import naming
 from hivedlab.models.openpai.jobstate import CODE_POD_EXTERNAL_DELETED, rest_state
 from hivedlab.models.openpai.objects import EventState, PodState, event_object
 
-WAIT_PREFIX = "Pod is waiting for preemptible or free resource to appear: "  # HiveD's filter reply (docs/hived-config-and-cells.md#wait-reasons)
+# HiveD's filter reply (docs/hived-config-and-cells.md#wait-reasons)
+WAIT_PREFIX = "Pod is waiting for preemptible or free resource to appear: "
 MAX_STEPS_PER_INSTANT = 10_000
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: same results, 20x faster
 
@@ -303,7 +304,8 @@ class SimCluster(FrameworkController):
                 message = f"by {naming.NAMESPACE}/{preemptor} on node {node}"
                 self._add_event(victim_job, pod, "Preempted", message, component)
                 self._after(self.settings.grace_s, partial(self._remove_pod, victim_job, key, uid))
-                # FC sees the pod deleted by someone else: the task attempt ends with -101 (docs/openpai-model.md#waiting-preemption-and-stop)
+                # FC sees the pod deleted by someone else: the task attempt ends with -101
+                # (docs/openpai-model.md#waiting-preemption-and-stop)
                 if victim_job.completing is None:
                     self._task_completed(victim_job, key, CODE_POD_EXTERNAL_DELETED)
                 return

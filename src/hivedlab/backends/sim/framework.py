@@ -197,7 +197,8 @@ class FrameworkController:
             return
         now = self.clock.k8s_time()
         self._emit_pod(job, key, phase="Succeeded", finished_at=now, exit_code=0)
-        self._hived_release(job, pod)  # a completed pod is a deleted pod to HiveD (docs/hived-config-and-cells.md#allocation-and-release)
+        # a completed pod is a deleted pod to HiveD (docs/hived-config-and-cells.md#allocation-and-release)
+        self._hived_release(job, pod)
         self._task_completed(job, key, CODE_SUCCEEDED)
         current = job.pods.get(key)
         if current is not None and current.uid == uid:
@@ -288,7 +289,8 @@ class FrameworkController:
         self._emit_framework(job)
 
     def _new_attempt(self, job: SimJob, accountable: bool) -> None:
-        """A new framework attempt (docs/openpai-model.md#waiting-preemption-and-stop step 4): new ConfigMap, same pod names, new uids."""
+        """A new framework attempt (docs/openpai-model.md#waiting-preemption-and-stop step 4): new ConfigMap, same pod
+        names, new uids."""
         fw = job.framework
         assert fw is not None
         now = self.clock.k8s_time()

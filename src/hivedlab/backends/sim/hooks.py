@@ -34,8 +34,8 @@ def _leaves(cell: Mapping[str, Any]) -> int:
 
 
 def vc_leaf_cells(scheduler: Any, config: Mapping[str, Any]) -> dict[str, dict[str, int]]:
-    """What rest-server reads from HiveD's VC status (docs/openpai-model.md#skus-and-the-vc-status): per VC, leaf cells per leaf type of
-    its top cells, opportunistic (−1) entries skipped."""
+    """What rest-server reads from HiveD's VC status (docs/openpai-model.md#skus-and-the-vc-status): per VC, leaf
+    cells per leaf type of its top cells, opportunistic (−1) entries skipped."""
     out: dict[str, dict[str, int]] = {}
     for vc in (config.get("virtualClusters") or {}) if isinstance(config, Mapping) else {}:
         counts: dict[str, int] = {}

@@ -44,14 +44,16 @@ def _docker_image(protocol: Mapping[str, Any], role: Mapping[str, Any]) -> str:
 
 
 def job_info(admitted: Any, config_text: str, submission_time: str, submit_epoch_s: int) -> JobInfo:
-    """JobInfo from `hivedlab.models.openpai.admission.AdmittedJob` (duck-typed: only its documented fields are read)."""
+    """JobInfo from `hivedlab.models.openpai.admission.AdmittedJob` (duck-typed: only its documented fields are
+    read)."""
     protocol = admitted.protocol if isinstance(admitted.protocol, Mapping) else {}
     raw_roles = protocol.get("taskRoles") or {}
     roles = []
     image = ""
     extras = protocol.get("extras")
     extras = extras if isinstance(extras, Mapping) else {}
-    framework_gang = extras.get("gangAllocation") is not False  # the Framework's own reading (docs/openpai-model.md#gang-allocation-and-affinity-groups)
+    # the Framework's own reading (docs/openpai-model.md#gang-allocation-and-affinity-groups)
+    framework_gang = extras.get("gangAllocation") is not False
     for plan in admitted.task_roles:
         raw = raw_roles.get(plan.name) or {}
         image = image or _docker_image(protocol, raw)

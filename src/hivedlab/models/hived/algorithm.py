@@ -1,4 +1,5 @@
-"""HivedScheduler: HiveD v0.3.4's algorithm (docs/hived-config-and-cells.md#the-state-after-start-up, docs/hived-config-and-cells.md#the-schedule-call) behind one narrow interface.
+"""HivedScheduler: HiveD v0.3.4's algorithm, its start-up state and its schedule call
+(docs/hived-config-and-cells.md#the-schedule-call), behind one narrow interface.
 
 `schedule` returns exactly one of Bind, Preempt or Wait (or raises UserError); `add_allocated_pod`,
 `delete_allocated_pod`, `delete_unallocated_pod`, `set_node_bad` and `set_node_healthy` change state.
@@ -56,7 +57,8 @@ _Found = tuple[BoundPhysical | None, BoundVirtual | None, str]
 
 
 class HivedScheduler:
-    """One HiveD process: cells built from the config, start-up replayed (docs/hived-config-and-cells.md#the-state-after-start-up), then driven call by call."""
+    """One HiveD process: cells built from the config, start-up replayed
+    (docs/hived-config-and-cells.md#the-state-after-start-up), then driven call by call."""
 
     def __init__(self, config: HivedConfig, clock: Callable[[], str] | None = None,
                  ready_nodes: Collection[str] | None = None, not_ready_nodes: Collection[str] = ()) -> None:
@@ -129,7 +131,8 @@ class HivedScheduler:
             for entry in vc.virtual_cells:
                 for _ in range(entry.cell_number):
                     cell = build_virtual(vc.name, entry.chain, types, entry.cell_type, f"{vc.name}/{index}", None, 0)
-                    # cellLevelToType of the VC cell's chain at its level (docs/hived-config-and-cells.md#bind-info-and-the-pod-annotations)
+                    # cellLevelToType of the VC cell's chain at its level
+                    # (docs/hived-config-and-cells.md#bind-info-and-the-pod-annotations)
                     cell.bind_type = self.level_type.get(entry.chain, {}).get(cell.level, "")
                     index += 1
                     per_chain.setdefault(entry.chain, []).append(cell)
@@ -175,7 +178,8 @@ class HivedScheduler:
         self.pinned_physical = pinned_physical
 
     def _start_up(self, ready_nodes: Collection[str] | None, not_ready: frozenset[str]) -> None:
-        """docs/hived-config-and-cells.md#the-state-after-start-up: pinned cells taken, every node marked bad, then reported healthy in `reported_nodes` order."""
+        """docs/hived-config-and-cells.md#the-state-after-start-up: pinned cells taken, every node marked bad, then
+        reported healthy in `reported_nodes` order."""
         for vc in self.config.virtual_clusters:
             for pid in vc.pinned_cells:
                 virtual = self.vc_pinned[vc.name][pid]
@@ -240,7 +244,8 @@ class HivedScheduler:
             if group.state == ALLOCATED:
                 return self._from_allocated(group, s)
             if group.state == BEING_PREEMPTED:
-                raise InternalError("assignment to entry in nil map")  # docs/hived-config-and-cells.md#the-schedule-call step 2
+                # docs/hived-config-and-cells.md#the-schedule-call step 2
+                raise InternalError("assignment to entry in nil map")
             result = self._from_preempting(group, s, suggested, phase, pod)
             if result is not None:
                 return result
@@ -383,7 +388,8 @@ class HivedScheduler:
     def _bind(self, physical: Mapping[int, Sequence[Sequence[PhysicalCell | None]]],
               virtual: Mapping[int, Sequence[Sequence[VirtualCell | None]]] | None, number: int, slot: int,
               group: Group | None = None) -> Bind:
-        """The bind decision for pod `slot` of member `number`, with the whole group's bind info (docs/hived-config-and-cells.md#bind-info-and-the-pod-annotations)."""
+        """The bind decision for pod `slot` of member `number`, with the whole group's bind info
+        (docs/hived-config-and-cells.md#bind-info-and-the-pod-annotations)."""
         if group is not None and group.bind_cache and group.bind_cache[0] is virtual:
             members = group.bind_cache[1]
         else:

@@ -1,4 +1,5 @@
-"""One chain's buddy free lists, counters and doomed-bad-cell bookkeeping (docs/hived-config-and-cells.md#cells-and-their-states, docs/hived-config-and-cells.md#bad-nodes-and-doomed-cells).
+"""One chain's buddy free lists, counters and doomed-bad-cell bookkeeping
+(docs/hived-config-and-cells.md#cells-and-their-states, and the same page on bad nodes and doomed cells).
 
 Every procedure here is HiveD's, step for step: the order of list operations decides which physical cell a pod
 gets, so swap-removes, appends and the order of the doomed checks are reproduced literally.
@@ -10,7 +11,8 @@ from hivedlab.models.hived.cell import InternalError, PhysicalCell, VirtualCell
 
 
 class ChainState:
-    """Free lists per level plus `obtainable`, `vcFree`, `allVCFree`, `badFree` and `doomed` (docs/hived-config-and-cells.md#cells-and-their-states)."""
+    """Free lists per level plus `obtainable`, `vcFree`, `allVCFree`, `badFree` and `doomed`
+    (docs/hived-config-and-cells.md#cells-and-their-states)."""
 
     def __init__(self, chain: str, top_level: int, tops: list[PhysicalCell], vcs: list[str],
                  preassigned: dict[str, dict[int, list[VirtualCell]]], vc_free: dict[str, dict[int, int]]) -> None:
@@ -26,7 +28,9 @@ class ChainState:
             self.obtainable[lv] = count
             count = count * (len(ref.children) if ref is not None else 0)
             ref = ref.children[0] if ref is not None and ref.children else None
-        self.vcs = vcs  # VCs with any preassigned cell in this chain, config order (docs/hived-config-and-cells.md#bad-nodes-and-doomed-cells)
+        # VCs with any preassigned cell in this chain, config order
+        # (docs/hived-config-and-cells.md#bad-nodes-and-doomed-cells)
+        self.vcs = vcs
         self.preassigned = preassigned  # vc -> level -> non-pinned preassigned cells, creation order
         self.vc_free = vc_free
         self.all_vc_free = {lv: sum(vc_free[vc].get(lv, 0) for vc in vcs) for lv in range(1, top_level + 1)}
@@ -61,7 +65,8 @@ class ChainState:
             self._swap_remove(cur)
             cur = parent
         if not cur.in_free:
-            raise InternalError(NIL)  # docs/hived-config-and-cells.md#random-choices-in-hived: HiveD dereferences a cell that is not free
+            # docs/hived-config-and-cells.md#random-choices-in-hived: HiveD dereferences a cell that is not free
+            raise InternalError(NIL)
         self._swap_remove(cur)
         return cur.level
 
@@ -261,7 +266,8 @@ NIL = "runtime error: invalid memory address or nil pointer dereference"
 
 
 def in_free_sense(cell: PhysicalCell) -> bool:
-    """Neither bound nor split, nor any ancestor up to the one in the free list (docs/hived-config-and-cells.md#cells-and-their-states)."""
+    """Neither bound nor split, nor any ancestor up to the one in the free list
+    (docs/hived-config-and-cells.md#cells-and-their-states)."""
     cur = cell
     while True:
         if cur.virtual is not None or cur.split:
@@ -273,7 +279,8 @@ def in_free_sense(cell: PhysicalCell) -> bool:
 
 
 def bind_to_first_free_child(cell: PhysicalCell) -> None:
-    """Bind a bad cell inside a bound cell to its parent's first unbound virtual child (docs/hived-config-and-cells.md#bad-nodes-and-doomed-cells)."""
+    """Bind a bad cell inside a bound cell to its parent's first unbound virtual child
+    (docs/hived-config-and-cells.md#bad-nodes-and-doomed-cells)."""
     parent_virtual = cell.parent.virtual if cell.parent is not None else None
     if parent_virtual is None:
         raise InternalError(NIL)

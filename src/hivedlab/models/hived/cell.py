@@ -21,7 +21,8 @@ FREE, USED, RESERVING, RESERVED = "Free", "Used", "Reserving", "Reserved"
 
 
 class InternalError(Exception):
-    """A state in which HiveD v0.3.4 itself crashes (docs/hived-config-and-cells.md#random-choices-in-hived); reported instead of inventing a rule."""
+    """A state in which HiveD v0.3.4 itself crashes (docs/hived-config-and-cells.md#random-choices-in-hived); reported
+    instead of inventing a rule."""
 
 
 C = TypeVar("C", bound="Cell[Any]")
@@ -88,7 +89,9 @@ class VirtualCell(Cell["VirtualCell"]):
         self.preassigned: VirtualCell = self if parent is None else parent.preassigned
         self.physical: PhysicalCell | None = None
         self.pinned_id = ""
-        self.bind_type = ""  # on a preassigned cell: the type written in bind info (docs/hived-config-and-cells.md#bind-info-and-the-pod-annotations preassignedCellTypes)
+        # on a preassigned cell: the type written in bind info
+        # (docs/hived-config-and-cells.md#bind-info-and-the-pod-annotations preassignedCellTypes)
+        self.bind_type = ""
 
 
 def set_priority(cell: Cell[Any], priority: int) -> None:
@@ -167,7 +170,8 @@ def build_physical(config: HivedConfig
 
 def build_virtual(vc: str, chain: str, info_of: Mapping[str, CellTypeInfo], cell_type: str, address: str,
                   parent: VirtualCell | None, index: int) -> VirtualCell:
-    """A virtual subtree; child addresses follow the `parent index × childNumber + j` rule (docs/hived-config-and-cells.md#virtual-clusters)."""
+    """A virtual subtree; child addresses follow the `parent index × childNumber + j` rule
+    (docs/hived-config-and-cells.md#virtual-clusters)."""
     info = info_of[cell_type]
     cell = VirtualCell(vc, chain, info, address, parent)
     if info.child_type is not None:
@@ -228,11 +232,13 @@ class Group:
         self.preempting_pods: dict[str, PodRef] = {}
         self.lazy_status: dict[str, str] | None = None
         self.chain = ""
+        # (virtual placement it was built from, members of the bind info)
         self.bind_cache: tuple[()] | tuple[Mapping[int, Sequence[Sequence[VirtualCell | None]]] | None,
-                                           tuple[MemberBindInfo, ...]] = ()  # (virtual placement it was built from, members of the bind info)
+                                           tuple[MemberBindInfo, ...]] = ()
 
     def leaves(self) -> list[tuple[int, int, int, PhysicalCell | None]]:
-        """(leafCellNumber, slot, position, physical leaf), members ascending (docs/hived-config-and-cells.md#priorities-and-preemption recommended order)."""
+        """(leafCellNumber, slot, position, physical leaf), members ascending
+        (docs/hived-config-and-cells.md#priorities-and-preemption recommended order)."""
         physical: Mapping[int, Sequence[Sequence[PhysicalCell | None]]] = self.physical
         return [(n, s, i, leaf) for n in sorted(physical) for s, pod in enumerate(physical[n])
                 for i, leaf in enumerate(pod)]

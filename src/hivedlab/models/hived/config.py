@@ -1,4 +1,5 @@
-"""HiveD v0.3.4's config: defaults, address inference and every load-time rule (docs/hived-config-and-cells.md#the-config).
+"""HiveD v0.3.4's config: defaults, address inference and every load-time rule
+(docs/hived-config-and-cells.md#the-config).
 
 `load_config` takes the parsed YAML mapping and returns a frozen `HivedConfig`, or raises `ConfigError` with HiveD's
 panic message and the JSON pointer of the offending key.
@@ -55,7 +56,8 @@ class PhysicalCellSpec:
 
 @dataclass(frozen=True)
 class VirtualCellSpec:
-    """One `virtualCells` entry: `cell_number` preassigned cells of `cell_type` in `chain` (docs/hived-config-and-cells.md#virtual-clusters)."""
+    """One `virtualCells` entry: `cell_number` preassigned cells of `cell_type` in `chain`
+    (docs/hived-config-and-cells.md#virtual-clusters)."""
 
     chain: str
     cell_type: str
@@ -72,7 +74,8 @@ class VirtualClusterSpec:
 
 @dataclass(frozen=True)
 class HivedConfig:
-    """A loaded HiveD config. `chains` = top-level cell types in first-appearance order (docs/hived-config-and-cells.md#the-state-after-start-up)."""
+    """A loaded HiveD config. `chains` = top-level cell types in first-appearance order
+    (docs/hived-config-and-cells.md#the-state-after-start-up)."""
 
     kube_api_server_address: str
     kube_config_file_path: str
@@ -83,7 +86,8 @@ class HivedConfig:
     physical_cells: tuple[PhysicalCellSpec, ...]
     chains: tuple[str, ...]
     virtual_clusters: tuple[VirtualClusterSpec, ...]
-    pinned_cells: Mapping[str, PhysicalCellSpec]  # id -> cell (a duplicate id overwrites, docs/hived-config-and-cells.md#physical-cells)
+    # id -> cell (a duplicate id overwrites, docs/hived-config-and-cells.md#physical-cells)
+    pinned_cells: Mapping[str, PhysicalCellSpec]
 
 
 def _esc(key: str) -> str:
@@ -147,7 +151,8 @@ def _list(value: Any, pointer: str) -> list[Any]:
 
 
 def parse_int32(text: str) -> int:
-    """Go's strconv.ParseInt(text, 10, 32) with HiveD's panic text (docs/hived-config-and-cells.md#physical-cells leaf index)."""
+    """Go's strconv.ParseInt(text, 10, 32) with HiveD's panic text
+    (docs/hived-config-and-cells.md#physical-cells leaf index)."""
     body = text[1:] if text[:1] in "+-" else text
     if not body or not body.isascii() or not body.isdigit():
         raise ConfigError(f'invalid literal for int32: strconv.ParseInt: parsing "{text}": invalid syntax')
@@ -172,7 +177,8 @@ def _raw_cell_types(pc: Mapping[str, Any]) -> dict[str, tuple[str, int, bool]]:
 
 
 def _derive_types(raw: dict[str, tuple[str, int, bool]]) -> dict[str, CellTypeInfo]:
-    """Level, leaf type, leaf count and node flags of every type, leaf types implicit (docs/hived-config-and-cells.md#cell-types)."""
+    """Level, leaf type, leaf count and node flags of every type, leaf types implicit
+    (docs/hived-config-and-cells.md#cell-types)."""
     infos: dict[str, CellTypeInfo] = {}
 
     def derive(name: str, trail: tuple[str, ...]) -> CellTypeInfo:
@@ -209,7 +215,8 @@ def _derive_types(raw: dict[str, tuple[str, int, bool]]) -> dict[str, CellTypeIn
 def _infer_cell(
     spec: Any, cell_type: str, default_index: int, parent_address: str, types: Mapping[str, CellTypeInfo], ptr: str
 ) -> PhysicalCellSpec:
-    """Defaulting and address inference of one physical cell and its subtree (docs/hived-config-and-cells.md#physical-cells)."""
+    """Defaulting and address inference of one physical cell and its subtree
+    (docs/hived-config-and-cells.md#physical-cells)."""
     spec = _map(spec, ptr)
     own = _str(spec.get("cellAddress"), ptr + "/cellAddress") or str(default_index)
     address = f"{parent_address}/{own}" if parent_address else own
@@ -219,7 +226,8 @@ def _infer_cell(
         return PhysicalCellSpec(cell_type, address, pinned, (), ptr)
     given = _list(spec.get("cellChildren"), ptr + "/cellChildren")
     children_specs: list[Any] = given if given else [{} for _ in range(max(info.child_number, 0))]
-    base = 0 if info.is_node_level else default_index  # docs/hived-config-and-cells.md#physical-cells: indices restart below a node-level cell
+    # docs/hived-config-and-cells.md#physical-cells: indices restart below a node-level cell
+    base = 0 if info.is_node_level else default_index
     children = tuple(
         _infer_cell(
             child, info.child_type, base * info.child_number + i, address, types, f"{ptr}/cellChildren/{i}"
@@ -262,7 +270,8 @@ def _virtual_clusters(
             path = _str(entry.get("cellType"), eptr + "/cellType")
             number = _int(entry.get("cellNumber"), eptr + "/cellNumber")
             segments = path.split(".")
-            if segments[-1] not in types:  # docs/hived-config-and-cells.md#load-time-rules-and-errors: HiveD dereferences a nil cell type
+            # docs/hived-config-and-cells.md#load-time-rules-and-errors: HiveD dereferences a nil cell type
+            if segments[-1] not in types:
                 raise ConfigError(NIL_POINTER, eptr + "/cellType")
             cells.append(VirtualCellSpec(segments[0], segments[-1], number, eptr))
         pins: list[str] = []
@@ -294,7 +303,8 @@ def _level_cells(cells: tuple[PhysicalCellSpec, ...], level: int, types: Mapping
 
 
 def _validate_assignment(config: HivedConfig) -> None:
-    """HiveD's validateInitialAssignment (docs/hived-config-and-cells.md#load-time-rules-and-errors): per chain, top level down, pinned cells included."""
+    """HiveD's validateInitialAssignment (docs/hived-config-and-cells.md#load-time-rules-and-errors): per chain, top
+    level down, pinned cells included."""
     types = config.cell_types
     quota: dict[str, dict[int, int]] = {}
     pointers: dict[str, str] = {}
@@ -348,7 +358,8 @@ def _contains(root: PhysicalCellSpec, cell: PhysicalCellSpec) -> bool:
 
 
 def load_config(data: Mapping[str, Any]) -> HivedConfig:
-    """Apply HiveD's defaults and address inference and every load-time rule of docs/hived-config-and-cells.md#load-time-rules-and-errors."""
+    """Apply HiveD's defaults and address inference and every load-time rule of
+    docs/hived-config-and-cells.md#load-time-rules-and-errors."""
     if data is None:
         data = {}
     if not isinstance(data, Mapping):
@@ -394,7 +405,8 @@ def load_config(data: Mapping[str, Any]) -> HivedConfig:
 
 
 def _check_every_chain_used(config: HivedConfig) -> None:
-    """docs/hived-config-and-cells.md#random-choices-in-hived: a chain no VC references and holding no pinned cell crashes HiveD at start-up."""
+    """docs/hived-config-and-cells.md#random-choices-in-hived: a chain no VC references and holding no pinned cell
+    crashes HiveD at start-up."""
     used = {vcell.chain for vc in config.virtual_clusters for vcell in vc.virtual_cells}
     used |= {_chain_of(config, cell) for vc in config.virtual_clusters for cell in
              (config.pinned_cells[p] for p in vc.pinned_cells)}

@@ -1,4 +1,5 @@
-"""The inspect API's views (docs/hived-config-and-cells.md#inspect-api), JSON-ready: cluster status, VC status, affinity groups."""
+"""The inspect API's views (docs/hived-config-and-cells.md#inspect-api), JSON-ready: cluster status, VC status,
+affinity groups."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Mapping a VC placement to physical cells: binding paths, buddy allocation, safe relaxed buddy allocation (docs/hived-config-and-cells.md#mapping-to-physical-cells).
+"""Mapping a VC placement to physical cells: binding paths, buddy allocation, safe relaxed buddy allocation
+(docs/hived-config-and-cells.md#mapping-to-physical-cells).
 
 All work happens on scratch copies of one chain's free lists and `allVCFree`; nothing real changes here.
 """

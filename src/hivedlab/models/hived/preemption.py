@@ -1,4 +1,5 @@
-"""Cell allocation and release, preemption, lazy preemption and group allocation (docs/hived-config-and-cells.md#priorities-and-preemption, docs/hived-config-and-cells.md#allocation-and-release, docs/hived-config-and-cells.md#lazy-preemption).
+"""Cell allocation and release, preemption, lazy preemption and group allocation
+(docs/hived-config-and-cells.md#priorities-and-preemption, and the same page on allocation and lazy preemption).
 
 A collaborator of HivedScheduler: `CellOps` holds the very state objects the scheduler owns (chain states, groups,
 opportunistic entries, preassigned and pinned virtual cells, leaf index) and works on them in place.
@@ -63,11 +64,13 @@ class CellOps:
     def _state_for(self, chain: str, vc: str) -> ChainState:
         state = self.chain_state[chain]
         if vc not in state.vc_free:
-            raise InternalError("assignment to entry in nil map")  # docs/hived-config-and-cells.md#random-choices-in-hived: VC without cells in this chain
+            # docs/hived-config-and-cells.md#random-choices-in-hived: VC without cells in this chain
+            raise InternalError("assignment to entry in nil map")
         return state
 
     def _allocate_leaf(self, p: PhysicalCell, v: VirtualCell | None, priority: int, vc: str) -> bool:
-        """HiveD's allocateLeafCell; False when taking the preassigned cell broke VC safety (docs/hived-config-and-cells.md#allocation-and-release)."""
+        """HiveD's allocateLeafCell; False when taking the preassigned cell broke VC safety
+        (docs/hived-config-and-cells.md#allocation-and-release)."""
         if v is None:
             set_priority(p, OPPORTUNISTIC_PRIORITY)
             update_used(p, OPPORTUNISTIC_PRIORITY, 1)
@@ -91,7 +94,8 @@ class CellOps:
         return True
 
     def _release_leaf(self, p: PhysicalCell, vc: str) -> None:
-        """HiveD's releaseLeafCell (docs/hived-config-and-cells.md#allocation-and-release), including the opportunistic-bad-leaf quirk."""
+        """HiveD's releaseLeafCell (docs/hived-config-and-cells.md#allocation-and-release), including the
+        opportunistic-bad-leaf quirk."""
         v = p.virtual
         if v is not None:
             update_used(v, v.priority, -1)
@@ -311,7 +315,8 @@ def _map_physical_to_virtual(p: PhysicalCell, candidates: dict[int, list[Virtual
 
 
 def _lowest_priority(cells: list[VirtualCell], priority: int) -> VirtualCell | None:
-    """HiveD's getLowestPriorityVirtualCell with the exact candidate set of docs/hived-config-and-cells.md#allocation-and-release."""
+    """HiveD's getLowestPriorityVirtualCell with the exact candidate set of
+    docs/hived-config-and-cells.md#allocation-and-release."""
     lowest = MAX_GUARANTEED_PRIORITY
     best = None
     for c in cells:
@@ -338,7 +343,8 @@ def _bind_cell(p: PhysicalCell, v: VirtualCell) -> None:
 
 
 def _unbind_cell(p: PhysicalCell) -> None:
-    """Undo a leaf's binding upwards, stopping at the pinned cell's binding (docs/hived-config-and-cells.md#allocation-and-release)."""
+    """Undo a leaf's binding upwards, stopping at the pinned cell's binding
+    (docs/hived-config-and-cells.md#allocation-and-release)."""
     v = p.virtual
     while v is not None and v.physical is not None and not v.physical.pinned_id:
         physical = v.physical

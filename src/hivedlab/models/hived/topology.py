@@ -29,7 +29,8 @@ def _nearest_node_or_top(cell: Cell[Any]) -> Cell[Any]:
 
 
 def build_view(levels: Mapping[int, Sequence[C]]) -> list[C]:
-    """The view's "nodes": node-level cells, then below-node preassigned cells, higher levels first (docs/hived-config-and-cells.md#the-vc-view)."""
+    """The view's "nodes": node-level cells, then below-node preassigned cells, higher levels first
+    (docs/hived-config-and-cells.md#the-vc-view)."""
     top = max(levels) if levels else 0
     level = 1
     while level <= top and not levels[level][0].at_or_above_node:
@@ -79,7 +80,8 @@ class TopologyScheduler(Generic[C]):
         return placement, ""
 
     def _sort(self, suggested: Collection[str] | None) -> None:
-        """Stable sort: healthy first, suggested first, then the view's packing order (docs/hived-config-and-cells.md#the-vc-view).
+        """Stable sort: healthy first, suggested first, then the view's packing order
+        (docs/hived-config-and-cells.md#the-vc-view).
 
         The key is one integer (bad, non-suggested, then the packing counts, most significant first): integers
         compare faster than tuples and order the same way, as the counts stay far below 2**20."""
@@ -158,7 +160,9 @@ class TopologyScheduler(Generic[C]):
 
 
 def _free_at(cell: Cell[Any], priority: int) -> int:
-    if priority == OPPORTUNISTIC_PRIORITY:  # everything but the free-priority entry (docs/hived-config-and-cells.md#cells-and-their-states quirk may make it -1)
+    # everything but the free-priority entry
+    # (docs/hived-config-and-cells.md#cells-and-their-states quirk may make it -1)
+    if priority == OPPORTUNISTIC_PRIORITY:
         return cell.total_leaves - cell.used_total + cell.used.get(FREE_PRIORITY, 0)
     free = cell.total_leaves
     for p, v in cell.used.items():

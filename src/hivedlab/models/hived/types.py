@@ -1,4 +1,5 @@
-"""The model's inputs and decisions: pod refs, the pod-scheduling-spec (docs/hived-config-and-cells.md#the-pod-scheduling-spec, docs/hived-config-and-cells.md#spec-validation), bind info (docs/hived-config-and-cells.md#bind-info-and-the-pod-annotations), results.
+"""The model's inputs and decisions: pod refs, the pod-scheduling-spec and its validation
+(docs/hived-config-and-cells.md#the-pod-scheduling-spec), bind info, results.
 
 These values are created on every call, so they are plain slotted dataclasses (a frozen dataclass takes several
 times longer to build); nothing changes them after construction, and they hash by value."""
@@ -19,7 +20,8 @@ SPEC_PREFIX = f"Pod annotation {SCHEDULING_SPEC}: "
 
 
 class UserError(Exception):
-    """HiveD's HTTP-400 user error; `message` is the text HiveD puts after `Failed: ` (docs/hived-config-and-cells.md#spec-validation)."""
+    """HiveD's HTTP-400 user error; `message` is the text HiveD puts after `Failed: `
+    (docs/hived-config-and-cells.md#spec-validation)."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -58,7 +60,8 @@ class BindInfo:
     affinity_group_bind_info: tuple[MemberBindInfo, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        """HiveD's `pod-bind-info` fields, camelCase, in HiveD's order (docs/hived-config-and-cells.md#bind-info-and-the-pod-annotations)."""
+        """HiveD's `pod-bind-info` fields, camelCase, in HiveD's order
+        (docs/hived-config-and-cells.md#bind-info-and-the-pod-annotations)."""
         return {
             "node": self.node,
             "leafCellIsolation": list(self.leaf_cell_isolation),
@@ -125,7 +128,8 @@ class Member:
 
 @dataclass(slots=True, unsafe_hash=True)
 class PodSchedulingSpec:
-    """A validated pod-scheduling-spec (docs/hived-config-and-cells.md#the-pod-scheduling-spec); `members` already merged by leafCellNumber."""
+    """A validated pod-scheduling-spec (docs/hived-config-and-cells.md#the-pod-scheduling-spec); `members` already
+    merged by leafCellNumber."""
 
     virtual_cluster: str
     priority: int
@@ -187,7 +191,8 @@ def _get_bool(data: Mapping[str, Any], name: str, default: bool) -> bool:
 
 
 def parse_spec(pod: PodRef, spec: Mapping[str, Any] | None) -> PodSchedulingSpec:
-    """Defaults and validation of the pod-scheduling-spec, in HiveD's order (docs/hived-config-and-cells.md#the-pod-scheduling-spec, docs/hived-config-and-cells.md#spec-validation)."""
+    """Defaults and validation of the pod-scheduling-spec, in HiveD's order
+    (docs/hived-config-and-cells.md#the-pod-scheduling-spec)."""
     is_mapping = type(spec) is dict or isinstance(spec, Mapping)
     if spec is None or (is_mapping and not spec):
         raise UserError(SPEC_PREFIX + "Annotation does not exist or is empty")
@@ -199,7 +204,8 @@ def parse_spec(pod: PodRef, spec: Mapping[str, Any] | None) -> PodSchedulingSpec
     leaf_type = _get_str(spec, "leafCellType")
     leaf_number = _get_int(spec, "leafCellNumber")
     lazy = _get_bool(spec, "lazyPreemptionEnable", False)
-    _get_bool(spec, "gangReleaseEnable", False)  # parsed, no effect in v0.3.4 (docs/hived-config-and-cells.md#the-pod-scheduling-spec)
+    # parsed, no effect in v0.3.4 (docs/hived-config-and-cells.md#the-pod-scheduling-spec)
+    _get_bool(spec, "gangReleaseEnable", False)
     ignore = _get_bool(spec, "ignoreK8sSuggestedNodes", True)
     group = spec.get("affinityGroup")
     if group is not None and type(group) is not dict and not isinstance(group, Mapping):

@@ -146,7 +146,8 @@ def _positions(node: Node, pointer: str, out: dict[str, tuple[int, int]], budget
 
 
 def manifest_file(job_file: str, form: str) -> str:
-    """The manifest of a plan's job in a form: `kubeflow/tfjob-gang-1.yaml` -> `kubeflow/kube-batch/tfjob-gang-1.yaml`."""
+    """The manifest of a plan's job in a form: `kubeflow/tfjob-gang-1.yaml` ->
+    `kubeflow/kube-batch/tfjob-gang-1.yaml`."""
     path = PurePosixPath(job_file)
     return str(path.parent / form / path.name)
 
@@ -220,7 +221,8 @@ def tf_pod(labels: Mapping[str, Any]) -> TfPod | None:
     return None
 
 
-# the TFJob's last condition -> the job state the runner and the checker use (src/hivedlab/backends/protocol.py JOB_STATES)
+# the TFJob's last condition -> the job state the runner and the checker use
+# (src/hivedlab/backends/protocol.py JOB_STATES)
 _TFJOB_STATES = {"Created": "WAITING", "Restarting": "WAITING", "Running": "RUNNING", "Succeeded": "SUCCEEDED",
                  "Failed": "FAILED"}
 

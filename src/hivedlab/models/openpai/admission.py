@@ -1,5 +1,6 @@
-"""What rest-server v1.2.0 does with `POST /api/v2/jobs` up to the reply, in its pipeline order (docs/openpai-model.md#submission-pipeline):
-parse, protocol schema, semantic checks, HiveD schema, HiveD checks and pod-specs, then the controller's checks.
+"""What rest-server v1.2.0 does with `POST /api/v2/jobs` up to the reply, in its pipeline order
+(docs/openpai-model.md#submission-pipeline): parse, protocol schema, semantic checks, HiveD schema, HiveD checks
+and pod-specs, then the controller's checks.
 
 `admit_job` returns the accepted job (202) or raises `Rejection` with the status, code and message the rest-server
 would answer (docs/openpai-model.md#admission-errors, docs/openpai-model.md#error-replies).
@@ -39,9 +40,11 @@ class TaskRolePlan:
     name: str
     instances: int
     pod_scheduling_spec: dict[str, Any]  # the HiveD annotation as a mapping
-    min_failed_instances: int | None  # as written; None/0 -> the Framework's default applies (docs/openpai-model.md#task-roles)
+    # as written; None/0 -> the Framework's default applies (docs/openpai-model.md#task-roles)
+    min_failed_instances: int | None
     min_succeeded_instances: int | None
-    commands: tuple[str, ...]  # deployment pre/post commands and placeholders applied (docs/openpai-model.md#rendering-and-defaults)
+    # deployment pre/post commands and placeholders applied (docs/openpai-model.md#rendering-and-defaults)
+    commands: tuple[str, ...]
     resources: dict[str, Any]  # resourcePerInstance
 
 
@@ -51,7 +54,8 @@ class AdmittedJob:
     name: str
     virtual_cluster: str
     priority: int
-    gang: bool  # as HiveD sees it (`gangAllocation === true`, docs/openpai-model.md#gang-allocation-and-affinity-groups)
+    # as HiveD sees it (`gangAllocation === true`, docs/openpai-model.md#gang-allocation-and-affinity-groups)
+    gang: bool
     task_roles: tuple[TaskRolePlan, ...]
     protocol: dict[str, Any]  # defaults applied
 
@@ -74,7 +78,8 @@ def parse_body(body: Mapping[str, Any] | str | bytes) -> Any:
 
 
 def check_protocol(data: Any) -> None:
-    """Protocol schema then semantic checks (docs/openpai-model.md#task-roles, docs/openpai-model.md#checks-after-the-schema); raises the first Rejection."""
+    """Protocol schema then semantic checks (docs/openpai-model.md#checks-after-the-schema); raises the first
+    Rejection."""
     issues = [i for i in proto.schema_issues(data) if i.stage == proto.STAGE_SCHEMA]
     if issues:
         raise Rejection(400, "InvalidProtocolError", _ajv_like(issues), issues[0].pointer, "schema")
@@ -184,7 +189,8 @@ def _lookup(scope: Mapping[str, Any], match: re.Match[str]) -> str:
 
 
 def with_defaults(protocol: Mapping[str, Any]) -> dict[str, Any]:
-    """A deep copy with the defaults the rest-server and the Framework apply (docs/openpai-model.md#top-level, docs/openpai-model.md#task-roles, docs/openpai-model.md#the-spec-per-task-role)."""
+    """A deep copy with the defaults the rest-server and the Framework apply (docs/openpai-model.md#task-roles; the
+    same page gives the top-level and per-role spec defaults too)."""
     out = copy.deepcopy(dict(protocol))
     out.setdefault("jobRetryCount", 0)
     defaults = out.setdefault("defaults", {})

@@ -1,5 +1,6 @@
 """From a job protocol to HiveD pod-scheduling-specs, as rest-server v1.2.0's HiveD middleware does it
-(docs/openpai-model.md#from-protocol-to-hived-pod-scheduling-spec): SKU units, the VC's status, priority, leafCellNumber, affinity groups and the quota check.
+(docs/openpai-model.md#from-protocol-to-hived-pod-scheduling-spec): SKU units, the VC's status, priority,
+leafCellNumber, affinity groups and the quota check.
 
 `plan_hived` keeps going after a problem so that a validator can report all of them; `problems[0]` is the one the
 rest-server answers with. `pod_scheduling_specs` is the same computation for a job that the rest-server accepts.
@@ -13,7 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-PRIORITIES = {"crit": 120, "prod": 100, "test": 10, "oppo": -1}  # docs/openpai-model.md#priority-classes (crit is refused by the schema)
+# docs/openpai-model.md#priority-classes (crit is refused by the schema)
+PRIORITIES = {"crit": 120, "prod": 100, "test": 10, "oppo": -1}
 MAX_SAFE_INTEGER = 2**53 - 1
 _MEMORY = re.compile(r"^(\d+)(Ki|Mi|Gi|Ti)$")
 _MEMORY_FACTOR = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
@@ -22,7 +24,8 @@ _LEADING_INT = re.compile(r"^\s*([-+]?\d+)")
 
 @dataclass(frozen=True)
 class Sku:
-    """A resource unit (one leaf cell) as the rest-server parses `physicalCluster.skuTypes` (docs/openpai-model.md#skus-and-the-vc-status)."""
+    """A resource unit (one leaf cell) as the rest-server parses `physicalCluster.skuTypes`
+    (docs/openpai-model.md#skus-and-the-vc-status)."""
 
     gpu: float
     cpu: float
@@ -72,7 +75,8 @@ def js_parse_int(value: Any) -> float:
 
 
 def parse_memory_mb(value: Any) -> float:
-    """`memory` of a SKU in MB: integer with Ki/Mi/Gi/Ti, anything else is bytes (docs/openpai-model.md#skus-and-the-vc-status: `10G` -> 0, `1024` -> 0)."""
+    """`memory` of a SKU in MB: integer with Ki/Mi/Gi/Ti, anything else is bytes
+    (docs/openpai-model.md#skus-and-the-vc-status: `10G` -> 0, `1024` -> 0)."""
     text = str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
     match = _MEMORY.match(text)
     if match:
@@ -105,7 +109,8 @@ def _type_tree(hived_config: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
 
 
 def leaf_of(cell_type: str, types: Mapping[str, Mapping[str, Any]]) -> tuple[str, int]:
-    """(leaf cell type, number of leaf cells) of a cell type; a name that is not a key is a leaf (docs/hived-config-and-cells.md#cell-types)."""
+    """(leaf cell type, number of leaf cells) of a cell type; a name that is not a key is a leaf
+    (docs/hived-config-and-cells.md#cell-types)."""
     count, seen = 1, set()
     while cell_type in types and cell_type not in seen:
         seen.add(cell_type)
@@ -164,7 +169,8 @@ def vc_leaf_cells(hived_config: Mapping[str, Any]) -> dict[str, dict[str, int]]:
 def vc_status(
     hived_config: Mapping[str, Any], vc: str, leaf_cells: Mapping[str, Mapping[str, int]] | None = None
 ) -> VcStatus:
-    """cellUnits and cellQuota of a VC; an unknown VC gives quota unlimited and every SKU (docs/openpai-model.md#skus-and-the-vc-status)."""
+    """cellUnits and cellQuota of a VC; an unknown VC gives quota unlimited and every SKU
+    (docs/openpai-model.md#skus-and-the-vc-status)."""
     units = resource_units(hived_config)
     cells = vc_leaf_cells(hived_config) if leaf_cells is None else leaf_cells
     if vc not in cells:
@@ -192,11 +198,13 @@ def plan_hived(
     hived_config: Mapping[str, Any],
     leaf_cells: Mapping[str, Mapping[str, int]] | None = None,
 ) -> HivedPlan:
-    """Every pod-scheduling-spec and every problem of docs/openpai-model.md#from-protocol-to-hived-pod-scheduling-spec, in the rest-server's order. Needs a schema-valid protocol."""
+    """Every pod-scheduling-spec and every problem of docs/openpai-model.md#from-protocol-to-hived-pod-scheduling-spec,
+    in the rest-server's order. Needs a schema-valid protocol."""
     hived = js_get(protocol, "extras", "hivedScheduler")
     klass = js_get(hived, "jobPriorityClass")
     opportunistic = klass == "oppo"
-    gang = js_get(protocol, "extras", "gangAllocation", default=True) is True  # only `=== true` is gang (docs/openpai-model.md#gang-allocation-and-affinity-groups)
+    # only `=== true` is gang (docs/openpai-model.md#gang-allocation-and-affinity-groups)
+    gang = js_get(protocol, "extras", "gangAllocation", default=True) is True
     vc = js_get(protocol, "defaults", "virtualCluster", default="default")
     status = vc_status(hived_config, vc, leaf_cells)
     units = resource_units(hived_config)
@@ -242,7 +250,8 @@ def _base_spec(vc: str, priority: int | None, hived: Any, role: str) -> dict[str
         "leafCellType": js_get(hived, "taskRoles", role, "skuType"),
         "leafCellNumber": 0,
     }
-    for flag in ("gangReleaseEnable", "lazyPreemptionEnable", "ignoreK8sSuggestedNodes"):  # job-wide, docs/openpai-model.md#the-spec-per-task-role
+    # job-wide, docs/openpai-model.md#the-spec-per-task-role
+    for flag in ("gangReleaseEnable", "lazyPreemptionEnable", "ignoreK8sSuggestedNodes"):
         if isinstance(hived, Mapping) and flag in hived:
             spec[flag] = hived[flag]
     spec["affinityGroup"] = None
@@ -263,7 +272,8 @@ def _leaf_cell_number(
     opportunistic: bool, problems: list[Problem],
 ) -> int | None:
     if sku_type is not None:
-        if sku_type not in units:  # the friendly "unknown skuType" check comes too late (docs/openpai-model.md#admission-errors)
+        # the friendly "unknown skuType" check comes too late (docs/openpai-model.md#admission-errors)
+        if sku_type not in units:
             problems.append(Problem(500, "", "Cannot read property 'gpu' of undefined",
                                     f"/extras/hivedScheduler/taskRoles/{role}/skuType"))
             return None
@@ -289,7 +299,8 @@ def _named_groups(
     protocol: Mapping[str, Any], hived: Any, specs: Mapping[str, dict[str, Any]], status: VcStatus,
     units: Mapping[str, Sku], opportunistic: bool, vc: str, problems: list[Problem],
 ) -> dict[str, list[dict[str, Any]]]:
-    """The checks on `extras.hivedScheduler.taskRoles` and the named affinity groups (docs/openpai-model.md#gang-allocation-and-affinity-groups, docs/openpai-model.md#admission-errors)."""
+    """The checks on `extras.hivedScheduler.taskRoles` and the named affinity groups
+    (docs/openpai-model.md#gang-allocation-and-affinity-groups; the same page lists the admission errors)."""
     groups: dict[str, list[dict[str, Any]]] = {}
     group_keys: dict[str, tuple[Any, Any]] = {}
     hived_roles = js_get(hived, "taskRoles") if isinstance(hived, Mapping) else None
@@ -318,13 +329,17 @@ def _named_groups(
     return groups
 
 
-def pod_scheduling_specs(protocol: Mapping[str, Any], user: str, hived_config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """Task role -> the pod-scheduling-spec the rest-server writes into the pod annotation (docs/openpai-model.md#the-spec-per-task-role)."""
+def pod_scheduling_specs(
+    protocol: Mapping[str, Any], user: str, hived_config: Mapping[str, Any]
+) -> dict[str, dict[str, Any]]:
+    """Task role -> the pod-scheduling-spec the rest-server writes into the pod annotation
+    (docs/openpai-model.md#the-spec-per-task-role)."""
     return plan_hived(protocol, user, hived_config).specs
 
 
 def dump_crash(specs: Mapping[str, Mapping[str, Any]]) -> Problem | None:
-    """js-yaml cannot dump `undefined`: a gang member without podNumber is an HTTP 500 (docs/openpai-model.md#admission-errors)."""
+    """js-yaml cannot dump `undefined`: a gang member without podNumber is an HTTP 500
+    (docs/openpai-model.md#admission-errors)."""
     for role, spec in specs.items():
         group = spec.get("affinityGroup")
         if isinstance(group, Mapping) and any("podNumber" not in m for m in group.get("members", ())):

@@ -1,7 +1,8 @@
 """FrameworkController v0.8.0 completion and retry rules, and OpenPAI v1.2.0's REST job states.
 
 Pure functions over small values; the simulated cluster keeps the state and asks these what happens next.
-Sources: docs/openpai-model.md#the-framework-object (retry policies), #exit-codes, #waiting-preemption-and-stop, #job-states (REST states).
+Source: docs/openpai-model.md#the-framework-object (retry policies); the same page covers the exit codes, waiting,
+preemption and stop, and the REST job states.
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ EXIT_SPECS: dict[int, ExitSpec] = {spec.code: spec for spec in _SPECS}
 CODE_SUCCEEDED = 0
 CODE_POD_EXTERNAL_DELETED = -101  # a preempted pod (docs/openpai-model.md#waiting-preemption-and-stop)
 CODE_STOP_REQUESTED = -210
-CODE_ATTEMPT_COMPLETION = -220  # a task killed because its framework attempt completed (docs/openpai-model.md#job-states)
+# a task killed because its framework attempt completed (docs/openpai-model.md#job-states)
+CODE_ATTEMPT_COMPLETION = -220
 
 DIAGNOSTICS = {
     CODE_POD_EXTERNAL_DELETED: "Pod is being deleted by others",
@@ -71,7 +73,8 @@ class RetryPolicy:
 
 
 def task_retry_policy(gang: bool, task_retry_count: int = 0) -> RetryPolicy:
-    """docs/openpai-model.md#gang-allocation-and-affinity-groups: a gang job's tasks never retry on their own; a non-gang job's tasks use fancy retry."""
+    """docs/openpai-model.md#gang-allocation-and-affinity-groups: a gang job's tasks never retry on their own; a
+    non-gang job's tasks use fancy retry."""
     return RetryPolicy(False, 0) if gang else RetryPolicy(True, task_retry_count)
 
 
@@ -88,8 +91,9 @@ class RetryDecision:
 
 
 def should_retry(policy: RetryPolicy, code: int, accountable_retried: int) -> RetryDecision:
-    """FC's RetryPolicySpec: fancy policy retries transient failures always and unaccountably (docs/openpai-model.md#waiting-preemption-and-stop step 3),
-    never retries permanent ones; otherwise an accountable retry while under maxRetryCount (−2 = always)."""
+    """FC's RetryPolicySpec: fancy policy retries transient failures always and unaccountably
+    (docs/openpai-model.md#waiting-preemption-and-stop step 3), never retries permanent ones; otherwise an accountable
+    retry while under maxRetryCount (−2 = always)."""
     spec = exit_spec(code)
     if spec.type_name == SUCCEEDED:
         return RetryDecision(False, False, None)
@@ -134,7 +138,8 @@ def attempt_completion(
 
     `policies` maps FC task-role name -> (policy, task count). Checked on the trigger's task role: enough failed
     tasks fail the attempt with the trigger's code; enough succeeded tasks succeed it (the other tasks are then
-    killed, docs/openpai-model.md#job-states); once every task of every role completed without either, the attempt succeeds.
+    killed, docs/openpai-model.md#job-states); once every task of every role completed without either, the attempt
+    succeeds.
     """
     policy, _ = policies[trigger.task_role]
     in_role = [t for t in completed if t.task_role == trigger.task_role]

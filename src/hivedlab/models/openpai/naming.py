@@ -17,8 +17,8 @@ def job_id(user: str, job_name: str) -> str:
 def framework_name(user: str, job_name: str) -> str:
     """The Framework name: md5 hex of `user~job`.
 
-    docs/openpai-model.md#framework-names: a name without `~` or starting with `unknown` is lower-cased with non-alphanumerics removed instead;
-    that only happens for legacy jobs (user `unknown`), reproduced for completeness.
+    docs/openpai-model.md#framework-names: a name without `~` or starting with `unknown` is lower-cased with
+    non-alphanumerics removed instead; that only happens for legacy jobs (user `unknown`), reproduced for completeness.
     """
     key = job_id(user, job_name)
     if "~" not in key or key.startswith("unknown"):
@@ -45,11 +45,13 @@ def priority_class_name(framework: str) -> str:
 
 
 def scheduler_name(virtual_cluster: str) -> str:
-    """OpenPAI runs one K8s default scheduler per VC, each with HiveD as its extender (docs/openpai-model.md#container-resources)."""
+    """OpenPAI runs one K8s default scheduler per VC, each with HiveD as its extender
+    (docs/openpai-model.md#container-resources)."""
     return f"hivedscheduler-ds-{virtual_cluster}"
 
 
 def k8s_priority(hived_priority: int, submit_epoch_s: int) -> int:
-    """The pod's K8s priority value (docs/openpai-model.md#pods): higher HiveD priority first, then earlier submission."""
+    """The pod's K8s priority value (docs/openpai-model.md#pods): higher HiveD priority first, then earlier
+    submission."""
     clamped = max(-1, min(126, hived_priority))
     return -(((126 - clamped) << 23) + (submit_epoch_s & ((1 << 23) - 1)))

@@ -1,5 +1,6 @@
 """The Kubernetes objects of an OpenPAI v1.2.0 job as the API serves them: Pods, core/v1 Events and
-FrameworkController v0.8.0 `Framework`s (docs/openpai-model.md#framework-pods-and-events, docs/hived-config-and-cells.md#bind-info-and-the-pod-annotations).
+FrameworkController v0.8.0 `Framework`s (docs/openpai-model.md#framework-pods-and-events), with the annotations
+HiveD writes at bind time.
 
 Builders are pure: frozen state in, a fresh JSON-ready dict out. The simulated cluster keeps the state.
 """
@@ -28,7 +29,8 @@ class _JsYamlDumper(yaml.SafeDumper):
 
 
 def dump_scheduling_spec(spec: dict[str, Any]) -> str:
-    """The pod-scheduling-spec annotation text, keys in the order given (docs/openpai-model.md#the-spec-per-task-role lists rest-server's order)."""
+    """The pod-scheduling-spec annotation text, keys in the order given
+    (docs/openpai-model.md#the-spec-per-task-role lists rest-server's order)."""
     return yaml.dump(spec, Dumper=_JsYamlDumper, sort_keys=False, default_flow_style=False, allow_unicode=True)
 
 
@@ -130,7 +132,8 @@ def _pod_annotations(job: JobInfo, role: TaskRoleInfo, pod: PodState) -> dict[st
         "rest-server/port-scheduling-spec": PORT_SPEC,
         hived_annotations.SCHEDULING_SPEC: role.scheduling_spec_text or dump_scheduling_spec(role.scheduling_spec),
     }
-    if pod.isolation is not None:  # written by HiveD at bind time (docs/hived-config-and-cells.md#bind-info-and-the-pod-annotations)
+    # written by HiveD at bind time (docs/hived-config-and-cells.md#bind-info-and-the-pod-annotations)
+    if pod.isolation is not None:
         annotations[hived_annotations.LEAF_CELL_ISOLATION] = pod.isolation
         annotations[hived_annotations.BIND_INFO] = pod.bind_info or ""
     return annotations
@@ -162,7 +165,9 @@ def _containers(job: JobInfo, role: TaskRoleInfo) -> tuple[list[dict[str, Any]],
             {"name": "PAI_CURRENT_TASK_ROLE_NAME", "value": role.name},
             {
                 "name": "NVIDIA_VISIBLE_DEVICES",
-                "valueFrom": {"fieldRef": {"fieldPath": f"metadata.annotations['{hived_annotations.LEAF_CELL_ISOLATION}']"}},
+                "valueFrom": {
+                    "fieldRef": {"fieldPath": f"metadata.annotations['{hived_annotations.LEAF_CELL_ISOLATION}']"},
+                },
             },
         ],
         "securityContext": {"capabilities": {"add": ["SYS_ADMIN", "IPC_LOCK", "DAC_READ_SEARCH"], "drop": ["MKNOD"]}},
@@ -226,7 +231,8 @@ def _pod_status(job: JobInfo, pod: PodState) -> dict[str, Any]:
 
 
 def pod_object(job: JobInfo, pod: PodState) -> dict[str, Any]:
-    """The Pod as the API server serves it (labels docs/openpai-model.md#pods, annotations docs/openpai-model.md#pods + HiveD's at bind, docs/openpai-model.md#container-resources/docs/openpai-model.md#pods)."""
+    """The Pod as the API server serves it (docs/openpai-model.md#pods): labels, annotations + HiveD's at bind,
+    container resources."""
     fw = job.framework
     role = job.role(pod.task_role)
     init, app = _containers(job, role)
@@ -434,7 +440,8 @@ def _framework_spec(job: JobInfo) -> dict[str, Any]:
 
 
 def framework_object(job: JobInfo, fw: FrameworkState) -> dict[str, Any]:
-    """The Framework as FrameworkController v0.8.0 serves it (docs/openpai-model.md#the-framework-object); pod templates are left out of the spec."""
+    """The Framework as FrameworkController v0.8.0 serves it (docs/openpai-model.md#the-framework-object); pod
+    templates are left out of the spec."""
     trigger = None
     if fw.trigger is not None:
         trigger = {"taskRoleName": fw.trigger[0], "taskIndex": fw.trigger[1], "message": fw.trigger[2]}

@@ -1,13 +1,14 @@
-"""The v2 job protocol as rest-server v1.2.0 reads and checks it (docs/openpai-model.md#submission-pipeline, #the-job-protocol).
+"""The v2 job protocol as rest-server v1.2.0 reads and checks it on submission (docs/openpai-model.md#the-job-protocol).
 
 Three steps, in the rest-server's order:
 
-1. `parse_yaml(text)`: js-yaml 3 `safeLoad` semantics (YAML 1.2 core schema, docs/openpai-model.md#yaml-dialect), with the position of every key,
-   the places where PyYAML (YAML 1.1) would read a value differently, and bounds on the work (nodes after alias
-   expansion, nesting depth) instead of trusting the input.
+1. `parse_yaml(text)`: js-yaml 3 `safeLoad` semantics (YAML 1.2 core schema, docs/openpai-model.md#yaml-dialect),
+   with the position of every key, the places where PyYAML (YAML 1.1) would read a value differently, and bounds on
+   the work (nodes after alias expansion, nesting depth) instead of trusting the input.
 2. `schema_issues(protocol)`: the JSON Schema of `configs/schemas/job-protocol.schema.json` (the protocol schema and
    the HiveD schema, docs/openpai-model.md#task-roles); each issue says which of the two schemas it belongs to.
-3. `semantic_issues(protocol)`: the checks after the schema (docs/openpai-model.md#checks-after-the-schema) with the rest-server's messages.
+3. `semantic_issues(protocol)`: the checks after the schema (docs/openpai-model.md#checks-after-the-schema) with the
+   rest-server's messages.
 
 Rendering (docs/openpai-model.md#rendering-and-defaults) is in `hivedlab.models.openpai.admission`.
 """
@@ -66,7 +67,8 @@ def _tag_of(node: ScalarNode) -> tuple[str, bool]:
 
 
 class Timestamp(dict[str, Any]):
-    """An unquoted date: js-yaml makes it a JavaScript Date, which ajv sees as an object (docs/openpai-model.md#yaml-dialect)."""
+    """An unquoted date: js-yaml makes it a JavaScript Date, which ajv sees as an object
+    (docs/openpai-model.md#yaml-dialect)."""
 
     def __init__(self, text: str) -> None:
         super().__init__()
@@ -127,7 +129,8 @@ else:  # pragma: no cover - PyYAML without libyaml
 
 
 class YamlError(Exception):
-    """The rest-server's js-yaml would refuse the text (HTTP 500, docs/openpai-model.md#submission-pipeline); line/col are 1-based (0 = unknown)."""
+    """The rest-server's js-yaml would refuse the text (HTTP 500, docs/openpai-model.md#submission-pipeline); line/col
+    are 1-based (0 = unknown)."""
 
     def __init__(self, message: str, line: int = 0, col: int = 0) -> None:
         super().__init__(message)
@@ -211,7 +214,8 @@ class _Builder:
             return self.scalar(node, ptr)
         if isinstance(node, SequenceNode):
             if node.tag not in ("tag:yaml.org,2002:seq",):
-                raise YamlError(f"unsupported tag {node.tag} (the rest-server's js-yaml refuses it)", *_pos(node.start_mark))
+                raise YamlError(f"unsupported tag {node.tag} (the rest-server's js-yaml refuses it)",
+                                *_pos(node.start_mark))
             items = []
             for i, child in enumerate(node.value):
                 child_ptr = f"{ptr}/{i}"
@@ -220,7 +224,8 @@ class _Builder:
             return items
         if isinstance(node, MappingNode):
             if node.tag not in ("tag:yaml.org,2002:map",):
-                raise YamlError(f"unsupported tag {node.tag} (the rest-server's js-yaml refuses it)", *_pos(node.start_mark))
+                raise YamlError(f"unsupported tag {node.tag} (the rest-server's js-yaml refuses it)",
+                                *_pos(node.start_mark))
             return self.mapping(node, ptr, depth)
         raise YamlError("unsupported YAML node", *_pos(node.start_mark))  # pragma: no cover
 
@@ -232,7 +237,8 @@ class _Builder:
                 self.merge(result, overridable, value_node, ptr, depth)
                 continue
             if not isinstance(key_node, ScalarNode):
-                raise YamlError("a mapping key must be a plain value, not a list or mapping", *_pos(key_node.start_mark))
+                raise YamlError("a mapping key must be a plain value, not a list or mapping",
+                                *_pos(key_node.start_mark))
             key = _js_key(self.scalar(key_node, None))
             py_tag = _PY_RESOLVER.resolve(ScalarNode, key_node.value, (True, False))
             if _tag_of(key_node)[1] and py_tag != _STR:
@@ -394,7 +400,8 @@ class Issue:
 
 
 def _python_patterns(node: Any) -> Any:
-    """ECMAScript's `$` is the very end; Python's also matches before a final newline (docs/openpai-model.md#task-roles): use `\\Z`."""
+    """ECMAScript's `$` is the very end; Python's also matches before a final newline
+    (docs/openpai-model.md#task-roles): use `\\Z`."""
     if isinstance(node, dict):
         out: dict[Any, Any] = {}
         for key, value in node.items():

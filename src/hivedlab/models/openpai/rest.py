@@ -144,13 +144,15 @@ def normalize_base_url(url: str) -> str:
 
 
 def explain(reply: RestReply, what: str) -> PaiError:
-    """Turn an error reply into one sentence that says what to do (docs/openpai-model.md#tokens, docs/openpai-model.md#error-replies, docs/openpai-model.md#admission-errors)."""
+    """Turn an error reply into one sentence that says what to do (docs/openpai-model.md#error-replies; the same
+    page covers tokens and admission errors)."""
     code, message, status = reply.code, reply.message, reply.status
     short = message.splitlines()[0][:300] if message else ""
     table: dict[str | None, tuple[str, str]] = {
         "IncorrectPasswordError": ("wrong password: check it (the quick-start admin's default is admin-password)",
                                    "密码错误：请检查密码（quick-start 的 admin 默认密码是 admin-password）"),
-        "NoUserError": (f"{short} Ask the admin to create the user (manual step 3.1: Administration -> User Management)",
+        "NoUserError": (f"{short} Ask the admin to create the user (manual step 3.1: Administration -> "
+                        "User Management)",
                         f"{short} 请管理员在 Administration -> User Management 中创建该用户（手册 3.1）"),
         "UnauthorizedUserError": (
             "the token is missing, invalid or expired (tokens last 7 days): log in again and set "
@@ -179,11 +181,13 @@ def explain(reply: RestReply, what: str) -> PaiError:
                   "minute): wait a few minutes and resume the run",
                   "触发了 rest-server 的限流（每用户每小时 60 次提交、每分钟 60 次列表）：请等几分钟后继续运行")
     elif code == "ForbiddenUserError" and " in " not in message:
-        en, zh = (f"{short}: only the job's owner or an admin may do this", f"{short}：只有任务的所有者或管理员可以这样做")
+        en, zh = (f"{short}: only the job's owner or an admin may do this",
+                  f"{short}：只有任务的所有者或管理员可以这样做")
     elif code in table:
         en, zh = table[code]
     elif status == 500 and ("property 'gpu'" in message or "reading 'gpu'" in message):
-        # docs/openpai-model.md#admission-errors: an unknown skuType crashes the rest-server instead of its friendly message
+        # docs/openpai-model.md#admission-errors: an unknown skuType crashes the rest-server instead of its friendly
+        # message
         en, zh = ("the job's skuType is not in the deployed HiveD config (rest-server 500 \"Cannot read property "
                   "'gpu'\"): switch the scheduler config with `hivedlab scheduler-config` or fix the job's skuType",
                   "任务的 skuType 不在已部署的 HiveD 配置中（rest-server 500）：请用 `hivedlab scheduler-config` "
@@ -354,7 +358,8 @@ class PaiClient:
 
     def job(self, user: str, job_name: str) -> dict[str, Any] | None:
         """The job detail (docs/openpai-model.md#endpoints), or None when the cluster does not know the job."""
-        return self.get_object(f"/api/v2/jobs/{_job_path(user, job_name)}", "NoJobError", f"status of {user}~{job_name}")
+        return self.get_object(f"/api/v2/jobs/{_job_path(user, job_name)}", "NoJobError",
+                               f"status of {user}~{job_name}")
 
     def get_object(self, path: str, missing_code: str, doing: str) -> dict[str, Any] | None:
         """`GET path`: the JSON object, or None on a 404 with `missing_code` (or none); anything else says what failed
