@@ -187,8 +187,10 @@ def plan_from_dict(data: Any, path: Path) -> Plan:
         for key in _step_jobs(step):
             if key not in jobs:
                 raise HivedlabError(f"{name}: steps/{index}: unknown job {key!r} (jobs: {', '.join(jobs)})")
-        if isinstance(step, SwitchConfigStep) and not (HIVED_CONFIGS / "templates" / f"{step.config}.yaml.j2").is_file():
-            known = ", ".join(sorted(p.name.removesuffix(".yaml.j2") for p in (HIVED_CONFIGS / "templates").glob("*.j2")))
+        if (isinstance(step, SwitchConfigStep)
+                and not (HIVED_CONFIGS / "templates" / f"{step.config}.yaml.j2").is_file()):
+            known = ", ".join(sorted(p.name.removesuffix(".yaml.j2")
+                                     for p in (HIVED_CONFIGS / "templates").glob("*.j2")))
             raise HivedlabError(f"{name}: steps/{index}: no HiveD config template {step.config!r} (known: {known})")
     questions = {lang: tuple(data["questions"][lang]) for lang in ("zh", "en")}
     if len(questions["zh"]) != len(questions["en"]):
@@ -199,7 +201,8 @@ def plan_from_dict(data: Any, path: Path) -> Plan:
                 raise HivedlabError(f"{name}: rules/{index}: unknown job {key!r} (jobs: {', '.join(jobs)})")
         if rule["question"] >= len(questions["en"]):
             raise HivedlabError(f"{name}: rules/{index}: question {rule['question']} does not exist")
-        _check_vcs(name, index, rule, (data["hived_config"], *(s.config for s in steps if isinstance(s, SwitchConfigStep))))
+        _check_vcs(name, index, rule,
+                   (data["hived_config"], *(s.config for s in steps if isinstance(s, SwitchConfigStep))))
     return Plan(
         id=data["id"],
         order=data["order"],

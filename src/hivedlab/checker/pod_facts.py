@@ -21,7 +21,8 @@ _NEXT_REASON = re.compile(r",\s+\d+ ")
 
 
 def hived_reason(message: str) -> str:
-    """HiveD's wait reason out of a FailedScheduling message (docs/hived-config-and-cells.md#wait-reasons), else the message itself.
+    """HiveD's wait reason out of a FailedScheduling message (docs/hived-config-and-cells.md#wait-reasons), else the
+    message itself.
 
     The default scheduler aggregates reasons as `0/2 nodes are available: 2 <reason>, 1 <other reason>.`
     """

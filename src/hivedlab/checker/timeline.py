@@ -9,10 +9,12 @@ beside them for display only.
 
 The shapes the report's charts use:
 - `Timeline.jobs` -> `JobTimeline` (one per OpenPAI job: plan key, user, job name, framework name = md5 of
-  `user~job`, docs/openpai-model.md#framework-names), its `submissions` (the runner's records, a rejected one included) and
+  `user~job`, docs/openpai-model.md#framework-names), its `submissions` (the runner's records, a rejected one
+  included) and
 - `JobTimeline.attempts` -> `Attempt` (one per pod uid, i.e. per task attempt; a re-created pod has the same
-  name and a new uid, docs/openpai-model.md#framework-names): `task_role`, `task_index`, `node`, `gpus`, `created`, `waits`
-  (FailedScheduling with HiveD's reason, docs/hived-config-and-cells.md#wait-reasons), `bound`, `started`, `ended`, `outcome`.
+  name and a new uid, docs/openpai-model.md#framework-names): `task_role`, `task_index`, `node`, `gpus`, `created`,
+  `waits` (FailedScheduling with HiveD's reason, docs/hived-config-and-cells.md#wait-reasons), `bound`, `started`,
+  `ended`, `outcome`.
 """
 
 from __future__ import annotations
@@ -162,7 +164,8 @@ class Submission:
 
 @dataclass(frozen=True)
 class JobTimeline:
-    """One OpenPAI job. `state` is the REST state derived from the Framework (docs/openpai-model.md#job-states) or the pods."""
+    """One OpenPAI job. `state` is the REST state derived from the Framework (docs/openpai-model.md#job-states) or the
+    pods."""
 
     framework_name: str
     job_key: str | None
@@ -276,7 +279,8 @@ class _Job:
     first_seen: Mark | None = None
 
 
-# FC state -> REST state (docs/openpai-model.md#job-states); deletion of a stopping attempt shows STOPPING, close enough as RUNNING here
+# FC state -> REST state (docs/openpai-model.md#job-states); deletion of a stopping attempt shows STOPPING, close
+# enough as RUNNING here
 _COMPLETED_STATE = {0: "SUCCEEDED", -210: "STOPPED", -220: "STOPPED"}
 _FC_STATE = {
     "AttemptCreationPending": "WAITING",
@@ -391,7 +395,8 @@ class TimelineBuilder:
         message = body.get("message") if isinstance(body, dict) else (body if isinstance(body, str) else None)
         if isinstance(body, dict) and body.get("resumed") and self.jobs.get(fw) and self.jobs[fw].submissions:
             return  # a resumed session restating a submission the log already holds: not a new one
-        sub = Submission(mark, user, action.get("job"), name, fw, _int(reply.get("status")), message, action.get("expect"))
+        sub = Submission(mark, user, action.get("job"), name, fw, _int(reply.get("status")), message,
+                         action.get("expect"))
         job = self._job(fw, mark)
         job.submissions.append(sub)
         job.job_key = job.job_key or sub.job_key

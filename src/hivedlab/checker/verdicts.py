@@ -1,31 +1,44 @@
 """Verdicts: judge one experiment's evidence log against HiveD v0.3.4's behaviour, rule by rule.
 
 The rules are data in the experiment's plan (`labs/experiments/<id>.yaml`, `rules:`); each names a `kind`
-implemented in `src/hivedlab/checker/rules/` (one pure function per kind; its docstring says what it checks):
+implemented in `src/hivedlab/checker/rules/` (one pure function per kind; its docstring says what it checks); each
+kind, its parameters in parentheses, and when it is consistent:
 
-| kind | parameters | consistent when |
-| --- | --- | --- |
-| placement | jobs, vc | every bound task attempt of the jobs is in `vc`'s cells (docs/checker.md#cells-not-machines) |
-| waits-while-idle | jobs, reason, idle_vc | jobs that waited did so for `reason` (naming `idle_vc`'s idle cells), and were never placed outside their own VC's cells |
-| sequential | jobs | the jobs ran one after another, in submission order (ties within 1 s not judged) |
-| preempts | preemptor, victim | the victim was preempted after the preemptor's submission and the preemptor did not wait for it; or the preemptor ran, preempting nothing, on its VC's cells that were free at its submission |
-| retried-after | victim, after, reason?, preemptor? | the victim was re-created (same pod name, new uid), waited, ran after `after` ended (or at once on a cell no pod held), finished; given `preemptor`, a victim it spared (see `preempts`) ran on to its end |
-| starts-while-running | job, while, outside_vc? | `job` started while `while` still ran (and off the cells `outside_vc` owns outright) |
-| gang-waits | job, while, reason? | no task of `job` was bound while `while` ran; its tasks waited |
-| gang-together | job, tolerance_s {sim, k8s} | all tasks bound in one round, containers started within the tolerance (sim 0 s, k8s 30 s) |
-| incremental | job, while, reason? | a task started while `while` ran; the others waited and ran later, or never (job succeeded) |
-| partial-run | job, max_parallel | accepted; some tasks ran while others waited; never more than `max_parallel` at once |
-| rejected | job, status, message | the submission got HTTP `status` with `message` and no pod appeared |
-| survives-switch | jobs, config | every task running at the switch to `config` still ran at the next submission (or ended by itself) |
-| preempts-one-of | preemptor, jobs | `preempts` with any one of `jobs` as the victim (whichever HiveD picked) |
-| refused-after-switch | job, config, status, message | submitted after the switch, refused with HTTP `status` and `message` |
-| stranded-after-switch | job, vc, config | the job of the removed `vc` was preempted after the switch and never bound again |
-| gpu-exclusive | (every experiment, not in plans) | no two pods held the same leaf cell at once (`rules/exclusivity.py`); an answer only when violated |
-| gang-start | job, expect | `partial`: some task of `job` held a node while another waited; `all-or-nothing`: every task bound in one round, none before |
-| deadlock | jobs, expect | `true`: the jobs each held nodes while other tasks of theirs waited, until stopped; `false`: they all finished |
+- placement (jobs, vc): every bound task attempt of the jobs is in `vc`'s cells (docs/checker.md#cells-not-machines)
+- waits-while-idle (jobs, reason, idle_vc): jobs that waited did so for `reason` (naming `idle_vc`'s idle cells), and
+  were never placed outside their own VC's cells
+- sequential (jobs): the jobs ran one after another, in submission order (ties within 1 s not judged)
+- preempts (preemptor, victim): the victim was preempted after the preemptor's submission and the preemptor did not
+  wait for it; or the preemptor ran, preempting nothing, on its VC's cells that were free at its submission
+- retried-after (victim, after, reason?, preemptor?): the victim was re-created (same pod name, new uid), waited, ran
+  after `after` ended (or at once on a cell no pod held), finished; given `preemptor`, a victim it spared (see
+  `preempts`) ran on to its end
+- starts-while-running (job, while, outside_vc?): `job` started while `while` still ran (and off the cells
+  `outside_vc` owns outright)
+- gang-waits (job, while, reason?): no task of `job` was bound while `while` ran; its tasks waited
+- gang-together (job, tolerance_s {sim, k8s}): all tasks bound in one round, containers started within the tolerance
+  (sim 0 s, k8s 30 s)
+- incremental (job, while, reason?): a task started while `while` ran; the others waited and ran later, or never
+  (job succeeded)
+- partial-run (job, max_parallel): accepted; some tasks ran while others waited; never more than `max_parallel` at
+  once
+- rejected (job, status, message): the submission got HTTP `status` with `message` and no pod appeared
+- survives-switch (jobs, config): every task running at the switch to `config` still ran at the next submission (or
+  ended by itself)
+- preempts-one-of (preemptor, jobs): `preempts` with any one of `jobs` as the victim (whichever HiveD picked)
+- refused-after-switch (job, config, status, message): submitted after the switch, refused with HTTP `status` and
+  `message`
+- stranded-after-switch (job, vc, config): the job of the removed `vc` was preempted after the switch and never bound
+  again
+- gpu-exclusive (every experiment, not in plans): no two pods held the same leaf cell at once
+  (`rules/exclusivity.py`); an answer only when violated
+- gang-start (job, expect): `partial`: some task of `job` held a node while another waited; `all-or-nothing`: every
+  task bound in one round, none before
+- deadlock (jobs, expect): `true`: the jobs each held nodes while other tasks of theirs waited, until stopped;
+  `false`: they all finished
 
-A rule with `scheduler:` (one, or a list) judges only runs under that scheduler (the plan record's `scheduler`, docs/other-schedulers.md);
-a run without HiveD is judged without the rules' `reason` (HiveD's own wait wording).
+A rule with `scheduler:` (one, or a list) judges only runs under that scheduler (the plan record's `scheduler`,
+docs/other-schedulers.md); a run without HiveD is judged without the rules' `reason` (HiveD's own wait wording).
 
 Every rule answers `consistent`, `inconsistent` (the answer says what happened, `expected` what HiveD does) or
 `inconclusive` (`missing` says what evidence is lacking). An experiment is inconsistent if any answer is,
@@ -122,21 +135,23 @@ def _blockers(timeline: Timeline, log: LogSummary) -> list[Text]:
     if not log.chain_ok:
         at = f" at record {log.first_broken_seq}" if log.first_broken_seq is not None else ""
         at_zh = f"（第 {log.first_broken_seq} 条记录）" if log.first_broken_seq is not None else ""
-        found.append(Text(f"哈希链断裂{at_zh}：日志被修改、重排或截断", f"the hash chain is broken{at}: the log was edited, "
-                          "reordered or truncated"))
+        found.append(Text(f"哈希链断裂{at_zh}：日志被修改、重排或截断",
+                          f"the hash chain is broken{at}: the log was edited, reordered or truncated"))
     if len(log.sources) > 1:
         names = ", ".join(log.sources)
-        found.append(Text(f"日志混合了不同来源的记录（{names}）", f"the log mixes records of different sources ({names})"))
+        found.append(Text(f"日志混合了不同来源的记录（{names}）",
+                          f"the log mixes records of different sources ({names})"))
     if len(timeline.experiments_seen) > 1:
         names = ", ".join(timeline.experiments_seen)
-        found.append(Text(f"日志混合了多个实验的运行（{names}）", f"the log mixes runs of several experiments ({names})"))
+        found.append(Text(f"日志混合了多个实验的运行（{names}）",
+                          f"the log mixes runs of several experiments ({names})"))
     known = {node for nodes in timeline.vc_nodes.values() for node in nodes}
     strangers = [n for n in timeline.nodes_seen if known and n not in known]
     if strangers:
         names = ", ".join(strangers)
         found.append(Text(f"Pod 运行在 HiveD 配置之外的机器上（{names}）：日志来自另一个集群或混合了多个集群",
-                          f"pods ran on machines outside the HiveD config ({names}): the log is from another cluster or "
-                          "mixes clusters"))
+                          f"pods ran on machines outside the HiveD config ({names}): the log is from another cluster "
+                          "or mixes clusters"))
     return found
 
 
@@ -166,9 +181,11 @@ def judge(timeline: Timeline, rules: RuleSet, log: LogSummary) -> ExperimentVerd
         if blockers:
             reason = Text("；".join(b.zh for b in blockers), "; ".join(b.en for b in blockers))
             outcome = replace(outcome, verdict=INCONCLUSIVE, missing=(*outcome.missing, *blockers), summary=None,
-                              answer=Text(f"（{reason.zh}，不能作为证据）", f"({reason.en}; not evidence)") + outcome.answer)
+                              answer=Text(f"（{reason.zh}，不能作为证据）", f"({reason.en}; not evidence)")
+                              + outcome.answer)
         index = int(rule.get("question", 0))
-        question = rule.get("question_text") or (rules.questions[index] if index < len(rules.questions) else Text("", ""))
+        question = rule.get("question_text") or (rules.questions[index] if index < len(rules.questions)
+                                                 else Text("", ""))
         expected = rule.get("expected")
         answers.append(Answer(
             rule=str(rule.get("id", kind)), kind=kind, question_index=index, question=question,
@@ -187,7 +204,8 @@ def judge(timeline: Timeline, rules: RuleSet, log: LogSummary) -> ExperimentVerd
         why = f": {timeline.end_reason}" if timeline.end_reason else ""
         seen.setdefault("end", Text(f"实验没有运行完（{timeline.end_status}{why}）",
                                     f"the run did not finish ({timeline.end_status}{why})"))
-    return ExperimentVerdict(rules.experiment, rules.title, overall, tuple(answers), tuple(seen.values()), log, timeline)
+    return ExperimentVerdict(rules.experiment, rules.title, overall, tuple(answers), tuple(seen.values()), log,
+                             timeline)
 
 
 def check_log(
@@ -294,8 +312,10 @@ def render_text(result: ExperimentVerdict, lang: str = "zh") -> str:
         "chain intact" if log.chain_ok else f"chain broken at record {log.first_broken_seq}")
     lines = [
         f"{result.experiment} — {_pick(result.title, lang)}: {_pick(VERDICT_TEXT[result.verdict], lang)}",
-        (f"日志 {log.path}：{log.records} 条记录，{chain}，来源 {log.source}，结束 {log.end_status or '无记录'}" if zh else
-         f"log {log.path}: {log.records} records, {chain}, source {log.source}, end {log.end_status or 'not recorded'}"),
+        (f"日志 {log.path}：{log.records} 条记录，{chain}，"
+         f"来源 {log.source}，结束 {log.end_status or '无记录'}" if zh else
+         f"log {log.path}: {log.records} records, {chain}, "
+         f"source {log.source}, end {log.end_status or 'not recorded'}"),
     ]
     if result.timeline.sessions > 1:  # a resumed run (docs/evidence.md)
         lines.append(f"  {result.timeline.sessions} 个运行会话（续跑追加）" if zh else

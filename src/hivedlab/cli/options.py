@@ -20,7 +20,9 @@ def add_format(parser: argparse.ArgumentParser, choices: tuple[str, ...], defaul
 
 
 def add_out(parser: argparse.ArgumentParser, default: str | None = None, what: str = "output") -> None:
-    parser.add_argument("--out", default=default, metavar="PATH", help=f"where to write the {what}" + (f" (default: {default})" if default else " (default: standard output)"))
+    parser.add_argument("--out", default=default, metavar="PATH",
+                        help=f"where to write the {what}"
+                        + (f" (default: {default})" if default else " (default: standard output)"))
 
 
 def add_lang(parser: argparse.ArgumentParser) -> None:

@@ -63,7 +63,8 @@ def parse_claims(block: Any) -> tuple[Claim, ...]:
         for index, answer in enumerate(raw_answers):
             if isinstance(answer, Mapping) and _verdict(answer.get("verdict")):
                 answers.append((index, answer["verdict"]))
-        facts = tuple(f for f in entry.get("facts", []) if isinstance(f, Mapping)) if isinstance(entry.get("facts"), list) else ()
+        facts = (tuple(f for f in entry.get("facts", []) if isinstance(f, Mapping))
+                 if isinstance(entry.get("facts"), list) else ())
         claims.append(Claim(experiment, _verdict(entry.get("verdict")), tuple(answers), facts))
     return tuple(claims)
 
@@ -84,8 +85,8 @@ def compare_claim(claim: Claim, rejudged: Mapping[str, Any] | None, evidence_fil
         if claim.verdict == "consistent":
             return False, (Finding("claim", "claim-without-evidence",
                                    f"{where}: {claim.experiment} is claimed consistent but has no usable evidence",
-                                   f"{where}：声称 {claim.experiment} 与 HiveD 行为一致，但没有可用的证据", evidence_file,
-                                   None, claim.experiment),)
+                                   f"{where}：声称 {claim.experiment} 与 HiveD 行为一致，但没有可用的证据",
+                                   evidence_file, None, claim.experiment),)
         return True, ()
     actual = _verdict(rejudged.get("verdict"))
     answers = [a for a in rejudged.get("answers", []) if isinstance(a, Mapping)]
@@ -110,6 +111,7 @@ def compare_claim(claim: Claim, rejudged: Mapping[str, Any] | None, evidence_fil
             findings.append(Finding(
                 "claim", "answer-contradicted",
                 f"{where}: {claim.experiment} question {question + 1} is claimed {verdict}, the evidence says "
-                f"{actual_answer}", f"{where}：{claim.experiment} 第 {question + 1} 问声称 {verdict}，证据复核为 {actual_answer}",
+                f"{actual_answer}",
+                f"{where}：{claim.experiment} 第 {question + 1} 问声称 {verdict}，证据复核为 {actual_answer}",
                 evidence_file, seqs[0] if seqs else None, claim.experiment))
     return not findings, tuple(findings)

@@ -1,8 +1,8 @@
 """The report's key facts (claims.json `facts`: per task attempt its node, outcome, preemption) against the log.
 
-The facts the evidence shows come from the checker's timeline (`hivedlab.checker.timeline.build_timeline`) keyed the way the
-report keys them (`hivedlab.checker.report.timeline`: display job name, `<taskRole>-<index>`, attempt number in creation
-order), so an edited claims.json is caught with the record that shows what really happened.
+The facts the evidence shows come from the checker's timeline (`hivedlab.checker.timeline.build_timeline`) keyed the
+way the report keys them (`hivedlab.checker.report.timeline`: display job name, `<taskRole>-<index>`, attempt number in
+creation order), so an edited claims.json is caught with the record that shows what really happened.
 """
 
 from __future__ import annotations
@@ -67,18 +67,22 @@ def check_facts(claimed: Any, actual: Sequence[AttemptFact], experiment: str, ev
         real = index.get(key)
         if real is None:
             findings.append(Finding("claim", "fact-not-in-evidence", f"{where}: {experiment}: {label} is claimed but "
-                                    "the evidence has no such task attempt", f"{where}：{experiment}：声称的 {label} 在证据中不存在",
+                                    "the evidence has no such task attempt",
+                                    f"{where}：{experiment}：声称的 {label} 在证据中不存在",
                                     evidence_file, None, experiment))
             continue
         node = fact.get("node")
         if node and node != real.node:
-            findings.append(Finding("claim", "fact-contradicted", f"{where}: {experiment}: {label} is claimed on {node}; "
+            findings.append(Finding("claim", "fact-contradicted",
+                                    f"{where}: {experiment}: {label} is claimed on {node}; "
                                     f"the evidence puts it on {real.node or 'no node'}",
-                                    f"{where}：{experiment}：声称 {label} 运行在 {node}，证据显示为 {real.node or '未绑定'}",
+                                    f"{where}：{experiment}：声称 {label} 运行在 {node}，"
+                                    f"证据显示为 {real.node or '未绑定'}",
                                     evidence_file, real.seq, experiment))
         elif isinstance(fact.get("preempted"), bool) and fact["preempted"] != (real.outcome == "preempted"):
             findings.append(Finding("claim", "fact-contradicted", f"{where}: {experiment}: {label} is claimed "
                                     f"{'preempted' if fact['preempted'] else 'not preempted'}; the evidence says "
-                                    f"{real.outcome}", f"{where}：{experiment}：{label} 的抢占情况与证据不符（证据：{real.outcome}）",
+                                    f"{real.outcome}",
+                                    f"{where}：{experiment}：{label} 的抢占情况与证据不符（证据：{real.outcome}）",
                                     evidence_file, real.seq, experiment))
     return checked, tuple(findings)

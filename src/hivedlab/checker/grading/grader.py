@@ -117,9 +117,11 @@ def grade_run(sub: Submission, experiment: str, files: ExperimentFiles | None, l
     findings: list[Finding] = []
     if log.records and not log.chain_ok:
         broken = log.first_broken_seq
-        en_where, zh_where = (f"record {broken}", f"第 {broken} 条记录") if broken is not None else ("a record", "某条记录")
+        en_where, zh_where = ((f"record {broken}", f"第 {broken} 条记录") if broken is not None
+                              else ("a record", "某条记录"))
         findings.append(Finding("chain", "chain-broken", f"{files.evidence}: hash chain broken at {en_where}: the log "
-                                "was edited, reordered or cut", f"{files.evidence}：哈希链在{zh_where}处断裂：日志被修改、重排或截断",
+                                "was edited, reordered or cut",
+                                f"{files.evidence}：哈希链在{zh_where}处断裂：日志被修改、重排或截断",
                                 files.evidence or "", broken, experiment))
     if not log.records:
         findings.append(Finding("problem", "empty-log", f"{files.evidence}: no evidence records",
@@ -174,7 +176,8 @@ def _grade_experiment_safely(sub: Submission, experiment: str, lab: LabSpec, jud
 def _claim_findings(sub: Submission, experiments: tuple[ExperimentResult, ...]) -> tuple[int, int, list[Finding]]:
     findings: list[Finding] = []
     total = supported = 0
-    sources: list[tuple[str, Any, ExperimentResult | None]] = [(f"{sub.base}claims.json", parse_claims(sub.claims), None)]
+    sources: list[tuple[str, Any, ExperimentResult | None]] = [
+        (f"{sub.base}claims.json", parse_claims(sub.claims), None)]
     sources += [(f"{sub.base}experiments/{_run_folder(run.files)}/verdicts.json",
                  parse_claims({exp.id: run.files.verdicts}), run)
                 for exp in experiments for run in exp.turns or (exp,) if run.files and run.files.verdicts]

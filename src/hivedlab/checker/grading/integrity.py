@@ -73,13 +73,14 @@ def check_sequence(records: Sequence[Record], out: _Collector) -> str:
         # a gap (a line that could not be read) is the chain's finding, counted once; only a seq that goes back
         # or repeats is the log's own disorder
         if previous is not None and record.seq <= previous:
-            out.add("forgery", "seq-order", f"record {index} has seq {record.seq}: the log's own sequence is out of order",
+            out.add("forgery", "seq-order",
+                    f"record {index} has seq {record.seq}: the log's own sequence is out of order",
                     f"第 {index} 条记录的 seq 为 {record.seq}：日志自身的序号乱序", record.seq)
         previous = record.seq if previous is None else max(previous, record.seq)
         when = parse_time(record.time)
         if when is None:
-            out.add("forgery", "bad-time", f"record {record.seq} has no valid time", f"第 {record.seq} 条记录的时间无效",
-                    record.seq)
+            out.add("forgery", "bad-time", f"record {record.seq} has no valid time",
+                    f"第 {record.seq} 条记录的时间无效", record.seq)
         else:
             if last_time is not None and when + RECORDER_CLOCK_SLACK < last_time:
                 out.add("forgery", "time-backwards", f"record {record.seq} was received before the record preceding it",
@@ -160,7 +161,8 @@ def check_pods(records: Sequence[Record], allowed_nodes: frozenset[str] | None,
         bind_info = str(annotations[BIND_INFO])
         match = _BIND_NODE.search(bind_info)
         if not match or match.group(1).strip("'\"") != node:
-            out.add("forgery", "bind-node-mismatch", f"pod {name} runs on {node} but HiveD's bind info names another node",
+            out.add("forgery", "bind-node-mismatch",
+                    f"pod {name} runs on {node} but HiveD's bind info names another node",
                     f"Pod {name} 运行在 {node}，但 HiveD 的绑定信息写的是另一个节点", seq)
         for other in _PHYSICAL_NODE.findall(bind_info):
             other = other.strip("'\"")
@@ -255,7 +257,8 @@ def _check_submission(action: Mapping[str, Any], key: str | None, spec: Experime
     vc = _get(protocol, "defaults", "virtualCluster") or "default"
     klass = _get(protocol, "extras", "hivedScheduler", "jobPriorityClass") or "test"
     if vc != expected.virtual_cluster:
-        out.add("foreign", "foreign-vc", f"{key} was submitted to VC {vc}; the lab's job uses {expected.virtual_cluster}",
+        out.add("foreign", "foreign-vc",
+                f"{key} was submitted to VC {vc}; the lab's job uses {expected.virtual_cluster}",
                 f"{key} 提交到了 VC {vc}，实验规定为 {expected.virtual_cluster}", seq)
     if klass != expected.priority_class and PRIORITIES.get(str(klass)) != expected.priority:
         out.add("foreign", "foreign-priority", f"{key} was submitted with priority {klass}; the lab's job uses "

@@ -88,7 +88,8 @@ def expected_job(key: str, protocol: Mapping[str, Any]) -> ExpectedJob:
         virtual_cluster=str(defaults.get("virtualCluster") or "default"),
         priority_class=str(hived.get("jobPriorityClass") or "test"),
         task_roles=tuple(task_roles),
-        gang=extras.get("gangAllocation", True) is not False,  # docs/openpai-model.md#gang-allocation-and-affinity-groups: only a YAML false turns gang off
+        # only a YAML false turns gang off (docs/openpai-model.md#gang-allocation-and-affinity-groups)
+        gang=extras.get("gangAllocation", True) is not False,
     )
 
 
@@ -97,8 +98,9 @@ def unknown_job(key: str) -> ExpectedJob:
 
 
 def lab_spec_from_plans(plans: Iterable[Any], read_protocol: Callable[[Path], Any]) -> LabSpec:
-    """Build the lab spec from `hivedlab.checker.plans.Plan`-like objects (id, order, title, hived_config, jobs{key: .path},
-    questions); `read_protocol(path)` parses a job file or raises HivedlabError (that job is then unknown)."""
+    """Build the lab spec from `hivedlab.checker.plans.Plan`-like objects (id, order, title, hived_config,
+    jobs{key: .path}, questions); `read_protocol(path)` parses a job file or raises HivedlabError (that job is then
+    unknown)."""
     experiments = []
     for plan in plans:
         jobs = []
@@ -111,8 +113,9 @@ def lab_spec_from_plans(plans: Iterable[Any], read_protocol: Callable[[Path], An
         title = plan.title if isinstance(plan.title, Mapping) else {}
         questions = plan.questions.get("en", ()) if isinstance(plan.questions, Mapping) else ()
         experiments.append(ExperimentSpec(
-            id=plan.id, order=plan.order, title_zh=str(title.get("zh", plan.id)), title_en=str(title.get("en", plan.id)),
-            hived_config=plan.hived_config, jobs=tuple(jobs), questions=len(questions)))
+            id=plan.id, order=plan.order, title_zh=str(title.get("zh", plan.id)),
+            title_en=str(title.get("en", plan.id)), hived_config=plan.hived_config, jobs=tuple(jobs),
+            questions=len(questions)))
     return LabSpec(tuple(sorted(experiments, key=lambda e: (e.order, e.id))))
 
 

@@ -130,8 +130,8 @@ def _explanations(grades: Sequence[GroupGrade]) -> list[str]:
     for grade in shown:
         empty = [e.experiment for e in grade.explanations if e.empty]
         flag = f" — **empty / 未填写: {_md(', '.join(empty))}**" if empty else ""
-        lines += [f"### {_md(grade.name)}{flag}", "", "| experiment / 实验 | observed / 证据显示 | explanation / 小组的解释 |",
-                  "| --- | --- | --- |"]
+        lines += [f"### {_md(grade.name)}{flag}", "",
+                  "| experiment / 实验 | observed / 证据显示 | explanation / 小组的解释 |", "| --- | --- | --- |"]
         for item in grade.explanations:
             words = _md(item.text) if item.text else "**(empty / 未填写)**"
             lines.append(f"| {_md(item.experiment)} | {_md(item.observed.zh)}<br>{_md(item.observed.en)} | {words} |")
@@ -176,7 +176,8 @@ def feedback_md(grade: GroupGrade, rubric: Rubric) -> str:
             continue
         evidence = ", ".join(f"`{ref}`" for ref in score.evidence[:4]) or "—"
         lines.append(f"| {_md(score.item.title.zh)}<br>{_md(score.item.title.en)} | "
-                     f"{_num(score.points)} / {_num(score.item.points)} | {_md(score.zh)}<br>{_md(score.en)} | {evidence} |")
+                     f"{_num(score.points)} / {_num(score.item.points)} | "
+                     f"{_md(score.zh)}<br>{_md(score.en)} | {evidence} |")
     penalties = [p for p in grade.penalties if p.count and not p.penalty.hidden]
     if penalties:
         lines += ["", "## 扣分 / Deductions", ""]
@@ -191,7 +192,8 @@ def feedback_md(grade: GroupGrade, rubric: Rubric) -> str:
     lines += ["", "## 做得好的 / What was right", ""]
     lines += [f"- {_md(s.item.title.zh)} / {_md(s.item.title.en)}" for s in right] or ["- —"]
     lines += ["", "## 缺少或需要改进的 / What was missing", ""]
-    lines += [f"- {_md(s.item.title.zh)}：{_md(s.zh)}<br>{_md(s.item.title.en)}: {_md(s.en)}" for s in missing] or ["- —"]
+    lines += [f"- {_md(s.item.title.zh)}：{_md(s.zh)}<br>{_md(s.item.title.en)}: {_md(s.en)}"
+              for s in missing] or ["- —"]
     if grade.ungraded:
         lines += ["", "## 不计分的对比运行 / Ungraded contrast runs", ""]
         lines += [f"- `{_md(run)}`" for run in grade.ungraded]
@@ -211,7 +213,8 @@ def results_json(grade: GroupGrade, rubric: Rubric) -> str:
             "name": f"{score.item.title.en} / {score.item.title.zh}",
             "score": score.points,
             "max_score": score.item.points,
-            "output": f"{score.en}\n{score.zh}" + (f"\nEvidence / 证据: {', '.join(score.evidence[:6])}" if score.evidence else ""),
+            "output": f"{score.en}\n{score.zh}" + (f"\nEvidence / 证据: {', '.join(score.evidence[:6])}"
+                                                   if score.evidence else ""),
             "visibility": "hidden" if score.item.hidden else "visible",
         }
         for score in grade.items

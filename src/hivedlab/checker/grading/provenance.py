@@ -2,12 +2,13 @@
 
 The hash chain is tamper-evident, not tamper-proof: anyone can relabel a simulator run (`source: sim` -> `k8s`,
 run.json's cluster -> `pai` or `k8s`) and recompute the chain. The same checks hold for both kinds of real cluster:
-on OpenPAI the objects are pods and Frameworks, on a plain Kubernetes cluster pods, TFJobs and PodGroups. What a relabelling cannot easily hide is what only the
-simulator produces, each a fact a real cluster never shows:
+on OpenPAI the objects are pods and Frameworks, on a plain Kubernetes cluster pods, TFJobs and PodGroups. What a
+relabelling cannot easily hide is what only the simulator produces, each a fact a real cluster never shows:
 
 - object uids that are name-based (UUID version 5); Kubernetes gives every object a random uid (version 4);
 - container ids derived from the pod uid; the container runtime picks them independently;
-- a log that starts at the simulator's fixed virtual clock (2026-01-01T08:00:00Z, `src/hivedlab/backends/sim/settings.py`).
+- a log that starts at the simulator's fixed virtual clock (2026-01-01T08:00:00Z,
+  `src/hivedlab/backends/sim/settings.py`).
 
 Such a log is scored as simulator evidence and flagged for the TA (docs/checker.md, "Provenance").
 """
@@ -24,7 +25,8 @@ from hivedlab.evidence import Record
 
 REAL_CLUSTERS = ("pai", "k8s")  # run.json's cluster of a real run: OpenPAI + HiveD, or plain Kubernetes + Kubeflow
 OWNED = ("pods", "frameworks", "tfjobs", "podgroups")  # the resources whose uids the cluster makes (events: no)
-SIM_START = "2026-01-01T08:00:00"  # the simulator's default virtual start (src/hivedlab/backends/sim/settings.py `start`)
+# the simulator's default virtual start (src/hivedlab/backends/sim/settings.py `start`)
+SIM_START = "2026-01-01T08:00:00"
 
 
 def _uid_version(uid: Any) -> int | None:
@@ -69,8 +71,8 @@ def simulator_signs(records: Iterable[Record]) -> list[Text]:
     if name_based:
         signs.append(Text(f"{len(name_based)}/{len(uids)} 个对象 uid 是按名字生成的（UUID 第 5 版，模拟集群的做法；"
                           "Kubernetes 的 uid 是随机的）",
-                          f"{len(name_based)} of {len(uids)} object uids are name-based (UUID version 5, as the simulator "
-                          "makes them; Kubernetes makes random ones)"))
+                          f"{len(name_based)} of {len(uids)} object uids are name-based (UUID version 5, "
+                          "as the simulator makes them; Kubernetes makes random ones)"))
     if derived:
         signs.append(Text(f"{len(derived)} 个 Pod 的容器 ID 由 Pod uid 得出（模拟集群的做法）",
                           f"{len(derived)} pod(s) have container ids made from their pod uid (as the simulator does)"))

@@ -76,7 +76,8 @@ class GroupFolder:
             if not stat.S_ISREG(info.st_mode):
                 raise UnsafeFile(rel, "not-a-file", "not a regular file")
             if info.st_size > cap:
-                raise UnsafeFile(rel, "too-large", f"larger than the {cap // (1024 * 1024)} MB cap ({info.st_size} bytes)")
+                raise UnsafeFile(rel, "too-large",
+                                 f"larger than the {cap // (1024 * 1024)} MB cap ({info.st_size} bytes)")
             chunks = []
             remaining = cap + 1
             while remaining > 0:

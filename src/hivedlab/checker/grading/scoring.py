@@ -68,7 +68,7 @@ class GroupGrade:
     max_points: float
     floor: float
     sources: tuple[str, ...]  # per experiment: sim / k8s / mixed / "" (not run)
-    identity: frozenset[tuple[str, str]] = frozenset()  # compared across groups (src/hivedlab/checker/grading/copies.py)
+    identity: frozenset[tuple[str, str]] = frozenset()  # compared across groups (hivedlab.checker.grading.copies)
     ungraded: tuple[str, ...] = ()  # contrast runs without HiveD (run.json `contrast`, docs/other-schedulers.md)
     explanations: tuple[Explanation, ...] = ()  # the group's own explanations beside the machine's observations
 
@@ -110,7 +110,8 @@ def score_ran(result: ExperimentResult | None) -> tuple[float, str, str, tuple[s
     if facts.plan_experiment is None or not facts.submitted_keys:
         return 0.5, "the log has no plan record or no submission", "日志中没有计划记录或没有提交记录", _ref(result)
     if facts.ended is None:
-        return 0.5, "started but the log has no end record (interrupted or cut)", "已开始，但日志没有结束记录（中断或被截断）", _ref(result)
+        return (0.5, "started but the log has no end record (interrupted or cut)",
+                "已开始，但日志没有结束记录（中断或被截断）", _ref(result))
     if facts.ended.lower() not in FINISHED:
         return 0.5, f"started but ended '{facts.ended}'", f"已开始，但结束状态为 '{facts.ended}'", _ref(result)
     return 1.0, "run to the end", "已完整运行", _ref(result)
@@ -135,7 +136,8 @@ def score_answer(result: ExperimentResult | None) -> tuple[float, str, str, tupl
     good = [a for a in answers if a.get("verdict") == "consistent"]
     refs = []
     for answer in answers:
-        seqs = [s for s in answer.get("evidence", []) if isinstance(s, int)] if isinstance(answer.get("evidence"), list) else []
+        seqs = ([s for s in answer.get("evidence", []) if isinstance(s, int)]
+                if isinstance(answer.get("evidence"), list) else [])
         refs += [f"{result.files.evidence}#seq={s}" for s in seqs[:3]] if result.files and result.files.evidence else []
     bad = [f"Q{question_index(a, i) + 1}" for i, a in enumerate(answers) if a.get("verdict") != "consistent"]
     en = f"{len(good)} of {len(answers)} answers consistent with HiveD (re-judged {overall})"
@@ -176,11 +178,13 @@ def score_evidence(result: ExperimentResult | None, lab: LabSpec) -> tuple[float
     if missing_jobs:
         en += f" ({', '.join(missing_jobs)})"
         zh += f"（{', '.join(missing_jobs)}）"
-    return len(passed) / len(checks), en, zh, _ref(result, result.first_broken_seq) if not result.chain_ok else _ref(result)
+    return (len(passed) / len(checks), en, zh,
+            _ref(result, result.first_broken_seq) if not result.chain_ok else _ref(result))
 
 
 def _filled(value: Any) -> bool:
-    return value not in (None, "", [], {}) and not (isinstance(value, str) and value.strip().lower() in ("unknown", "n/a"))
+    return (value not in (None, "", [], {})
+            and not (isinstance(value, str) and value.strip().lower() in ("unknown", "n/a")))
 
 
 def _env_for(env: Mapping[str, Mapping[str, Any]], member: Any) -> Mapping[str, Any] | None:
@@ -293,10 +297,13 @@ def score_item(item: Item, group: GroupResult, lab: LabSpec, rubric: Rubric,
 
 def score_penalty(penalty: Penalty, group: GroupResult, rubric: Rubric) -> PenaltyScore:
     if penalty.check == "simulator-evidence":
-        hits = [r for r in group.experiments if r.has_log and r.source in ("sim", "mixed")] if rubric.require_real_cluster else []
+        hits = ([r for r in group.experiments if r.has_log and r.source in ("sim", "mixed")]
+                if rubric.require_real_cluster else [])
         return PenaltyScore(penalty, len(hits), f"simulator evidence: {', '.join(r.id for r in hits) or 'none'}",
-                            f"模拟集群证据：{', '.join(r.id for r in hits) or '无'}", tuple(r.files.evidence or "" for r in hits if r.files))
-    kind = {"broken-chain": "chain", "forgery": "forgery", "unsupported-claim": "claim", "foreign-jobs": "foreign"}[penalty.check]
+                            f"模拟集群证据：{', '.join(r.id for r in hits) or '无'}",
+                            tuple(r.files.evidence or "" for r in hits if r.files))
+    kind = {"broken-chain": "chain", "forgery": "forgery", "unsupported-claim": "claim",
+            "foreign-jobs": "foreign"}[penalty.check]
     found = [f for f in group.findings if f.kind == kind]
     if penalty.check == "unsupported-claim":
         count = len(found)

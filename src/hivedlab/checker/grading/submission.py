@@ -30,7 +30,8 @@ MAX_WALK_NODES = 100_000  # bound on walking parsed YAML (a file of anchors can 
 # src/hivedlab/checker/report_freetext.py's markers around the students' own deployment notes
 FREE_TEXT = re.compile(r"<!--\s*hivedlab:free-text\s+deploy\s*-->(.*?)<!--\s*/hivedlab:free-text\s*-->", re.S)
 _MARKUP = re.compile(r"<!--.*?-->|<br\s*/?>|&nbsp;|[\s>*_#|`-]+", re.S)
-# the template's default text in that block (src/hivedlab/checker/report.py) and the manual's prompt: not the students' words
+# the template's default text in that block (src/hivedlab/checker/report.py) and the manual's prompt: not the
+# students' words
 PLACEHOLDERS = ("（在此填写。）", "(Write here.)", "简述部署中遇到的问题以及相应的解决方案。",
                 "Briefly describe the problems you met during deployment and how you solved them.")
 
@@ -117,7 +118,8 @@ class _Reader:
             return json.loads(text) if kind == "json" else yaml.load(text, Loader=SAFE_LOADER)  # noqa: S506
         except (ValueError, yaml.YAMLError, RecursionError) as exc:
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            self.problem("unparsable", f"{path}: not valid {kind.upper()} ({first})", f"{path}：不是合法的 {kind.upper()}", path)
+            self.problem("unparsable", f"{path}: not valid {kind.upper()} ({first})",
+                         f"{path}：不是合法的 {kind.upper()}", path)
             return None
 
 
@@ -145,8 +147,8 @@ def deployment_text(report_md: str) -> str | None:
 # Markdown formatting around the students' words (comments, line breaks, list and heading marks, emphasis); unlike
 # _MARKUP it keeps the hyphens inside words such as job-config-6
 _FORMATTING = re.compile(r"<!--.*?-->|<br\s*/?>|&nbsp;|^[ \t]*(?:[-*+>]|#+|\d+\.)[ \t]+|[*_`|]", re.S | re.M)
-_BLOCK = re.compile(r"<!--\s*hivedlab:free-text\s+([A-Za-z0-9][A-Za-z0-9_.-]*)\s*-->(.*?)<!--\s*/hivedlab:free-text\s*-->",
-                    re.S)
+_BLOCK = re.compile(r"<!--\s*hivedlab:free-text\s+([A-Za-z0-9][A-Za-z0-9_.-]*)\s*-->(.*?)"
+                    r"<!--\s*/hivedlab:free-text\s*-->", re.S)
 
 
 def free_text(report_md: str, prefix: str) -> dict[str, str]:
@@ -207,7 +209,8 @@ def read_submission(root: Path, name: str | None = None, max_bytes: int | None =
         if count is not None:
             shown = rel or "."
             more = "at least " if count >= MAX_LISTED else ""
-            reader.problem("folder-too-big", f"{shown}/ holds {more}{count} entries (a run directory holds a few dozen): "
+            reader.problem("folder-too-big",
+                           f"{shown}/ holds {more}{count} entries (a run directory holds a few dozen): "
                            f"only the run's own files were read", f"{shown}/ 中有{'至少' if more else ''} {count} 项"
                            "（运行目录只有几十个文件）：只读取了运行本身的文件", rel)
     for link in folder.escaping_symlinks():
@@ -215,7 +218,8 @@ def read_submission(root: Path, name: str | None = None, max_bytes: int | None =
                        f"{link}：指向组目录之外的符号链接（未读取）", link)
     run = reader.parsed("run.json", "json")
     if run is not None and not isinstance(run, Mapping):
-        reader.problem("bad-run-json", f"{base}run.json is not a JSON object", f"{base}run.json 不是 JSON 对象", base + "run.json")
+        reader.problem("bad-run-json", f"{base}run.json is not a JSON object", f"{base}run.json 不是 JSON 对象",
+                       base + "run.json")
         run = None
     inventory = None
     raw_inventory = reader.parsed("inventory.yaml", "yaml")
@@ -223,7 +227,8 @@ def read_submission(root: Path, name: str | None = None, max_bytes: int | None =
         try:
             inventory = inventory_from_mapping(raw_inventory, base + "inventory.yaml", strict=False)
         except HivedlabError as exc:
-            reader.problem("bad-inventory", str(exc), f"{base}inventory.yaml 不是有效的小组清单", base + "inventory.yaml")
+            reader.problem("bad-inventory", str(exc), f"{base}inventory.yaml 不是有效的小组清单",
+                           base + "inventory.yaml")
     env: dict[str, Mapping[str, Any]] = {}
     for entry in _capped(reader, "env", MAX_PARTS):
         if entry.endswith(".json"):
@@ -238,12 +243,13 @@ def read_submission(root: Path, name: str | None = None, max_bytes: int | None =
                 hived_nodes[entry.rsplit(".", 1)[0]] = _addresses(data)
     users = inventory.users if inventory else ()
     experiments = tuple(_read_experiment_runs(reader, exp, users)
-                        for exp in _capped(reader, "experiments", MAX_PARTS) if folder.is_dir(f"{base}experiments/{exp}"))
+                        for exp in _capped(reader, "experiments", MAX_PARTS)
+                        if folder.is_dir(f"{base}experiments/{exp}"))
     report_md = reader.text("report.md", REPORT_BYTES)
     if report_md is not None and deployment_text(report_md) is None:
         reader.problem("report-not-template", f"{base}report.md is not the hivedlab report template (no free-text "
-                       "markers): was it rewritten by hand?", f"{base}report.md 不是 hivedlab 报告模板（没有自由文本标记）",
-                       base + "report.md")
+                       "markers): was it rewritten by hand?",
+                       f"{base}report.md 不是 hivedlab 报告模板（没有自由文本标记）", base + "report.md")
     claims = reader.parsed("claims.json", "json")
     return Submission(
         name=name or root.name,
@@ -264,7 +270,8 @@ def _capped(reader: _Reader, rel: str, limit: int) -> list[str]:
     entries = reader.folder.list_dir(reader.base + rel)
     if len(entries) > limit:
         reader.problem("too-many-files", f"{reader.base}{rel}/ holds {len(entries)} entries; only the first {limit} "
-                       "are read", f"{reader.base}{rel}/ 中有 {len(entries)} 项，只读取前 {limit} 项", reader.base + rel)
+                       "are read", f"{reader.base}{rel}/ 中有 {len(entries)} 项，只读取前 {limit} 项",
+                       reader.base + rel)
     return entries[:limit]
 
 
@@ -297,7 +304,8 @@ def _read_experiment(reader: _Reader, exp: str, member: str = "") -> ExperimentF
         except UnsafeFile as exc:
             reader.problem(f"unsafe-{exc.code}", f"{path}: {exc.reason}", f"{path}：{_zh_reason(exc.code)}", path, exp)
     verdicts = reader.parsed(f"experiments/{run}/verdicts.json", "json", required=False)
-    jobs = tuple(f"{base}jobs/{run}/{name}" for name in folder.list_dir(f"{base}jobs/{run}") if name.endswith((".yaml", ".yml")))
+    jobs = tuple(f"{base}jobs/{run}/{name}" for name in folder.list_dir(f"{base}jobs/{run}")
+                 if name.endswith((".yaml", ".yml")))
     return ExperimentFiles(
         id=exp,
         evidence=path if evidence_path else None,

@@ -1,8 +1,8 @@
 """The report's content as plain data: a pure function of the run's inputs, the language and where files are.
 
-Every string a template prints comes out of here already escaped for Markdown (`md` and `cell` of `src/hivedlab/checker/report/text.py`);
-the templates hold only the manual's fixed wording and layout. `build_claims` gives the same facts unescaped,
-for claims.json.
+Every string a template prints comes out of here already escaped for Markdown (`md` and `cell` of
+`src/hivedlab/checker/report/text.py`); the templates hold only the manual's fixed wording and layout. `build_claims`
+gives the same facts unescaped, for claims.json.
 """
 
 from __future__ import annotations
@@ -110,7 +110,8 @@ def environment(inputs: RunInputs, lang: str) -> dict[str, Any]:
     return {"members": [cell(name) for name, _, _ in columns], "rows": rows, "notes": _env_notes(columns, inputs, lang)}
 
 
-def _env_notes(columns: list[tuple[str, MemberInfo | None, EnvRecord | None]], inputs: RunInputs, lang: str) -> list[str]:
+def _env_notes(columns: list[tuple[str, MemberInfo | None, EnvRecord | None]], inputs: RunInputs,
+               lang: str) -> list[str]:
     notes = []
     if inputs.cluster == "sim" and not inputs.env:
         notes.append(_t(
@@ -123,7 +124,8 @@ def _env_notes(columns: list[tuple[str, MemberInfo | None, EnvRecord | None]], i
         ))
     for name, member, record in columns:
         if record is None and inputs.cluster != "sim":
-            notes.append(_t(lang, f"缺少 {md(name)} 的环境记录（env/{md(name)}.json）：请在其机器上运行 `hivedlab env`。",
+            notes.append(_t(lang, f"缺少 {md(name)} 的环境记录（env/{md(name)}.json）："
+                                  "请在其机器上运行 `hivedlab env`。",
                             f"No environment record for {md(name)} (env/{md(name)}.json): run `hivedlab env` on "
                             "that machine."))
         if member is not None and not member.hostname and not (record and record.hostname):
@@ -138,7 +140,8 @@ def _env_notes(columns: list[tuple[str, MemberInfo | None, EnvRecord | None]], i
                             f"{md(record.hostname)} in the environment record: HiveD's cellAddress must be what "
                             "`hostname` prints."))
         if member is None:
-            notes.append(_t(lang, f"环境记录 {md(record.source if record else name)} 的组员 {md(name)} 不在组员清单中。",
+            notes.append(_t(lang, f"环境记录 {md(record.source if record else name)} 的组员 {md(name)} "
+                                  "不在组员清单中。",
                             f"The environment record {md(record.source if record else name)} names {md(name)}, who is "
                             "not in the group inventory."))
     if not columns:
@@ -303,8 +306,8 @@ def since_start(exp: ExperimentInputs) -> Since:
 
 def _rejection_row(r: Rejection, lang: str, since: Since) -> list[str]:
     status = f"HTTP {r.status}" if r.status is not None else ""
-    how = _t(lang, f"{since(r.time)} 提交时被拒绝（{status or '无回复'}）", f"rejected at submission at {since(r.time)} "
-             f"({status or 'no reply'})")
+    how = _t(lang, f"{since(r.time)} 提交时被拒绝（{status or '无回复'}）",
+             f"rejected at submission at {since(r.time)} ({status or 'no reply'})")
     return [cell(r.job), "—", "—", "—", "—", "—", "—", cell(how)]
 
 
@@ -411,7 +414,8 @@ def hardware(inputs: RunInputs, lang: str) -> list[str]:
         why = entry.get("why") if isinstance(entry, dict) and entry.get("on") == "manual" else None
         if isinstance(why, dict):
             by_reason.setdefault(str(why.get(lang) or why.get("en") or ""), []).append(str(run_id))
-    return [_t(lang, f"{md('、'.join(ids))} 在模拟集群上按实验手册的硬件（两台各有 1 块 GPU 的 worker）运行，组员仍是本组的：{md(why)}。",
+    return [_t(lang, f"{md('、'.join(ids))} 在模拟集群上按实验手册的硬件（两台各有 1 块 GPU 的 worker）运行，"
+                     f"组员仍是本组的：{md(why)}。",
                f"{md(', '.join(ids))} ran on the simulated cluster on the lab manual's hardware (two workers with one "
                f"GPU each), with the group's own members: {md(why)}.")
             for why, ids in by_reason.items()]

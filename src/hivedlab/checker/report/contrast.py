@@ -199,9 +199,11 @@ def _run_section(folder: Path, lang: str) -> list[str]:
     else:
         lines += [f"- 判定：{_verdict(verdict.get('verdict'), lang)}" if zh else
                   f"- Verdict: {_verdict(verdict.get('verdict'), lang)}", ""]
-        lines += ["| 规则 | 结论 | 回答 | 证据（记录序号） |" if zh else "| rule | verdict | answer | evidence (record seq) |",
+        lines += ["| 规则 | 结论 | 回答 | 证据（记录序号） |" if zh else
+                  "| rule | verdict | answer | evidence (record seq) |",
                   "| --- | --- | --- | --- |"]
-        lines += [f"| {a.get('rule')} | {_verdict(a.get('verdict'), lang)} | {_cell(a.get('answer'), lang)} | {_seqs(a)} |"
+        lines += [f"| {a.get('rule')} | {_verdict(a.get('verdict'), lang)} | "
+                  f"{_cell(a.get('answer'), lang)} | {_seqs(a)} |"
                   for a in answers]
     lines.append("")
     log = folder / "evidence.jsonl"

@@ -22,7 +22,8 @@ ROW_ORDER = tuple(ROW_NAMES)
 
 ROW_QUESTIONS: dict[str, tuple[str, str]] = {
     "vc-safety": (
-        "提交的任务会在哪个机器上运行，当有多个任务在等待并且集群中的 `default` VC 空闲时任务会被怎样调度？其它观察到的现象",
+        "提交的任务会在哪个机器上运行，当有多个任务在等待并且集群中的 `default` VC 空闲时任务会被怎样调度？"
+        "其它观察到的现象",
         "On which machine do the submitted jobs run, and how are waiting jobs scheduled while the cluster's `default` "
         "VC is idle? Other observations",
     ),
@@ -32,8 +33,8 @@ ROW_QUESTIONS: dict[str, tuple[str, str]] = {
         "Other observations",
     ),
     "opportunistic": (
-        "后提交的任务什么时候开始运行，是否会等高优先级的任务运行完？如果在后提交的任务运行时再向 `default` VC 提交优先级为 "
-        "`test` 的任务会被怎样调度？其它观察到的现象",
+        "后提交的任务什么时候开始运行，是否会等高优先级的任务运行完？"
+        "如果在后提交的任务运行时再向 `default` VC 提交优先级为 `test` 的任务会被怎样调度？其它观察到的现象",
         "When does the later job start, and does it wait for the high-priority job to finish? While it runs, how is "
         "a `test` job submitted to the `default` VC scheduled? Other observations",
     ),
@@ -42,8 +43,8 @@ ROW_QUESTIONS: dict[str, tuple[str, str]] = {
         "When does the later job start, and do its 2 tasks start one after the other? Other observations",
     ),
     "incremental": (
-        "后提交的任务什么时候开始运行，2 个子任务是否会先后运行？能否在当前只有 2 GPU 的集群中提交一个需要用超过配额（例如用 4 GPU）的任务？"
-        "其它观察到的现象",
+        "后提交的任务什么时候开始运行，2 个子任务是否会先后运行？"
+        "能否在当前只有 2 GPU 的集群中提交一个需要用超过配额（例如用 4 GPU）的任务？其它观察到的现象",
         "When does the later job start, and do its 2 tasks start one after the other? Can a job that needs more than "
         "the quota (e.g. 4 GPUs) be submitted to this 2-GPU cluster? Other observations",
     ),
@@ -105,7 +106,8 @@ def clock(seconds: float | None) -> str:
 # The concept each experiment shows, as the prompt of the group's own explanation (docs/lab-experiments.md).
 EXPLANATION_PROMPTS: dict[str, tuple[str, str]] = {
     "vc-safety": (
-        "VC 是 HiveD 为每个虚拟集群保证的资源（cell）份额。请解释：为什么等待的任务没有被调度到 `default` VC 空闲的机器上？",
+        "VC 是 HiveD 为每个虚拟集群保证的资源（cell）份额。"
+        "请解释：为什么等待的任务没有被调度到 `default` VC 空闲的机器上？",
         "A VC is the share of resources (cells) HiveD guarantees to a virtual cluster. Explain why the waiting jobs "
         "were not scheduled onto the idle machine of the `default` VC.",
     ),

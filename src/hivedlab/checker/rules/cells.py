@@ -131,8 +131,8 @@ def outside_own_cells(ctx: Context, job: JobTimeline, attempt: Attempt, vc: str)
     for share in shares:
         used = _vc_used(held, vc, share)
         if not share.exact and used > share.count and any(cell in share.cells for cell in attempt.cells):
-            return Text(f"绑定到 {cells_text(attempt.cells)} 时 VC {vc} 的任务占用了 {used} 块 GPU，超过它的 {share.count} 块："
-                        "多出的是别的 VC 的 GPU",
+            return Text(f"绑定到 {cells_text(attempt.cells)} 时 VC {vc} 的任务占用了 {used} 块 GPU，"
+                        f"超过它的 {share.count} 块：多出的是别的 VC 的 GPU",
                         f"when it was bound to {cells_text(attempt.cells)}, VC {vc}'s jobs held {used} GPUs of the "
                         f"chain, more than its {share.count}: the extra ones are another VC's")
     return None

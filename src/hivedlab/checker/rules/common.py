@@ -129,8 +129,8 @@ def end_of(job: JobTimeline) -> float:
 
 def released_at(job: JobTimeline) -> float:
     """When the job's cells were free again: its last pod's end once every attempt ended (HiveD releases a group's
-    cells when its pods complete, docs/hived-config-and-cells.md#allocation-and-release), which can come a moment before FrameworkController completes the
-    Framework; otherwise the job's end."""
+    cells when its pods complete, docs/hived-config-and-cells.md#allocation-and-release), which can come a moment
+    before FrameworkController completes the Framework; otherwise the job's end."""
     if job.attempts and all(a.ended is not None for a in job.attempts):
         last = job.last_ended
         if last is not None:

@@ -105,9 +105,11 @@ def deadlock(ctx: Context, rule: dict[str, Any]) -> Outcome:
     summary = Text("；".join(p.zh for p in parts), "; ".join(p.en for p in parts))
     if stuck:
         what = summary + Text("；每个任务都在等另一个任务占着的 GPU，谁也完成不了：死锁（直到被停止）。",
-                              "; each waited for GPUs the other held and none could finish: a deadlock (until stopped).")
+                              "; each waited for GPUs the other held and none could finish: "
+                              "a deadlock (until stopped).")
         return Outcome(CONSISTENT if rule.get("expect") is True else INCONSISTENT, what, evidence)
-    what = summary + Text("；每个任务最终都全部被调度：没有死锁。", "; every job had all its tasks bound in the end: no deadlock.")
+    what = summary + Text("；每个任务最终都全部被调度：没有死锁。",
+                          "; every job had all its tasks bound in the end: no deadlock.")
     return Outcome(CONSISTENT if rule.get("expect") is False else INCONSISTENT, what, evidence)
 
 

@@ -52,7 +52,8 @@ def _span(hold: Hold) -> Text:
     if hold.released is None:
         return Text(f"从第 {hold.bound.seq} 条记录（{clock(hold.bound)}）起一直到日志结束",
                     f"from record {hold.bound.seq} ({clock(hold.bound)}) to the end of the log")
-    return Text(f"从第 {hold.bound.seq} 条记录（{clock(hold.bound)}）到第 {hold.released.seq} 条记录（{clock(hold.released)}）",
+    return Text(f"从第 {hold.bound.seq} 条记录（{clock(hold.bound)}）"
+                f"到第 {hold.released.seq} 条记录（{clock(hold.released)}）",
                 f"from record {hold.bound.seq} ({clock(hold.bound)}) to record {hold.released.seq} "
                 f"({clock(hold.released)})")
 
@@ -95,14 +96,15 @@ def gpu_exclusive(timeline: Timeline) -> Outcome:
     for first, second, node, gpu in _cell_clashes(holds):
         problems.append(_name(second) + Text(
             f"在第 {second.bound.seq} 条记录（{clock(second.bound)}）被绑定到 {node} 的 GPU {gpu}，而 ",
-            f" was bound to {node} GPU {gpu} at record {second.bound.seq} ({clock(second.bound)}) while ") + _name(first)
-            + Text(f"仍占用它（{_span(first).zh}）", f" still held it ({_span(first).en})"))
+            f" was bound to {node} GPU {gpu} at record {second.bound.seq} ({clock(second.bound)}) while ")
+            + _name(first) + Text(f"仍占用它（{_span(first).zh}）", f" still held it ({_span(first).en})"))
         evidence += seqs(first.bound, first.released, second.bound)
     for second, holders, node, capacity in _count_clashes(holds, timeline.node_gpus):
         names = [_name(h) for h in holders]
         problems.append(_name(second) + Text(
-            f"在第 {second.bound.seq} 条记录（{clock(second.bound)}）被绑定到 {node}，申请 {second.attempt.gpu_request} 块 "
-            f"GPU，而 {'、'.join(n.zh for n in names)} 仍占用该机器的 GPU（共 {capacity} 块）",
+            f"在第 {second.bound.seq} 条记录（{clock(second.bound)}）被绑定到 {node}，"
+            f"申请 {second.attempt.gpu_request} 块 GPU，"
+            f"而 {'、'.join(n.zh for n in names)} 仍占用该机器的 GPU（共 {capacity} 块）",
             f" was bound to {node} at record {second.bound.seq} ({clock(second.bound)}) asking for "
             f"{second.attempt.gpu_request} GPU(s) while {', '.join(n.en for n in names)} still held that machine's "
             f"GPUs ({capacity} in all)"))
@@ -113,6 +115,7 @@ def gpu_exclusive(timeline: Timeline) -> Outcome:
                        tuple(sorted(set(evidence))))
     cells = {(h.attempt.node, g) for h in holds for g in h.attempt.gpus}
     return Outcome(CONSISTENT, Text(
-        f"{len(holds)} 个 Pod 被绑定（{len(cells)} 块 GPU），从绑定记录到结束或删除记录，没有两个 Pod 同时占用同一块 GPU。",
-        f"{len(holds)} pods were bound ({len(cells)} GPUs); from their bind records to their end or deletion records no "
-        "two pods held the same GPU at once."), tuple(h.bound.seq for h in holds))
+        f"{len(holds)} 个 Pod 被绑定（{len(cells)} 块 GPU），"
+        "从绑定记录到结束或删除记录，没有两个 Pod 同时占用同一块 GPU。",
+        f"{len(holds)} pods were bound ({len(cells)} GPUs); from their bind records to their end or deletion "
+        "records no two pods held the same GPU at once."), tuple(h.bound.seq for h in holds))

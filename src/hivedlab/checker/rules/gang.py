@@ -1,4 +1,5 @@
-"""Rules about gang and incremental scheduling and the quota check (docs/lab-experiments.md#gang-scheduling, #incremental-scheduling)."""
+"""Rules about gang and incremental scheduling and the quota check (docs/lab-experiments.md#gang-scheduling;
+incremental scheduling follows it on the same page)."""
 
 from __future__ import annotations
 
@@ -70,17 +71,19 @@ def gang_waits(ctx: Context, rule: dict[str, Any]) -> Outcome:
     if early:
         bound_zh = "、".join(f"{a.task_index} 号子任务 {clock(a.bound)} 到 {a.node}" for a in early)
         bound_en = ", ".join(f"task {a.task_index} at {clock(a.bound)} to {a.node}" for a in early)
-        return Outcome(INCONSISTENT, holder_text + Text(f"；期间 {who(job).zh} 已有子任务被调度（{bound_zh}），没有整体等待。",
-                                                        f"; meanwhile {who(job).en} already had tasks bound ({bound_en}): "
-                                                        "it did not wait as a whole."), evidence)
+        return Outcome(INCONSISTENT, holder_text + Text(
+            f"；期间 {who(job).zh} 已有子任务被调度（{bound_zh}），没有整体等待。",
+            f"; meanwhile {who(job).en} already had tasks bound ({bound_en}): "
+            "it did not wait as a whole."), evidence)
     bound = [a for a in job.attempts if a.bound is not None]
     if not waits:
-        return missing(f"{who(job).zh} 没有 FailedScheduling 等待事件", f"{who(job).en} has no FailedScheduling wait event")
+        return missing(f"{who(job).zh} 没有 FailedScheduling 等待事件",
+                       f"{who(job).en} has no FailedScheduling wait event")
     reason = rule.get("reason")
     if reason and not any(reason in r for r in reasons):
-        return Outcome(INCONSISTENT, holder_text + Text(f"；{who(job).zh} 的等待原因是 {'；'.join(reasons)}，不是“{reason}”。",
-                                                        f"; {who(job).en} waited for {'; '.join(reasons)}, not '{reason}'."),
-                       evidence)
+        return Outcome(INCONSISTENT, holder_text + Text(
+            f"；{who(job).zh} 的等待原因是 {'；'.join(reasons)}，不是“{reason}”。",
+            f"; {who(job).en} waited for {'; '.join(reasons)}, not '{reason}'."), evidence)
     although = Text(f"，尽管 {free.zh} 空闲" if free else "", f" although {free.en} was free" if free else "")
     text = holder_text + Text(
         f"；期间 {who(job).zh} 的所有子任务都在等待（HiveD：{'；'.join(reasons)}）{although.zh}",
@@ -88,9 +91,10 @@ def gang_waits(ctx: Context, rule: dict[str, Any]) -> Outcome:
     )
     if not bound:
         if ctx.run_finished:
-            return Outcome(CONSISTENT, text + Text("，直到日志结束都没有运行。", ", and it had not run when the log ended."),
-                           evidence, facts=facts)
-        return cut_short(ctx, f"日志在 {who(job).zh} 开始运行之前就结束了", f"the log ends before {who(job).en} started")
+            return Outcome(CONSISTENT, text + Text("，直到日志结束都没有运行。",
+                                                   ", and it had not run when the log ended."), evidence, facts=facts)
+        return cut_short(ctx, f"日志在 {who(job).zh} 开始运行之前就结束了",
+                         f"the log ends before {who(job).en} started")
     first = min((a.bound for a in bound if a.bound), key=lambda m: m.seq)
     name, holder_name = short_name(ctx, job), short_name(ctx, holder)
     summary = Text(f"{name} 的子任务一起等待{although.zh}，直到 {holder_name} 结束后才于 {clock(first)} 被调度。",
@@ -111,9 +115,10 @@ def gang_together(ctx: Context, rule: dict[str, Any]) -> Outcome:
     tasks = _bound_attempt(job)
     if not tasks:
         if ctx.run_finished:
-            return Outcome(INCONSISTENT, Text(f"{who(job).zh} 的子任务一直没有被调度。", f"{who(job).en}'s tasks were never bound."),
-                           seqs(job.submitted))
-        return cut_short(ctx, f"日志在 {who(job).zh} 被调度之前就结束了", f"the log ends before {who(job).en} was bound")
+            return Outcome(INCONSISTENT, Text(f"{who(job).zh} 的子任务一直没有被调度。",
+                                              f"{who(job).en}'s tasks were never bound."), seqs(job.submitted))
+        return cut_short(ctx, f"日志在 {who(job).zh} 被调度之前就结束了",
+                         f"the log ends before {who(job).en} was bound")
     unbound = [a for a in tasks.values() if a.bound is None]
     first_bind = min((a.bound for a in tasks.values() if a.bound), key=lambda m: m.seq)
     late_waits = [(a, w) for a in tasks.values() for w in a.waits if w.mark.seq > first_bind.seq]
@@ -124,41 +129,47 @@ def gang_together(ctx: Context, rule: dict[str, Any]) -> Outcome:
     if unbound or late_waits:
         waited = late_waits[0][0] if late_waits else unbound[0]
         return Outcome(INCONSISTENT, Text(
-            f"{who(job).zh} 的子任务没有在同一轮调度中绑定：{placed}；{waited.task_index} 号子任务在 {clock(first_bind)} "
-            "之后仍在等待，子任务是先后运行的。",
-            f"{who(job).en}'s tasks were not bound in one scheduling round: {placed_en}; task {waited.task_index} still "
-            f"waited after {clock(first_bind)}, so the tasks ran one after the other."), evidence)
+            f"{who(job).zh} 的子任务没有在同一轮调度中绑定：{placed}；"
+            f"{waited.task_index} 号子任务在 {clock(first_bind)} 之后仍在等待，子任务是先后运行的。",
+            f"{who(job).en}'s tasks were not bound in one scheduling round: {placed_en}; "
+            f"task {waited.task_index} still waited after {clock(first_bind)}, "
+            "so the tasks ran one after the other."), evidence)
     binds = [a.bound.t for a in tasks.values() if a.bound]
     starts = [a.started for a in tasks.values()]
     text = Text(f"{who(job).zh} 的 {len(tasks)} 个子任务在同一轮调度中于 {clock(first_bind)} 绑定（{placed}）",
-                f"{'Both' if len(tasks) == 2 else f'All {len(tasks)}'} tasks of {who(job).en} were bound in the same scheduling round at {clock(first_bind)} "
-                f"({placed_en})")
+                f"{'Both' if len(tasks) == 2 else f'All {len(tasks)}'} tasks of {who(job).en} were bound in the same "
+                f"scheduling round at {clock(first_bind)} ({placed_en})")
     if any(s is None for s in starts):
         ran = [s for s in starts if s is not None]
         last = ctx.timeline.last
         if ran and last is not None and (last.t - min(s.t for s in ran)) > tolerance and ctx.run_finished:
-            return Outcome(INCONSISTENT, text + Text("，但有子任务一直没有启动。", ", but a task never started."), evidence)
-        return cut_short(ctx, f"日志在 {who(job).zh} 的全部子任务启动之前就结束了", f"the log ends before all tasks of {who(job).en} started")
+            return Outcome(INCONSISTENT, text + Text("，但有子任务一直没有启动。", ", but a task never started."),
+                           evidence)
+        return cut_short(ctx, f"日志在 {who(job).zh} 的全部子任务启动之前就结束了",
+                         f"the log ends before all tasks of {who(job).en} started")
     gap = max(s.t for s in starts if s) - min(s.t for s in starts if s)
     bind_gap = max(binds) - min(binds)
     shown = elapsed(min(s.t for s in starts if s), max(s.t for s in starts if s))
-    allowed = Text(f"（容差 {span(tolerance).zh}）", f" (tolerance {span(tolerance).en})") if tolerance > 0 else Text("", "")
+    allowed = (Text(f"（容差 {span(tolerance).zh}）", f" (tolerance {span(tolerance).en})") if tolerance > 0
+               else Text("", ""))
     printed = sorted({clock(s) for s in starts})
     if len(printed) == 1:
-        text = text + Text(f"，容器都于 {printed[0]} 启动{allowed.zh}", f"; their containers all started at {printed[0]}"
-                           f"{allowed.en}")
+        text = text + Text(f"，容器都于 {printed[0]} 启动{allowed.zh}",
+                           f"; their containers all started at {printed[0]}{allowed.en}")
     else:
         times, times_en = "、".join(clock(s) for s in starts), ", ".join(clock(s) for s in starts)
         text = text + Text(f"，容器分别于 {times} 启动，相差 {span(shown).zh}{allowed.zh}",
                            f"; their containers started at {times_en}, {span(shown).en} apart{allowed.en}")
     if gap > tolerance or bind_gap > tolerance:
-        return Outcome(INCONSISTENT, text + Text("，超过容差：子任务是先后启动的。", ", more than the tolerance: they started "
-                                                 "one after the other."), evidence)
+        return Outcome(INCONSISTENT, text + Text("，超过容差：子任务是先后启动的。",
+                                                 ", more than the tolerance: they started one after the other."),
+                       evidence)
     summary = Text(f"{short_name(ctx, job)} 的 {len(tasks)} 个子任务在同一轮调度中一起绑定、一起启动，而不是先后运行。",
                    f"The {len(tasks)} tasks of {short_name(ctx, job)} were bound in one scheduling round and started "
                    "together, not one after the other.")
-    return Outcome(CONSISTENT, text + Text("：子任务同时运行，而不是先后运行。", ": the tasks ran together, not one after the "
-                                           "other."), evidence, summary=summary)
+    return Outcome(CONSISTENT, text + Text("：子任务同时运行，而不是先后运行。",
+                                           ": the tasks ran together, not one after the other."), evidence,
+                   summary=summary)
 
 
 def incremental(ctx: Context, rule: dict[str, Any]) -> Outcome:
@@ -171,7 +182,8 @@ def incremental(ctx: Context, rule: dict[str, Any]) -> Outcome:
         return not_run(rule["while"])
     tasks = _tasks(job)
     if len(tasks) < 2:
-        return missing(f"{who(job).zh} 只出现了 {len(tasks)} 个子任务", f"only {len(tasks)} task(s) of {who(job).en} appeared")
+        return missing(f"{who(job).zh} 只出现了 {len(tasks)} 个子任务",
+                       f"only {len(tasks)} task(s) of {who(job).en} appeared")
     holder_end = released_at(holder)
     early = {i: a for i, a in tasks.items() if a.started and a.started.t < holder_end}
     rest = {i: a for i, a in tasks.items() if i not in early}
@@ -180,11 +192,14 @@ def incremental(ctx: Context, rule: dict[str, Any]) -> Outcome:
         starts = [a.started for a in tasks.values() if a.started]
         if starts or ctx.run_finished:
             return Outcome(INCONSISTENT, Text(
-                f"{who(holder).zh} 运行期间（到 {clock(holder.end)}）{who(job).zh} 没有任何子任务运行，尽管有空闲 GPU：它像群调度一样整体等待。",
-                f"While {who(holder).en} ran (until {clock(holder.end)}) no task of {who(job).en} ran although a GPU was "
-                "free: it waited as a whole, like a gang."), tuple(sorted(set(evidence))))
-        return cut_short(ctx, f"日志在 {who(job).zh} 开始运行之前就结束了", f"the log ends before {who(job).en} started")
-    lines = [Text(f"{i} 号子任务没有等待整个任务凑齐：{who(holder).zh} 仍在运行时，它于 {clock(a.started)} 在 {where(a)} 上开始运行",
+                f"{who(holder).zh} 运行期间（到 {clock(holder.end)}）{who(job).zh} 没有任何子任务运行，"
+                "尽管有空闲 GPU：它像群调度一样整体等待。",
+                f"While {who(holder).en} ran (until {clock(holder.end)}) no task of {who(job).en} ran although a "
+                "GPU was free: it waited as a whole, like a gang."), tuple(sorted(set(evidence))))
+        return cut_short(ctx, f"日志在 {who(job).zh} 开始运行之前就结束了",
+                         f"the log ends before {who(job).en} started")
+    lines = [Text(f"{i} 号子任务没有等待整个任务凑齐：{who(holder).zh} 仍在运行时，"
+                  f"它于 {clock(a.started)} 在 {where(a)} 上开始运行",
                   f"task {i} did not wait for the whole job: it started at {clock(a.started)} on {where(a)} while "
                   f"{who(holder).en} still ran")
              for i, a in early.items()]
@@ -198,7 +213,8 @@ def incremental(ctx: Context, rule: dict[str, Any]) -> Outcome:
     for i, a in rest.items():
         reasons = sorted({w.reason for w in a.waits})
         evidence += [w.mark.seq for w in a.waits[:1]]
-        waited = Text(f"{i} 号子任务等待空闲的 GPU（HiveD：{'；'.join(reasons)}）" if reasons else f"{i} 号子任务没有等待事件",
+        waited = Text(f"{i} 号子任务等待空闲的 GPU（HiveD：{'；'.join(reasons)}）" if reasons
+                      else f"{i} 号子任务没有等待事件",
                       f"task {i} waited for a free GPU (HiveD: {'; '.join(reasons)})" if reasons
                       else f"task {i} has no wait event")
         if reason and reasons and not any(reason in r for r in reasons):
@@ -208,18 +224,19 @@ def incremental(ctx: Context, rule: dict[str, Any]) -> Outcome:
             freed = Text(f" {who(holder).zh} 释放的", f" the one {who(holder).en} freed,") if a.node in holder_nodes \
                 else Text("", "")
             lines.append(waited + Text(f"，{who(holder).zh} 结束后于 {clock(a.started)} 在{freed.zh} {where(a)} 上运行",
-                                       f" and ran from {clock(a.started)} on {where(a)},{freed.en} after {who(holder).en} "
-                                       "ended"))
+                                       f" and ran from {clock(a.started)} on {where(a)},{freed.en} after "
+                                       f"{who(holder).en} ended"))
         elif job.state == "SUCCEEDED" and job.finished is not None:
             lines.append(waited + Text(
                 f"，但从未运行：{who(job).zh} 已于 {clock(job.finished)} 成功（minSucceededInstances 为 1），"
                 "FrameworkController 停止了剩余的子任务",
-                f" but never ran: {who(job).en} had already SUCCEEDED at {clock(job.finished)} (minSucceededInstances: 1), "
-                "so FrameworkController stopped the remaining task"))
+                f" but never ran: {who(job).en} had already SUCCEEDED at {clock(job.finished)} "
+                "(minSucceededInstances: 1), so FrameworkController stopped the remaining task"))
             never_ran.append(i)
         elif ctx.run_finished:
-            return Outcome(INCONSISTENT, waited + Text("，之后一直没有运行，任务也没有成功。", " and never ran, and the job did not "
-                                                       "succeed."), tuple(sorted(set(evidence))))
+            return Outcome(INCONSISTENT, waited + Text("，之后一直没有运行，任务也没有成功。",
+                                                       " and never ran, and the job did not succeed."),
+                           tuple(sorted(set(evidence))))
         else:
             return cut_short(ctx, f"日志在 {who(job).zh} 的 {i} 号子任务运行之前就结束了",
                              f"the log ends before task {i} of {who(job).en} ran")
@@ -227,14 +244,15 @@ def incremental(ctx: Context, rule: dict[str, Any]) -> Outcome:
     if never_ran:
         close = Text("。子任务没有一起等待，也没有一起运行：任务只靠先开始的子任务就成功了。",
                      ". The tasks neither waited nor ran together: the job succeeded on the task that started first.")
-        summary = Text(f"{first.zh}不等整个任务就开始运行；{later.zh}等待空闲的 GPU，但任务已成功（minSucceededInstances 为 1），"
-                       "它从未运行。",
-                       f"{first.en.capitalize()} started without waiting for the whole job; {later.en} waited for a free "
-                       "GPU but never ran, because the job had already succeeded (minSucceededInstances: 1).")
+        summary = Text(f"{first.zh}不等整个任务就开始运行；"
+                       f"{later.zh}等待空闲的 GPU，但任务已成功（minSucceededInstances 为 1），它从未运行。",
+                       f"{first.en.capitalize()} started without waiting for the whole job; {later.en} waited for "
+                       "a free GPU but never ran, because the job had already succeeded (minSucceededInstances: 1).")
     else:
-        close = Text("。子任务先后运行，而不是一起等待、一起开始。", ". The tasks ran one after the other instead of waiting "
-                     "and starting together.")
-        summary = Text(f"{first.zh}不等整个任务就开始运行；{later.zh}等到 {short_name(ctx, holder)} 释放 GPU 后才运行：子任务先后运行。",
+        close = Text("。子任务先后运行，而不是一起等待、一起开始。",
+                     ". The tasks ran one after the other instead of waiting and starting together.")
+        summary = Text(f"{first.zh}不等整个任务就开始运行；"
+                       f"{later.zh}等到 {short_name(ctx, holder)} 释放 GPU 后才运行：子任务先后运行。",
                        f"{first.en.capitalize()} started without waiting for the whole job; {later.en} ran only once "
                        f"{short_name(ctx, holder)} freed a GPU: the tasks ran one after the other.")
     english = "; ".join(t.en for t in lines)
@@ -243,21 +261,23 @@ def incremental(ctx: Context, rule: dict[str, Any]) -> Outcome:
 
 
 def partial_run(ctx: Context, rule: dict[str, Any]) -> Outcome:
-    """The over-quota non-gang job was accepted and ran partially: at most `max_parallel` tasks at once, others waited."""
+    """The over-quota non-gang job was accepted and ran partially: at most `max_parallel` tasks at once, others
+    waited."""
     job = ctx.one(rule["job"])
     if job is None or not job.submissions:
         return not_run(rule["job"])
     sub = job.submissions[-1]
     if not sub.accepted:
         return Outcome(INCONSISTENT, Text(f"{who(job).zh} 提交时被拒绝（HTTP {sub.status}：{sub.message}）。",
-                                          f"{who(job).en} was rejected at submission (HTTP {sub.status}: {sub.message})."),
+                                          f"{who(job).en} was rejected at submission "
+                                          f"(HTTP {sub.status}: {sub.message})."),
                        seqs(sub.mark))
     tasks = _tasks(job)
     intervals = sorted((a.started.t, a.ended.t if a.ended else INF) for a in tasks.values() if a.started)
     if not intervals:
         if ctx.run_finished:
-            return Outcome(INCONSISTENT, Text(f"{who(job).zh} 被接受，但没有任何子任务运行。", f"{who(job).en} was accepted but no "
-                                              "task ran."), seqs(sub.mark))
+            return Outcome(INCONSISTENT, Text(f"{who(job).zh} 被接受，但没有任何子任务运行。",
+                                              f"{who(job).en} was accepted but no task ran."), seqs(sub.mark))
         return cut_short(ctx, f"日志在 {who(job).zh} 运行之前就结束了", f"the log ends before {who(job).en} ran")
     peak = max(sum(1 for s, e in intervals if s <= start < e) for start, _ in intervals)
     ran = [i for i, a in tasks.items() if a.started]
@@ -275,27 +295,30 @@ def partial_run(ctx: Context, rule: dict[str, Any]) -> Outcome:
     else:
         later_text = Text("", "")
     text = Text(
-        f"{who(job).zh}（{len(tasks)} 个子任务，gangAllocation 为 false）于 {clock(sub.mark)} 被接受（HTTP {sub.status}），"
+        f"{who(job).zh}（{len(tasks)} 个子任务，gangAllocation 为 false）"
+        f"于 {clock(sub.mark)} 被接受（HTTP {sub.status}），"
         f"并部分运行：{first_text.zh}先运行，{waited_text.zh}等待{later_text.zh}，最多同时运行 {peak} 个",
-        f"{who(job).en} ({len(tasks)} tasks, gangAllocation: false) was accepted at {clock(sub.mark)} (HTTP {sub.status}) "
+        f"{who(job).en} ({len(tasks)} tasks, gangAllocation: false) "
+        f"was accepted at {clock(sub.mark)} (HTTP {sub.status}) "
         f"and ran partially: {first_text.en} ran first while {waited_text.en} waited{later_text.en}; "
         f"at most {peak} ran at once",
     )
     if job.finished is not None:
-        text = text + Text(f"；任务于 {clock(job.finished)} 结束（{job.state}）。", f"; the job finished at {clock(job.finished)} "
-                           f"({job.state}).")
+        text = text + Text(f"；任务于 {clock(job.finished)} 结束（{job.state}）。",
+                           f"; the job finished at {clock(job.finished)} ({job.state}).")
     else:
         text = text + Text("。", ".")
     evidence = seqs(sub.mark, job.finished, *(a.started for a in tasks.values()),
                     *(a.waits[0].mark for a in tasks.values() if a.waits))
     if peak > limit:
-        return Outcome(INCONSISTENT, text + Text(f"同时运行的子任务超过了 {limit} 个 GPU。", f"More tasks ran at once than the "
-                                                 f"{limit} GPUs."), evidence)
+        return Outcome(INCONSISTENT, text + Text(f"同时运行的子任务超过了 {limit} 个 GPU。",
+                                                 f"More tasks ran at once than the {limit} GPUs."), evidence)
     if not waited and len(ran) == len(tasks):
-        return Outcome(INCONSISTENT, text + Text("所有子任务同时运行，没有部分运行。", "All tasks ran at once; it did not run "
-                                                 "partially."), evidence)
+        return Outcome(INCONSISTENT, text + Text("所有子任务同时运行，没有部分运行。",
+                                                 "All tasks ran at once; it did not run partially."), evidence)
     name = short_name(ctx, job)
-    summary = Text(f"{name}（{len(tasks)} 个子任务，gangAllocation 为 false）被接受，最多同时运行 {peak} 个子任务，其余的等待。",
+    summary = Text(f"{name}（{len(tasks)} 个子任务，gangAllocation 为 false）被接受，"
+                   f"最多同时运行 {peak} 个子任务，其余的等待。",
                    f"{name} ({len(tasks)} tasks, gangAllocation: false) was accepted and ran at most {peak} tasks at "
                    "once while the others waited.")
     return Outcome(CONSISTENT, text, evidence, summary=summary)
@@ -320,7 +343,8 @@ def rejected(ctx: Context, rule: dict[str, Any]) -> Outcome:
     summary = Text(f"不能：{short_name(ctx, job)} 提交时即被拒绝（HTTP {sub.status}），没有创建任何 Pod。",
                    f"No: {short_name(ctx, job)} was rejected at submission (HTTP {sub.status}) and no pod was created.")
     return Outcome(CONSISTENT, Text("不能：", "No: ") + got + Text("，提交时即被拒绝，没有创建任何 Pod。",
-                                                                 "; it was rejected at submission and no pod was created."),
+                                                                 "; it was rejected at submission "
+                                                                 "and no pod was created."),
                    seqs(sub.mark), summary=summary)
 
 

@@ -1,4 +1,5 @@
-"""Rules about priority, preemption and opportunistic jobs (docs/lab-experiments.md#priority-and-preemption, #opportunistic-job)."""
+"""Rules about priority, preemption and opportunistic jobs (docs/lab-experiments.md#priority-and-preemption; the
+opportunistic job follows it on the same page)."""
 
 from __future__ import annotations
 
@@ -104,7 +105,8 @@ def preempts(ctx: Context, rule: dict[str, Any]) -> Outcome:
     submitted = high.submitted
     victim_attempt = _running_at(low, submitted.t)
     if victim_attempt is None:
-        return missing(f"提交 {who(high).zh}（第 {submitted.seq} 条记录）时 {who(low).zh} 没有在运行（计划的等待步骤没有完成？）",
+        return missing(f"提交 {who(high).zh}（第 {submitted.seq} 条记录）时 {who(low).zh} 没有在运行"
+                       "（计划的等待步骤没有完成？）",
                        f"{who(low).en} was not running when {who(high).en} was submitted (record {submitted.seq}; did "
                        "the plan's wait step finish?)")
     started = high.first_started
@@ -123,11 +125,13 @@ def preempts(ctx: Context, rule: dict[str, Any]) -> Outcome:
         rerun = _reran_before(low, victim, started, tuple(a for a in high.attempts if a.bound is not None))
         if rerun is None:
             text = base + Text(
-                f"{who(high).zh} 没有等 {who(low).zh} 运行完：HiveD 在 {clock(victim.ended)} 抢占了 {who(low).zh}{how.zh}，",
+                f"{who(high).zh} 没有等 {who(low).zh} 运行完："
+                f"HiveD 在 {clock(victim.ended)} 抢占了 {who(low).zh}{how.zh}，",
                 f"{who(high).en} did not wait for {who(low).en} to finish: HiveD preempted {who(low).en} at "
                 f"{clock(victim.ended)}{how.en};",
             ) + _preemptor_wait(first, victim) + Text(
-                f"{who(high).zh} 于 {clock(started)} 在 {where(first)} 上开始运行（提交后 {between(submitted, started).zh}）。",
+                f"{who(high).zh} 于 {clock(started)} 在 {where(first)} 上开始运行"
+                f"（提交后 {between(submitted, started).zh}）。",
                 f"it started at {clock(started)} on {where(first)}, {between(submitted, started).en} after submission.",
             )
             high_name, low_name = short_name(ctx, high), short_name(ctx, low)
@@ -144,7 +148,8 @@ def preempts(ctx: Context, rule: dict[str, Any]) -> Outcome:
         return Outcome(INCONSISTENT, text, tuple(sorted({*evidence, *seqs(rerun.started)})))
     if victim is not None:
         if low_end is not None or ctx.run_finished:
-            text = base + Text(f"{who(low).zh} 在 {clock(victim.ended)} 被抢占{how.zh}，但 {who(high).zh} 一直没有运行。",
+            text = base + Text(f"{who(low).zh} 在 {clock(victim.ended)} 被抢占{how.zh}，"
+                               f"但 {who(high).zh} 一直没有运行。",
                                f"{who(low).en} was preempted at {clock(victim.ended)}{how.en}, but {who(high).en} "
                                "never ran.")
             return Outcome(INCONSISTENT, text, seqs(submitted, victim.preempted, victim.ended, low_end))
@@ -152,9 +157,11 @@ def preempts(ctx: Context, rule: dict[str, Any]) -> Outcome:
                          f"{who(low).en} was preempted, but {who(high).en} had not started by the log's last record")
     if started is not None and low_end is not None and started.t >= low_end.t:
         text = base + Text(
-            f"{who(high).zh} 一直等到 {who(low).zh} 于 {clock(low_end)} 结束后，才在 {clock(started)} 开始运行，没有发生抢占"
+            f"{who(high).zh} 一直等到 {who(low).zh} 于 {clock(low_end)} 结束后，"
+            f"才在 {clock(started)} 开始运行，没有发生抢占"
             "（没有 Preempted 事件，也没有在运行中被删除后重建）。",
-            f"{who(high).en} waited until {who(low).en} ended at {clock(low_end)} and only started at {clock(started)}; "
+            f"{who(high).en} waited until {who(low).en} ended at {clock(low_end)} "
+            f"and only started at {clock(started)}; "
             "nothing was preempted (no Preempted event, no deletion while running followed by a re-created pod).",
         )
         return Outcome(INCONSISTENT, text, seqs(submitted, low_end, started))
@@ -229,13 +236,15 @@ def retried_after(ctx: Context, rule: dict[str, Any]) -> Outcome:
         spared = _spared(ctx, rule, low)
         if spared is not None:
             return spared
-        return missing(f"{who(low).zh} 没有被抢占过，也就没有重建", f"{who(low).en} was never preempted, so it was never re-created")
+        return missing(f"{who(low).zh} 没有被抢占过，也就没有重建",
+                       f"{who(low).en} was never preempted, so it was never re-created")
     victim = preempted[0]
     later = [a for a in low.attempts if a.created and victim.created and a.created.seq > victim.created.seq
              and a.pod_name == victim.pod_name]
     if not later:
         if ctx.run_finished:
-            return Outcome(INCONSISTENT, Text(f"{who(low).zh} 于 {clock(victim.ended)} 被抢占{preemption_how(victim).zh}后没有以新 Pod 重建。",
+            return Outcome(INCONSISTENT, Text(f"{who(low).zh} 于 {clock(victim.ended)} 被抢占"
+                                              f"{preemption_how(victim).zh}后没有以新 Pod 重建。",
                                               f"{who(low).en} was preempted at {clock(victim.ended)}"
                                               f"{preemption_how(victim).en} and was not re-created."),
                            seqs(victim.preempted, victim.ended))
@@ -260,7 +269,8 @@ def retried_after(ctx: Context, rule: dict[str, Any]) -> Outcome:
         if not ctx.run_finished:
             return cut_short(ctx, f"到日志最后 {who(low).zh} 的新 Pod 还没有运行",
                              f"{who(low).en}'s new pod had not run by the log's last record")
-        return Outcome(INCONSISTENT, text + Text("，但之后一直没有运行。", ", but it never ran again."), tuple(sorted(evidence)))
+        return Outcome(INCONSISTENT, text + Text("，但之后一直没有运行。", ", but it never ran again."),
+                       tuple(sorted(evidence)))
     started_text = Text(f"，{clock(retry.started)} 在 {where(retry)} 上重新运行",
                         f", and ran again from {clock(retry.started)} on {where(retry)}")
     text = text + started_text
@@ -316,16 +326,17 @@ def starts_while_running(ctx: Context, rule: dict[str, Any]) -> Outcome:
                       f"{who(other).en} ran from {clock(other.first_started)} to {clock(other_end)}")
     if started is None:
         if other_end is not None and (ctx.run_finished or job.end is not None):
-            return Outcome(INCONSISTENT, Text(f"{who(job).zh} 一直没有运行；", f"{who(job).en} never ran; ") + other_text
-                           + Text("。", "."), seqs(job.submitted, other_end))
+            return Outcome(INCONSISTENT, Text(f"{who(job).zh} 一直没有运行；", f"{who(job).en} never ran; ")
+                           + other_text + Text("。", "."), seqs(job.submitted, other_end))
         return cut_short(ctx, f"到日志最后 {who(job).zh} 还没有开始运行", f"{who(job).en} had not started by the log's "
                          "last record")
     first = min((a for a in job.attempts if a.started), key=started_seq)
     submitted = job.submitted
     delay = Text(f"（提交后 {between(submitted, started).zh}）" if submitted else "",
                  f" ({between(submitted, started).en} after submission)" if submitted else "")
-    text = Text(f"{who(job).zh} 于 {clock(started)} 在 {where(first)} 上开始运行{delay.zh}；",
-                f"{who(job).en} started at {clock(started)} on {where(first)}{delay.en}; ") + other_text + Text("。", ".")
+    text = (Text(f"{who(job).zh} 于 {clock(started)} 在 {where(first)} 上开始运行{delay.zh}；",
+                 f"{who(job).en} started at {clock(started)} on {where(first)}{delay.en}; ")
+            + other_text + Text("。", "."))
     evidence = seqs(submitted, first.bound, started, other.first_started, other_end)
     if started.t >= (other_end.t if other_end else INF):
         return Outcome(INCONSISTENT, text + Text(f"它一直等到 {who(other).zh} 结束后才运行。",

@@ -123,7 +123,8 @@ def refused_after_switch(ctx: Context, rule: dict[str, Any]) -> Outcome:
     if job is None or not job.submissions:
         return not_run(rule["job"])
     sub = job.submissions[-1]
-    got = Text(f"切换配置（{clock(switch)}）后，{who(job).zh} 于 {clock(sub.mark)} 提交，返回 HTTP {sub.status}：{sub.message}",
+    got = Text(f"切换配置（{clock(switch)}）后，{who(job).zh} 于 {clock(sub.mark)} 提交，"
+               f"返回 HTTP {sub.status}：{sub.message}",
                f"After the switch ({clock(switch)}), {who(job).en} was submitted at {clock(sub.mark)} and got HTTP "
                f"{sub.status}: {sub.message}")
     if sub.mark.seq < switch.seq:
@@ -134,8 +135,8 @@ def refused_after_switch(ctx: Context, rule: dict[str, Any]) -> Outcome:
     if sub.status != status or (message and message not in (sub.message or "")):
         return Outcome(INCONSISTENT, got + Text(f"；预期 HTTP {status}：{message}", f"; expected HTTP {status}: "
                                                 f"{message}"), seqs(switch, sub.mark))
-    return Outcome(CONSISTENT, got + Text("；提交被拒绝，没有创建任何 Pod。", "; it was refused and no pod was created."),
-                   seqs(switch, sub.mark))
+    return Outcome(CONSISTENT, got + Text("；提交被拒绝，没有创建任何 Pod。",
+                                          "; it was refused and no pod was created."), seqs(switch, sub.mark))
 
 
 def stranded_after_switch(ctx: Context, rule: dict[str, Any]) -> Outcome:
@@ -170,7 +171,8 @@ def stranded_after_switch(ctx: Context, rule: dict[str, Any]) -> Outcome:
     reason = waits[-1].reason.rsplit("]: ", 1)[-1] if waits else ""
     why = Text(f"（{reason}）", f" ({reason})") if reason else Text("", "")
     ends = [m for a in later for m in (a.ended,) if m is not None]
-    text = head + Text(f"；它的新尝试从未被调度{why.zh}，直到 {clock(max(ends, key=lambda m: m.seq)) if ends else '日志结束'}"
+    text = head + Text(f"；它的新尝试从未被调度{why.zh}，"
+                       f"直到 {clock(max(ends, key=lambda m: m.seq)) if ends else '日志结束'}"
                        f"：{rule['vc']} 已不存在。",
                        f"; its new attempt was never scheduled{why.en} until "
                        f"{clock(max(ends, key=lambda m: m.seq)) if ends else 'the log ended'}: {rule['vc']} is gone.")

@@ -67,7 +67,8 @@ def placement(ctx: Context, rule: dict[str, Any]) -> Outcome:
     answer = join(lines) + Text("。", ".") + vc_text + Text("。", ".")
     if never:
         names = [who(j) for j in never]
-        answer = answer + Text(f"{'、'.join(n.zh for n in names)} 没有运行。", f"{', '.join(n.en for n in names)} never ran.")
+        answer = answer + Text(f"{'、'.join(n.zh for n in names)} 没有运行。",
+                               f"{', '.join(n.en for n in names)} never ran.")
     if outside:
         bad = [Text(f"{who(j).zh} 在 {clock(a.bound)} 被调度到 VC {vc} 的 GPU 之外（{why.zh}）",
                     f"{who(j).en} was bound at {clock(a.bound)} outside VC {vc}'s cells ({why.en})")
@@ -114,10 +115,12 @@ def waits_while_idle(ctx: Context, rule: dict[str, Any]) -> Outcome:
         idle = found[0] if found else None
         idle_cells |= set(found[1]) if found else set()
         evidence += [w.mark.seq for w in attempt.waits] + list(seqs(attempt.bound))
-        until = (Text(f"直到 {clock(attempt.bound)} 被调度到 {attempt.node}", f"until it was bound to {attempt.node} at "
-                      f"{clock(attempt.bound)}") if attempt.bound else Text("直到日志结束", "until the log ends"))
+        until = (Text(f"直到 {clock(attempt.bound)} 被调度到 {attempt.node}",
+                      f"until it was bound to {attempt.node} at {clock(attempt.bound)}")
+                 if attempt.bound else Text("直到日志结束", "until the log ends"))
         idle_text = Text(f"，期间 {idle.zh} 空闲", f", while {idle.en} sat idle") if idle else Text("", "")
-        lines.append(Text(f"{who(job).zh} 从 {clock(attempt.waits[0].mark)} 起等待（HiveD：{'；'.join(reasons)}）{until.zh}{idle_text.zh}",
+        lines.append(Text(f"{who(job).zh} 从 {clock(attempt.waits[0].mark)} 起等待（HiveD：{'；'.join(reasons)}）"
+                          f"{until.zh}{idle_text.zh}",
                           f"{who(job).en} waited from {clock(attempt.waits[0].mark)} (HiveD: {'; '.join(reasons)}) "
                           f"{until.en}{idle_text.en}"))
         outside = outside_own_cells(ctx, job, attempt, job.virtual_cluster) if job.virtual_cluster else None
@@ -125,11 +128,13 @@ def waits_while_idle(ctx: Context, rule: dict[str, Any]) -> Outcome:
             problems.append(Text(f"{who(job).zh} 被调度到了自己 VC 的 GPU 之外（{outside.zh}）",
                                  f"{who(job).en} was placed outside its own VC's cells ({outside.en})"))
         if reason and not any(reason in r for r in reasons):
-            problems.append(Text(f"{who(job).zh} 的等待原因不是“{reason}”", f"{who(job).en} did not wait for '{reason}'"))
+            problems.append(Text(f"{who(job).zh} 的等待原因不是“{reason}”",
+                                 f"{who(job).en} did not wait for '{reason}'"))
     answer = join(lines) + Text("。", ".")
     facts = {"idle_vc": idle_vc, "idle_cells": cell_ids(idle_cells)}
     if problems:
-        return Outcome(INCONSISTENT, answer + join(problems) + Text("。", "."), tuple(sorted(set(evidence))), facts=facts)
+        return Outcome(INCONSISTENT, answer + join(problems) + Text("。", "."), tuple(sorted(set(evidence))),
+                       facts=facts)
     lead = Text(f"等待的任务一直留在队列中，从未被调度到空闲的 VC {idle_vc} 的 GPU 上。",
                 f"The waiting jobs stayed queued and were never placed on the idle VC {idle_vc}'s cells.")
     return Outcome(CONSISTENT, lead + answer, tuple(sorted(set(evidence))), facts=facts)
@@ -145,8 +150,8 @@ def sequential(ctx: Context, rule: dict[str, Any]) -> Outcome:
     included) and started in submission order.
 
     Submissions within 1 s of each other are not ordered (K8s orders equal priority classes by submission second,
-    docs/openpai-model.md#pods). On a real cluster the scheduler's back-off can still let a later pod go first, so there an
-    order change is reported but not judged; on the simulator (a faithful queue) it is inconsistent."""
+    docs/openpai-model.md#pods). On a real cluster the scheduler's back-off can still let a later pod go first, so
+    there an order change is reported but not judged; on the simulator (a faithful queue) it is inconsistent."""
     jobs = [job for key in rule["jobs"] for job in ctx.jobs(key)]
     ran = [(job, a) for job in jobs if (a := _first_run(job)) is not None]
     if len(ran) < 2:
@@ -183,7 +188,8 @@ def sequential(ctx: Context, rule: dict[str, Any]) -> Outcome:
                                         f"{order.en}.") + remark, tuple(sorted(set(evidence))))
     return Outcome(
         CONSISTENT,
-        Text(f"任务按提交顺序一个接一个地运行：{order.zh}。", f"The jobs ran one after another in submission order: {order.en}."),
+        Text(f"任务按提交顺序一个接一个地运行：{order.zh}。",
+             f"The jobs ran one after another in submission order: {order.en}."),
         tuple(sorted(set(evidence))),
     )
 

@@ -28,7 +28,8 @@ RULES: dict[str, str] = {
     "job-unknown-key": "a key the rest-server ignores (likely a typo)",
     "job-never-scheduled": "a job the rest-server accepts but HiveD will never schedule",
     "job-resources": "resource requests that are accepted but likely wrong",
-    "hived-load": "HiveD v0.3.4 refuses the config at start-up (docs/hived-config-and-cells.md#load-time-rules-and-errors)",
+    "hived-load": "HiveD v0.3.4 refuses the config at start-up "
+                  "(docs/hived-config-and-cells.md#load-time-rules-and-errors)",
     "hived-skutypes": "skuTypes the rest-server cannot use (missing, memory parsed to 0, not integers)",
     "hived-cells": "physical cells HiveD accepts silently but wrongly (children count, duplicate nodes or ids)",
     "hived-vc": "virtual clusters HiveD accepts silently but wrongly (names, paths, pinned ids)",

@@ -92,7 +92,8 @@ def to_sarif(report: Report) -> str:
     results = []
     for f in report.findings:
         region = {"startLine": f.line, "startColumn": f.col} if f.line else {}
-        location: dict[str, object] = {"physicalLocation": {"artifactLocation": {"uri": f.file}, **({"region": region} if region else {})}}
+        location: dict[str, object] = {"physicalLocation": {"artifactLocation": {"uri": f.file},
+                                                            **({"region": region} if region else {})}}
         if f.pointer:
             location["logicalLocations"] = [{"fullyQualifiedName": f.pointer, "kind": "member"}]
         results.append({"ruleId": f.rule, "level": level[f.severity], "message": {"text": f.message},

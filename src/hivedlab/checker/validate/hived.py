@@ -1,5 +1,6 @@
-"""HiveD-config checks: HiveD v0.3.4's own load verdict (`hivedlab.models.hived.load_config`), what the rest-server needs from
-the config (skuTypes), and the mistakes HiveD accepts silently (docs/hived-config-and-cells.md#the-config, docs/openpai-model.md#skus-and-the-vc-status, #services-configuration)."""
+"""HiveD-config checks: HiveD v0.3.4's own load verdict (`hivedlab.models.hived.load_config`), what the rest-server
+needs from the config (skuTypes) and what OpenPAI's services configuration allows (both on the OpenPAI model page),
+and the mistakes HiveD accepts silently (docs/hived-config-and-cells.md#the-config)."""
 
 from __future__ import annotations
 
@@ -142,7 +143,8 @@ def _check_cells(physical: Mapping[str, Any], types: Mapping[str, Mapping[str, A
             if len(children) > number:
                 out.add("hived-cells", ERROR, ptr + "/cellChildren",
                         f"{len(children)} children but {cell_type} has childCellNumber {number}: HiveD crashes "
-                        "(nil pointer) when a node of this cell turns bad (docs/hived-config-and-cells.md#physical-cells); list exactly "
+                        "(nil pointer) when a node of this cell turns bad "
+                        "(docs/hived-config-and-cells.md#physical-cells); list exactly "
                         f"{number} or raise childCellNumber")
             elif len(children) < number:
                 out.add("hived-cells", WARNING, ptr + "/cellChildren",
@@ -192,7 +194,8 @@ def _check_vcs(data: Mapping[str, Any], physical: Mapping[str, Any], types: Mapp
 
 
 def _check_path(path: str, ptr: str, types: Mapping[str, Mapping[str, Any]], chains: set[str], out: _Out) -> None:
-    """`CHAIN.….TYPE`: HiveD ignores the middle segments and never checks that TYPE belongs to CHAIN (docs/hived-config-and-cells.md#virtual-clusters)."""
+    """`CHAIN.….TYPE`: HiveD ignores the middle segments and never checks that TYPE belongs to CHAIN
+    (docs/hived-config-and-cells.md#virtual-clusters)."""
     parts = path.split(".")
     if parts[0] not in chains or parts[-1] not in types and parts[-1] not in _leaf_types(types):
         return  # HiveD's own verdict covers these
@@ -256,7 +259,8 @@ def check_services_config(
     for key in ("webServerAddress", "waitingPodSchedulingBlockMilliSec"):
         if key in inner.data:
             add(ERROR, "/hivedscheduler/config", f"do not set {key} in hivedscheduler.config: OpenPAI already writes "
-                "it into the same file, and the repeated key makes HiveD fail to read its config (docs/openpai-model.md#services-configuration)")
+                "it into the same file, and the repeated key makes HiveD fail to read its config "
+                "(docs/openpai-model.md#services-configuration)")
     shift = (key_line, indent)
     findings.extend(check_hived_config(inner.data, inner.positions, file, "/hivedscheduler/config", shift))
     findings.extend(Finding("yaml-dialect", WARNING, file, n.line + key_line, n.col + indent,

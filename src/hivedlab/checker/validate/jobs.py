@@ -38,7 +38,8 @@ def prepare_target(name: str, config: Mapping[str, Any]) -> HivedTarget:
 
 
 def _pod_max(config: Mapping[str, Any]) -> dict[str, dict[str, int]]:
-    """A pod runs on one node: at most a node's leaf cells, or a smaller preassigned VC cell's (docs/hived-config-and-cells.md#the-vc-view)."""
+    """A pod runs on one node: at most a node's leaf cells, or a smaller preassigned VC cell's
+    (docs/hived-config-and-cells.md#the-vc-view)."""
     physical = config.get("physicalCluster") if isinstance(config, Mapping) else None
     types = physical.get("cellTypes") if isinstance(physical, Mapping) else None
     types = {str(k): v for k, v in types.items() if isinstance(v, Mapping)} if isinstance(types, Mapping) else {}
@@ -229,7 +230,8 @@ def _warnings(data: Mapping[str, Any], out: _Out) -> None:
     if "gangAllocation" in extras and not isinstance(extras["gangAllocation"], bool):
         out.add("job-gang-allocation", WARNING, "/extras/gangAllocation",
                 f"gangAllocation is {extras['gangAllocation']!r}, not a boolean: HiveD then schedules the job "
-                "incrementally while the Framework treats it as gang (docs/openpai-model.md#gang-allocation-and-affinity-groups); write true or false")
+                "incrementally while the Framework treats it as gang "
+                "(docs/openpai-model.md#gang-allocation-and-affinity-groups); write true or false")
     _unknown_keys(extras, _EXTRAS_KEYS, "/extras", out, "extras")
     hived = extras.get("hivedScheduler")
     if isinstance(hived, Mapping):

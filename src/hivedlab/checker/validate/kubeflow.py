@@ -128,7 +128,8 @@ def _check_tfjob(index: int, tfjob: dict[str, Any], groups: Mapping[str, tuple[i
 def _check_scheduler(role: str, scheduler: str, podgroup: dict[str, Any], pointer: str, out: _Out) -> None:
     form = FORM_BY_GROUP.get(str(podgroup.get("apiVersion")).split("/")[0])
     if form is not None and scheduler != form.scheduler:
-        what = "no schedulerName (the default scheduler)" if scheduler == DEFAULT_SCHEDULER else f"schedulerName {scheduler}"
+        what = ("no schedulerName (the default scheduler)" if scheduler == DEFAULT_SCHEDULER
+                else f"schedulerName {scheduler}")
         out.add("manifest-scheduler", ERROR, f"{pointer}/schedulerName" if scheduler != DEFAULT_SCHEDULER else pointer,
                 f"{role}'s pods have {what} but their PodGroup is {podgroup['apiVersion']}, which only "
                 f"{form.scheduler} reads: set schedulerName: {form.scheduler}, or the pods are placed one by one")

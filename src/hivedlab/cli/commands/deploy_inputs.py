@@ -2,9 +2,9 @@
 
 config.yaml holds the Linux user's SSH password, so the three files go to a folder outside any git repository (by
 default `~/pai-inputs`), config.yaml with mode 600 (docs/deployment.md).
-The files are exactly what `contrib/kubespray/quick-start-*.sh` read (docs/openpai-model.md#quick-start-inputs): `hostname,ip` rows with
-no header, no blank line and no spaces; `branch_name` and `docker_image_tag` unquoted, one per line, since the scripts
-read them with `grep | tr -d space | cut -d: -f2`. They are checked before anything is written.
+The files are exactly what `contrib/kubespray/quick-start-*.sh` read (docs/openpai-model.md#quick-start-inputs):
+`hostname,ip` rows with no header, no blank line and no spaces; `branch_name` and `docker_image_tag` unquoted, one per
+line, since the scripts read them with `grep | tr -d space | cut -d: -f2`. They are checked before anything is written.
 """
 
 from __future__ import annotations
@@ -37,13 +37,17 @@ PASSWORD_ENV = "HIVEDLAB_SSH_PASSWORD"
 FIXED_BRANCH = "pai-1.2.y"
 SAFE_VALUE = re.compile(r"^[A-Za-z0-9._/-]+$")
 DEFAULT_OUT = "~/pai-inputs"
-MAX_CPUS_V120 = 50  # docs/openpai-model.md#what-quick-start-generates: the v1.2.0 generator crashes on a worker with > 50 allocatable CPUs
+# the v1.2.0 generator crashes on a worker with > 50 allocatable CPUs (docs/openpai-model.md#what-quick-start-generates)
+MAX_CPUS_V120 = 50
 
-EXAMPLES = """\
-  hivedlab deploy-inputs --inventory group.yaml --password paiopen   # writes ~/pai-inputs/{master,worker}.csv, config.yaml
+EXAMPLES = (
+    "  hivedlab deploy-inputs --inventory group.yaml --password paiopen"
+    "   # writes ~/pai-inputs/{master,worker}.csv, config.yaml\n"
+    """\
   hivedlab deploy-inputs --inventory group.yaml --env out/env --out ~/pai-inputs   # also checks workers' GPUs
   HIVEDLAB_SSH_PASSWORD=paiopen hivedlab deploy-inputs --inventory group.yaml --branch pai-1.2.y
 """
+)
 
 
 def host_csv(members: tuple[Member, ...]) -> str:
@@ -52,7 +56,8 @@ def host_csv(members: tuple[Member, ...]) -> str:
 
 
 def quickstart_config(user: str, password: str, branch: str, image_tag: str) -> str:
-    """The quick-start `config.yaml`: the two keys the scripts grep for stay unquoted, one per line (docs/openpai-model.md#quick-start-inputs)."""
+    """The quick-start `config.yaml`: the two keys the scripts grep for stay unquoted, one per line
+    (docs/openpai-model.md#quick-start-inputs)."""
     # user and password are read as YAML (quoted by PyYAML only when needed, e.g. a password of digits)
     credentials = yaml.safe_dump({"user": user, "password": password}, sort_keys=False, allow_unicode=True, width=1000)
     return (
@@ -86,29 +91,34 @@ def check_env_records(inventory: Inventory, records: dict[str, dict[str, Any]], 
     for worker in inventory.workers:
         record = records.get(worker.name) or records.get(worker.hostname)
         if record is None:
-            findings.append(_problem("error", f"没有 worker {worker.name} 的环境记录：在该机器上运行 `hivedlab env --member {worker.name}`",
+            findings.append(_problem("error", f"没有 worker {worker.name} 的环境记录："
+                                              f"在该机器上运行 `hivedlab env --member {worker.name}`",
                                     f"no environment record for worker {worker.name}: run `hivedlab env --member "
                                     f"{worker.name}` on that machine"))
             continue
         count = (record.get("gpus") or {}).get("count") or 0
         if not count:
-            findings.append(_problem("error", f"worker {worker.name} 的环境记录中没有 GPU（quick-start 要求每个 worker 至少 1 块 GPU）",
+            findings.append(_problem("error", f"worker {worker.name} 的环境记录中没有 GPU"
+                                              "（quick-start 要求每个 worker 至少 1 块 GPU）",
                                     f"worker {worker.name}'s environment record shows no GPU (quick-start needs >= 1 "
                                     "GPU on every worker)"))
         if record.get("docker_default_runtime") not in (None, "nvidia"):
-            findings.append(_problem("error", f"worker {worker.name} 的 Docker 默认运行时是 {record.get('docker_default_runtime')}，应为 nvidia",
+            findings.append(_problem("error", f"worker {worker.name} 的 Docker 默认运行时是 "
+                                              f"{record.get('docker_default_runtime')}，应为 nvidia",
                                     f"worker {worker.name}'s Docker default runtime is "
                                     f"{record.get('docker_default_runtime')}, it must be nvidia"))
         for field in ("hostname", "ip"):
             if record.get(field) and record[field] != getattr(worker, field):
-                findings.append(_problem("warning", f"{worker.name}：清单中的 {field} 为 {getattr(worker, field)}，机器上为 {record[field]}",
+                findings.append(_problem("warning", f"{worker.name}：清单中的 {field} 为 {getattr(worker, field)}，"
+                                                    f"机器上为 {record[field]}",
                                         f"{worker.name}: the inventory's {field} is {getattr(worker, field)}, the "
                                         f"machine reports {record[field]}"))
         cpus = record.get("vcpus") or 0
         if cpus > MAX_CPUS_V120 and branch != FIXED_BRANCH:
             findings.append(_problem(
                 "error",
-                f"worker {worker.name} 有 {cpus} 个 vCPU：v1.2.0 的配置生成脚本在 > 50 CPU 时崩溃，请使用 --branch {FIXED_BRANCH}",
+                f"worker {worker.name} 有 {cpus} 个 vCPU：v1.2.0 的配置生成脚本在 > 50 CPU 时崩溃，"
+                f"请使用 --branch {FIXED_BRANCH}",
                 f"worker {worker.name} has {cpus} vCPUs: the v1.2.0 config generator crashes above 50 CPUs, use "
                 f"--branch {FIXED_BRANCH}"))
     return findings
@@ -143,7 +153,8 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
                         help=f"folder outside the repository for the three files (default: {DEFAULT_OUT}); "
                              "config.yaml holds the password")
-    parser.add_argument("--env", metavar="DIR", help="folder of environment records (hivedlab env) to check workers' GPUs")
+    parser.add_argument("--env", metavar="DIR",
+                        help="folder of environment records (hivedlab env) to check workers' GPUs")
     parser.add_argument("--user", default="openpai", help="the Linux user of manual step 1.4 (default: openpai)")
     parser.add_argument("--password", help=f"that user's password (or set {PASSWORD_ENV}); never printed")
     parser.add_argument("--branch", default="v1.2.0",
@@ -160,7 +171,8 @@ def run(args: argparse.Namespace) -> int:
     if not password:
         raise HivedlabError(f"give the Linux user's password with --password or {PASSWORD_ENV} (it goes into "
                             "config.yaml only)")
-    for name, value in (("--user", args.user), ("--branch", args.branch), ("--docker-image-tag", args.docker_image_tag)):
+    for name, value in (("--user", args.user), ("--branch", args.branch),
+                        ("--docker-image-tag", args.docker_image_tag)):
         if not SAFE_VALUE.match(value):
             raise HivedlabError(f"{name} {value!r}: only letters, digits and . _ / - are allowed")
     folder = Path(args.out).expanduser()
@@ -174,7 +186,8 @@ def run(args: argparse.Namespace) -> int:
         if args.env:
             findings += check_env_records(inventory, load_env_records(Path(args.env)), args.branch)
     if args.branch != FIXED_BRANCH:
-        findings.append(_problem("warning", f"如果某个 worker 超过 50 个 CPU，v1.2.0 的生成脚本会崩溃：请改用 --branch {FIXED_BRANCH}",
+        findings.append(_problem("warning", "如果某个 worker 超过 50 个 CPU，v1.2.0 的生成脚本会崩溃："
+                                            f"请改用 --branch {FIXED_BRANCH}",
                                 f"if a worker has more than 50 CPUs the v1.2.0 generator crashes: use --branch "
                                 f"{FIXED_BRANCH}"))
     errors = [f for f in findings if f.severity == "error"]

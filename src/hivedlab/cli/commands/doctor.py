@@ -70,7 +70,8 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     parser = new_parser(
         prog,
         "Check a deployed cluster against the group's inventory: nodes, rest-server, portal, HiveD's VCs and cells, "
-        "the members' tokens, unfinished jobs. / 部署后检查：节点、rest-server、门户、HiveD 的 VC 和 cell、组员 token、未结束的任务。",
+        "the members' tokens, unfinished jobs. / "
+        "部署后检查：节点、rest-server、门户、HiveD 的 VC 和 cell、组员 token、未结束的任务。",
         EXAMPLES,
     )
     parser.add_argument("--inventory", metavar="FILE", help="group inventory (default: the shipped example)")
@@ -80,7 +81,8 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
                                                           "http://<the inventory's master ip>)")
     parser.add_argument("--hived-url", metavar="URL", help="HiveD's web service (default: HIVEDLAB_HIVED_URL, else "
                                                             "http://<master ip>:30096)")
-    parser.add_argument("--token-file", metavar="FILE", help="the members' token file (default: HIVEDLAB_PAI_TOKEN_FILE)")
+    parser.add_argument("--token-file", metavar="FILE",
+                        help="the members' token file (default: HIVEDLAB_PAI_TOKEN_FILE)")
     parser.add_argument("--kubeconfig", metavar="FILE", help="default: KUBECONFIG, else ~/pai-deploy/kube/config")
     parser.add_argument("--env", metavar="DIR", help="the members' environment records (hivedlab env): compare clocks")
     add_format(parser, ("text", "json"))
@@ -138,10 +140,10 @@ def observed_cells(physical: Any, virtual: Any) -> dict[str, Any]:
 
 def compare_cells(name: str, expected: dict[str, Any], seen: dict[str, Any]) -> list[Finding]:
     """HiveD's VCs, cells and nodes against the config `name` rendered for the inventory (pure)."""
-    fix_zh = (f"用 `hivedlab scheduler-config {name} --inventory group.yaml` 重新生成并推送配置，重启 hivedscheduler 和 "
-              "rest-server（手册 4.1 / 4.5），然后再运行 `hivedlab doctor`")
-    fix_en = (f"render and push the config again with `hivedlab scheduler-config {name} --inventory group.yaml`, restart "
-              "hivedscheduler and rest-server (manual 4.1 / 4.5), then run `hivedlab doctor` again")
+    fix_zh = (f"用 `hivedlab scheduler-config {name} --inventory group.yaml` 重新生成并推送配置，"
+              "重启 hivedscheduler 和 rest-server（手册 4.1 / 4.5），然后再运行 `hivedlab doctor`")
+    fix_en = (f"render and push the config again with `hivedlab scheduler-config {name} --inventory group.yaml`, "
+              "restart hivedscheduler and rest-server (manual 4.1 / 4.5), then run `hivedlab doctor` again")
     findings = []
     if sorted(seen["vcs"]) != sorted(expected["vcs"]):
         findings.append(bad("hived-vcs", f"HiveD 的 VC 是 {', '.join(sorted(seen['vcs'])) or '无'}，{name} 应为 "
@@ -160,14 +162,15 @@ def compare_cells(name: str, expected: dict[str, Any], seen: dict[str, Any]) -> 
                                 f"VC {vc}'s cells differ from {name}: {en}", fix_zh, fix_en))
     if seen["nodes"] != expected["nodes"] or seen["top"] != expected["top"]:
         findings.append(bad(
-            "hived-nodes", f"HiveD 的节点 {', '.join(seen['nodes']) or '无'}（顶层 cell {dict(seen['top'])}）与 {name} 的 "
-            f"{', '.join(expected['nodes'])}（{dict(expected['top'])}）不同",
+            "hived-nodes", f"HiveD 的节点 {', '.join(seen['nodes']) or '无'}（顶层 cell {dict(seen['top'])}）"
+            f"与 {name} 的 {', '.join(expected['nodes'])}（{dict(expected['top'])}）不同",
             f"HiveD's nodes {', '.join(seen['nodes']) or 'none'} (top cells {dict(seen['top'])}) differ from {name}'s "
             f"{', '.join(expected['nodes'])} ({dict(expected['top'])})", fix_zh, fix_en))
     if not findings:
         summary = ", ".join(f"{vc}: " + " ".join(f"{n}×{t}" for t, n in cells.items())
                             for vc, cells in sorted(expected["vcs"].items()))
-        findings.append(ok("hived", f"HiveD 的 VC 和 cell 与 {name} 一致（{summary}；节点 {', '.join(expected['nodes'])}）",
+        findings.append(ok("hived", f"HiveD 的 VC 和 cell 与 {name} 一致"
+                                    f"（{summary}；节点 {', '.join(expected['nodes'])}）",
                            f"HiveD's VCs and cells match {name} ({summary}; nodes {', '.join(expected['nodes'])})"))
     return findings
 
@@ -181,7 +184,8 @@ def check_nodes(kubeconfig: str | None, inventory: Inventory) -> list[Finding]:
 
     from hivedlab.backends.watcher import make_api_client
 
-    fix_zh = "在 dev-box 容器中运行 `kubectl get nodes`；未就绪的节点上执行 `sudo systemctl restart kubelet`，或重新运行 quick-start"
+    fix_zh = ("在 dev-box 容器中运行 `kubectl get nodes`；未就绪的节点上执行 `sudo systemctl restart kubelet`，"
+              "或重新运行 quick-start")
     fix_en = ("run `kubectl get nodes` in the dev-box container; on a node that is not Ready run `sudo systemctl "
               "restart kubelet`, or run quick-start again")
     try:
@@ -228,8 +232,9 @@ def check_rest_server(url: str) -> Finding:
     finally:
         probe.close()
     if not version.startswith("v1.2"):
-        return bad("rest-server", f"rest-server 版本为 {version}，实验要求 v1.2.0", f"the rest-server is {version}; the "
-                   "lab needs v1.2.0", "按手册用 v1.2.0 重新部署（deploy-inputs 的 --branch / --docker-image-tag）",
+        return bad("rest-server", f"rest-server 版本为 {version}，实验要求 v1.2.0",
+                   f"the rest-server is {version}; the lab needs v1.2.0",
+                   "按手册用 v1.2.0 重新部署（deploy-inputs 的 --branch / --docker-image-tag）",
                    "deploy v1.2.0 as the manual says (deploy-inputs' --branch / --docker-image-tag)")
     return ok("rest-server", f"rest-server {version}", f"rest-server {version}")
 
@@ -273,7 +278,8 @@ def check_hived(base: str, inventory: Inventory, config: str | None) -> tuple[li
     except (requests.RequestException, ValueError) as exc:
         return [bad("hived", f"HiveD 的 inspect API（{base}）无法访问：{type(exc).__name__}",
                     f"HiveD's inspect API at {base} is not reachable: {type(exc).__name__}",
-                    "在 dev-box 中用 `kubectl get pods` 确认 hivedscheduler 在运行（配置错误时它会不断重启：看它的日志）",
+                    "在 dev-box 中用 `kubectl get pods` 确认 hivedscheduler 在运行"
+                    "（配置错误时它会不断重启：看它的日志）",
                     "check that hivedscheduler runs (`kubectl get pods` in the dev-box; a bad config makes it "
                     "restart over and over: read its log)")], []
     seen = observed_cells(physical, virtual)
@@ -297,8 +303,8 @@ def check_tokens(url: str, inventory: Inventory, tokens: dict[str, str], vcs: li
         try:
             found = get_user(session, user)
         except PaiError as exc:
-            findings.append(bad("tokens", f"{user} 的 token 不可用：{exc.zh}", f"{user}'s token does not work: {exc.en}",
-                                *again))
+            findings.append(bad("tokens", f"{user} 的 token 不可用：{exc.zh}",
+                                f"{user}'s token does not work: {exc.en}", *again))
             continue
         finally:
             session.close()
@@ -338,11 +344,13 @@ def check_jobs(url: str, token: str) -> Finding:
 def check_clocks(folder: Path) -> list[Finding]:
     """The members' environment records: every clock synchronized, and their NTP offsets within a second."""
     records = [read_json(path) for path in sorted(folder.glob("*.json"))]
-    clocks = {str(r.get("member")): r["clock"] for r in records if isinstance(r, dict) and isinstance(r.get("clock"), dict)}
+    clocks = {str(r.get("member")): r["clock"] for r in records
+              if isinstance(r, dict) and isinstance(r.get("clock"), dict)}
     if not clocks:
         return [bad("clocks", f"{folder} 中没有带时钟信息的环境记录", f"no environment record with a clock in {folder}",
                     "在每台机器上运行 `python3 labs/00_check_env.py --member 姓名 --role …` 并把 env/ 中的记录复制过来",
-                    "run `python3 labs/00_check_env.py --member NAME --role …` on each machine and copy its env/ record",
+                    "run `python3 labs/00_check_env.py --member NAME --role …` on each machine "
+                    "and copy its env/ record",
                     status="warning")]
     fix = ("在这些机器上执行 `sudo timedatectl set-ntp true`（或安装 chrony），再运行一次 00_check_env.py",
            "run `sudo timedatectl set-ntp true` (or install chrony) on those machines, then 00_check_env.py again")

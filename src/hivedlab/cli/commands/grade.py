@@ -39,7 +39,8 @@ EXAMPLES = """\
 
 def build_parser(prog: str) -> argparse.ArgumentParser:
     parser = new_parser(prog, DESCRIPTION, EXAMPLES)
-    parser.add_argument("path", metavar="SUBMISSIONS_DIR", help="one folder per group (or, with --self, one run directory)")
+    parser.add_argument("path", metavar="SUBMISSIONS_DIR",
+                        help="one folder per group (or, with --self, one run directory)")
     parser.add_argument("--self", dest="self_check", action="store_true",
                         help="self-check one run directory: what a TA will see, without the hidden items")
     parser.add_argument("--rubric", metavar="FILE", help="rubric YAML (default: configs/rubric.default.yaml)")

@@ -14,7 +14,8 @@ from hivedlab.basics.errors import EXIT_FINDINGS, EXIT_OK, HivedlabError
 from hivedlab.basics.files import read_json
 from hivedlab.cli.options import add_lang, add_out, new_parser
 
-DESCRIPTION = """\
+DESCRIPTION = (
+    """\
 Run the lab's experiments (labs/experiments/*.yaml) step by step on a cluster and record everything it does
 into out/experiments/<id>/evidence.jsonl; then judge each experiment and write the report.
 在集群上逐步运行实验，记录证据日志，判定结果并生成实验报告。
@@ -26,13 +27,18 @@ that already holds the experiment unless --replace moves the earlier run to OUT/
 --scheduler default|kube-batch runs the simulated cluster without HiveD, for contrast (docs/other-schedulers.md);
 the kubeflow-gang experiment runs under both unless --scheduler picks one. Contrast runs go to out/contrast/.
 --member NAME makes it that member's turn: they submit the experiment's jobs, into out/experiments/<id>/<user>/;
---each-member gives every member of the inventory a turn, in order (the manual's "Alice, Bob, Carol, Dan 按顺序依次实验").
-vc-safety has no turns: every member submits job-config-0 at once (manual step 4.2), once, whoever's turn it is.
---member NAME 表示轮到该组员：由其提交实验任务；--each-member 让清单中的每位组员按顺序各做一遍（vc-safety 所有组员同时提交，只做一次）。
+"""
+    "--each-member gives every member of the inventory a turn, in order "
+    "(the manual's \"Alice, Bob, Carol, Dan 按顺序依次实验\").\n"
+    "vc-safety has no turns: every member submits job-config-0 at once (manual step 4.2), once, whoever's turn it is.\n"
+    "--member NAME 表示轮到该组员：由其提交实验任务；--each-member 让清单中的每位组员按顺序各做一遍"
+    "（vc-safety 所有组员同时提交，只做一次）。\n"
+    """\
 --cluster k8s runs kubeflow-gang on a plain Kubernetes cluster with Kubeflow's TFJob and a gang scheduler
 (docs/kubeflow-on-kubernetes.md): --manifests kube-batch|volcano picks the form, --kubeconfig/--context as kubectl.
 --cluster k8s 在普通 Kubernetes 集群（Kubeflow TFJob + kube-batch 或 Volcano）上运行 kubeflow-gang 实验。
 在同一 --out 目录再次运行真实集群实验会接着记录（日志只追加、不删除）；模拟运行遇到已有结果时需加 --replace。"""
+)
 
 VERDICT_ZH = {"consistent": "一致", "inconsistent": "不一致", "inconclusive": "无法判断"}
 
@@ -60,7 +66,8 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument("--cluster", choices=("sim", "pai", "k8s"), default="sim",
                         help="where to run: simulated, OpenPAI + HiveD, or plain Kubernetes (default: sim)")
     parser.add_argument("--scheduler", choices=("hived", "default", "kube-batch", "volcano"),
-                        help="the scheduler (default: each plan's own, hived for the five); volcano: --cluster k8s only")
+                        help="the scheduler (default: each plan's own, hived for the five); "
+                             "volcano: --cluster k8s only")
     parser.add_argument("--manifests", choices=("kube-batch", "volcano"),
                         help="--cluster k8s: the TFJob/PodGroup form under jobs/kubeflow/ (default: kube-batch, or "
                              "volcano with --scheduler volcano)")
@@ -184,7 +191,8 @@ def _next_steps(out: Path, lang: str, report: bool, turns: bool = False) -> str:
             lines.append(f"实验报告：{out / 'report.md'}（浏览器打开 {out / 'report.html'}）")
         lines.append(f"每个实验的证据、判定和时间线图：{out / 'experiments'}/<实验>/；重新判定：hivedlab check {out}")
         if turns:
-            lines.append(f"每位组员的一轮：{out / 'experiments'}/<实验>/<用户名>/（vc-safety 所有组员同时提交，只有一份）")
+            lines.append(f"每位组员的一轮：{out / 'experiments'}/<实验>/<用户名>/"
+                         "（vc-safety 所有组员同时提交，只有一份）")
     else:
         lines = [f"run directory: {out}"]
         if report:
@@ -192,7 +200,8 @@ def _next_steps(out: Path, lang: str, report: bool, turns: bool = False) -> str:
         lines.append(f"each experiment's evidence, verdicts and chart: {out / 'experiments'}/<id>/; "
                      f"judge again: hivedlab check {out}")
         if turns:
-            lines.append(f"each member's turn: {out / 'experiments'}/<id>/<user>/ (vc-safety: one run, everyone at once)")
+            lines.append(f"each member's turn: {out / 'experiments'}/<id>/<user>/ "
+                         "(vc-safety: one run, everyone at once)")
     return "\n".join(lines)
 
 
