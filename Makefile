@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 OUT    ?= out
 
-.PHONY: run test lint typecheck unit venv bench clean
+.PHONY: run test lint typecheck unit venv bench bench-quick clean
 
 $(BIN)/hivedlab: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,8 +34,13 @@ typecheck: venv
 unit: venv
 	$(BIN)/python -m pytest
 
+## bench: every benchmark at full size, with its figures and targets (docs/benchmarks.md); ARGS=--quick or names
 bench: venv
-	$(BIN)/python benchmarks/run_all.py
+	$(BIN)/python benchmarks/run_all.py $(ARGS)
+
+## bench-quick: every benchmark at small sizes, checking that it runs and produces what it should (CI, after make test)
+bench-quick: venv
+	$(BIN)/python benchmarks/run_all.py --quick
 
 clean:
 	rm -rf $(VENV) $(OUT) build *.egg-info

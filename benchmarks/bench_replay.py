@@ -2,9 +2,11 @@
 
 Runs `hivedlab sim replay` as a whole process (median of several runs, peak RSS of the children) and the same
 replay in-process (per-decision timings, start-up time, tracemalloc peak), and prints the figures next to
-HiveD v0.3.4's own (tests/fixtures/hived-perf/README.md).
+HiveD v0.3.4's own (tests/fixtures/hived-perf/README.md). Both replays are checked: every operation answered, one
+decision per schedule operation, and HiveD's own outcomes (2,064 bind, 213 preempt, 723 wait) in and out of process.
+The workload is already small: --quick runs the whole process once instead of 7 times and applies no target (CI).
 
-    .venv/bin/python benchmarks/bench_replay.py [--runs 7] [--no-process]
+    .venv/bin/python benchmarks/bench_replay.py [--runs 7] [--no-process] [--quick]
 """
 
 from __future__ import annotations
@@ -24,6 +26,14 @@ ROOT = Path(__file__).resolve().parent.parent
 PERF = ROOT / "tests" / "fixtures" / "hived-perf"
 CONFIG = PERF / "config.yaml"
 OPS = PERF / "ops.json"
+HIVED_RESULTS = {"bind": 2064, "preempt": 213, "wait": 723}  # HiveD v0.3.4's outcomes of the 3,000 schedules
+REPLAY = [sys.executable, "-m", "hivedlab", "sim", "replay", str(CONFIG), str(OPS)]
+
+
+def expect(condition: bool, what: str) -> None:
+    """A benchmark that did not produce what it should fails, whatever its figures."""
+    if not condition:
+        raise SystemExit(f"bench_replay.py: {what}")
 
 
 def whole_process(runs: int) -> dict[str, float]:
@@ -32,11 +42,7 @@ def whole_process(runs: int) -> dict[str, float]:
     for _ in range(runs):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
-        done = subprocess.run(
-            [sys.executable, "-m", "hivedlab", "sim", "replay", str(CONFIG), str(OPS)],
-            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-        )
+        done = subprocess.run(REPLAY, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
         walls.append(time.perf_counter() - start)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
@@ -47,6 +53,20 @@ def whole_process(runs: int) -> dict[str, float]:
             "median_cpu_s": statistics.median(cpus), "peak_rss_mb": peak_kib / 1024}
 
 
+def process_results() -> dict[str, int]:
+    """One more whole-process replay, untimed, its output read: the schedule operations' results."""
+    done = subprocess.run(REPLAY, cwd=ROOT, capture_output=True, text=True, check=False)
+    expect(done.returncode == 0, f"replay failed: {done.stderr.strip()}")
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    ops = json.loads(OPS.read_text(encoding="utf-8"))
+    expect(len(lines) == 1 + len(ops), f"{len(lines)} output lines for the init and {len(ops)} operations")
+    results: dict[str, int] = {}
+    for line in lines:
+        if line.get("op") == "schedule":
+            results[line["result"]] = results.get(line["result"], 0) + 1
+    return results
+
+
 def _percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
@@ -55,7 +75,6 @@ def _percentile(values: list[float], q: float) -> float:
 def _replay_once(trace_memory: bool) -> tuple[float, float, list[float], dict[str, int], float, float]:
     import yaml
 
-    sys.path.insert(0, str(ROOT))
     from hivedlab.backends.replay import Replay
     from hivedlab.models.hived import load_config
 
@@ -78,6 +97,8 @@ def _replay_once(trace_memory: bool) -> tuple[float, float, list[float], dict[st
             decisions.append(elapsed)
             results[line["result"]] = results.get(line["result"], 0) + 1
     total = time.perf_counter() - run_start
+    schedules = sum(1 for op in ops if op.get("op") == "schedule")
+    expect(len(decisions) == schedules, f"{len(decisions)} decisions for {schedules} schedule operations")
     cpu = time.process_time() - cpu_start
     peak = 0
     if trace_memory:
@@ -107,22 +128,29 @@ def in_process() -> dict[str, float]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", type=int, default=7, help="whole-process runs (median reported)")
+    parser.add_argument("--runs", type=int, help="whole-process runs, median reported (default 7; --quick: 1)")
     parser.add_argument("--no-process", action="store_true", help="skip the whole-process runs")
+    parser.add_argument("--quick", action="store_true", help="one whole-process run, for CI: checks it, no target")
     args = parser.parse_args()
+    runs = args.runs or (1 if args.quick else 7)
     print(f"workload: {OPS.relative_to(ROOT)} on {CONFIG.relative_to(ROOT)} ({os.cpu_count()} CPUs)")
     figures = in_process()
+    in_process_results = {k.removeprefix("result_"): v for k, v in figures.items() if k.startswith("result_")}
+    expect(in_process_results == HIVED_RESULTS, f"in-process outcomes {in_process_results}, HiveD's {HIVED_RESULTS}")
     print("in-process (one decision = schedule, plus AddAllocatedPod on a bind):")
     for key, value in figures.items():
         print(f"  {key:22s} {value:.3f}" if isinstance(value, float) else f"  {key:22s} {value}")
     print("  HiveD v0.3.4: median 84 us, p99 469 us, all ops 0.52 s, start-up 22 ms")
     if not args.no_process:
-        proc = whole_process(args.runs)
-        print(f"whole process (hivedlab sim replay, JSON Lines out), median of {args.runs}:")
+        proc = whole_process(runs)
+        print(f"whole process (hivedlab sim replay, JSON Lines out), median of {runs}:")
         for key, value in proc.items():
             print(f"  {key:22s} {value:.3f}")
-        target = "OK" if proc["median_wall_s"] < 1.3 and proc["peak_rss_mb"] < 200 else "MISSED"
-        print(f"  target < 1.3 s and < 200 MB: {target} (HiveD v0.3.4: 1.29 s)")
+        if not args.quick:
+            target = "OK" if proc["median_wall_s"] < 1.3 and proc["peak_rss_mb"] < 200 else "MISSED"
+            print(f"  target < 1.3 s and < 200 MB: {target} (HiveD v0.3.4: 1.29 s)")
+        out_of_process = process_results()
+        expect(out_of_process == HIVED_RESULTS, f"the process's outcomes {out_of_process}, HiveD's {HIVED_RESULTS}")
     return 0
 
 

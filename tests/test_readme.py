@@ -47,7 +47,8 @@ def test_every_hivedlab_command_in_the_readme_exists():
 
 
 def test_every_file_the_readme_points_to_exists():
-    paths = set(re.findall(r"`((?:labs|configs|scripts|jobs|docs|cluster|tests)/[\w./-]+)`", README))
+    # the first layout's top-level folders, and the code's and the benchmarks' since the code moved to src/hivedlab/
+    paths = set(re.findall(r"`((?:labs|configs|scripts|jobs|docs|cluster|tests|src|benchmarks)/[\w./-]+)`", README))
     paths |= set(re.findall(r"python3? (labs/\w+\.py)", README))
     missing = sorted(p for p in paths if not (ROOT / p).exists() and "<" not in p)
     assert paths and not missing, missing
