@@ -139,10 +139,21 @@ def test_token_problems(cli, cluster):
     assert result.code == 1
     tokens = {f["message"]["en"]: f for f in by_check(result)["tokens"]}
     assert "no token for dan" in tokens
-    assert any(m.startswith("carol's token does not work") and "invalid or expired" in m for m in tokens)
+    assert any(m.startswith("carol's token does not work") and "carol's token was refused" in m for m in tokens)
     assert "alice may not use VC vc1" in tokens
     bob = next(f for m, f in tokens.items() if m.startswith("bob's token expires at"))
     assert bob["status"] == "warning" and "hivedlab accounts" in bob["fix"]["en"]
+
+
+def test_an_expired_token_is_named_with_its_expiry(cli, cluster):
+    cluster.tokens["dan"] = cluster.login("dan", seconds_left=-120)
+    cluster.write_tokens()
+    result = doctor(cli, cluster, "--format", "json")
+    assert result.code == 1
+    dan = [f for f in by_check(result)["tokens"] if f["message"]["en"].startswith("dan's token")]
+    assert len(dan) == 1 and dan[0]["status"] == "error" and "hivedlab accounts" in dan[0]["fix"]["en"]
+    assert " expired at " in dan[0]["message"]["en"] and "(login tokens last 7 days)" in dan[0]["message"]["en"]
+    assert "HTTP 401 UnauthorizedUserError" in dan[0]["message"]["en"]
 
 
 def test_expiring_token_is_only_a_warning(cli, cluster):
