@@ -94,6 +94,24 @@ def test_a_healthy_two_vc_cluster_passes(cli, cluster):
     assert not any(token in result.out for token in cluster.tokens.values())
 
 
+def test_a_healthy_one_vc_cluster_passes(cli, cluster):
+    cluster.hived.switch(plan_layout("one-vc", cluster.inventory).text)
+    cluster.pai.vcs = ["default"]
+    result = doctor(cli, cluster, "--config", "one-vc")
+    assert result.code == 0, result.out + result.err
+    assert ("HiveD's VCs and cells match one-vc (default: 2×GPU-NODE; nodes hostname-carol, hostname-dan)"
+            in result.out)
+    assert "the 4 members' tokens work and may use VC default" in result.out
+
+
+def test_hived_serves_node_cells_as_index_slash_node(cluster):
+    """HiveD v0.3.4 addresses a node cell below a pool cell `<index>/<node>`; doctor compares only the node."""
+    addresses = [child["cellAddress"] for top in cluster.hived.physical for child in top["cellChildren"]]
+    assert addresses == ["0/hostname-carol", "1/hostname-dan"]
+    seen = observed_cells(cluster.hived.physical, cluster.hived.virtual)
+    assert seen["nodes"] == ["hostname-carol", "hostname-dan"]
+
+
 def test_node_not_ready_and_missing(cli, cluster, k8s):
     uid = next(o["metadata"]["uid"] for o in k8s.objects["nodes"].values() if o["metadata"]["name"] == "hostname-dan")
     k8s.modify("nodes", uid, **ready("Unknown"))
