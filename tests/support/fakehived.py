@@ -1,7 +1,7 @@
 """A fake HiveD v0.3.4 web service over real HTTP: the inspect API's cluster status for a config, as HiveD builds it.
 
 Each behaviour cites the HiveD v0.3.4 source it follows (microsoft/hivedscheduler, tag v0.3.4); the contract test
-(tests/support/test_fake_contracts.py) replays the transcripts of tests/fixtures/transcripts/hived/ against it.
+(tests/test_fake_contracts.py) replays the transcripts of tests/fixtures/transcripts/hived/ against it.
 
 - Physical cell addresses: `pkg/api/config.go` `inferPhysicalCellSpec` — a cell's address is its parent's address,
   "/", then its own `cellAddress` or, without one, its default index; below a node-level cell the index restarts at 0.

@@ -1,7 +1,7 @@
 """A fake OpenPAI v1.2.0 rest-server (docs/openpai-model.md#the-rest-api) served over real HTTP on 127.0.0.1.
 
 Each behaviour cites the rest-server source it follows (microsoft/pai, tag v1.2.0, under `src/rest-server/src/`);
-the contract test (tests/support/test_fake_contracts.py) replays tests/fixtures/transcripts/openpai/ against it.
+the contract test (tests/test_fake_contracts.py) replays tests/fixtures/transcripts/openpai/ against it.
 
 - Errors: `utils/error.js` `createError` + `config/express.js`'s error handler answer `{"code", "message"}` with the
   HTTP status; an unknown route is 404 `NoApiError` "API <url> is not found." (`config/express.js`).
@@ -168,6 +168,8 @@ class FakePai:
             return json_reply(200, self.info)
         if route == "/api/v2/authn/basic/login" and method == "POST":
             return self._login(body)
+        if not route.startswith(("/api/v2/jobs", "/api/v2/users", "/api/v2/virtual-clusters")):
+            return error(404, "NoApiError", f"API {route} is not found.")  # config/express.js: no router took it
         if not handler.headers.get("Authorization"):
             return error(401, "UnauthorizedUserError", "Guest is not allowed to do this operation.")
         claims = self._caller(handler)
@@ -186,7 +188,7 @@ class FakePai:
             return self._users(user, method, route, body)
         if route == "/api/v2/virtual-clusters":
             return json_reply(200, {vc: {"capacity": 50, "resourcesTotal": {"gpu": 1}} for vc in self.vcs})
-        return error(404, "NoApiError", f"API {route[len('/api/v2'):]} is not found.")
+        return error(404, "NoApiError", f"API {route} is not found.")
 
     def _login(self, body: bytes):
         """`controllers/v2/token.js` `get` after `tokenPostInputSchema`."""
@@ -200,7 +202,8 @@ class FakePai:
             self.logins += 1
             token = make_jwt(user, exp=int(time.time()) + TOKEN_DAYS * 86400 + self.logins)  # unique per login
             self.tokens[token] = user
-        return json_reply(200, {"user": user, "token": token, "admin": user in self.admins, "hasGitHubPAT": False})
+        # `hasGitHubPAT` is the user's `extension.githubPAT`: absent for a user made by `createUser`, so not in the JSON
+        return json_reply(200, {"user": user, "token": token, "admin": user in self.admins})
 
     def _list(self, route: str):
         """`controllers/v2/job.js` `list`: comma lists of username, vc, state; `convertFrameworkSummary` items."""
@@ -235,7 +238,7 @@ class FakePai:
                 return error(403, "ForbiddenUserError", f"User {user} is not allowed to execute job {job_id}.")
             self.set_state(job_id, "STOPPED", executionType="STOP")
             return json_reply(202, {"status": 202, "message": f"Execute job {job_id} successfully."})
-        return error(404, "NoApiError", f"API {route[len('/api/v2'):]} is not found.")
+        return error(404, "NoApiError", f"API {route} is not found.")
 
     def _user_object(self, name: str) -> dict[str, Any]:
         """`getUser`: the stored user without its password, plus `admin`, `virtualCluster`, `storageConfig`."""
@@ -253,7 +256,7 @@ class FakePai:
             with self.lock:
                 return json_reply(200, self._user_object(name))
         if name is not None or method not in ("POST", "PUT"):
-            return error(404, "NoApiError", f"API {route[len('/api/v2'):]} is not found.")
+            return error(404, "NoApiError", f"API {route} is not found.")
         data = json.loads(body or b"{}")
         fields = data.get("data", {}) if method == "PUT" else data
         problem = _invalid_user_fields(fields, creating=method == "POST")
@@ -320,10 +323,18 @@ class FakePai:
             if instances > 2:
                 return error(400, "InvalidProtocolError",
                              f"Job requests {instances} SKUs, exceeds maximum 2 SKUs in VC {vc}.")
-            self.jobs[job_id] = {
+            now_ms = int(time.time() * 1000)
+            self.jobs[job_id] = {  # models/v2/job/k8s.js convertFrameworkDetail of a Framework not yet started
                 "debugId": "0" * 32, "name": name, "taskRoles": {},
                 "jobStatus": {"username": user, "state": "WAITING", "subState": "AttemptCreationPending",
-                              "executionType": "START", "retries": 0, "virtualCluster": vc},
+                              "executionType": "START", "retries": 0,
+                              "retryDetails": {"user": 0, "platform": 0, "resource": 0}, "retryDelayTime": None,
+                              "createdTime": now_ms, "completedTime": None, "appId": None, "appProgress": 0,
+                              "appTrackingUrl": "", "appLaunchedTime": None, "appCompletedTime": None,
+                              "appExitCode": None, "appExitDiagnostics": None, "appExitMessages": None,
+                              "appExitTriggerMessage": None, "appExitTriggerTaskRoleName": None,
+                              "appExitTriggerTaskIndex": None, "appExitType": None, "virtualCluster": vc,
+                              "submissionTime": now_ms},
             }
         if self.on_submit:
             self.on_submit(job_id)

@@ -69,7 +69,7 @@ def failure(client: PaiClient, call: Callable[[PaiClient], object]) -> PaiError:
     return caught.value
 
 
-def test_a_token_with_a_line_break_is_a_bad_header_not_the_network(serve):
+def test_a_token_with_a_line_break_is_a_bad_header_not_the_network(serve) -> None:
     pai = FakePai(serve)
     sleeps: list[float] = []
     error = failure(PaiClient(pai.url, pai.token("admin") + "\n", sleep=sleeps.append),
@@ -80,7 +80,7 @@ def test_a_token_with_a_line_break_is_a_bad_header_not_the_network(serve):
     assert sleeps == [] and pai.requests == []  # nothing was sent, nothing retried
 
 
-def test_tls_to_a_plain_http_server(serve):
+def test_tls_to_a_plain_http_server(serve) -> None:
     pai = FakePai(serve)
     port = pai.url.split(":")[2].split("/")[0]
     sleeps: list[float] = []
@@ -89,7 +89,7 @@ def test_tls_to_a_plain_http_server(serve):
     assert "use http://127.0.0.1" in error.en and "TLS 握手失败" in error.zh and sleeps == []
 
 
-def test_a_name_that_does_not_resolve(monkeypatch):
+def test_a_name_that_does_not_resolve(monkeypatch) -> None:
     real = socket.getaddrinfo
 
     def resolve(host, *args, **kwargs):
@@ -104,7 +104,7 @@ def test_a_name_that_does_not_resolve(monkeypatch):
     assert "无法解析主机名" in error.zh and sleeps == []
 
 
-def test_a_refused_connection_is_retried_then_named():
+def test_a_refused_connection_is_retried_then_named() -> None:
     port = free_port()
     sleeps: list[float] = []
     error = failure(PaiClient(f"http://127.0.0.1:{port}", sleep=sleeps.append, retries=2), lambda c: c.info())
@@ -112,7 +112,7 @@ def test_a_refused_connection_is_retried_then_named():
     assert "拒绝连接" in error.zh and len(sleeps) == 2
 
 
-def test_a_server_that_never_answers_times_out(raw):
+def test_a_server_that_never_answers_times_out(raw) -> None:
     hold = threading.Event()
     server = raw(lambda conn: (hold.wait(5), conn.close()))
     sleeps: list[float] = []
@@ -123,7 +123,7 @@ def test_a_server_that_never_answers_times_out(raw):
     assert "没有应答" in error.zh and len(sleeps) == 1 and server.connections == 2
 
 
-def test_a_connect_timeout_names_the_address_and_port():
+def test_a_connect_timeout_names_the_address_and_port() -> None:
     exc = requests.exceptions.ConnectTimeout("Connection to 10.0.1.2 timed out. (connect timeout=5)")
     error = transport_error("http://10.0.1.2/rest-server", exc, 5)
     assert error.en.startswith("connecting to 10.0.1.2:80 timed out after 5 s: the address may be wrong or a "
@@ -131,7 +131,7 @@ def test_a_connect_timeout_names_the_address_and_port():
     assert "超时" in error.zh
 
 
-def test_a_dropped_connection_is_retried_then_named(raw):
+def test_a_dropped_connection_is_retried_then_named(raw) -> None:
     server = raw(lambda conn: (conn.recv(4096), conn.close()))
     sleeps: list[float] = []
     error = failure(PaiClient(server.url, sleep=sleeps.append, retries=1), lambda c: c.info())
@@ -148,13 +148,13 @@ def test_a_dropped_connection_is_retried_then_named(raw):
     (502, "<html>Bad Gateway</html>", "(HTTP 502)"),
     (418, None, "unexpected reply: no message; check the address is the rest-server's (HTTP 418)"),
 ])
-def test_every_reply_error_names_its_status_and_code(status, body, expected):
+def test_every_reply_error_names_its_status_and_code(status, body, expected) -> None:
     error = explain(RestReply(status, body), "grant vc1 to eve")
     assert expected in error.en and error.en.startswith("grant vc1 to eve: ")
     assert f"HTTP {status}" in error.zh and error.status == status
 
 
-def test_a_missing_header_and_a_forged_token_are_told_apart(serve):
+def test_a_missing_header_and_a_forged_token_are_told_apart(serve) -> None:
     pai = FakePai(serve)
     anonymous = failure(PaiClient(pai.url, sleep=lambda s: None), lambda c: c.virtual_clusters())
     assert "no token was sent: set HIVEDLAB_PAI_TOKEN" in anonymous.en
