@@ -1,7 +1,8 @@
 """A fake OpenPAI v1.2.0 rest-server (docs/openpai-model.md#the-rest-api) served over real HTTP on 127.0.0.1.
 
 Each behaviour cites the rest-server source it follows (microsoft/pai, tag v1.2.0, under `src/rest-server/src/`);
-the contract test (tests/test_fake_contracts.py, docs/transcripts.md) replays tests/fixtures/transcripts/openpai/ against it.
+the contract test (tests/test_fake_contracts.py, docs/transcripts.md) replays
+tests/fixtures/transcripts/openpai/ against it.
 
 - Errors: `utils/error.js` `createError` + `config/express.js`'s error handler answer `{"code", "message"}` with the
   HTTP status; an unknown route is 404 `NoApiError` "API <url> is not found." (`config/express.js`).

@@ -4,6 +4,20 @@ an ERROR event), bookmarks, an expired resourceVersion after compaction, a stall
 
 Only what the watcher uses: pods, core/v1 events and FrameworkController frameworks in one namespace; and the
 nodes, for `hivedlab doctor`.
+
+Where each behaviour comes from (Kubernetes 1.15, the version quick-start installs; the API concepts page
+"Efficient detection of changes" documents the same):
+- A list is `{kind: <Kind>List, apiVersion, metadata: {resourceVersion}, items}`, the version a watch starts from:
+  `staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/types.go` `ListMeta`.
+- A watch answers `Transfer-Encoding: chunked`, one JSON `{type, object}` per line, types ADDED, MODIFIED, DELETED,
+  BOOKMARK (when `allowWatchBookmarks`), ERROR: `staging/src/k8s.io/apiserver/pkg/endpoints/handlers/watch.go`
+  `WatchServer.ServeHTTP` and `staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/watch.go` `WatchEvent`.
+- A watch from a resourceVersion older than the watch cache keeps is 410 Gone, "too old resource version: <rv>
+  (<oldest>)", either as the HTTP status or as an ERROR event whose object is a `Status` with code 410 and reason
+  Expired: `staging/src/k8s.io/apiserver/pkg/storage/cacher/watch_cache.go` `GetAllEventsSinceThreadUnsafe` and the
+  etcd3 storage's compaction error.
+- The Framework resource: `frameworkcontroller.microsoft.com/v1`, `frameworks` (FrameworkController v0.8.0
+  `pkg/apis/frameworkcontroller/v1/constants.go` `GroupName`, `Version`, `FrameworkPlural`).
 """
 
 from __future__ import annotations
