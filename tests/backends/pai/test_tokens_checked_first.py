@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import time
+from datetime import datetime, timezone
+
 import pytest
 
 from hivedlab.backends.pai import open_backend
@@ -56,6 +59,18 @@ def test_a_bad_first_token_is_named_too_not_a_failed_job_list(cluster, tmp_path)
     pai.revoke("alice")
     path = token_file(tmp_path, f"alice: {pai.token('alice')}\nbob: {pai.token('bob')}\n")
     with pytest.raises(HivedlabError, match=f"member alice \\(line 1 of {path}\\)"):
+        open_with(cluster, tmp_path, path)
+    assert submissions(pai) == []
+
+
+def test_an_expired_token_is_named_with_when_it_expired(cluster, tmp_path):
+    pai, _ = cluster
+    exp = int(time.time()) - 600
+    expired = make_jwt("bob", exp=exp)
+    pai.tokens[expired] = "bob"  # issued by the cluster, then its seven days ran out
+    path = token_file(tmp_path, f"alice: {pai.token('alice')}\nbob: {expired}\n")
+    when = datetime.fromtimestamp(exp, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    with pytest.raises(HivedlabError, match=f"member bob \\(line 2 of .*\\) expired at {when}"):
         open_with(cluster, tmp_path, path)
     assert submissions(pai) == []
 
