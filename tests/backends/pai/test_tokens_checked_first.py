@@ -50,6 +50,7 @@ def test_a_bad_second_token_names_the_member_and_line_before_anything_is_submitt
         open_with(cluster, tmp_path, path)
     message = str(caught.value)
     assert "member bob" in message and f"line 3 of {path}" in message and "nothing was submitted" in message
+    assert "was refused" in message and "HTTP 401 UnauthorizedUserError" in message and "expired" not in message
     assert "expired-or-garbage" not in message
     assert submissions(pai) == [] and pai.jobs == {}
 

@@ -116,7 +116,8 @@ def check_tokens(clients: Mapping[str, PaiClient], origins: Mapping[str, str], m
                     f"请 {member} 重新登录（或创建应用 token）并替换该行；没有提交任何任务",
                     exc.status, exc.code) from None
             raise PaiError(
-                f"the token for member {member} ({origin}) is missing, invalid or expired (login tokens last 7 days): "
-                f"{member} logs in again (or makes an application token) and replaces that line; nothing was submitted",
-                f"成员 {member} 的 token（{origin}）无效或已过期（登录 token 有效期 7 天）：请 {member} 重新登录"
-                "（或创建应用 token）并替换该行；没有提交任何任务", exc.status, exc.code) from None
+                f"the token for member {member} ({origin}) was refused (not issued by this cluster, revoked by a "
+                f"password change, or mistyped; HTTP 401 {exc.code or ''}): {member} logs in again (or makes an "
+                "application token) and replaces that line; nothing was submitted",
+                f"成员 {member} 的 token（{origin}）被拒绝（不是本集群签发的、因改密码被吊销或有误；HTTP 401）："
+                f"请 {member} 重新登录（或创建应用 token）并替换该行；没有提交任何任务", exc.status, exc.code) from None
