@@ -314,16 +314,16 @@ class FakePai:
         protocol = yaml.safe_load(body.decode())
         name = protocol["name"]
         vc = (protocol.get("defaults") or {}).get("virtualCluster", "default")
-        if vc not in self.grants.get(user, set()) or vc not in self.vcs:
-            return error(403, "ForbiddenUserError", f"User {user} is not allowed to do operation in {vc}")
+        instances = sum(int(t.get("instances", 1)) for t in protocol["taskRoles"].values())
+        if instances > 2:  # hivedValidate's quota check (the lab's VCs hold at most 2 cells), before the controller
+            return error(400, "InvalidProtocolError",
+                         f"Job requests {instances} SKUs, exceeds maximum 2 SKUs in VC {vc}.")
         job_id = f"{user}~{name}"
         with self.lock:
-            if job_id in self.jobs:
+            if job_id in self.jobs:  # controllers/v2/job.js update: the name first ...
                 return error(409, "ConflictJobError", f"Job {job_id} already exists.")
-            instances = sum(int(t.get("instances", 1)) for t in protocol["taskRoles"].values())
-            if instances > 2:
-                return error(400, "InvalidProtocolError",
-                             f"Job requests {instances} SKUs, exceeds maximum 2 SKUs in VC {vc}.")
+            if vc not in self.grants.get(user, set()) or vc not in self.vcs:  # ... then put's checkUserVC
+                return error(403, "ForbiddenUserError", f"User {user} is not allowed to do operation in {vc}")
             now_ms = int(time.time() * 1000)
             self.jobs[job_id] = {  # models/v2/job/k8s.js convertFrameworkDetail of a Framework not yet started
                 "debugId": "0" * 32, "name": name, "taskRoles": {},
