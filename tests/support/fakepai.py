@@ -32,7 +32,8 @@ tests/fixtures/transcripts/openpai/ against it.
   the owner or an admin, else 403 "User <u> is not allowed to execute job <id>.", 202 "Execute job <id>
   successfully."; `list` filters `username`, `vc`, `state` (comma lists) and answers summaries
   (`convertFrameworkSummary`: `name, username, state, subState, executionType, virtualCluster, …`).
-- Virtual clusters: `controllers/v2/virtual-cluster.js` `list` answers `{vc: {…}}` with `default` always there.
+- Virtual clusters: `controllers/v2/virtual-cluster.js` `list` → `models/v2/virtual-cluster/k8s.js` `getVcList`,
+  `{vc: {capacity, resourcesTotal, …}}`, built from `{default: …}`, so `default` is always there.
 
 Faults are scripted: `fail_next(method, path_prefix, reply)` answers the next matching request with `reply` (None drops
 the connection).
