@@ -146,6 +146,12 @@ def test_a_dropped_connection_is_retried_then_named(raw) -> None:
      "the VC is not in the deployed HiveD config"),
     (404, {"code": "NoGroupError", "message": "No groups for vc: vc1"}, "(HTTP 404 NoGroupError)"),
     (502, "<html>Bad Gateway</html>", "(HTTP 502)"),
+    (403, {"code": "ForbiddenUserError", "message": "Non-admin is not allow to do this operation."},
+     "this needs an OpenPAI admin's token"),
+    (403, {"code": "ForbiddenUserError", "message": "Applications are not allowed to do this operation."},
+     "an application token cannot do this; use a login token"),
+    (403, {"code": "ForbiddenUserError", "message": "User bob is not allowed to execute job alice~t1."},
+     "only the job's owner or an admin may do this (HTTP 403 ForbiddenUserError)"),
     (418, None, "unexpected reply: no message; check the address is the rest-server's (HTTP 418)"),
 ])
 def test_every_reply_error_names_its_status_and_code(status, body, expected) -> None:

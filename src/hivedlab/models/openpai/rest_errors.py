@@ -125,6 +125,12 @@ def explain(reply: RestReply, what: str, token: TokenInfo | None = None, now: dt
                   "触发了 rest-server 的限流（每用户每小时 60 次提交、每分钟 60 次列表）：请等几分钟后继续运行")
     elif code == "UnauthorizedUserError" or (status == 401 and code is None):
         en, zh = _unauthorized(message, token, now or dt.datetime.now(dt.timezone.utc))
+    elif code == "ForbiddenUserError" and "Non-admin" in message:
+        en, zh = (f"{short}: this needs an OpenPAI admin's token; log in as admin and use that token",
+                  f"{short}：这需要 OpenPAI 管理员的 token；请以 admin 登录并使用其 token")
+    elif code == "ForbiddenUserError" and "Applications are not allowed" in message:
+        en, zh = (f"{short}: an application token cannot do this; use a login token (log in once)",
+                  f"{short}：应用 token 不能做这件事；请使用登录得到的 token")
     elif code == "ForbiddenUserError" and " in " not in message:
         en, zh = (f"{short}: only the job's owner or an admin may do this",
                   f"{short}：只有任务的所有者或管理员可以这样做")
