@@ -12,10 +12,11 @@ Where each behaviour comes from (Kubernetes 1.15, the version quick-start instal
 - A watch answers `Transfer-Encoding: chunked`, one JSON `{type, object}` per line, types ADDED, MODIFIED, DELETED,
   BOOKMARK (when `allowWatchBookmarks`), ERROR: `staging/src/k8s.io/apiserver/pkg/endpoints/handlers/watch.go`
   `WatchServer.ServeHTTP` and `staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/watch.go` `WatchEvent`.
-- A watch from a resourceVersion older than the watch cache keeps is 410 Gone, "too old resource version: <rv>
-  (<oldest>)", either as the HTTP status or as an ERROR event whose object is a `Status` with code 410 and reason
-  Expired: `staging/src/k8s.io/apiserver/pkg/storage/cacher/watch_cache.go` `GetAllEventsSinceThreadUnsafe` and the
-  etcd3 storage's compaction error.
+- A watch from a resourceVersion older than the watch cache keeps is code 410, "too old resource version: <rv>
+  (<oldest>)", either as the HTTP status or as an ERROR event whose object is a `Status`:
+  `staging/src/k8s.io/apiserver/pkg/storage/cacher/watch_cache.go` `GetAllEventsSinceThreadUnsafe`. Its reason is
+  `Gone` where the apiserver uses `errors.NewGone` and `Expired` where later versions use `NewResourceExpired`; the
+  fake's ERROR event says `Expired` and its message leaves out the oldest version. The watcher reads only the code.
 - The Framework resource: `frameworkcontroller.microsoft.com/v1`, `frameworks` (FrameworkController v0.8.0
   `pkg/apis/frameworkcontroller/v1/constants.go` `GroupName`, `Version`, `FrameworkPlural`).
 """
