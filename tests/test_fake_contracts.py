@@ -13,6 +13,7 @@ import pytest
 
 from tests.support.fakehived import FakeHived
 from tests.support.fakepai import TOKEN_DAYS, FakePai, make_jwt
+from tests.support.k8s_server import FakeApiServer
 from tests.support.paths import FIXTURES, ROOT
 from tests.support.transcripts import (
     REDACTED,
@@ -29,6 +30,8 @@ from tests.support.transcripts import (
 
 TRANSCRIPTS = FIXTURES / "transcripts"
 PASSWORDS = {"short": "12345", "wrong": "not-the-password"}
+NODE_READY = {"True": ("KubeletReady", "kubelet is posting ready status"),  # the kubelet's and the node controller's
+              "Unknown": ("NodeStatusUnknown", "Kubelet stopped posting node status.")}
 
 
 class PaiSecrets:
@@ -77,11 +80,13 @@ def pai_for(transcript: Transcript, serve) -> tuple[FakePai, PaiSecrets]:
 
 OPENPAI = transcripts(TRANSCRIPTS / "openpai")
 HIVED = transcripts(TRANSCRIPTS / "hived")
+KUBERNETES = transcripts(TRANSCRIPTS / "kubernetes")
 
 
 def test_there_are_transcripts_for_each_fake():
     assert {p.stem for p in OPENPAI} >= {"users", "tokens", "jobs"}
     assert {p.stem for p in HIVED} >= {"one-vc", "two-vc"}
+    assert {p.stem for p in KUBERNETES} >= {"lists"}
 
 
 @pytest.mark.parametrize("path", OPENPAI, ids=[p.stem for p in OPENPAI])
@@ -98,6 +103,21 @@ def test_fakehived_answers_as_hived_did(path: Path, serve):
     assert (transcript.program, transcript.version) == ("hivedscheduler", "v0.3.4") and transcript.sources
     hived = FakeHived(serve, (ROOT / transcript.setup["config"]).read_text(encoding="utf-8"))
     assert replay(transcript, hived.url, lambda kind, user: "") == []
+
+
+@pytest.mark.parametrize("path", KUBERNETES, ids=[p.stem for p in KUBERNETES])
+def test_the_fake_api_server_answers_as_kubernetes_did(path: Path):
+    transcript = load_transcript(path)
+    assert transcript.program == "kube-apiserver" and transcript.sources
+    with FakeApiServer() as api:
+        for node in transcript.setup["nodes"]:
+            reason, message = NODE_READY[node["ready"]]
+            api.add("nodes", node["name"], labels={"kubernetes.io/hostname": node["name"]}, spec={},
+                    status={"conditions": [{"type": "Ready", "status": node["ready"], "reason": reason,
+                                            "message": message}]})
+        for pod in transcript.setup["pods"]:
+            api.add("pods", pod["name"], labels=pod["labels"], spec={}, status={"phase": pod["phase"]})
+        assert replay(transcript, api.url, lambda kind, user: "not-a-secret") == []
 
 
 def test_a_fake_that_answers_otherwise_is_caught():

@@ -40,6 +40,7 @@ class Exchange:
     response_headers: dict[str, str] = field(default_factory=dict)
     fields: tuple[str, ...] = ()
     note: str = ""
+    stream: str | None = None  # "json-lines": a watch, its body the list of events
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,7 @@ def load_transcript(path: Path) -> Transcript:
         Exchange(method=e["request"]["method"], path=e["request"]["path"], status=int(e["response"]["status"]),
                  body=e["response"].get("body"), request_headers=dict(e["request"].get("headers") or {}),
                  request_body=e["request"].get("body"), response_headers=dict(e["response"].get("headers") or {}),
-                 fields=tuple(e.get("fields") or ()), note=str(e.get("note", "")))
+                 fields=tuple(e.get("fields") or ()), note=str(e.get("note", "")), stream=e["response"].get("stream"))
         for e in data["exchanges"])
     return Transcript(str(data["program"]), str(data["version"]), str(data["origin"]), tuple(data.get("sources") or ()),
                       dict(data.get("setup") or {}), exchanges, path)
@@ -74,7 +75,8 @@ def as_data(transcript: Transcript) -> dict[str, Any]:
         "exchanges": [{"note": e.note,
                        "request": {"method": e.method, "path": e.path, "headers": e.request_headers,
                                    "body": e.request_body},
-                       "response": {"status": e.status, "headers": e.response_headers, "body": e.body},
+                       "response": {"status": e.status, "headers": e.response_headers, "body": e.body,
+                                    **({"stream": e.stream} if e.stream else {})},
                        "fields": list(e.fields)} for e in transcript.exchanges],
     }
 
@@ -121,7 +123,7 @@ def write_transcript(path: Path, transcript: Transcript, secrets: Mapping[str, s
     """Write a transcript (e.g. one recorded on the rehearsal cluster) whole, its secrets redacted."""
     redacted = [Exchange(e.method, redact(e.path, secrets), e.status, redact(e.body, secrets),
                          redact_headers(e.request_headers, secrets), redact(e.request_body, secrets),
-                         redact_headers(e.response_headers, secrets), e.fields, e.note)
+                         redact_headers(e.response_headers, secrets), e.fields, e.note, e.stream)
                 for e in transcript.exchanges]
     clean = Transcript(transcript.program, transcript.version, transcript.origin, transcript.sources,
                        redact(transcript.setup, secrets), tuple(redacted))
@@ -224,12 +226,18 @@ def replay(transcript: Transcript, base_url: str, resolve: Callable[[str, str | 
                 if body is not None else None
             response = session.request(exchange.method, base_url + fill(exchange.path, resolve), data=data,
                                        headers=headers, allow_redirects=False, timeout=10)
-            try:
-                answer: Any = response.json() if response.content else None
-            except ValueError:
-                answer = response.text
+            answer = _decode(response, exchange.stream)
             differences += compare(exchange, response.status_code, response.headers.get("Content-Type", ""), answer)
     return differences
+
+
+def _decode(response: requests.Response, stream: str | None) -> Any:
+    if stream == "json-lines":
+        return [json.loads(line) for line in response.text.splitlines() if line.strip()]
+    try:
+        return response.json() if response.content else None
+    except ValueError:
+        return response.text
 
 
 def transcripts(folder: Path) -> list[Path]:
