@@ -211,3 +211,46 @@ def test_unreachable_master_is_one_line(cli, setup):
     result = cli("accounts", "--inventory", str(setup["inventory"]), "--pai-url", "http://127.0.0.1:9",
                  "--admin-token-file", str(admin), "--passwords", str(setup["passwords"]))
     assert result.code == 2 and result.err.count("\n") == 1 and "refused" in result.err
+
+
+def test_an_admin_token_file_written_by_echo_works(cli, serve, setup):
+    """`echo "$TOKEN" > file` ends the file in a line break, which no header may carry: it is stripped."""
+    pai = new_pai(serve)
+    admin = secret_file(setup["home"] / "admin-token", pai.token("admin") + "\n")
+    result = cli("accounts", "--inventory", str(setup["inventory"]), "--pai-url", pai.url,
+                 "--admin-token-file", str(admin), "--passwords", str(setup["passwords"]), "--lang", "en")
+    assert result.code == 0, result.err
+    assert {u: pai.grants[u] for u in PASSWORDS} == {u: {"default", "vc1"} for u in PASSWORDS}
+    auth = {r["headers"]["Authorization"] for r in pai.requests if "Authorization" in r["headers"]}
+    assert f"Bearer {pai.token('admin')}" in auth
+
+
+def test_a_forged_admin_token_names_the_admin_token_not_the_members_variable(cli, serve, setup):
+    pai = new_pai(serve)
+    admin = secret_file(setup["home"] / "admin-token", pai.token("admin") + "x")
+    result = cli("accounts", "--inventory", str(setup["inventory"]), "--pai-url", pai.url,
+                 "--admin-token-file", str(admin), "--passwords", str(setup["passwords"]), "--lang", "en")
+    assert result.code == 2 and result.err.count("\n") == 1
+    assert f"the admin token in {admin} was refused" in result.err and "HTTP 401 UnauthorizedUserError" in result.err
+    assert "HIVEDLAB_PAI_TOKEN" not in result.err and pai.token("admin") not in result.err
+    assert "carol" not in pai.users
+
+
+def test_a_token_broken_inside_is_one_line_before_any_call(cli, serve, setup):
+    pai = new_pai(serve)
+    admin = secret_file(setup["home"] / "admin-token", "eyJh\nbGci.x.y\n")
+    result = cli("accounts", "--inventory", str(setup["inventory"]), "--pai-url", pai.url,
+                 "--admin-token-file", str(admin), "--passwords", str(setup["passwords"]), "--lang", "en")
+    assert result.code == 2 and result.err.count("\n") == 1
+    assert "holds a line break, space or control character inside the token" in result.err and pai.requests == []
+
+
+def test_accounts_creates_exactly_the_inventory_and_a_second_run_writes_nothing(cli, serve, setup):
+    pai = new_pai(serve)
+    assert run(cli, setup, pai).code == 0
+    assert set(pai.users) == {"admin", *PASSWORDS}
+    grants, passwords = {u: set(v) for u, v in pai.grants.items()}, dict(pai.users)
+    before = len(pai.requests)
+    assert run(cli, setup, pai).code == 0
+    writes = [r for r in pai.requests[before:] if r["method"] in ("POST", "PUT") and "/users" in r["path"]]
+    assert writes == [] and pai.grants == grants and pai.users == passwords

@@ -94,6 +94,24 @@ def test_a_healthy_two_vc_cluster_passes(cli, cluster):
     assert not any(token in result.out for token in cluster.tokens.values())
 
 
+def test_a_healthy_one_vc_cluster_passes(cli, cluster):
+    cluster.hived.switch(plan_layout("one-vc", cluster.inventory).text)
+    cluster.pai.vcs = ["default"]
+    result = doctor(cli, cluster, "--config", "one-vc")
+    assert result.code == 0, result.out + result.err
+    assert ("HiveD's VCs and cells match one-vc (default: 2×GPU-NODE; nodes hostname-carol, hostname-dan)"
+            in result.out)
+    assert "the 4 members' tokens work and may use VC default" in result.out
+
+
+def test_hived_serves_node_cells_as_index_slash_node(cluster):
+    """HiveD v0.3.4 addresses a node cell below a pool cell `<index>/<node>`; doctor compares only the node."""
+    addresses = [child["cellAddress"] for top in cluster.hived.physical for child in top["cellChildren"]]
+    assert addresses == ["0/hostname-carol", "1/hostname-dan"]
+    seen = observed_cells(cluster.hived.physical, cluster.hived.virtual)
+    assert seen["nodes"] == ["hostname-carol", "hostname-dan"]
+
+
 def test_node_not_ready_and_missing(cli, cluster, k8s):
     uid = next(o["metadata"]["uid"] for o in k8s.objects["nodes"].values() if o["metadata"]["name"] == "hostname-dan")
     k8s.modify("nodes", uid, **ready("Unknown"))
@@ -139,10 +157,21 @@ def test_token_problems(cli, cluster):
     assert result.code == 1
     tokens = {f["message"]["en"]: f for f in by_check(result)["tokens"]}
     assert "no token for dan" in tokens
-    assert any(m.startswith("carol's token does not work") and "invalid or expired" in m for m in tokens)
+    assert any(m.startswith("carol's token does not work") and "carol's token was refused" in m for m in tokens)
     assert "alice may not use VC vc1" in tokens
     bob = next(f for m, f in tokens.items() if m.startswith("bob's token expires at"))
     assert bob["status"] == "warning" and "hivedlab accounts" in bob["fix"]["en"]
+
+
+def test_an_expired_token_is_named_with_its_expiry(cli, cluster):
+    cluster.tokens["dan"] = cluster.login("dan", seconds_left=-120)
+    cluster.write_tokens()
+    result = doctor(cli, cluster, "--format", "json")
+    assert result.code == 1
+    dan = [f for f in by_check(result)["tokens"] if f["message"]["en"].startswith("dan's token")]
+    assert len(dan) == 1 and dan[0]["status"] == "error" and "hivedlab accounts" in dan[0]["fix"]["en"]
+    assert " expired at " in dan[0]["message"]["en"] and "(login tokens last 7 days)" in dan[0]["message"]["en"]
+    assert "HTTP 401 UnauthorizedUserError" in dan[0]["message"]["en"]
 
 
 def test_expiring_token_is_only_a_warning(cli, cluster):

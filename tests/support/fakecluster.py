@@ -5,6 +5,21 @@ Enough for VC safety: one GPU (Dan's node, VC vc1) runs one single-task job at a
 pod gets HiveD's FailedScheduling event every tick; a finished or stopped job's pod is deleted, as FrameworkController
 deletes a completed task's pod; the REST state follows Kubernetes `rest_lag_s` later (the database lag). It moves on
 its own clock in a background thread, so it goes on while no run is watching.
+
+Where each behaviour comes from (microsoft/frameworkcontroller v0.8.0, microsoft/pai v1.2.0, hivedscheduler v0.3.4):
+- Framework states `AttemptPreparing` → `AttemptRunning` → `Completed`: `pkg/apis/frameworkcontroller/v1/types.go`
+  `FrameworkState`; a stop completes with code -210 (`completion.go` `CompletionCodeStopFrameworkRequested`), a task
+  that exits 0 with 0 (`CompletionCodeSucceeded`); the completion status sits under `status.attemptStatus`.
+- A completed task's pod is deleted: `pkg/controller/controller.go` `syncTaskState` (`deletePod` once the completion
+  status is persisted).
+- Pod name `<framework>-<taskrole>-<index>` and the labels `FC_FRAMEWORK_NAME`, `FC_TASKROLE_NAME`, `FC_TASK_INDEX`:
+  `pkg/apis/frameworkcontroller/v1/constants.go`; `type: kube-launcher-task`, `userName`, `virtualCluster`: the
+  rest-server's `models/v2/job/k8s.js` `generateTaskRole`.
+- The REST state: `models/v2/job/k8s.js` `convertState` (`AttemptRunning` → RUNNING, `Completed` with 0 →
+  SUCCEEDED, with -210 → STOPPED), read from the database the database-controller fills, hence the lag.
+- The wait message: HiveD's `pkg/scheduler/scheduler.go` ("Pod is waiting for preemptible or free resource to
+  appear"), `pkg/algorithm/intra_vc_scheduler.go` ("<reason> when scheduling in VC <vc>") and
+  `topology_aware_scheduler.go` ("insufficient capacity"), inside kube-scheduler's FailedScheduling event.
 """
 
 from __future__ import annotations

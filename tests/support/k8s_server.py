@@ -4,6 +4,25 @@ an ERROR event), bookmarks, an expired resourceVersion after compaction, a stall
 
 Only what the watcher uses: pods, core/v1 events and FrameworkController frameworks in one namespace; and the
 nodes, for `hivedlab doctor`.
+
+Where each behaviour comes from (Kubernetes 1.15, the version quick-start installs; the API concepts page
+"Efficient detection of changes" documents the same):
+- A list is `{kind: <Kind>List, apiVersion, metadata: {resourceVersion}, items}`, the version a watch starts from:
+  `staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/types.go` `ListMeta`.
+- A watch answers `Transfer-Encoding: chunked`, one JSON `{type, object}` per line, types ADDED, MODIFIED, DELETED,
+  BOOKMARK (when `allowWatchBookmarks`), ERROR: `staging/src/k8s.io/apiserver/pkg/endpoints/handlers/watch.go`
+  `WatchServer.ServeHTTP` and `staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/watch.go` `WatchEvent`.
+- A watch from a resourceVersion older than the watch cache keeps is code 410, "too old resource version: <rv>
+  (<oldest>)", either as the HTTP status or as an ERROR event whose object is a `Status`:
+  `staging/src/k8s.io/apiserver/pkg/storage/cacher/watch_cache.go` `GetAllEventsSinceThreadUnsafe`. Its reason is
+  `Gone` where the apiserver uses `errors.NewGone` and `Expired` where later versions use `NewResourceExpired`; the
+  fake's ERROR event says `Expired` and its message leaves out the oldest version. The watcher reads only the code.
+- Objects carry `metadata.selfLink`, `uid`, `resourceVersion`, `creationTimestamp` (`ObjectMeta`); nodes are
+  cluster-scoped (no namespace); a path no resource serves is 404 with a `Status`, reason NotFound, "the server could
+  not find the requested resource" (`staging/src/k8s.io/apimachinery/pkg/api/errors/errors.go`
+  `NewGenericServerResponse` for 404).
+- The Framework resource: `frameworkcontroller.microsoft.com/v1`, `frameworks` (FrameworkController v0.8.0
+  `pkg/apis/frameworkcontroller/v1/constants.go` `GroupName`, `Version`, `FrameworkPlural`).
 """
 
 from __future__ import annotations
@@ -140,8 +159,12 @@ class FakeApiServer(ServedApi):
     def add(self, resource: str, name: str, labels: dict[str, str] | None = None, **fields: Any) -> dict[str, Any]:
         kind, api = KINDS[resource]
         labels = {"type": "kube-launcher-task"} if labels is None and resource == "pods" else (labels or {})
-        obj = {"kind": kind, "apiVersion": api, "metadata": {"name": name, "namespace": "default",
-                                                              "uid": str(uuid.uuid4()), "labels": labels}, **fields}
+        path = next(p for p, r in PATHS.items() if r == resource)
+        metadata = {"name": name, "namespace": "default", "selfLink": f"{path}/{name}", "uid": str(uuid.uuid4()),
+                    "creationTimestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "labels": labels}
+        if resource == "nodes":  # cluster-scoped
+            del metadata["namespace"]
+        obj = {"kind": kind, "apiVersion": api, "metadata": metadata, **fields}
         with self.cond:
             self.objects[resource][obj["metadata"]["uid"]] = obj
             return self._bump(resource, "ADDED", obj)
@@ -187,8 +210,9 @@ class FakeApiServer(ServedApi):
                 resource = PATHS.get(url.path)
                 server.requests.append(self.path)
                 if resource is None or (resource == "frameworks" and not server.frameworks):
-                    self._json(404, {"kind": "Status", "status": "Failure", "reason": "NotFound", "code": 404,
-                                     "message": "the server could not find the requested resource"})
+                    self._json(404, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                                     "message": "the server could not find the requested resource",
+                                     "reason": "NotFound", "details": {}, "code": 404})
                     return
                 if query.get("watch") in ("true", "True", "1"):
                     self._watch(resource, query)
@@ -209,7 +233,8 @@ class FakeApiServer(ServedApi):
                     item.pop("kind", None)
                     item.pop("apiVersion", None)
                 kind, api = KINDS[resource]
-                self._json(200, {"kind": f"{kind}List", "apiVersion": api, "metadata": {"resourceVersion": version},
+                self._json(200, {"kind": f"{kind}List", "apiVersion": api,
+                                 "metadata": {"selfLink": urlparse(self.path).path, "resourceVersion": version},
                                  "items": items})
 
             def _watch(self, resource: str, query: dict[str, str]) -> None:

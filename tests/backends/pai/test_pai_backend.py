@@ -229,7 +229,7 @@ def test_unreachable_master(world, tmp_path):
     _, hived, token_file = world
     writer = EvidenceWriter(tmp_path / "e.jsonl", "k8s")
     OPEN.append(writer)
-    with pytest.raises(HivedlabError, match="refused or dropped"):
+    with pytest.raises(HivedlabError, match="127.0.0.1:9 refused the connection: nothing listens there"):
         open_backend(writer, INVENTORY, run_dir=tmp_path, pai_url="http://127.0.0.1:9", token_file=token_file,
                      hived_url=hived.server.url, watcher_factory=lambda tap: None, environ={}, sleep=lambda s: None)
 

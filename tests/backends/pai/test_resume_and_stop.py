@@ -123,7 +123,8 @@ def test_a_run_failing_mid_way_names_its_jobs_left_and_resuming_finishes_it(cli,
     first = run(cli, lab)
     assert first.code == 1
     err = [line for line in first.err.splitlines() if line.startswith("hivedlab run:")]
-    assert any("vc-safety failed:" in line and "token is missing, invalid or expired" in line for line in err)
+    assert any("vc-safety failed:" in line and "alice's token (" in line and "was refused" in line
+               and "HTTP 401 UnauthorizedUserError" in line for line in err)
     [note] = [line for line in err if "still on the cluster" in line]
     assert f"`hivedlab stop {lab.out}`" in note and "alice~job-config-0-alice-vc-safety-" in note
     assert "Traceback" not in first.err

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import time
+from datetime import datetime, timezone
+
 import pytest
 
 from hivedlab.backends.pai import open_backend
@@ -47,6 +50,7 @@ def test_a_bad_second_token_names_the_member_and_line_before_anything_is_submitt
         open_with(cluster, tmp_path, path)
     message = str(caught.value)
     assert "member bob" in message and f"line 3 of {path}" in message and "nothing was submitted" in message
+    assert "was refused" in message and "HTTP 401 UnauthorizedUserError" in message and "expired" not in message
     assert "expired-or-garbage" not in message
     assert submissions(pai) == [] and pai.jobs == {}
 
@@ -56,6 +60,18 @@ def test_a_bad_first_token_is_named_too_not_a_failed_job_list(cluster, tmp_path)
     pai.revoke("alice")
     path = token_file(tmp_path, f"alice: {pai.token('alice')}\nbob: {pai.token('bob')}\n")
     with pytest.raises(HivedlabError, match=f"member alice \\(line 1 of {path}\\)"):
+        open_with(cluster, tmp_path, path)
+    assert submissions(pai) == []
+
+
+def test_an_expired_token_is_named_with_when_it_expired(cluster, tmp_path):
+    pai, _ = cluster
+    exp = int(time.time()) - 600
+    expired = make_jwt("bob", exp=exp)
+    pai.tokens[expired] = "bob"  # issued by the cluster, then its seven days ran out
+    path = token_file(tmp_path, f"alice: {pai.token('alice')}\nbob: {expired}\n")
+    when = datetime.fromtimestamp(exp, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    with pytest.raises(HivedlabError, match=f"member bob \\(line 2 of .*\\) expired at {when}"):
         open_with(cluster, tmp_path, path)
     assert submissions(pai) == []
 

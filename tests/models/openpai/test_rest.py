@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import os
+import time
+from datetime import datetime, timezone
 
 import pytest
 
@@ -72,11 +74,25 @@ def test_wrong_password_and_unknown_user(pai, sleeps):
         client(pai, sleeps, user=None).login("carol", "whatever")
 
 
-def test_expired_token(pai, sleeps):
-    expired = PaiClient(pai.url, "a.b.c", sleep=sleeps.append)
-    with pytest.raises(PaiError, match="expired.*HIVEDLAB_PAI_TOKEN") as caught:
-        expired.submit(job(), "j")
-    assert caught.value.status == 401
+def test_a_forged_token_is_refused_and_names_where_it_came_from(pai, sleeps):
+    forged = PaiClient(pai.url, "a.b.c", sleep=sleeps.append)
+    with pytest.raises(PaiError, match="HIVEDLAB_PAI_TOKEN was refused.*HTTP 401 UnauthorizedUserError") as caught:
+        forged.submit(job(), "j")
+    assert caught.value.status == 401 and "expired" not in caught.value.en
+
+
+def test_an_expired_token_is_reported_with_its_expiry(pai, sleeps):
+    """v1.2.0 answers an expired token exactly as a forged one (401 "Your token is invalid."): the client reads the
+    token's own `exp` to say which it is."""
+    exp = int(time.time()) - 3600
+    token = make_jwt("alice", exp=exp)
+    pai.tokens[token] = "alice"
+    when = datetime.fromtimestamp(exp, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    with pytest.raises(PaiError) as caught:
+        PaiClient(pai.url, token, sleep=sleeps.append, token_source=("alice's token (line 2 of t)", "x")).submit(
+            job(), "j")
+    assert caught.value.en == (f"submit j: alice's token (line 2 of t) expired at {when} (login tokens last 7 days): "
+                               "log in again and replace alice's token (line 2 of t) (HTTP 401 UnauthorizedUserError)")
 
 
 def test_unknown_vc_is_403_with_advice(pai, sleeps):
@@ -129,10 +145,10 @@ def test_not_a_rest_server(serve, sleeps):
 
 def test_unreachable_master(sleeps):
     c = PaiClient("http://127.0.0.1:9", "t", sleep=sleeps.append, retries=2, timeout_s=2)
-    with pytest.raises(PaiError, match="refused or dropped") as caught:
+    with pytest.raises(PaiError, match="127.0.0.1:9 refused the connection") as caught:
         c.info()
-    assert "无法连接" in str(caught.value)
-    assert len(sleeps) == 2
+    assert "拒绝连接" in str(caught.value)
+    assert len(sleeps) == 2  # a master restarting refuses for a while: retried
 
 
 # ------------------------------------------------------------------ retries

@@ -20,7 +20,7 @@ from hivedlab.backends.pai.backend import PaiBackend, RunState, _TapWriter
 from hivedlab.backends.pai.hived_inspect import hived_url as default_hived_url
 from hivedlab.backends.pai.live import LiveView
 from hivedlab.backends.pai.stop import StopResult, jobs_left, run_state, stop_hint, stop_jobs, submitted_jobs
-from hivedlab.backends.pai.tokens import check_tokens, load_tokens
+from hivedlab.backends.pai.tokens import check_tokens, load_tokens, token_source
 from hivedlab.backends.watcher import LISTED_WITHIN_S, Watcher
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.evidence import EvidenceWriter
@@ -53,8 +53,10 @@ def _run_clients(run_dir: Path, state: RunState, env: dict[str, str], pai_url: s
     """One client per member with a token, for the run in `run_dir` (its inventory, calls logged in its pai/)."""
     inventory = load_inventory(str(run_dir / "inventory.yaml")) if (run_dir / "inventory.yaml").is_file() else None
     url = pai_address(inventory, pai_url, env)
-    return {user: PaiClient(url, tok, retries=retries, on_call=_call_logger(state, user))
-            for user, tok in load_tokens(None, token_file, env).tokens.items()}
+    tokens = load_tokens(None, token_file, env)
+    return {user: PaiClient(url, tok, retries=retries, on_call=_call_logger(state, user),
+                            token_source=token_source(user, tokens.origins.get(user)))
+            for user, tok in tokens.tokens.items()}
 
 
 def _call_logger(state: RunState, user: str) -> Callable[[RestCall], None]:
@@ -196,7 +198,8 @@ def open_backend(
     tokens = load_tokens(token, token_file, env)
     extra: _SleepOverride = {"sleep": sleep} if sleep else {}
     clients = {
-        user: PaiClient(url, tok, on_call=_call_logger(state, user), **extra)
+        user: PaiClient(url, tok, on_call=_call_logger(state, user),
+                        token_source=token_source(user, tokens.origins.get(user)), **extra)
         for user, tok in tokens.tokens.items()
     }
     probe = next(iter(clients.values()))

@@ -28,7 +28,7 @@ from hivedlab.backends.protocol import FINISHED_STATES, JobStatus, Reply, Submit
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.evidence import EvidenceWriter, format_time, iter_evidence
 from hivedlab.models.openpai.naming import framework_name
-from hivedlab.models.openpai.rest import PaiClient, PaiError, RestCall, RestReply, explain
+from hivedlab.models.openpai.rest import PaiClient, PaiError, RestCall, RestReply
 
 UNFINISHED = ("WAITING", "RUNNING", "STOPPING")
 STATUS_CACHE_S = 3.0  # poll job detail at most this often per job (rest-server: 600 requests/min per IP)
@@ -277,7 +277,7 @@ class PaiBackend:
             # a rejection the lab studies (e.g. over quota): a reply, not a failure
             self._say(f"rejected: {reply.message[:200]}")
             return SubmitResult(user, job_key, job_name, framework, Reply(reply.status, reply.body))
-        raise explain(reply, f"submit {job_name} as {user}")
+        raise client.fail(reply, f"submit {job_name} as {user}")
 
     def stop(self, user: str, job_name: str) -> Reply:
         if self.state.get(user, job_name) is None:

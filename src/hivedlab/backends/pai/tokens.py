@@ -7,6 +7,7 @@ application token (never expires). `check_tokens` tries every token the run need
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -57,6 +58,13 @@ def parse_tokens(text: str, default_user: str | None, origin: str = TOKEN_ENV) -
     return Tokens({user.lower(): token}, {user.lower(): origin})
 
 
+def token_source(user: str, origin: str | None) -> tuple[str, str]:
+    """Words (en, zh) naming a member's token and where it is, for the client's error sentences."""
+    where = f" ({origin})" if origin else ""
+    where_zh = f"（{origin}）" if origin else ""
+    return f"{user}'s token{where}", f"{user} 的 token{where_zh}"
+
+
 def load_tokens(token: str | None = None, token_file: str | Path | None = None,
                 environ: Mapping[str, str] | None = None) -> Tokens:
     env = os.environ if environ is None else environ
@@ -98,8 +106,18 @@ def check_tokens(clients: Mapping[str, PaiClient], origins: Mapping[str, str], m
         except PaiError as exc:
             if exc.status != 401:
                 raise
+            expires = client.token_info().expires
+            if expires is not None and expires <= dt.datetime.now(dt.timezone.utc):
+                when = expires.strftime("%Y-%m-%d %H:%M UTC")
+                raise PaiError(
+                    f"the token for member {member} ({origin}) expired at {when} (login tokens last 7 days): {member} "
+                    "logs in again (or makes an application token) and replaces that line; nothing was submitted",
+                    f"成员 {member} 的 token（{origin}）已于 {when} 过期（登录 token 有效期 7 天）："
+                    f"请 {member} 重新登录（或创建应用 token）并替换该行；没有提交任何任务",
+                    exc.status, exc.code) from None
             raise PaiError(
-                f"the token for member {member} ({origin}) is missing, invalid or expired (login tokens last 7 days): "
-                f"{member} logs in again (or makes an application token) and replaces that line; nothing was submitted",
-                f"成员 {member} 的 token（{origin}）无效或已过期（登录 token 有效期 7 天）：请 {member} 重新登录"
-                "（或创建应用 token）并替换该行；没有提交任何任务", exc.status, exc.code) from None
+                f"the token for member {member} ({origin}) was refused (not issued by this cluster, revoked by a "
+                f"password change, or mistyped; HTTP 401 {exc.code or ''}): {member} logs in again (or makes an "
+                "application token) and replaces that line; nothing was submitted",
+                f"成员 {member} 的 token（{origin}）被拒绝（不是本集群签发的、因改密码被吊销或有误；HTTP 401）："
+                f"请 {member} 重新登录（或创建应用 token）并替换该行；没有提交任何任务", exc.status, exc.code) from None

@@ -26,7 +26,7 @@ from hivedlab.basics.secrets import read_secret, refuse_inside_repository, write
 from hivedlab.basics.text import Text
 from hivedlab.cli.options import add_format, add_lang, new_parser
 from hivedlab.group.inventory import Inventory, load_inventory
-from hivedlab.models.openpai.rest import TOKEN_FILE_ENV, PaiClient, PaiError, read_token_file
+from hivedlab.models.openpai.rest import TOKEN_FILE_ENV, PaiClient, PaiError, clean_token, read_token_file
 from hivedlab.models.openpai.users import TOKEN_LIFETIME_DAYS, create_user, get_user, grant_vcs, token_expiry, user_vcs
 
 ADMIN_TOKEN_ENV = "HIVEDLAB_PAI_ADMIN_TOKEN"
@@ -91,11 +91,22 @@ def master_url(inventory: Inventory, given: str | None) -> str:
     return f"http://{masters[0]}"
 
 
+def admin_token(token_file: str | None) -> tuple[str, tuple[str, str]]:
+    """The admin's token (from --admin-token-file, HIVEDLAB_PAI_ADMIN_TOKEN_FILE or HIVEDLAB_PAI_ADMIN_TOKEN, without
+    the line break `echo` leaves) and words naming where it came from; '' when none is given."""
+    path = token_file or os.environ.get(ADMIN_TOKEN_FILE_ENV)
+    if path:
+        file = Path(path).expanduser()
+        source = (f"the admin token in {file}", f"{file} 中的管理员 token")
+        return clean_token(read_token_file(file), source[0]), source
+    source = (f"the admin token {ADMIN_TOKEN_ENV}", f"管理员 token {ADMIN_TOKEN_ENV}")
+    return clean_token(os.environ.get(ADMIN_TOKEN_ENV, ""), source[0]), source
+
+
 def admin_client(url: str, token_file: str | None) -> PaiClient:
     """A client with the admin's token (a file, the environment, or a login with the admin's password)."""
-    path = token_file or os.environ.get(ADMIN_TOKEN_FILE_ENV)
-    token = read_token_file(Path(path).expanduser()) if path else os.environ.get(ADMIN_TOKEN_ENV, "").strip()
-    client = PaiClient(url, token or None, retries=2, backoff_s=0.5)
+    token, source = admin_token(token_file)
+    client = PaiClient(url, token or None, retries=2, backoff_s=0.5, token_source=source)
     client.info()  # the master answers, before any password is typed
     if not token:
         if not sys.stdin.isatty():

@@ -133,7 +133,9 @@ def observed_cells(physical: Any, virtual: Any) -> dict[str, Any]:
     vcs = {}
     for vc, tree in (virtual or {}).items():
         vcs[str(vc)] = dict(Counter(str(cell.get("cellType")).split(".")[-1] for cell in _cells(tree)))
-    nodes = sorted(str(c.get("cellAddress")) for c in _cells(physical) if c.get("isNodeLevel"))
+    # HiveD v0.3.4 addresses a node-level cell below a pool cell as `<index>/<node>` (pkg/api/config.go
+    # inferPhysicalCellSpec); the node is the address's last part (pkg/algorithm/config.go buildChildCell)
+    nodes = sorted(str(c.get("cellAddress")).rsplit("/", 1)[-1] for c in _cells(physical) if c.get("isNodeLevel"))
     top = Counter(str(c.get("cellType")) for c in (physical if isinstance(physical, list) else []))
     return {"vcs": vcs, "nodes": nodes, "top": top}
 
@@ -299,7 +301,8 @@ def check_tokens(url: str, inventory: Inventory, tokens: dict[str, str], vcs: li
         if not token:
             findings.append(bad("tokens", f"{user} 没有 token", f"no token for {user}", *again))
             continue
-        session = PaiClient(url, token, retries=1, backoff_s=0.5)
+        session = PaiClient(url, token, retries=1, backoff_s=0.5,
+                            token_source=(f"{user}'s token", f"{user} 的 token"))
         try:
             found = get_user(session, user)
         except PaiError as exc:

@@ -4,12 +4,14 @@ Login, submit (`text/yaml`), job detail, stop, list jobs and VCs. Tokens come fr
 file and are never printed, logged or recorded: the client's repr, its call log and its errors leave them out.
 429s and transient failures (connection errors, 502/503/504) are retried with backoff; a submission whose reply was
 lost is looked up before it is sent again, so nothing is submitted twice. Every error reply becomes a `PaiError`
-whose one-line message (en / zh) says what to do.
+whose one-line message (en / zh) names the cause (HTTP status and the server's error code; or bad header, TLS, DNS,
+refused, timeout, dropped) and says what to do (`hivedlab.models.openpai.rest_errors`).
 """
 
 from __future__ import annotations
 
 import base64
+import datetime as dt
 import json
 import re
 import stat
@@ -22,44 +24,24 @@ from urllib.parse import quote, urlsplit
 
 import requests
 
-from hivedlab.basics.errors import HivedlabError
+from hivedlab.models.openpai.rest_errors import (
+    DIRECT_PORT,
+    TOKEN_ENV,
+    PaiError,
+    RestReply,
+    TokenInfo,
+    explain,
+    retryable,
+    transport_error,
+)
 
-TOKEN_ENV = "HIVEDLAB_PAI_TOKEN"
+__all__ = ["DIRECT_PORT", "TOKEN_ENV", "TOKEN_FILE_ENV", "PaiClient", "PaiError", "RestCall", "RestReply", "TokenInfo",
+           "clean_token", "explain", "normalize_base_url", "read_token_file", "redact", "token_claims", "token_user"]
+
 TOKEN_FILE_ENV = "HIVEDLAB_PAI_TOKEN_FILE"
-DIRECT_PORT = 9186  # rest-server's hostPort; through pylon the prefix is /rest-server (docs/openpai-model.md#tokens)
 TRANSIENT_STATUSES = (502, 503, 504)
 JOB_NAME = re.compile(r"^[a-zA-Z0-9_-]+$")  # docs/openpai-model.md#top-level
 MAX_JOB_NAME = 255
-
-
-class PaiError(HivedlabError):
-    """A rest-server failure the user must act on; the message is one line in English and Chinese."""
-
-    def __init__(self, en: str, zh: str, status: int | None = None, code: str | None = None) -> None:
-        super().__init__(f"{en} / {zh}")
-        self.en, self.zh, self.status, self.code = en, zh, status, code
-
-
-@dataclass(frozen=True)
-class RestReply:
-    """A rest-server reply: HTTP status, decoded body (JSON value or text), and the error `code` if any."""
-
-    status: int
-    body: Any
-
-    @property
-    def ok(self) -> bool:
-        return 200 <= self.status < 300
-
-    @property
-    def code(self) -> str | None:
-        return self.body.get("code") if isinstance(self.body, dict) else None
-
-    @property
-    def message(self) -> str:
-        if isinstance(self.body, dict):
-            return str(self.body.get("message", ""))
-        return "" if self.body is None else str(self.body)
 
 
 @dataclass(frozen=True)
@@ -103,6 +85,17 @@ def read_token_file(path: Path) -> str:
     return text
 
 
+def clean_token(token: str, source: str) -> str:
+    """The token without the blanks around it (a file written by `echo` ends in a line break); one still holding a
+    blank or control character cannot go in a header, which is said here rather than as a network error."""
+    text = token.strip()
+    if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in text):
+        raise PaiError(f"{source} holds a line break, space or control character inside the token: write the token "
+                       "alone on one line",
+                       f"{source} 的 token 中间含有换行、空格或控制字符：请只写 token 本身，占一行")
+    return text
+
+
 def token_claims(token: str) -> dict[str, Any]:
     """The claims of a rest-server JWT (read, not verified); empty when the token is not a JWT."""
     parts = token.split(".")
@@ -140,83 +133,6 @@ def normalize_base_url(url: str) -> str:
     return base
 
 
-# ------------------------------------------------------------------ error sentences
-
-
-def explain(reply: RestReply, what: str) -> PaiError:
-    """Turn an error reply into one sentence that says what to do (docs/openpai-model.md#error-replies; the same
-    page covers tokens and admission errors)."""
-    code, message, status = reply.code, reply.message, reply.status
-    short = message.splitlines()[0][:300] if message else ""
-    table: dict[str | None, tuple[str, str]] = {
-        "IncorrectPasswordError": ("wrong password: check it (the quick-start admin's default is admin-password)",
-                                   "密码错误：请检查密码（quick-start 的 admin 默认密码是 admin-password）"),
-        "NoUserError": (f"{short} Ask the admin to create the user (manual step 3.1: Administration -> "
-                        "User Management)",
-                        f"{short} 请管理员在 Administration -> User Management 中创建该用户（手册 3.1）"),
-        "UnauthorizedUserError": (
-            "the token is missing, invalid or expired (tokens last 7 days): log in again and set "
-            f"{TOKEN_ENV}",
-            f"token 缺失、无效或已过期（有效期 7 天）：请重新登录并设置 {TOKEN_ENV}"),
-        "ForbiddenUserError": (
-            f"{short}: the VC does not exist in the deployed HiveD config or the user is not granted it; check "
-            "`hivedlab scheduler-config` was applied and grant the VC in User Management",
-            f"{short}：该 VC 不在已部署的 HiveD 配置中或用户无权使用；请确认已应用 `hivedlab scheduler-config`，并在"
-            "用户管理中授权该 VC"),
-        "ConflictJobError": (
-            f"{short} Job names can never be reused on OpenPAI: run again (hivedlab makes new unique names) or "
-            "resume the run that submitted it",
-            f"{short} OpenPAI 上任务名不能重复使用：请重新运行（hivedlab 会生成新的唯一名字）或继续之前的运行"),
-        "NoJobError": (f"{short} Check the job name and user", f"{short} 请检查任务名和用户名"),
-        "NoApiError": (
-            f"{short} This URL is not an OpenPAI v1.2.0 rest-server: use http://<master>/rest-server or "
-            f"http://<master>:{DIRECT_PORT}",
-            f"{short} 该地址不是 OpenPAI v1.2.0 的 rest-server：请使用 http://<master>/rest-server 或 "
-            f"http://<master>:{DIRECT_PORT}"),
-        "InvalidProtocolError": (f"the job protocol was rejected: {short}", f"任务配置被拒绝：{short}"),
-        "InvalidParametersError": (f"invalid parameters: {short}", f"参数无效：{short}"),
-    }
-    if status == 429:
-        en, zh = ("the rest-server's rate limit was hit (60 submissions per hour per user, 60 job lists per "
-                  "minute): wait a few minutes and resume the run",
-                  "触发了 rest-server 的限流（每用户每小时 60 次提交、每分钟 60 次列表）：请等几分钟后继续运行")
-    elif code == "ForbiddenUserError" and " in " not in message:
-        en, zh = (f"{short}: only the job's owner or an admin may do this",
-                  f"{short}：只有任务的所有者或管理员可以这样做")
-    elif code in table:
-        en, zh = table[code]
-    elif status == 500 and ("property 'gpu'" in message or "reading 'gpu'" in message):
-        # docs/openpai-model.md#admission-errors: an unknown skuType crashes the rest-server instead of its friendly
-        # message
-        en, zh = ("the job's skuType is not in the deployed HiveD config (rest-server 500 \"Cannot read property "
-                  "'gpu'\"): switch the scheduler config with `hivedlab scheduler-config` or fix the job's skuType",
-                  "任务的 skuType 不在已部署的 HiveD 配置中（rest-server 500）：请用 `hivedlab scheduler-config` "
-                  "切换调度配置或修改任务的 skuType")
-    elif status == 500 and "unacceptable kind of an object to dump" in message:
-        # docs/openpai-model.md#admission-errors: a gang job without `instances` under HiveD
-        en, zh = ("the job omits `instances` in a task role, which the rest-server cannot handle for gang jobs under "
-                  "HiveD (500): add `instances: 1`",
-                  "任务的某个 taskRole 省略了 `instances`，HiveD 下的 gang 任务会导致 rest-server 500：请加上 "
-                  "`instances: 1`")
-    elif status >= 500:
-        en, zh = (f"the rest-server failed ({status} {short or 'no message'}): check that rest-server and "
-                  "hivedscheduler run (`kubectl get pods` in the dev-box) and try again",
-                  f"rest-server 出错（{status}）：请在 dev-box 中用 `kubectl get pods` 确认 rest-server 和 "
-                  "hivedscheduler 正在运行后重试")
-    else:
-        en, zh = (f"unexpected reply {status} {code or ''} {short}".strip(), f"意外的回复 {status} {short}".strip())
-    return PaiError(f"{what}: {en}", f"{what}：{zh}", status, code)
-
-
-def unreachable(base_url: str, exc: Exception) -> PaiError:
-    kind = "timed out" if isinstance(exc, requests.Timeout) else "refused or dropped the connection"
-    return PaiError(
-        f"the OpenPAI master at {base_url} {kind}: check the address and that the cluster runs "
-        f"(`curl {base_url}/api/v2/info`)",
-        f"无法连接 OpenPAI master {base_url}：请检查地址以及集群是否在运行（`curl {base_url}/api/v2/info`）",
-    )
-
-
 # ------------------------------------------------------------------ the client
 
 
@@ -234,10 +150,12 @@ class PaiClient:
         sleep: Callable[[float], None] = time.sleep,
         on_call: Callable[[RestCall], None] | None = None,
         session: requests.Session | None = None,
+        token_source: tuple[str, str] = (TOKEN_ENV, TOKEN_ENV),
     ) -> None:
         self.base_url = normalize_base_url(base_url)
         self.__token = token
         self.user = token_user(token) if token else None
+        self._token_source = token_source  # (en, zh) words for where the token came from, for the advice
         self.timeout_s, self.retries, self.backoff_s = timeout_s, retries, backoff_s
         self._sleep, self._on_call = sleep, on_call
         self._session = session or requests.Session()
@@ -248,6 +166,17 @@ class PaiClient:
 
     def close(self) -> None:
         self._session.close()
+
+    def token_info(self) -> TokenInfo:
+        """Where this client's token came from and when it expires (its `exp` claim), for error sentences."""
+        exp = token_claims(self.__token).get("exp") if self.__token else None
+        expires = (dt.datetime.fromtimestamp(exp, dt.timezone.utc)
+                   if isinstance(exp, int | float) and not isinstance(exp, bool) else None)
+        return TokenInfo(self._token_source[0], self._token_source[1], expires)
+
+    def fail(self, reply: RestReply, what: str) -> PaiError:
+        """The error sentence for a reply to this client, naming its token's source and expiry on a 401."""
+        return explain(reply, what, self.token_info())
 
     # -- plumbing
 
@@ -292,8 +221,8 @@ class PaiClient:
             try:
                 reply = self._once(method, path, body, content_type, attempt)
             except requests.RequestException as exc:
-                if attempt > self.retries:
-                    raise unreachable(self.base_url, exc) from None
+                if attempt > self.retries or not retryable(exc):
+                    raise transport_error(self.base_url, exc, self.timeout_s) from None
                 self._pause(attempt, None)
                 if lost_reply_check and (found := lost_reply_check()) is not None:
                     return found
@@ -310,7 +239,7 @@ class PaiClient:
         body = json.dumps(payload).encode() if payload is not None else None
         reply = self.request(method, path, body, "application/json" if body is not None else None)
         if reply.status not in ok:
-            raise explain(reply, what)
+            raise self.fail(reply, what)
         return reply.body
 
     # -- endpoints (docs/openpai-model.md#endpoints)
@@ -329,7 +258,7 @@ class PaiClient:
         reply = self.request("POST", "/api/v2/authn/basic/login",
                              json.dumps({"username": username, "password": password}).encode(), "application/json")
         if reply.status != 200:
-            raise explain(reply, f"login as {username}")
+            raise self.fail(reply, f"login as {username}")
         token = reply.body.get("token") if isinstance(reply.body, dict) else None
         if not isinstance(token, str) or not token:
             raise PaiError("the login reply has no token", "登录回复中没有 token")
@@ -353,7 +282,7 @@ class PaiClient:
         reply = self.request("POST", "/api/v2/jobs", protocol_yaml.encode("utf-8"), "text/yaml",
                              lost_reply_check=already_there)
         if reply.status in (401, 429):
-            raise explain(reply, f"submit {job_name}")
+            raise self.fail(reply, f"submit {job_name}")
         return reply
 
     def job(self, user: str, job_name: str) -> dict[str, Any] | None:
@@ -362,13 +291,15 @@ class PaiClient:
                                f"status of {user}~{job_name}")
 
     def get_object(self, path: str, missing_code: str, doing: str) -> dict[str, Any] | None:
-        """`GET path`: the JSON object, or None on a 404 with `missing_code` (or none); anything else says what failed
-        while `doing`."""
+        """`GET path`: the JSON object, or None when the rest-server says it is missing — `missing_code` with 404 or
+        400 (v1.2.0's `controllers/v2/user.js` `getUser` answers a missing user 400 `NoUserError`,
+        `models/v2/job/k8s.js` `get` a missing job 404 `NoJobError`), or a 404 without a code; anything else says
+        what failed while `doing`."""
         reply = self.request("GET", path)
-        if reply.status == 404 and reply.code in (missing_code, None):
+        if (reply.status in (400, 404) and reply.code == missing_code) or (reply.status == 404 and reply.code is None):
             return None
         if reply.status != 200 or not isinstance(reply.body, dict):
-            raise explain(reply, doing)
+            raise self.fail(reply, doing)
         return reply.body
 
     def stop(self, user: str, job_name: str) -> RestReply:
@@ -376,7 +307,7 @@ class PaiClient:
         reply = self.request("PUT", f"/api/v2/jobs/{_job_path(user, job_name)}/executionType",
                              json.dumps({"value": "STOP"}).encode(), "application/json")
         if reply.status != 202:
-            raise explain(reply, f"stop {user}~{job_name}")
+            raise self.fail(reply, f"stop {user}~{job_name}")
         return reply
 
     def list_jobs(self, *, usernames: tuple[str, ...] = (), vc: str | None = None,

@@ -13,13 +13,14 @@ import json
 from typing import Any
 from urllib.parse import quote
 
-from hivedlab.models.openpai.rest import PaiClient, explain
+from hivedlab.models.openpai.rest import PaiClient
 
 TOKEN_LIFETIME_DAYS = 7  # rest-server's jwt-expire-time
 
 
 def get_user(client: PaiClient, username: str) -> dict[str, Any] | None:
-    """`GET /api/v2/users/<name>`: the user object (`virtualCluster`, `admin`, ...), or None when there is none."""
+    """`GET /api/v2/users/<name>`: the user object (`virtualCluster`, `admin`, ...), or None when there is none (v1.2.0
+    answers 400 `NoUserError`, `controllers/v2/user.js` `getUser`; any valid token may read any user)."""
     return client.get_object(f"/api/v2/users/{quote(username)}", "NoUserError", f"read user {username}")
 
 
@@ -34,7 +35,7 @@ def create_user(client: PaiClient, username: str, password: str, vcs: list[str])
     body = {"username": username, "password": password, "admin": False, "virtualCluster": vcs}
     reply = client.request("POST", "/api/v2/users", json.dumps(body).encode(), "application/json")
     if reply.status != 201:
-        raise explain(reply, f"create user {username}")
+        raise client.fail(reply, f"create user {username}")
 
 
 def grant_vcs(client: PaiClient, username: str, vcs: list[str]) -> None:
@@ -42,7 +43,7 @@ def grant_vcs(client: PaiClient, username: str, vcs: list[str]) -> None:
     body = {"data": {"username": username, "virtualCluster": vcs}, "patch": True}
     reply = client.request("PUT", "/api/v2/users", json.dumps(body).encode(), "application/json")
     if reply.status != 201:
-        raise explain(reply, f"grant {', '.join(vcs)} to {username}")
+        raise client.fail(reply, f"grant {', '.join(vcs)} to {username}")
 
 
 def token_expiry(token: str) -> dt.datetime | None:
