@@ -15,8 +15,8 @@ import yaml
 from hivedlab.models.hived import ConfigError, load_config
 from hivedlab.models.hived.annotations import BIND_INFO, LEAF_CELL_ISOLATION, LEAF_CELL_ISOLATION_OLD, SCHEDULING_SPEC
 from hivedlab.models.hived.config import CellTypeInfo, PhysicalCellSpec
+from hivedlab.models.hived.messages import WAIT_PREFIX
 
-WAIT_PREFIX = "Pod is waiting for preemptible or free resource to appear:"
 _NEXT_REASON = re.compile(r",\s+\d+ ")
 
 

@@ -24,7 +24,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 # re-exported (`as`) for callers of hivedlab.checker.timeline
-from hivedlab.checker.pod_facts import WAIT_PREFIX as WAIT_PREFIX
 from hivedlab.checker.pod_facts import LeafCell as LeafCell
 from hivedlab.checker.pod_facts import VcShare as VcShare
 from hivedlab.checker.pod_facts import app_status as app_status
@@ -36,6 +35,7 @@ from hivedlab.checker.pod_facts import node_gpus_from_config as node_gpus_from_c
 from hivedlab.checker.pod_facts import pod_priority
 from hivedlab.checker.pod_facts import vc_cells_from_config as vc_cells_from_config
 from hivedlab.checker.pod_facts import vc_nodes_from_config as vc_nodes_from_config
+from hivedlab.checker.scheduler_messages import TRANSIENT, UNKNOWN, classify
 from hivedlab.evidence import Record, parse_time
 from hivedlab.models.hived.annotations import BIND_INFO as BIND_INFO
 from hivedlab.models.hived.annotations import LEAF_CELL_ISOLATION as LEAF_CELL_ISOLATION
@@ -60,11 +60,13 @@ class Mark(NamedTuple):
 @dataclass(frozen=True)
 class Wait:
     """One FailedScheduling event (or repeat of it): HiveD's reason, e.g. `insufficient capacity when scheduling
-    in VC vc1` (docs/hived-config-and-cells.md#wait-reasons), or the whole message when it is not a HiveD wait."""
+    in VC vc1` (docs/hived-config-and-cells.md#wait-reasons), or the whole message when it is not a HiveD wait; and
+    its class in the table of scheduler messages (`scheduler_messages.classify`)."""
 
     mark: Mark
     reason: str
     message: str
+    kind: str = UNKNOWN
 
 
 @dataclass(frozen=True)
@@ -78,7 +80,8 @@ class Attempt:
     framework_attempt: int | None = None  # FC_FRAMEWORK_ATTEMPT_ID
     task_attempt: int | None = None  # FC_TASK_ATTEMPT_ID
     created: Mark | None = None
-    waits: tuple[Wait, ...] = ()
+    waits: tuple[Wait, ...] = ()  # waits for something (capacity, quota, victims, ...): never a transient error
+    transient: tuple[Wait, ...] = ()  # transient scheduler errors, retried (docs/checker.md#scheduler-messages)
     bound: Mark | None = None
     node: str | None = None
     gpus: tuple[int, ...] = ()
@@ -303,7 +306,7 @@ class TimelineBuilder:
         self.pending_events: dict[str, list[tuple[str, Mark, str]]] = {}  # pod key -> (reason, mark, message)
         self.waits: dict[str, list[Wait]] = {}  # pod uid -> FailedScheduling events
         self.events_seen: set[tuple[Any, Any]] = set()
-        self.reasons: dict[str, tuple[str, str]] = {}
+        self.reasons: dict[str, tuple[str, str, str]] = {}
         self.uid_by_name: dict[str, str] = {}
         self.experiments: list[str] = []
         self.source: str | None = None
@@ -480,8 +483,8 @@ class TimelineBuilder:
             # kept aside (a tuple rebuilt per event would be quadratic in a long wait); attached in result()
             cached = self.reasons.get(message)
             if cached is None:  # a long wait repeats the same message thousands of times: keep one copy
-                cached = self.reasons[message] = (message, hived_reason(message))
-            self.waits.setdefault(attempt.uid, []).append(Wait(mark, cached[1], cached[0]))
+                cached = self.reasons[message] = (message, hived_reason(message), classify(message))
+            self.waits.setdefault(attempt.uid, []).append(Wait(mark, cached[1], cached[0], cached[2]))
             return attempt
         if reason == "Preempted" and attempt.preempted is None:
             return replace(attempt, preempted=mark, preempted_by=message)
@@ -574,7 +577,9 @@ class TimelineBuilder:
             for uid in job.attempt_uids:
                 attempt = self.attempts[uid]
                 if uid in self.waits:
-                    attempt = replace(attempt, waits=tuple(self.waits[uid]))
+                    waits = self.waits[uid]
+                    attempt = replace(attempt, waits=tuple(w for w in waits if w.kind != TRANSIENT),
+                                      transient=tuple(w for w in waits if w.kind == TRANSIENT))
                 code = job.fc_task_codes.get(uid)
                 if code is not None:
                     attempt = replace(attempt, fc_exit_code=code)

@@ -30,13 +30,13 @@ from hivedlab.backends.sim.jobs import SimJob, TaskKey
 from hivedlab.backends.sim.store import seconds_to_us
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.models import hived
+from hivedlab.models.hived import messages as hived_messages
 from hivedlab.models.hived_codec import dump_bind_info
 from hivedlab.models.openpai import naming
 from hivedlab.models.openpai.jobstate import CODE_POD_EXTERNAL_DELETED, rest_state
 from hivedlab.models.openpai.objects import EventState, PodState, event_object
 
 # HiveD's filter reply (docs/hived-config-and-cells.md#wait-reasons)
-WAIT_PREFIX = "Pod is waiting for preemptible or free resource to appear: "
 MAX_STEPS_PER_INSTANT = 10_000
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: same results, 20x faster
 
@@ -208,16 +208,16 @@ class SimCluster(FrameworkController):
         except hived.UserError as err:
             # the extender's error reply, which K8s puts into the event as is; not a FitError: no preemption
             where = f"[{pod.uid}({naming.NAMESPACE}/{name})]: filterRoutine: Failed: "
-            self._failed_scheduling(job, key, f"Code: 400, Message: hivedscheduler: User Error: {where}{err.message}")
+            self._failed_scheduling(job, key, hived_messages.user_error(where, err.message))
             return
         if isinstance(result, hived.Bind):
             self._bind(job, key, ref, spec, result)
             return
         if isinstance(result, hived.Preempt):
-            reasons = [f"1 node({node}) has preemptible Pods: {_listed(result.victims[node])}"
+            reasons = [f"1 {hived_messages.preemptible_pods(node, _listed(result.victims[node]))}"
                        for node in sorted(result.victims)]
         else:
-            reasons = [f"1 {WAIT_PREFIX}{result.reason}"]
+            reasons = [f"1 {hived_messages.WAIT_PREFIX} {result.reason}"]
         self._failed_scheduling(job, key, self._fit_error(reasons, len(nodes)))
         if self._victims_terminating(job, job.pods[key]):
             return  # K8s: not eligible to preempt again while its nominated node has victims terminating

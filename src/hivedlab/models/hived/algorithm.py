@@ -13,6 +13,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from hivedlab.models.hived import inspect as inspect_views
+from hivedlab.models.hived import messages
 from hivedlab.models.hived.buddy import ChainState
 from hivedlab.models.hived.cell import (
     ALLOCATED,
@@ -357,7 +358,7 @@ class HivedScheduler:
             return self._schedule_guaranteed(s, chain, honoured)
         placement, reason = self.opp_sched[chain].schedule(s.pod_numbers, OPPORTUNISTIC_PRIORITY, honoured)
         if placement is None:
-            return None, None, f"{reason} when scheduling in physical cluster"
+            return None, None, messages.in_physical_cluster(reason)
         return placement, None, ""
 
     def _schedule_guaranteed(self, s: PodSchedulingSpec, chain: str, suggested: Collection[str] | None
@@ -370,7 +371,7 @@ class HivedScheduler:
         placement, reason = (None, "") if scheduler is None else scheduler.schedule(
             s.pod_numbers, s.priority, suggested)
         if placement is None:
-            return None, None, f"{reason} when scheduling in VC {vc}"
+            return None, None, messages.in_vc(reason, vc)
         numbers = sorted(placement)
         lazy_groups = self.cells.try_lazy_preempt(placement, numbers, s.group_name)
         leaves = [leaf for n in numbers for pod in placement[n] for leaf in pod]
@@ -381,9 +382,7 @@ class HivedScheduler:
             return physical, placement, ""
         for group, virtual in lazy_groups:
             self.cells.revert_lazy_preempt(group, virtual)
-        kind = "bad" if suggested is None else "bad or non-suggested"
-        return None, None, (f"Mapping the virtual placement would need to use at least one {kind} node "
-                            f"(virtual placement : {_format_placement(leaves)})")
+        return None, None, messages.mapping_needs_bad_node(suggested is not None, _format_placement(leaves))
 
     def _bind(self, physical: Mapping[int, Sequence[Sequence[PhysicalCell | None]]],
               virtual: Mapping[int, Sequence[Sequence[VirtualCell | None]]] | None, number: int, slot: int,

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Generic
 
+from hivedlab.models.hived import messages
 from hivedlab.models.hived.cell import (
     FREE_PRIORITY,
     OPPORTUNISTIC_PRIORITY,
@@ -130,9 +131,9 @@ class TopologyScheduler(Generic[C]):
                     node, PhysicalCell) else None
                 if physical is not None:
                     if not physical.healthy:
-                        return None, f"have to use at least one bad node {physical.address}"
+                        return None, messages.bad_node(physical.address)
                     if suggested is not None and not any(n in suggested for n in physical.nodes):
-                        return None, f"have to use at least one non-suggested node {physical.address}"
+                        return None, messages.non_suggested_node(physical.address)
                 chosen.append(node)
                 picked += sizes[pod]
                 pod += 1
@@ -140,7 +141,7 @@ class TopologyScheduler(Generic[C]):
                 node_index += 1
                 picked = 0
                 if node_index >= len(view):
-                    return None, "insufficient capacity"
+                    return None, messages.INSUFFICIENT_CAPACITY
                 node = view[node_index]
                 if opportunistic:  # _free_at's first case, inline: this walk is the hottest loop of a decision
                     free = node.total_leaves - node.used_total + node.used.get(FREE_PRIORITY, 0)
