@@ -35,13 +35,13 @@ from hivedlab.checker.pod_facts import node_gpus_from_config as node_gpus_from_c
 from hivedlab.checker.pod_facts import pod_priority
 from hivedlab.checker.pod_facts import vc_cells_from_config as vc_cells_from_config
 from hivedlab.checker.pod_facts import vc_nodes_from_config as vc_nodes_from_config
-from hivedlab.checker.scheduler_messages import TRANSIENT, UNKNOWN, classify
 from hivedlab.evidence import Record, parse_time
 from hivedlab.models.hived.annotations import BIND_INFO as BIND_INFO
 from hivedlab.models.hived.annotations import LEAF_CELL_ISOLATION as LEAF_CELL_ISOLATION
 from hivedlab.models.kubeflow.manifests import WAIT_REASONS as WAIT_REASONS
 from hivedlab.models.kubeflow.manifests import tf_pod, tfjob_state
 from hivedlab.models.openpai.naming import framework_name
+from hivedlab.models.scheduler_messages import TRANSIENT, UNKNOWN, classify
 
 # FrameworkController exit codes (docs/openpai-model.md#exit-codes)
 POD_EXTERNAL_DELETED = -101

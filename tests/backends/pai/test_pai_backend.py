@@ -13,6 +13,7 @@ from hivedlab.backends.pai.live import JobRow, LiveView
 from hivedlab.backends.protocol import Backend
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.evidence import EvidenceWriter, read_evidence
+from hivedlab.models.hived import messages as hived_messages
 from hivedlab.models.openpai.naming import framework_name
 from tests.support.pai_world import INVENTORY, ONE_VC, OPEN, TWO_VC, ReplayWatcher, job, make
 
@@ -65,6 +66,24 @@ def test_a_whole_experiment(world, tmp_path):
     assert state["alice~low-alice-r1"]["status"] == "accepted"
     calls = (tmp_path / "run" / "pai" / "rest-calls.jsonl").read_text()
     assert '"path": "/api/v2/jobs"' in calls and pai.token("alice") not in calls
+
+
+def test_a_transient_hived_error_is_not_a_wait(world, tmp_path):
+    """HiveD's informer lag (the pod not yet known to it) is retried by kube-scheduler: a plan step waiting for
+    `waiting` must not take it for one (docs/checker.md#scheduler-messages)."""
+    backend, watcher, writer = make(world, tmp_path)
+    backend.switch_config("two-vc", TWO_VC)
+    fw = backend.submit("alice", "low", job("low-alice-r1")).framework_name
+    watcher.push("ADDED", "pods", pod(fw))
+    lag = {**failed_scheduling(fw), "message": f"Code: 400, Message: {hived_messages.POD_NOT_INFORMED}"}
+    watcher.push("ADDED", "events", lag)
+    backend._cache.clear()
+    assert not backend.job_status("alice", "low-alice-r1").waiting
+    watcher.push("ADDED", "events", failed_scheduling(fw))
+    backend._cache.clear()
+    assert backend.job_status("alice", "low-alice-r1").waiting
+    backend.close()
+    writer.close()
 
 
 def test_advance_until_times_out_on_wall_time(world, tmp_path):

@@ -29,6 +29,7 @@ from hivedlab.basics.errors import HivedlabError
 from hivedlab.evidence import EvidenceWriter, format_time, iter_evidence
 from hivedlab.models.openpai.naming import framework_name
 from hivedlab.models.openpai.rest import PaiClient, PaiError, RestCall, RestReply
+from hivedlab.models.scheduler_messages import TRANSIENT, classify
 
 UNFINISHED = ("WAITING", "RUNNING", "STOPPING")
 STATUS_CACHE_S = 3.0  # poll job detail at most this often per job (rest-server: 600 requests/min per IP)
@@ -43,7 +44,8 @@ class _ObservedIndex:
         self.ran: set[str] = set()  # pod names whose container has run
 
     def observe(self, resource: str, obj: dict[str, Any]) -> None:
-        if resource == "events" and obj.get("reason") == "FailedScheduling":
+        if (resource == "events" and obj.get("reason") == "FailedScheduling"
+                and classify(str(obj.get("message") or "")) != TRANSIENT):  # informer lag: retried, not a wait
             involved = obj.get("involvedObject") or {}
             if involved.get("kind") == "Pod" and involved.get("name"):
                 with self._lock:

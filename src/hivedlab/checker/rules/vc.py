@@ -31,8 +31,8 @@ from hivedlab.checker.rules.common import (
     where,
     who,
 )
-from hivedlab.checker.scheduler_messages import UNKNOWN, Unknown
 from hivedlab.checker.timeline import Attempt, JobTimeline, LeafCell
+from hivedlab.models.scheduler_messages import UNKNOWN, Unknown
 
 
 def _vc_unknown(vc: str) -> Outcome:

@@ -1,7 +1,7 @@
 """HiveD v0.3.4's own words: the wait reasons and errors a pod's FailedScheduling event carries.
 
 The model builds its messages from here, and the checker's table of scheduler messages
-(`hivedlab.checker.scheduler_messages`) classifies them from here, so the two cannot disagree. Each text is HiveD's
+(`hivedlab.models.scheduler_messages`) classifies them from here, so the two cannot disagree. Each text is HiveD's
 as its source writes it (docs/hived-config-and-cells.md#wait-reasons).
 """
 

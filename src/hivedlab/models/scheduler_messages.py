@@ -1,5 +1,5 @@
 """The one table of scheduler messages: what a FailedScheduling (or kube-batch `Unschedulable`) message says about
-why a pod is not running, in classes the rules and the report use (docs/checker.md#scheduler-messages).
+why a pod is not running, in classes the checker's rules and the real backend use (docs/checker.md#scheduler-messages).
 
 The texts are the schedulers' own, kept beside their models (`hivedlab.models.hived.messages` for HiveD v0.3.4; the
 default scheduler's and kube-batch v0.4's in `hivedlab.models.schedulers`); this module only sorts them. A message

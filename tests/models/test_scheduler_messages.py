@@ -1,4 +1,4 @@
-"""The one table of scheduler messages (hivedlab.checker.scheduler_messages): every text the schedulers' models
+"""The one table of scheduler messages (hivedlab.models.scheduler_messages): every text the schedulers' models
 produce is classified from the models' own words, a transient HiveD error is never a wait, and an unknown message is
 named instead of guessed (forged logs: honest simulator logs edited and re-sealed, tests/support/forge.py)."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from hivedlab.checker import scheduler_messages as table
+from hivedlab.models import scheduler_messages as table
 from hivedlab.models.hived import messages as hived
 from hivedlab.models.schedulers import default, kube_batch
 from hivedlab.models.schedulers.resources import Resources
