@@ -124,11 +124,50 @@ def test_resume_after_crash_continues_chain(tmp_path: Path) -> None:
     path.write_bytes(data[: len(data) - 40])
     with EvidenceWriter(path, "k8s") as writer:
         assert writer.next_seq == 4
-        writer.write_action("end", {"status": "finished"})
+        writer.write_action("plan", {"experiment": "gang", "resumed": True})
     log = read_evidence(path)
     assert [r.seq for r in log.records] == [0, 1, 2, 3, 4]
-    assert log.chain_ok and log.records[-1].action_type == "end"
-    assert any("skipped" in w for w in log.warnings)
+    assert log.chain_ok and log.records[-1].action_type == "plan"
+    assert any("cut by a crash" in w for w in log.warnings)
+
+
+@pytest.mark.parametrize("first", [("plan", {"experiment": "gang", "resumed": True}),
+                                   ("watch", {"event": "started", "resource": "pods", "resource_version": "9"})])
+def test_a_cut_line_before_the_record_that_opens_the_next_session_is_a_crash(tmp_path: Path, first) -> None:
+    """A real backend's watcher notes that it started before the runner's plan record: either opens a session."""
+    path = tmp_path / "e.jsonl"
+    _write(path, 3)
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write('{"seq": 3, "ti')
+    with EvidenceWriter(path, "k8s") as writer:
+        writer.write_action(*first)
+    log = read_evidence(path)
+    assert log.chain_ok and [w for w in log.warnings if "line 4" in w] == [
+        "line 4: not a JSON record (a record cut by a crash; the session after it resumed the log)"]
+
+
+@pytest.mark.parametrize("inserted", ['{"seq": 3, "ti', "[" * 200_000 + "]" * 200_000, "42", "{}", "\x00\x01",
+                                      '["a", "list"]'])
+def test_any_other_line_that_is_not_a_record_is_an_edit(tmp_path: Path, inserted: str) -> None:
+    """Between two records of one session nothing but records belongs: an inserted line breaks the chain there."""
+    path = tmp_path / "e.jsonl"
+    lines = [json.dumps(r, ensure_ascii=False) for r in _write(path, 5)]
+    path.write_text("\n".join([*lines[:3], inserted, *lines[3:]]) + "\n", encoding="utf-8")
+    log = read_evidence(path)
+    assert [r.seq for r in log.records] == [0, 1, 2, 3, 4]
+    assert not log.chain_ok and log.first_broken_seq == 3
+    assert any(w.startswith("line 4: ") for w in log.warnings)
+
+
+def test_of_several_bad_lines_at_the_end_only_the_last_is_a_crash_cut(tmp_path: Path) -> None:
+    path = tmp_path / "e.jsonl"
+    _write(path, 3)
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write("inserted\n" + '{"seq": 3, "ti')
+    log = read_evidence(path)
+    assert not log.chain_ok and log.first_broken_seq == 3
+    assert any("line 4" in w and "edited" in w for w in log.warnings)
+    assert any("line 5" in w and "cut record" in w for w in log.warnings)
 
 
 def test_resume_with_other_source_refused(tmp_path: Path) -> None:
@@ -312,7 +351,7 @@ def test_a_resumed_log_cut_by_a_crash_chains_on_from_the_last_whole_record(tmp_p
     with path.open("a", encoding="utf-8") as handle:
         handle.write('{"seq": 4, "time": "2026-01-01T00:0')  # the first session died mid-line
     with EvidenceWriter(path, "k8s") as writer:
-        resumed = writer.write_action("plan", {"experiment": "gang"})
+        resumed = writer.write_action("plan", {"experiment": "gang", "resumed": True})
     assert resumed["seq"] == 4 and resumed["prev"] == written[-1]["hash"]
     log = read_evidence(path)
     assert log.chain_ok and [r.seq for r in log.records] == [0, 1, 2, 3, 4]

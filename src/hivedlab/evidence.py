@@ -151,14 +151,24 @@ class _Verifier:
         # Held back: a bad last line is a crash cut; a bad line in the middle is flagged once the next record comes.
         self.pending_bad.append(f"line {lineno}: {why}")
 
-    def accept(self, raw: bytes, data: Any, lineno: int) -> Record | None:
+    def _settle_bad_lines(self, before: Record | None) -> None:
+        """The lines that were not records, now that a line follows them. Only a line a crash cut short, followed by
+        the first record of the session that resumed the log, belongs in a log (docs/evidence.md); any other is an
+        edit."""
+        resumed = before is not None and _opens_a_session(before)
+        for index, text in enumerate(self.pending_bad):
+            if resumed and index == len(self.pending_bad) - 1:
+                self.warnings.append(f"{text} (a record cut by a crash; the session after it resumed the log)")
+            else:
+                self._break(self.expected_seq, f"{text}: a line that is not a record was put into the log (edited)")
         self.bad_lines += len(self.pending_bad)
-        for text in self.pending_bad:
-            self.warnings.append(f"{text} (skipped; the chain decides whether a record is missing)")
         self.pending_bad.clear()
+
+    def accept(self, raw: bytes, data: Any, lineno: int) -> Record | None:
         record = _to_record(data, lineno)
+        self._settle_bad_lines(record)
         if record is None:
-            self._break(None, f"line {lineno}: not an evidence record (missing or mistyped fields)")
+            self._break(self.expected_seq, f"line {lineno}: not an evidence record (missing or mistyped fields)")
             return None
         if record.seq != self.expected_seq:
             self._break(record.seq, f"line {lineno}: seq {record.seq} where {self.expected_seq} was expected")
@@ -177,13 +187,21 @@ class _Verifier:
 
     def finish(self) -> None:
         for text in self.pending_bad[:-1]:
-            self.warnings.append(f"{text} (skipped)")
+            self._break(self.expected_seq, f"{text}: a line that is not a record was put into the log (edited)")
         if self.pending_bad:
             cut = "the log ends in a cut record, e.g. after a crash; read up to the last whole record"
             self.warnings.append(f"{self.pending_bad[-1]} ({cut})" if self.count
                                  else f"{self.pending_bad[-1]} (skipped)")
         self.bad_lines += len(self.pending_bad)
         self.pending_bad.clear()
+
+
+def _opens_a_session(record: Record) -> bool:
+    """The first record a resumed session writes: the runner's `plan` (`resumed: true`), or the watcher's note that
+    it started, which a real backend writes before the runner's plan (it lists before anything is submitted)."""
+    action = record.action or {}
+    return ((record.action_type == "plan" and action.get("resumed") is True)
+            or (record.action_type == "watch" and action.get("event") == "started"))
 
 
 def _hash_ok(raw: bytes, data: dict[str, Any], claimed: str) -> bool:

@@ -29,7 +29,8 @@ def _codes(grade: GroupGrade) -> set[str]:
     return {f.code for f in grade.findings}
 
 
-def test_a_nesting_bomb_is_one_bad_line(tmp_path: Path) -> None:
+def test_a_nesting_bomb_inserted_mid_log_is_an_edit_that_costs_the_chain(tmp_path: Path) -> None:
+    """A line that is not a record, put between two intact records, hides nothing: it breaks the chain (once)."""
     root = make_run_dir(tmp_path / "g1")
     log = root / "experiments" / "priority" / "evidence.jsonl"
     lines = log.read_text().splitlines()
@@ -37,11 +38,15 @@ def test_a_nesting_bomb_is_one_bad_line(tmp_path: Path) -> None:
     log.write_text("\n".join([*lines[:3], bomb, *lines[3:]]) + "\n")
     read = read_evidence(log)
     assert len(read.records) == len(lines)
-    assert any("line 4" in w and "not a JSON record" in w for w in read.warnings)
+    assert not read.chain_ok and read.first_broken_seq == 3
+    assert [w for w in read.warnings if "line 4" in w] == [
+        "line 4: not a JSON record: a line that is not a record was put into the log (edited)"]
     grade = _grade(root)
     assert "grader-error" not in _codes(grade) and "file-error" not in _codes(grade)
-    points = _points(grade)
-    assert points["priority.ran"] == 3 and points["environment"] == 10 and grade.total() > 0
+    penalties = {p.penalty.id: p.points for p in grade.penalties}
+    assert penalties["chain"] == 15
+    assert any(reason.startswith("experiments/priority/evidence.jsonl: hash chain broken")
+               for reason in grade.needs_look)
 
 
 def test_ten_thousand_files_beside_the_run_do_not_hide_it(tmp_path: Path) -> None:
