@@ -108,3 +108,27 @@ def test_a_page_whose_font_is_missing_is_caught(run: Path, browser: Browser, tmp
     measured = _printed(browser, page)
     assert measured["loaded"] == [] and [CJK_FAMILY, "error"] in measured["declared"]
     assert measured["scrollWidth"] > measured["clientWidth"] and "td" in measured["wide"]
+
+
+FONT_NOTE = """(async () => {
+  await document.fonts.ready;
+  for (let i = 0; i < 50 && !document.fonts.check('1em "FAMILY"', "中"); i++) {
+    await new Promise(done => setTimeout(done, 20));
+  }
+  await new Promise(done => setTimeout(done, 50));
+  const note = document.getElementById("font-missing");
+  return {shown: !note.hidden && note.getBoundingClientRect().height > 0, text: note.innerText};
+})()""".replace("FAMILY", CJK_FAMILY)
+
+
+@needs_chromium
+def test_the_page_says_so_when_its_font_is_missing(run: Path, browser: Browser, tmp_path: Path) -> None:
+    browser.open_printed(run / "report.html")
+    assert browser.evaluate(FONT_NOTE)["shown"] is False  # in its run folder, beside fonts/: nothing to say
+    alone = tmp_path / "report.html"
+    shutil.copy(run / "report.html", alone)  # copied without its fonts/ folder
+    browser.open_printed(alone)
+    note = browser.evaluate(FONT_NOTE)
+    assert note["shown"] is True
+    assert "copy the fonts/ folder together with report.html" in note["text"]
+    assert f"{REPORT_FONT}" in note["text"] and "请把 fonts/ 文件夹与 report.html" in note["text"]
