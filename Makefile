@@ -7,6 +7,7 @@ OUT    ?= out
 .PHONY: run test lint typecheck unit venv bench bench-quick clean
 
 $(BIN)/hivedlab: pyproject.toml
+	@$(PYTHON) scripts/check_python.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'

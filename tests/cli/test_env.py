@@ -48,10 +48,12 @@ def checks_by_id(record: dict) -> dict:
 # ------------------------------------------------------------ Python 3.6 compatibility
 
 # What the lab machines' system Python (Ubuntu 18.04: 3.6) runs before hivedlab is installed: the lab scripts (until
-# find_venv re-runs them in .venv), the package's __init__ and the machine check that labs/00_check_env.py imports.
+# find_venv re-runs them in .venv), the package's __init__, the machine check that labs/00_check_env.py imports, and
+# the Python check `make venv` runs first.
 LABS = ROOT / "labs"
 ENVCHECK = ROOT / "src" / "hivedlab" / "envcheck"
-PY36_FILES = [*sorted(LABS.glob("*.py")), ROOT / "src" / "hivedlab" / "__init__.py", *sorted(ENVCHECK.glob("*.py"))]
+PY36_FILES = [*sorted(LABS.glob("*.py")), ROOT / "src" / "hivedlab" / "__init__.py", *sorted(ENVCHECK.glob("*.py")),
+              ROOT / "scripts" / "check_python.py"]
 PY36_IDS = [path.relative_to(ROOT).as_posix() for path in PY36_FILES]
 
 NEWER_MODULES = {"contextvars", "dataclasses", "graphlib", "importlib.metadata", "importlib.resources", "tomllib",
@@ -247,16 +249,21 @@ def _pyenv_roots() -> list[Path]:
     return list(dict.fromkeys(Path(root) for root in roots if root))
 
 
-def _python36() -> tuple[str | None, str]:
-    """A Python 3.6 that runs, and why none when there is none: `python3.6` on PATH may be a version manager's shim
-    (pyenv) that fails unless 3.6 is selected, while the interpreter itself sits in the manager's versions folder."""
-    candidates = [shutil.which("python3.6") or ""]
+OLD_VERSIONS = ("3.6", "3.7", "3.8", "3.9")  # the lab machines' system Pythons: Ubuntu 18.04 has 3.6, 20.04 3.8
+
+
+def _old_python(version: str) -> tuple[str | None, str]:
+    """A Python `version` that runs, and why none when there is none: `python3.X` on PATH may be a version manager's
+    shim (pyenv) that fails unless that version is selected, while the interpreter itself sits in the manager's
+    versions folder."""
+    candidates = [shutil.which(f"python{version}") or ""]
     for root in _pyenv_roots():
-        candidates += [str(exe) for exe in sorted(root.glob("versions/3.6*/bin/python3.6"), reverse=True)]
+        candidates += [str(exe) for exe in sorted(root.glob(f"versions/{version}*/bin/python{version}"), reverse=True)]
     tried = []
+    major, minor = (int(part) for part in version.split("."))
     for exe in dict.fromkeys(c for c in candidates if c):
         try:
-            done = subprocess.run([exe, "-c", "import sys; print(sys.version_info[:2] == (3, 6))"],
+            done = subprocess.run([exe, "-c", f"import sys; print(sys.version_info[:2] == ({major}, {minor}))"],
                                   capture_output=True, text=True, timeout=30)
         except (OSError, subprocess.TimeoutExpired) as exc:
             tried.append(f"{exe}: {exc}")
@@ -264,12 +271,22 @@ def _python36() -> tuple[str | None, str]:
         if done.returncode == 0 and done.stdout.strip() == "True":
             return exe, ""
         tried.append(f"{exe}: exit {done.returncode} {(done.stderr or done.stdout).strip()[:80]}")
-    where = "; ".join(tried) or "no python3.6 on PATH and none in $PYENV_ROOT or ~/.pyenv/versions/3.6*"
-    return None, f"no working Python 3.6 ({where})"
+    where = "; ".join(tried) or f"no python{version} on PATH and none in $PYENV_ROOT or ~/.pyenv/versions/{version}*"
+    return None, f"no working Python {version} ({where})"
 
 
-PYTHON36, NO_PYTHON36 = _python36()
+OLD_PYTHONS = {version: _old_python(version) for version in OLD_VERSIONS}
+PYTHON36, NO_PYTHON36 = OLD_PYTHONS["3.6"]
 needs_python36 = pytest.mark.skipif(PYTHON36 is None, reason=NO_PYTHON36)
+NUMBERED = sorted(path.name for path in LABS.glob("0[1-9]_*.py"))
+
+
+def _old_python_or_skip(version: str) -> str:
+    """The interpreter, or a skip that says what was tried: a test that has one fails rather than skips."""
+    exe, why = OLD_PYTHONS[version]
+    if exe is None:
+        pytest.skip(why)
+    return exe
 
 
 def _bare_env() -> dict[str, str]:
@@ -294,11 +311,19 @@ def test_script_runs_under_python_3_6(fake_bin, tmp_path):
     assert records[0] == records[1]  # Python 3.6 writes the record this Python writes
 
 
-@needs_python36
-def test_numbered_script_starts_under_python_3_6():
-    """find_venv imports on 3.6, then re-runs the script with the checkout's .venv, or says to run `make venv`."""
-    done = subprocess.run([PYTHON36, "-S", "-s", str(LABS / "03_vc_safety.py"), "--help"], capture_output=True,
-                          text=True, env=_bare_env(), timeout=120, cwd="/")
+@pytest.mark.parametrize("version", OLD_VERSIONS)
+def test_the_machine_check_starts_under_each_old_python(version):
+    done = subprocess.run([_old_python_or_skip(version), "-S", "-s", str(SCRIPT), "--help"], capture_output=True,
+                          text=True, env=_bare_env(), timeout=60, cwd="/")
+    assert done.returncode == 0 and "--gpu-container" in done.stdout, done.stderr
+
+
+@pytest.mark.parametrize("version", OLD_VERSIONS)
+def test_a_numbered_script_re_runs_itself_in_the_venv_under_each_old_python(version):
+    """find_venv imports on the old Python, then re-runs the script with the checkout's .venv, or says to run
+    `make venv`."""
+    done = subprocess.run([_old_python_or_skip(version), "-S", "-s", str(LABS / "03_vc_safety.py"), "--help"],
+                          capture_output=True, text=True, env=_bare_env(), timeout=120, cwd="/")
     if (ROOT / ".venv" / "bin" / "python").exists():
         assert done.returncode == 0, done.stderr
         assert "VC safety" in done.stdout and "usage:" in done.stdout
@@ -307,16 +332,19 @@ def test_numbered_script_starts_under_python_3_6():
     assert "Traceback" not in done.stderr
 
 
-@needs_python36
-def test_numbered_script_without_a_venv_says_what_to_run_under_python_3_6(tmp_path):
+@pytest.mark.parametrize("version", OLD_VERSIONS)
+def test_every_numbered_script_without_a_venv_says_what_to_run_under_each_old_python(tmp_path, version):
+    python = _old_python_or_skip(version)
     labs = tmp_path / "labs"
     labs.mkdir()
-    for name in ("find_venv.py", "06_gang.py"):
+    for name in ("find_venv.py", *NUMBERED):
         (labs / name).write_text((LABS / name).read_text(encoding="utf-8"), encoding="utf-8")
-    done = subprocess.run([PYTHON36, "-S", "-s", str(labs / "06_gang.py")], capture_output=True, text=True,
-                          env=_bare_env(), timeout=60, cwd="/")
-    assert done.returncode == 2 and done.stdout == ""
-    assert done.stderr.count("\n") == 1 and "make venv" in done.stderr and "Traceback" not in done.stderr
+    assert len(NUMBERED) == 7
+    for name in NUMBERED:
+        done = subprocess.run([python, "-S", "-s", str(labs / name)], capture_output=True, text=True,
+                              env=_bare_env(), timeout=60, cwd="/")
+        assert done.returncode == 2 and done.stdout == "", (name, done.stderr)
+        assert done.stderr.count("\n") == 1 and "make venv" in done.stderr and "Traceback" not in done.stderr, name
 
 
 # ------------------------------------------------------------ parsing
