@@ -463,6 +463,25 @@ def test_recorded_gpu_machine_without_docker(cli, fake_bin, tmp_path):
     assert result.code == 1
 
 
+@pytest.mark.parametrize("sdk", [(), ("--no-sdk",)], ids=["docker-sdk", "docker-cli"])
+def test_gpu_container_without_docker_says_docker_is_missing_in_plain_words(cli, fake_bin, tmp_path, monkeypatch,
+                                                                            sdk):
+    """Seen on a real GPU machine: the SDK's raw "Error while fetching server API version: ('Connection aborted.',
+    FileNotFoundError(2, ...))" and advice to fix the default runtime, although Docker was not installed at all."""
+    write_program(fake_bin, "nvidia-smi", nvidia_smi_script(tmp_path))
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path / 'no-docker.sock'}")
+    result, record = _run_cli(cli, tmp_path, *sdk, "--gpu-container")
+    checks = checks_by_id(record)
+    assert checks["docker"]["ok"] is False
+    container = checks["gpu-container"]
+    assert container["ok"] is False
+    assert container["message"]["en"] == (
+        "GPU in a container not checked: Docker Engine is not reachable (see the docker check)")
+    assert container["message"]["zh"] == "无法在容器内检查 GPU：Docker Engine 不可用（见 docker 检查）"
+    assert container["fix"] == checks["docker"]["fix"] and "default runtime" not in container["fix"]["en"]
+    assert "Connection aborted" not in json.dumps(record) and result.code == 1
+
+
 def test_daemon_down_reported_from_cli_server_errors(cli, fake_bin, tmp_path):
     write_program(fake_bin, "docker", f'cat "{DOCKER / "docker-info-daemon-down.json"}"\n')
     _, record = _run_cli(cli, tmp_path, "--no-sdk")

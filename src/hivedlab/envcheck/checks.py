@@ -179,11 +179,16 @@ def _gpu_checks(facts: Facts, options: Options) -> List[Check]:
     elif container["ok"]:
         checks.append(_check("gpu-container", True, "容器内可见 {} 块 GPU（{}）".format(container["gpus"], image),
                              "{} GPU(s) visible in a container ({})".format(container["gpus"], image)))
+    elif not facts["docker"]["ok"]:  # no container can run: say why in plain words, not the SDK's error
+        checks.append(_check("gpu-container", False,
+                             "无法在容器内检查 GPU：Docker Engine 不可用（见 docker 检查）",
+                             "GPU in a container not checked: Docker Engine is not reachable (see the docker check)",
+                             "docker"))
     else:
         checks.append(_check("gpu-container", False, "容器内看不到 GPU：{}".format(container["error"]),
                              "no GPU in a container: {}".format(container["error"]), "gpu-container",
                              fix_args={"image": image}))
-    if container is not None:
+    if container is not None and facts["docker"]["ok"]:
         checks += _container_checks(container, image, facts["docker"].get("info") or {})
     return checks
 

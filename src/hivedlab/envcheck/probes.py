@@ -91,6 +91,14 @@ def probe_nvcc() -> Optional[str]:
     return parse_nvcc_version(out) if code == 0 else None
 
 
+def _missing_docker_socket() -> Optional[str]:
+    """The Docker socket DOCKER_HOST names (default /var/run/docker.sock) when it is a unix socket that does not
+    exist: Docker is not installed or not running, and the SDK would only say "Connection aborted"."""
+    host = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+    path = host[len("unix://"):]
+    return path if host.startswith("unix://") and not os.path.exists(path) else None
+
+
 def probe_docker(use_sdk: bool = True) -> Probe:
     """Docker's /info through the docker SDK when importable (DOCKER_HOST is honoured), else the docker CLI."""
     if use_sdk:
@@ -98,10 +106,10 @@ def probe_docker(use_sdk: bool = True) -> Probe:
             import docker  # optional: only when installed
         except ImportError:
             use_sdk = False
-    host = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
-    if use_sdk and host.startswith("unix://") and not os.path.exists(host[len("unix://"):]):
+    missing = _missing_docker_socket()
+    if use_sdk and missing:
         # the SDK would fail with "Error while fetching server API version: ('Connection aborted.', ...)"
-        return {"ok": False, "error": "FileNotFoundError: no {}".format(host[len("unix://"):]), "via": "sdk"}
+        return {"ok": False, "error": "FileNotFoundError: no {}".format(missing), "via": "sdk"}
     if use_sdk:
         try:
             client = docker.from_env(timeout=COMMAND_TIMEOUT_S)
@@ -137,6 +145,9 @@ def run_nvidia_smi_in_container(
             import docker
         except ImportError:
             use_sdk = False
+    missing = _missing_docker_socket()
+    if use_sdk and missing:
+        return None, "FileNotFoundError: no {}".format(missing)
     if use_sdk:
         try:
             client = docker.from_env(timeout=CONTAINER_TIMEOUT_S)
