@@ -5,8 +5,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
+from hivedlab.basics.errors import HivedlabError
 from hivedlab.checker.plans import load_plan
 from hivedlab.cli.main import main
+from hivedlab.group.inventory import find_member, load_inventory
 from hivedlab.runner import is_group_plan
 
 
@@ -19,12 +21,28 @@ def run_experiment_step(experiment: str, argv: Sequence[str]) -> int:
     where = "真实集群 / real cluster" if on_cluster else "模拟集群 / simulated cluster (--cluster pai 在真实集群上运行)"
     print(f"[实验手册 {step} / manual step {step}] {zh}\n{en}\n运行于 / running on: {where}", flush=True)
     if "--member" in args:
-        member = " ".join(args[args.index("--member") + 1 : args.index("--member") + 2])
+        member = _known_member(args)
+        if member is None:  # an unknown name: the run command says so (listing the members) before anything runs
+            return main(["run", experiment, *args])
         whose = ("所有组员同时提交，不分轮次 / every member submits at once: no turns" if is_group_plan(plan)
                  else f"轮到 {member} 提交 / {member}'s turn to submit")
         print(f"轮次 / turn: {whose}", flush=True)
     print(flush=True)
     return main(["run", experiment, *args])
+
+
+def _option(args: list[str], name: str) -> str | None:
+    index = args.index(name) if name in args else -1
+    return args[index + 1] if 0 <= index < len(args) - 1 else None
+
+
+def _known_member(args: list[str]) -> str | None:
+    """The `--member` name as the inventory spells it, or None when the inventory (or the name) is not right."""
+    try:
+        inventory = load_inventory(_option(args, "--inventory"))
+        return find_member(inventory, _option(args, "--member") or "").name
+    except HivedlabError:
+        return None
 
 
 def run_command_step(step: str, zh: str, en: str, command: Sequence[str]) -> int:

@@ -186,6 +186,15 @@ def test_numbered_script_refuses_an_unknown_member_in_one_line(tmp_path: Path) -
                            str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.strip().count("\n") == 0 and "no member 'Mallory'" in done.stderr
+    assert "Mallory" not in done.stdout and "轮到" not in done.stdout  # no "Mallory's turn" before the refusal
+
+
+def test_numbered_script_names_the_member_as_the_inventory_does(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, str(ROOT / "labs" / "04_priority.py"), "--member", "carol", "--out",
+                           str(tmp_path), "--no-report", "--lang", "en"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "轮到 Carol 提交 / Carol's turn to submit" in done.stdout
 
 
 def test_a_contrast_run_is_the_members_but_keeps_its_one_folder(cli: Callable[..., CliResult], tmp_path: Path) -> None:
