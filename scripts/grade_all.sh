@@ -28,7 +28,9 @@ if [[ -e "$submissions" ]]; then
   exit 2
 fi
 echo "== unpacking $export_dir -> $submissions"
-"$python" -m hivedlab.checker.grading.unpack "$export_dir" "$submissions" || echo "(some archives could not be unpacked; they are graded as they are)"
+# imported, not run with -m: the grading package imports this module first, and runpy would warn about it
+unpack='import sys; from hivedlab.checker.grading.unpack import main; sys.exit(main(sys.argv[1:]))'
+"$python" -c "$unpack" "$export_dir" "$submissions" || echo "(some archives could not be unpacked; they are graded as they are)"
 
 echo "== grading"
 status=0

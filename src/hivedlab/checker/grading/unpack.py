@@ -153,7 +153,7 @@ def unpack_all(archives: Path, dest: Path) -> list[Unpacked]:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 2:
-        print("usage: python -m hivedlab.checker.grading.unpack ARCHIVES_DIR DEST_DIR", file=sys.stderr)
+        print("usage: unpack ARCHIVES_DIR DEST_DIR (scripts/grade_all.sh runs it)", file=sys.stderr)
         return 2
     source, dest = Path(args[0]), Path(args[1])
     if not source.is_dir():
@@ -195,6 +195,3 @@ def read_report(submissions: Path) -> dict[str, tuple[str, ...]]:
                 notes[entry["group"]] = tuple(lines)
     return notes
 
-
-if __name__ == "__main__":
-    sys.exit(main())
