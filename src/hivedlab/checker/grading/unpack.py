@@ -2,8 +2,7 @@
 
 An archive from a student may hold `../../.bashrc`, absolute paths, symlinks, device files or a zip bomb. Members
 like that are skipped and reported; sizes and member counts are capped; nothing is written outside the group's
-folder and nothing is executed. Run as `python -m hivedlab.checker.grading.unpack ARCHIVES_DIR DEST_DIR`
-(`scripts/grade_all.sh` does it for the TA).
+folder and nothing is executed. `scripts/grade_all.sh` calls `main([ARCHIVES_DIR, DEST_DIR])` for the TA.
 """
 
 from __future__ import annotations
