@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from hivedlab.checker.pod_facts import LeafCell, vc_cells_from_config
-from hivedlab.group.inventory import Inventory, Member
+from hivedlab.group.inventory import WARNING, Inventory, Member, inventory_problems
 from hivedlab.group.layouts import CONFIG_VCS, SIM_WORKER, cannot_hold, manual_layout, plan_layout, validate_layout
 
 
@@ -61,3 +61,27 @@ def test_every_layout_has_the_vcs_the_plans_name(gpus: tuple[int, ...]) -> None:
         assert tuple(layout.vcs) == CONFIG_VCS[name] == tuple(vc_cells_from_config(layout.text))
     for name in ("two-vc", "one-vc"):
         assert tuple(manual_layout(name, group(1)).vcs) == CONFIG_VCS[name]
+
+
+def _inventory_data(*gpus: int) -> dict:
+    members = [{"name": "Bob", "user": "bob", "roles": ["master"], "hostname": "master", "ip": "192.0.2.100"}]
+    members += [{"name": f"W{i}", "user": f"w{i}", "roles": ["worker"], "hostname": f"node-{i}",
+                 "ip": f"192.0.2.{i + 1}", "gpus": g} for i, g in enumerate(gpus)]
+    return {"group": "g", "members": members}
+
+
+@pytest.mark.parametrize("gpus", [(2,), (4,), (1, 1)])
+def test_validate_does_not_warn_where_scheduler_config_renders(gpus: tuple[int, ...]) -> None:
+    """One worker with 2 GPUs holds both configs (two-vc splits its GPUs): no warning that says it cannot."""
+    assert [p for p in inventory_problems(_inventory_data(*gpus)) if p.severity == WARNING] == []
+    assert all(cannot_hold(name, group(*gpus)) is None for name in ("two-vc", "one-vc"))
+    for name in ("two-vc", "one-vc"):
+        validate_layout(plan_layout(name, group(*gpus)))
+
+
+def test_validate_warns_a_single_one_gpu_worker_what_will_happen() -> None:
+    (warning,) = [p for p in inventory_problems(_inventory_data(1)) if p.severity == WARNING]
+    assert warning.text.en == (
+        "the group's single worker has 1 GPU, too few for the lab's HiveD configs (2 needed): hivedlab run runs the "
+        "experiments on the simulated cluster on the manual's hardware and says so in the report")
+    assert all(cannot_hold(name, group(1)) is not None for name in ("two-vc", "one-vc"))

@@ -23,6 +23,7 @@ from hivedlab.basics.text import Text
 ROLES = ("dev-box", "master", "worker")
 ERROR, WARNING = "error", "warning"
 KEYS = ("name", "user", "roles", "hostname", "ip", "gpus")
+LAB_CONFIG_GPUS = 2  # both lab configs hold two GPUs: two VCs of one (step 4.1), or one VC of two (step 4.5)
 # A Kubernetes node name (RFC 1123, lower case): quick-start requires each hostname to equal its node name.
 HOSTNAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$")
 USER = re.compile(r"^[A-Za-z0-9_]+$")  # OpenPAI user names
@@ -178,9 +179,16 @@ def inventory_problems(data: Any) -> list[Problem]:
     if roles.count("worker") < 1:
         found.append(Problem(ERROR, "/members", NO_WORKER))
     elif roles.count("worker") < 2:
-        found.append(Problem(WARNING, "/members", Text(
-            "双 VC 配置需要两个 worker；只有一个 worker 时只能生成单 VC 配置",
-            "the two-VC config needs two workers; with one worker only the one-VC config renders")))
+        worker = next(m for m in members if isinstance(m, Mapping) and "worker" in _roles(m))
+        gpus = worker.get("gpus", 0)
+        gpus = gpus if isinstance(gpus, int) and not isinstance(gpus, bool) and gpus > 0 else 1
+        if gpus < LAB_CONFIG_GPUS:  # with 2 GPUs or more one worker holds both configs (group.layouts)
+            found.append(Problem(WARNING, "/members", Text(
+                f"本组只有一台 worker（{gpus} 块 GPU），放不下实验的 HiveD 配置（需要 {LAB_CONFIG_GPUS} 块）："
+                "hivedlab run 会在模拟集群上按实验手册的硬件运行这些实验，并在报告中说明",
+                f"the group's single worker has {gpus} GPU, too few for the lab's HiveD configs ({LAB_CONFIG_GPUS} "
+                "needed): hivedlab run runs the experiments on the simulated cluster on the manual's hardware and "
+                "says so in the report")))
     return found
 
 

@@ -24,7 +24,7 @@ from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import parse_yaml
 from hivedlab.basics.resources import HIVED_CONFIGS
 from hivedlab.basics.text import Text
-from hivedlab.group.inventory import NO_WORKER, Inventory, Member
+from hivedlab.group.inventory import LAB_CONFIG_GPUS, NO_WORKER, Inventory, Member
 from hivedlab.models.hived import ConfigError, load_config
 
 CONFIG_NAMES = ("two-vc", "one-vc")
@@ -191,7 +191,7 @@ def _single_worker(name: str, worker: Member) -> Layout:
     return Layout(name, _dump(config, header), {vc: wanted for vc in vc_names}, "single-worker", tuple(notes))
 
 
-MANUAL_GPUS = 2  # both lab configs hold two GPUs: two VCs of one (step 4.1), or one VC of two (step 4.5)
+MANUAL_GPUS = LAB_CONFIG_GPUS
 SIM_WORKERS = ("sim-worker-1", "sim-worker-2")  # the manual's workers a group lacks: simulated nodes, nobody's machines
 SIM_WORKER = SIM_WORKERS[1]
 
