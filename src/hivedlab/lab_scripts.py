@@ -28,6 +28,8 @@ def run_experiment_step(experiment: str, argv: Sequence[str]) -> int:
                  else f"轮到 {member} 提交 / {member}'s turn to submit")
         print(f"轮次 / turn: {whose}", flush=True)
     print(flush=True)
+    if _option(args, "--cluster") in (None, "sim") and "--replace" not in args:
+        args.append("--replace")  # a script run again simulates again, as `make run` does; the earlier run is kept
     return main(["run", experiment, *args])
 
 

@@ -375,17 +375,21 @@ def run_experiments(
     ctx: RunContext,
     progress: Callable[[str], None] | None = None,
     members: Sequence[str] | None = None,
+    notice: Callable[[str], None] | None = None,
 ) -> list[ExperimentRun]:
     """Run plans one after another into `ctx.out`; a failed experiment is recorded and the next one runs.
     `members` (users, inventory order) gives each of them a turn of every plan (`plan_turns`); by default the one
-    member is `ctx.member` (the first member when "").
+    member is `ctx.member` (the first member when ""). `notice` is told, in one line, where an earlier simulated run
+    was moved.
 
     Nothing a run recorded is deleted: a real run resumed in the same folder appends to each experiment's log (the
     chain goes on from its last whole record); a simulated run refuses a folder that already holds the experiment,
     unless `ctx.replace` moves the earlier one to `replaced/<UTC time>/` first (`prepare_folder`)."""
     started = format_time(datetime.now(timezone.utc))
     turns = plan_turns(plans, members or (ctx.member,))
-    prepare_folder(ctx, turns)
+    aside = prepare_folder(ctx, turns)
+    if aside is not None and notice:
+        notice(f"之前的模拟结果已移到 {aside}/ / the earlier simulated run was moved to {aside}/")
     ctx.out.mkdir(parents=True, exist_ok=True)
     write_atomic(ctx.out / "inventory.yaml", _inventory_text(ctx.inventory))
     results: list[ExperimentRun] = []
@@ -429,9 +433,10 @@ def _run_folder(ctx: RunContext, turn: Turn) -> Path:
     return ctx.out / ("contrast" if turn.plan.contrast else "experiments") / turn.run_id
 
 
-def prepare_folder(ctx: RunContext, plans: Sequence[Plan | Turn]) -> None:
+def prepare_folder(ctx: RunContext, plans: Sequence[Plan | Turn]) -> Path | None:
     """Check, before anything runs, that no recorded evidence would be lost; with `ctx.replace`, move earlier
-    simulated runs of these experiments (log, verdicts, charts, job files) to `<out>/replaced/<UTC time>/`."""
+    simulated runs of these experiments (log, verdicts, charts, job files) to `<out>/replaced/<UTC time>/`, which it
+    returns (None when nothing was moved)."""
     turns = [p if isinstance(p, Turn) else Turn(p, "" if is_group_plan(p) else ctx.member) for p in plans]
     kept = [turn for turn in turns if log_source(_run_folder(ctx, turn) / "evidence.jsonl")]
     for turn in kept:
@@ -449,7 +454,7 @@ def prepare_folder(ctx: RunContext, plans: Sequence[Plan | Turn]) -> None:
                                 "请换一个 --out 目录，或加 --replace 把旧结果移到 "
                                 f"{ctx.out / 'replaced'}/<时间>/")
     if ctx.cluster != "sim" or not kept:
-        return
+        return None
     aside = ctx.out / "replaced" / datetime.now(timezone.utc).strftime("%Y%m%dt%H%M%S%f")
     for turn in kept:
         for source_dir in (_run_folder(ctx, turn), _home(ctx, turn.plan) / "jobs" / turn.run_id):
@@ -457,6 +462,7 @@ def prepare_folder(ctx: RunContext, plans: Sequence[Plan | Turn]) -> None:
                 target = aside / path.relative_to(ctx.out)
                 target.parent.mkdir(parents=True, exist_ok=True)
                 path.rename(target)
+    return aside
 
 
 def _run_files(folder: Path) -> list[Path]:

@@ -63,8 +63,9 @@ def test_every_layout_has_the_vcs_the_plans_name(gpus: tuple[int, ...]) -> None:
         assert tuple(manual_layout(name, group(1)).vcs) == CONFIG_VCS[name]
 
 
-def _inventory_data(*gpus: int) -> dict:
-    members = [{"name": "Bob", "user": "bob", "roles": ["master"], "hostname": "master", "ip": "192.0.2.100"}]
+def _inventory_data(*gpus: int) -> dict[str, object]:
+    members: list[dict[str, object]] = [
+        {"name": "Bob", "user": "bob", "roles": ["master"], "hostname": "master", "ip": "192.0.2.100"}]
     members += [{"name": f"W{i}", "user": f"w{i}", "roles": ["worker"], "hostname": f"node-{i}",
                  "ip": f"192.0.2.{i + 1}", "gpus": g} for i, g in enumerate(gpus)]
     return {"group": "g", "members": members}

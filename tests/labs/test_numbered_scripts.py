@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 
@@ -41,3 +42,33 @@ def test_script_prints_its_step_and_runs_the_experiment(script, tmp_path, cli):
     judged = cli("check", str(tmp_path / "experiments" / experiment / "evidence.jsonl"), "--format", "json")
     assert judged.code == 0, judged.out + judged.err
     assert json.loads(judged.out)["experiment"] == experiment
+
+
+def _script(name: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(ROOT / "labs" / name), *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_a_script_run_again_simulates_again_and_keeps_the_earlier_run(tmp_path):
+    """The README's order: `make run`, then a numbered script into the same out/ (it used to exit 2)."""
+    out = tmp_path / "out"
+    assert _script("06_gang.py", "--out", str(out), "--no-report").returncode == 0
+    first = (out / "experiments" / "gang" / "evidence.jsonl").read_bytes()
+    again = _script("06_gang.py", "--out", str(out), "--no-report", "--lang", "en")
+    assert again.returncode == 0, again.stderr
+    (moved,) = [line for line in again.stderr.splitlines() if "moved" in line]
+    assert moved.startswith("之前的模拟结果已移到 ")
+    assert f"the earlier simulated run was moved to {out / 'replaced'}/" in moved
+    (aside,) = (out / "replaced").iterdir()
+    assert (aside / "experiments" / "gang" / "evidence.jsonl").read_bytes() == first
+
+
+def test_a_script_never_moves_real_cluster_evidence(tmp_path):
+    out = tmp_path / "out"
+    real = out / "experiments" / "gang" / "evidence.jsonl"
+    real.parent.mkdir(parents=True)
+    shutil.copy(ROOT / "tests" / "fixtures" / "logs" / "gang-consistent.jsonl", real)
+    before = real.read_bytes()
+    done = _script("06_gang.py", "--out", str(out), "--no-report")
+    assert done.returncode == 2 and "never replaces" in done.stderr
+    assert real.read_bytes() == before and not (out / "replaced").exists()

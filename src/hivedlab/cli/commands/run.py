@@ -261,7 +261,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"running {experiment} …", file=sys.stderr, flush=True)
 
     try:
-        results = run_experiments(plans, make, ctx, progress, members)
+        results = run_experiments(plans, make, ctx, progress, members,
+                                  notice=lambda line: print(line, file=sys.stderr, flush=True))
     except HivedlabError as exc:
         note = _leftover_note(out) if args.cluster == "pai" else ""
         if note:
