@@ -151,3 +151,23 @@ def test_a_group_told_to_use_the_simulated_cluster_can(cli: Callable[..., CliRes
     run = json.loads((tmp_path / "out" / "run.json").read_text(encoding="utf-8"))
     assert run["outcomes"]["gang"]["status"] == "finished"
     assert run["hardware"]["gang"]["on"] == "manual" and "'one-vc'" in run["hardware"]["gang"]["why"]["en"]
+
+
+def test_ctrl_c_during_the_report_says_what_is_complete_and_how_to_finish(cli, tmp_path, monkeypatch):
+    """The simulation takes a moment, so a Ctrl-C nearly always lands in the report: say the experiments are done."""
+    import hivedlab.runner
+
+    def interrupted(*_args, **_kwargs):
+        raise KeyboardInterrupt
+
+    out = tmp_path / "out"
+    with monkeypatch.context() as patch:
+        patch.setattr(hivedlab.runner, "run_pipeline", interrupted)
+        result = cli("run", "gang", "--out", str(out))
+    assert result.code == 130 and result.err.count("\n") == 1
+    assert f"the experiments had finished and their evidence is in {out / 'experiments'}" in result.err
+    assert f"finish with `hivedlab report {out}`" in result.err and "实验已经完成" in result.err
+    assert (out / "experiments" / "gang" / "evidence.jsonl").is_file() and not (out / "report.md").exists()
+    finished = cli("report", str(out))
+    assert finished.code == 0, finished.err
+    assert (out / "report.md").is_file()

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from hivedlab.basics.errors import EXIT_FINDINGS, EXIT_OK, HivedlabError
+from hivedlab.basics.errors import EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_OK, HivedlabError
 from hivedlab.basics.files import read_json
 from hivedlab.cli.options import add_lang, add_out, new_parser
 
@@ -277,7 +277,13 @@ def run(args: argparse.Namespace) -> int:
             print(f"hivedlab run: {note}", file=sys.stderr)
     verdicts: dict[str, dict[str, Any]] = {}
     if not args.no_report:
-        pipeline = run_pipeline(out, results, args.lang)
+        try:
+            pipeline = run_pipeline(out, results, args.lang)
+        except KeyboardInterrupt:  # the simulation takes a moment, so a Ctrl-C nearly always lands here
+            raise HivedlabError(
+                f"interrupted while judging and writing the report; the experiments had finished and their evidence "
+                f"is in {out / 'experiments'}: finish with `hivedlab report {out}` / 判定和写报告时被中断；实验已经"
+                f"完成，证据在 {out / 'experiments'}：运行 `hivedlab report {out}` 完成报告", EXIT_INTERRUPTED) from None
         verdicts = pipeline.verdicts
         for name, note in pipeline.notes.items():
             if note.startswith(("failed", "skipped")):
