@@ -264,3 +264,19 @@ def test_not_ready_while_the_server_cannot_list(log: Path) -> None:
             assert not watcher.wait_ready(0.1)
         finally:
             watcher.stop(timeout=5)
+
+
+def test_no_kubeconfig_outside_a_cluster_says_what_to_pass(monkeypatch, tmp_path):
+    """kubernetes itself says only "Service host/port is not set." (its in-cluster fallback)."""
+    from hivedlab.backends.watcher import make_api_client
+    from hivedlab.basics.errors import HivedlabError
+
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    with pytest.raises(HivedlabError) as caught:
+        make_api_client()
+    message = str(caught.value)
+    assert "Service host/port" not in message and "\n" not in message
+    assert "no kubeconfig (~/.kube/config is missing or unusable) and not inside a cluster" in message
+    assert "--kubeconfig FILE" in message and "--context NAME" in message and "KUBECONFIG" in message

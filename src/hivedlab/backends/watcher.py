@@ -14,6 +14,7 @@ relied on. Objects are recorded raw, exactly as the API served them (JSON parsed
 from __future__ import annotations
 
 import json
+import os
 import random
 import socket
 import threading
@@ -121,7 +122,14 @@ def make_api_client(kubeconfig: str | None = None, context: str | None = None) -
             if kubeconfig or context:
                 raise
         configuration = client.Configuration()
-        config.load_incluster_config(client_configuration=configuration)
+        try:
+            config.load_incluster_config(client_configuration=configuration)
+        except ConfigException:  # kubernetes says only "Service host/port is not set."
+            where = os.environ.get("KUBECONFIG") or "~/.kube/config"
+            raise HivedlabError(
+                f"no kubeconfig ({where} is missing or unusable) and not inside a cluster: pass --kubeconfig FILE "
+                f"(and --context NAME), or set KUBECONFIG, as for kubectl / 找不到可用的 kubeconfig（{where}），也不在"
+                "集群内运行：请用 --kubeconfig 文件（及 --context 名称）或设置 KUBECONFIG，与 kubectl 相同") from None
         return client.ApiClient(configuration)
     except ConfigException as exc:
         raise HivedlabError(f"cannot configure the Kubernetes client: {str(exc).splitlines()[0]}") from exc

@@ -283,7 +283,8 @@ def run(args: argparse.Namespace) -> int:
             raise HivedlabError(
                 f"interrupted while judging and writing the report; the experiments had finished and their evidence "
                 f"is in {out / 'experiments'}: finish with `hivedlab report {out}` / 判定和写报告时被中断；实验已经"
-                f"完成，证据在 {out / 'experiments'}：运行 `hivedlab report {out}` 完成报告", EXIT_INTERRUPTED) from None
+                f"完成，证据在 {out / 'experiments'}：运行 `hivedlab report {out}` 完成报告",
+                EXIT_INTERRUPTED) from None
         verdicts = pipeline.verdicts
         for name, note in pipeline.notes.items():
             if note.startswith(("failed", "skipped")):
