@@ -254,3 +254,14 @@ def test_accounts_creates_exactly_the_inventory_and_a_second_run_writes_nothing(
     assert run(cli, setup, pai).code == 0
     writes = [r for r in pai.requests[before:] if r["method"] in ("POST", "PUT") and "/users" in r["path"]]
     assert writes == [] and pai.grants == grants and pai.users == passwords
+
+
+def test_a_missing_admin_token_file_says_how_to_do_without_it(cli, serve, setup):
+    pai = new_pai(serve)
+    missing = setup["home"] / ".pai-admin-token"
+    result = cli("accounts", "--inventory", str(setup["inventory"]), "--pai-url", pai.url,
+                 "--admin-token-file", str(missing), "--passwords", str(setup["passwords"]))
+    assert result.code == 2 and result.err.count("\n") == 1
+    assert f"no admin token file {missing}: leave --admin-token-file out to type the admin's password" in result.err
+    assert "umask 077" in result.err and "去掉 --admin-token-file 即可输入管理员密码" in result.err
+    assert pai.requests == []  # nothing asked of the master before the token is there

@@ -97,6 +97,12 @@ def admin_token(token_file: str | None) -> tuple[str, tuple[str, str]]:
     path = token_file or os.environ.get(ADMIN_TOKEN_FILE_ENV)
     if path:
         file = Path(path).expanduser()
+        if not file.exists():
+            raise HivedlabError(
+                f"no admin token file {file}: leave --admin-token-file out to type the admin's password instead "
+                f"(hivedlab logs in as admin), or write the admin's token into {file} with `umask 077` (mode 600) / "
+                f"找不到管理员 token 文件 {file}：去掉 --admin-token-file 即可输入管理员密码（hivedlab 会以 admin "
+                f"登录），或在 `umask 077` 下把管理员的 token 写入 {file}（权限 600）")
         source = (f"the admin token in {file}", f"{file} 中的管理员 token")
         return clean_token(read_token_file(file), source[0]), source
     source = (f"the admin token {ADMIN_TOKEN_ENV}", f"管理员 token {ADMIN_TOKEN_ENV}")
