@@ -155,9 +155,34 @@ def test_help(cli):
     assert result.code == 0 and "examples:" in result.out
 
 
-def test_unreadable_inventory(cli, tmp_path):
-    result = cli("deploy-inputs", "--inventory", str(tmp_path / "nope.yaml"), "--password", "x")
-    assert result.code == 2 and "cannot read group inventory" in result.err
+def test_a_missing_inventory_says_to_copy_the_example(cli, tmp_path):
+    missing = tmp_path / "group.yaml"
+    result = cli("deploy-inputs", "--inventory", str(missing), "--password", "x")
+    assert result.code == 2 and result.err.count("\n") == 1
+    assert f"no group inventory at {missing}: copy the example, `cp configs/group.example.yaml {missing}`" in result.err
+
+
+def test_a_missing_inventory_is_said_before_the_password_is_asked_for(cli, tmp_path, monkeypatch):
+    monkeypatch.delenv("HIVEDLAB_SSH_PASSWORD", raising=False)
+    result = cli("deploy-inputs", "--inventory", str(tmp_path / "group.yaml"))
+    assert result.code == 2 and "no group inventory" in result.err and "password" not in result.err
+
+
+def test_an_unreadable_inventory_is_one_line(cli, tmp_path):
+    folder = tmp_path / "group.yaml"
+    folder.mkdir()  # exists, but cannot be read as a file
+    result = cli("deploy-inputs", "--inventory", str(folder), "--password", "x")
+    assert result.code == 2 and "cannot read group inventory" in result.err and result.err.count("\n") == 1
+
+
+def test_no_cpu_warning_when_the_records_show_the_workers_cpus(cli, tmp_path):
+    """The generic > 50 CPU note is for when hivedlab cannot know; with --env each worker is checked instead."""
+    plain = cli("deploy-inputs", "--password", "x", "--out", str(tmp_path / "a"), "--lang", "en")
+    assert "more than 50 CPUs" in plain.out
+    env = tmp_path / "env"
+    env.mkdir()
+    checked = cli("deploy-inputs", "--password", "x", "--out", str(tmp_path / "b"), "--env", str(env), "--lang", "en")
+    assert "more than 50 CPUs" not in checked.out
 
 
 def test_default_folder_is_under_home_and_says_where(cli, tmp_path, monkeypatch):

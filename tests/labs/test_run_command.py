@@ -31,7 +31,8 @@ def test_bad_option_values(cli: Callable[..., CliResult]) -> None:
 
 def test_missing_inventory_is_one_line(cli: Callable[..., CliResult], tmp_path: Path) -> None:
     result = cli("run", "gang", "--out", str(tmp_path), "--inventory", str(tmp_path / "nope.yaml"))
-    assert result.code == 2 and "cannot read group inventory" in result.err
+    assert result.code == 2 and "no group inventory at" in result.err and "configs/group.example.yaml" in result.err
+    assert result.err.count("\n") == 1
 
 
 def test_real_cluster_without_a_kubeconfig_is_one_line(

@@ -253,6 +253,11 @@ def find_member(inventory: Inventory, name: str) -> Member:
 def read_inventory(path: str | Path | None = None) -> tuple[Any, str]:
     """The parsed YAML of a group inventory (the shipped example when no path is given) and its name."""
     target = Path(path) if path else GROUP_EXAMPLE
+    if not target.exists():
+        raise HivedlabError(
+            f"no group inventory at {target}: copy the example, `cp configs/group.example.yaml {target}`, and fill in "
+            f"your group's members and machines (docs/deployment.md) / 找不到小组清单 {target}：请复制示例 "
+            f"`cp configs/group.example.yaml {target}`，再填写本组的组员和机器")
     try:
         text = target.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

@@ -167,6 +167,7 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    data, source = read_inventory(args.inventory)  # a missing inventory is the first thing to say
     password = args.password or os.environ.get(PASSWORD_ENV, "")
     if not password:
         raise HivedlabError(f"give the Linux user's password with --password or {PASSWORD_ENV} (it goes into "
@@ -177,7 +178,6 @@ def run(args: argparse.Namespace) -> int:
             raise HivedlabError(f"{name} {value!r}: only letters, digits and . _ / - are allowed")
     folder = Path(args.out).expanduser()
     refuse_inside_repository(folder, "config.yaml", f"give a folder outside it with --out (default: {DEFAULT_OUT})")
-    data, source = read_inventory(args.inventory)
     findings = inventory_problems(data)
     inventory = None
     if not any(problem.severity == "error" for problem in findings):
@@ -185,11 +185,11 @@ def run(args: argparse.Namespace) -> int:
         findings += deploy_problems(inventory)
         if args.env:
             findings += check_env_records(inventory, load_env_records(Path(args.env)), args.branch)
-    if args.branch != FIXED_BRANCH:
+    if args.branch != FIXED_BRANCH and not args.env:  # with the machines' records each worker is checked instead
         findings.append(_problem("warning", "如果某个 worker 超过 50 个 CPU，v1.2.0 的生成脚本会崩溃："
-                                            f"请改用 --branch {FIXED_BRANCH}",
+                                            f"请改用 --branch {FIXED_BRANCH}（加 --env 可按各机器的环境记录检查）",
                                 f"if a worker has more than 50 CPUs the v1.2.0 generator crashes: use --branch "
-                                f"{FIXED_BRANCH}"))
+                                f"{FIXED_BRANCH} (with --env the machines' records are checked instead)"))
     errors = [f for f in findings if f.severity == "error"]
     if inventory is not None and not errors:
         masters = tuple(m for m in inventory.members if "master" in m.roles)
