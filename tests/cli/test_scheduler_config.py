@@ -275,3 +275,19 @@ def test_vc_names_must_be_lower_case_alphanumerics():
     good = plan_layout("two-vc", group(("Carol", 1), ("Dan", 1)))
     with pytest.raises(HivedlabError, match="lower-case letters and digits"):
         validate_layout(Layout("two-vc", good.text.replace("  vc1:", "  V100:"), good.vcs, good.case))
+
+
+def test_out_without_services_config_is_refused_not_ignored(cli, tmp_path):
+    for option in (("--out", str(tmp_path / "cfg")), ("--in-place",)):
+        result = cli("scheduler-config", "two-vc", *option)
+        assert result.code == 2 and result.err.count("\n") == 1
+        assert f"{option[0]} needs --services-config PATH" in result.err and result.out == ""
+    assert not (tmp_path / "cfg").exists()
+
+
+def test_a_missing_services_config_says_where_quick_start_puts_it(cli, tmp_path):
+    missing = tmp_path / "pai-deploy" / "cluster-cfg"
+    result = cli("scheduler-config", "two-vc", "--services-config", str(missing), "--out", str(tmp_path / "o"))
+    assert result.code == 2 and result.err.count("\n") == 1
+    assert f"no {missing}: OpenPAI's quick-start (manual step 2) writes" in result.err
+    assert "paictl.py config pull" in result.err

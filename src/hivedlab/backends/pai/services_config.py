@@ -25,8 +25,14 @@ def find_services_file(path: Path) -> Path:
             if (path / name).is_file():
                 return path / name
         raise HivedlabError(f"no {' or '.join(FILE_NAMES)} in {path} (get it with `paictl.py config pull -o DIR`)")
+    if not path.exists():
+        raise HivedlabError(
+            f"no {path}: OpenPAI's quick-start (manual step 2) writes the cluster's configuration to "
+            "~/pai-deploy/cluster-cfg on the dev-box; elsewhere pull it with `paictl.py config pull -o DIR` / "
+            f"找不到 {path}：OpenPAI 的 quick-start（手册第 2 步）会把集群配置写到 dev-box 的 "
+            "~/pai-deploy/cluster-cfg；在其他机器上可用 `paictl.py config pull -o DIR` 取得")
     if not path.is_file():
-        raise HivedlabError(f"cannot read {path}: no such file")
+        raise HivedlabError(f"cannot read {path}: not a file")
     return path
 
 

@@ -70,6 +70,12 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    if (args.out or args.in_place) and not args.services_config:
+        option = "--out" if args.out else "--in-place"
+        raise HivedlabError(f"{option} needs --services-config PATH: it changes the cluster's {FILE_NAMES[0]}; "
+                            "without it the HiveD config is only printed / "
+                            f"{option} 需要同时给出 --services-config：它修改集群的 {FILE_NAMES[0]}；"
+                            "不给时只打印 HiveD 配置")
     inventory = load_inventory(args.inventory)
     layout = plan_layout(args.name, inventory)
     validate_layout(layout)
