@@ -104,6 +104,15 @@ def grades_md(grades: Sequence[GroupGrade], rubric: Rubric, skipped: Sequence[Sk
         sources = ", ".join(s or "-" for s in grade.sources)
         lines.append(f"| {_md(grade.name)} | {_num(grade.total())} / {_num(grade.max_total())} | {sources} | "
                      f"{_md(', '.join(grade.flags)) or '—'} |")
+    hardware = [g for g in grades if g.hardware is not None]
+    if hardware:
+        lines += ["", "## Hardware / 硬件", ""]
+        for grade in hardware:
+            excuse = grade.hardware
+            assert excuse is not None
+            en, zh = (("not penalised (rubric rule)", "不扣分（评分规则）") if excuse.shown
+                      else ("not confirmed: penalised, needs a look", "无法确认：扣分，需人工查看"))
+            lines.append(f"- **{_md(grade.name)}**: {_md(excuse.en)}; {en} / {_md(excuse.zh)}；{zh}")
     lines += ["", "## Distribution / 分布", ""]
     lines += _distribution([g.total() for g in grades], rubric.max_points())
     look = [g for g in grades if g.needs_look]
@@ -162,6 +171,20 @@ def _score_parts(grade: GroupGrade) -> list[str]:
     return [f"得分组成：{'；'.join(zh)}。 / Made up of: {'; '.join(en)}.", ""]
 
 
+def _hardware_note(grade: GroupGrade) -> list[str]:
+    """Why some runs are the simulator's on the manual's hardware, and what the rubric made of it."""
+    excuse = grade.hardware
+    if excuse is None:
+        return []
+    verdict = (("按评分规则不扣分：本组的硬件放不下实验的 HiveD 配置",
+                "not penalised, by the rubric's rule: the group's hardware cannot hold the lab's HiveD configs")
+               if excuse.shown else
+               ("环境记录没有显示这样的硬件，因此按模拟集群证据扣分，并请助教查看",
+                "the environment records do not show such hardware, so the simulator evidence is penalised and a TA "
+                "takes a look"))
+    return [f"> {_md(excuse.zh)}。{verdict[0]}。<br>{_md(excuse.en)}. {verdict[1].capitalize()}.", ""]
+
+
 def feedback_md(grade: GroupGrade, rubric: Rubric) -> str:
     """A group's feedback in Chinese and English: each visible item with its points, why, and the evidence."""
     lines = [f"# {rubric.title.zh} — {_md(grade.name)}", f"# {rubric.title.en} — {_md(grade.name)}", "",
@@ -170,6 +193,7 @@ def feedback_md(grade: GroupGrade, rubric: Rubric) -> str:
     if any(s == "sim" for s in grade.sources):
         lines += ["> 部分证据来自模拟集群，而不是真实集群。/ Some evidence comes from the simulated cluster, "
                   "not a real cluster.", ""]
+    lines += _hardware_note(grade)
     lines += ["| 项目 / Item | 得分 / Points | 说明 / Why | 证据 / Evidence |", "| --- | ---: | --- | --- |"]
     for score in grade.items:
         if score.item.hidden:

@@ -25,6 +25,7 @@ from hivedlab.checker.grading.claims import question_index
 from hivedlab.checker.grading.explanations import Explanation, explanations_of, length
 from hivedlab.checker.grading.findings import Finding
 from hivedlab.checker.grading.grader import ExperimentResult, GroupResult
+from hivedlab.checker.grading.hardware import HardwareExcuse, env_for, hardware_excuse
 from hivedlab.checker.grading.labspec import LabSpec
 from hivedlab.checker.grading.rubric import Item, Penalty, Rubric
 from hivedlab.checker.grading.submission import deployment_text
@@ -71,6 +72,7 @@ class GroupGrade:
     identity: frozenset[tuple[str, str]] = frozenset()  # compared across groups (hivedlab.checker.grading.copies)
     ungraded: tuple[str, ...] = ()  # contrast runs without HiveD (run.json `contrast`, docs/other-schedulers.md)
     explanations: tuple[Explanation, ...] = ()  # the group's own explanations beside the machine's observations
+    hardware: HardwareExcuse | None = None  # runs hivedlab put on the manual's hardware (grading.hardware)
 
     def total(self, include_hidden: bool = True) -> float:
         earned = sum(s.points for s in self.items if include_hidden or not s.item.hidden)
@@ -187,14 +189,6 @@ def _filled(value: Any) -> bool:
             and not (isinstance(value, str) and value.strip().lower() in ("unknown", "n/a")))
 
 
-def _env_for(env: Mapping[str, Mapping[str, Any]], member: Any) -> Mapping[str, Any] | None:
-    names = {member.name.lower(), member.user.lower(), member.hostname.lower()} - {""}
-    for stem, record in env.items():
-        if stem.lower() in names or str(record.get("member", "")).lower() in names:
-            return record
-    return None
-
-
 def score_environment(group: GroupResult) -> tuple[float, str, str, tuple[str, ...]]:
     sub = group.submission
     if sub.inventory is None:
@@ -207,7 +201,7 @@ def score_environment(group: GroupResult) -> tuple[float, str, str, tuple[str, .
     openpai = any(_filled(r.get("openpai_version")) for r in sub.env.values()) or any(
         _filled(v) for k, v in (sub.run or {}).items() if "openpai" in k.lower())
     for member in sub.inventory.members:
-        record = _env_for(sub.env, member) or {}
+        record = env_for(sub.env, member) or {}
         raw_gpus = record.get("gpus")
         gpus: Mapping[str, Any] = raw_gpus if isinstance(raw_gpus, Mapping) else {}
         fields = {
@@ -295,13 +289,19 @@ def score_item(item: Item, group: GroupResult, lab: LabSpec, rubric: Rubric,
     return ItemScore(item, max(0.0, min(1.0, fraction)), en, zh, refs)
 
 
-def score_penalty(penalty: Penalty, group: GroupResult, rubric: Rubric) -> PenaltyScore:
+def score_penalty(penalty: Penalty, group: GroupResult, rubric: Rubric,
+                  excuse: HardwareExcuse | None = None) -> PenaltyScore:
     if penalty.check == "simulator-evidence":
-        hits = ([r for r in group.experiments if r.has_log and r.source in ("sim", "mixed")]
-                if rubric.require_real_cluster else [])
-        return PenaltyScore(penalty, len(hits), f"simulator evidence: {', '.join(r.id for r in hits) or 'none'}",
-                            f"模拟集群证据：{', '.join(r.id for r in hits) or '无'}",
-                            tuple(r.files.evidence or "" for r in hits if r.files))
+        simulated = ([r for r in group.experiments if r.has_log and r.source in ("sim", "mixed")]
+                     if rubric.require_real_cluster else [])
+        hits = [r for r in simulated if not (excuse and excuse.covers(r.id))]
+        excused = [r.id for r in simulated if r not in hits]
+        en = f"simulator evidence: {', '.join(r.id for r in hits) or 'none'}"
+        zh = f"模拟集群证据：{', '.join(r.id for r in hits) or '无'}"
+        if excused and excuse:  # the rubric's rule for hardware that cannot hold the configs (grading.hardware)
+            en += f"; not penalised: {excuse.en}"
+            zh += f"；不扣分：{excuse.zh}"
+        return PenaltyScore(penalty, len(hits), en, zh, tuple(r.files.evidence or "" for r in hits if r.files))
     kind = {"broken-chain": "chain", "forgery": "forgery", "unsupported-claim": "claim",
             "foreign-jobs": "foreign"}[penalty.check]
     found = [f for f in group.findings if f.kind == kind]
@@ -321,11 +321,14 @@ def score_group(group: GroupResult, rubric: Rubric, lab: LabSpec) -> GroupGrade:
                               rubric.experiments or tuple(x.id for x in lab.experiments))
     explanations = tuple(e for e in written if e.experiment in ran or not e.empty)  # an experiment not run: no flag
     items = tuple(score_item(item, group, lab, rubric, explanations) for item in rubric.items)
-    penalties = tuple(score_penalty(p, group, rubric) for p in rubric.penalties)
+    excuse = hardware_excuse(group)
+    penalties = tuple(score_penalty(p, group, rubric, excuse) for p in rubric.penalties)
+    unconfirmed = excuse.finding() if excuse else None
     looked_up = (group.experiment(e) for e in rubric.experiments)
     sources = tuple(result.source if result else "" for result in looked_up)
     run = group.submission.run if isinstance(group.submission.run, dict) else {}
     raw_contrast = run.get("contrast")
     contrast: list[Any] = raw_contrast if isinstance(raw_contrast, list) else []
-    return GroupGrade(group.name, items, penalties, group.findings, rubric.max_points(), rubric.floor, sources,
-                      group.identity, tuple(str(c) for c in contrast), explanations)
+    findings = (*group.findings, unconfirmed) if unconfirmed else group.findings
+    return GroupGrade(group.name, items, penalties, findings, rubric.max_points(), rubric.floor, sources,
+                      group.identity, tuple(str(c) for c in contrast), explanations, excuse)
