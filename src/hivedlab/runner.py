@@ -62,6 +62,7 @@ class ExperimentRun:
     reason: str = ""
     submitted: tuple[Submitted, ...] = ()
     hardware: Text | None = None  # why it ran on the manual's simulated hardware, not the group's (`layout_for`)
+    layout_notes: tuple[Text, ...] = ()  # how the config on the group's own hardware differs from the manual's
     member: str = ""  # the user whose turn this run is; "" for the group's run (the one-member layout)
 
 
@@ -204,6 +205,7 @@ class _PlanRun:
         self.submitted: list[Submitted] = []
         self.config = turn.plan.hived_config
         self.hardware: Text | None = None
+        self.layout_notes: tuple[Text, ...] = ()
 
     def action(self, action_type: str, payload: dict[str, Any]) -> None:
         self.writer.write_action(action_type, payload, time=self.backend.now())
@@ -216,6 +218,9 @@ class _PlanRun:
         while jobs run (its `config-switch` record then names the step)."""
         layout, why = layout_for(name, self.ctx)
         self.hardware = why or self.hardware
+        if why is None:
+            notes = (Text(zh, en) for zh, en in layout.notes)
+            self.layout_notes = tuple(dict.fromkeys((*self.layout_notes, *notes)))
         text = layout.text
         write_atomic(_home(self.ctx, self.plan) / "hived" / f"{name}.yaml", text)
         self.backend.switch_config(name, text)
@@ -352,7 +357,8 @@ def run_plan(plan: Plan | Turn, backend: Backend, writer: EvidenceWriter, ctx: R
     payload = {"status": status, "reason": reason} if reason else {"status": status}
     runner.action("end", payload)
     return ExperimentRun(turn.plan.id, writer.path, status, turn.run_id, turn.plan.contrast, reason,
-                         tuple(runner.submitted), hardware=runner.hardware, member=turn.member)
+                         tuple(runner.submitted), hardware=runner.hardware, layout_notes=runner.layout_notes,
+                         member=turn.member)
 
 
 def layout_for(name: str, ctx: RunContext) -> tuple[Layout, Text | None]:
@@ -465,6 +471,17 @@ def prepare_folder(ctx: RunContext, plans: Sequence[Plan | Turn]) -> Path | None
     return aside
 
 
+def _hardware_entry(result: ExperimentRun) -> dict[str, Any]:
+    """run.json's `hardware` of one run: the manual's simulated hardware and why, or the group's own, with how its
+    config differs from the manual's (the layout's notes) when it does."""
+    if result.hardware:
+        return {"on": "manual", "why": result.hardware.as_dict()}
+    entry: dict[str, Any] = {"on": "group"}
+    if result.layout_notes:
+        entry["notes"] = [note.as_dict() for note in result.layout_notes]
+    return entry
+
+
 def _run_files(folder: Path) -> list[Path]:
     """A run's own files: those in its folder, not the member turns' folders inside an experiment's folder."""
     return [path for path in folder.iterdir() if path.is_file()] if folder.is_dir() else []
@@ -512,8 +529,7 @@ def _write_run_json(
     earlier_contrast = [e for e in previous.get("contrast") or [] if isinstance(e, str)]
     raw_hardware = previous.get("hardware")
     hardware: dict[str, Any] = raw_hardware if isinstance(raw_hardware, dict) else {}
-    hardware = {**hardware, **{r.run_id: {"on": "manual", "why": r.hardware.as_dict()} if r.hardware
-                               else {"on": "group"} for r in results}}
+    hardware = {**hardware, **{r.run_id: _hardware_entry(r) for r in results}}
     raw_members = previous.get("members")
     members: dict[str, Any] = raw_members if isinstance(raw_members, dict) else {}
     members = {**members, **{r.run_id: submitters(r) for r in results if not r.contrast}}

@@ -129,7 +129,10 @@ def test_the_answers_carry_the_cells_as_facts(layout_run: LayoutRun) -> None:
 def test_a_single_one_gpu_group_runs_on_the_manuals_hardware(layout_run: LayoutRun) -> None:
     run = json.loads((layout_run.out / "run.json").read_text(encoding="utf-8"))
     if layout_run.name != "1x1":
-        assert run["hardware"] == dict.fromkeys(EXPERIMENTS, {"on": "group"})
+        assert {run_id: entry["on"] for run_id, entry in run["hardware"].items()} == dict.fromkeys(EXPERIMENTS, "group")
+        notes = [note for entry in run["hardware"].values() for note in entry.get("notes", [])]
+        assert all(set(note) == {"zh", "en"} and note["en"] for note in notes)  # how the config differs, if it does
+        assert bool(notes) == (layout_run.name not in ("2x1",)), layout_run.name
         return
     assert set(run["hardware"]) == set(EXPERIMENTS)
     assert all(v["on"] == "manual" and "1 GPU" in v["why"]["en"] for v in run["hardware"].values())

@@ -42,3 +42,30 @@ def test_no_note_when_every_experiment_ran_on_the_groups_workers(tmp_path: Path,
         run = _run(tmp_path / str(len(str(hardware))), hardware)
         build_report(run, "en")
         assert "the lab manual's hardware" not in (run / "report.md").read_text(encoding="utf-8")
+
+
+def test_a_group_on_other_hardware_gets_its_layouts_notes_in_the_report(cli, tmp_path):
+    """One worker with 2 GPUs: both configs render (two-vc splits its GPUs); the report says how they differ."""
+    inventory = tmp_path / "group.yaml"
+    inventory.write_text(
+        "group: g2\nmembers:\n"
+        "  - {name: Alice, user: alice, roles: [dev-box], hostname: hostname-alice, ip: 192.0.2.10}\n"
+        "  - {name: Bob, user: bob, roles: [master], hostname: hostname-bob, ip: 192.0.2.11}\n"
+        "  - {name: Carol, user: carol, roles: [worker], hostname: hostname-carol, ip: 192.0.2.12, gpus: 2}\n",
+        encoding="utf-8")
+    out = tmp_path / "out"
+    result = cli("run", "all", "--inventory", str(inventory), "--out", str(out), "--lang", "en")
+    assert result.code == 0, result.err
+    report = (out / "report.md").read_text(encoding="utf-8")
+    assert ("vc-safety, priority, opportunistic, gang, incremental ran on the group's own hardware with a HiveD "
+            "config that differs from the manual's: a single worker: every job runs on it") in report
+    assert "gang, incremental ran on the group's own hardware" in report and "2 GPUs of the same machine" in report
+    assert "..\n" not in report
+    run = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    assert run["hardware"]["gang"]["on"] == "group" and len(run["hardware"]["gang"]["notes"]) == 2
+
+
+def test_the_manuals_hardware_has_no_layout_note(sim_lab):
+    run = json.loads((sim_lab.out / "run.json").read_text(encoding="utf-8"))
+    assert all(entry == {"on": "group"} for entry in run["hardware"].values())
+    assert "HiveD 配置与实验手册的不同" not in (sim_lab.out / "report.md").read_text(encoding="utf-8")

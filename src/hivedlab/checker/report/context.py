@@ -405,8 +405,9 @@ def _by_question(items: list[dict[str, Any]], lang: str) -> list[dict[str, Any]]
 
 
 def hardware(inputs: RunInputs, lang: str) -> list[str]:
-    """Which experiments ran on the manual's simulated hardware rather than the group's own workers, and why
-    (run.json's `hardware`): one line per reason, the experiments it covers named."""
+    """Which experiments ran on the manual's simulated hardware rather than the group's own workers, and why; and
+    which ran on the group's own hardware with a config that differs from the manual's, and how (run.json's
+    `hardware`): one line per reason or note, the experiments it covers named."""
     raw = inputs.run.get("hardware")
     entries: dict[str, Any] = raw if isinstance(raw, dict) else {}
     by_reason: dict[str, list[str]] = {}
@@ -414,11 +415,23 @@ def hardware(inputs: RunInputs, lang: str) -> list[str]:
         why = entry.get("why") if isinstance(entry, dict) and entry.get("on") == "manual" else None
         if isinstance(why, dict):
             by_reason.setdefault(str(why.get(lang) or why.get("en") or ""), []).append(str(run_id))
-    return [_t(lang, f"{md('、'.join(ids))} 在模拟集群上按实验手册的硬件（两台各有 1 块 GPU 的 worker）运行，"
-                     f"组员仍是本组的：{md(why)}。",
-               f"{md(', '.join(ids))} ran on the simulated cluster on the lab manual's hardware (two workers with one "
-               f"GPU each), with the group's own members: {md(why)}.")
-            for why, ids in by_reason.items()]
+    lines = [_t(lang, f"{md('、'.join(ids))} 在模拟集群上按实验手册的硬件（两台各有 1 块 GPU 的 worker）运行，"
+                      f"组员仍是本组的：{md(why)}。",
+                f"{md(', '.join(ids))} ran on the simulated cluster on the lab manual's hardware (two workers with one "
+                f"GPU each), with the group's own members: {md(why)}.")
+             for why, ids in by_reason.items()]
+    by_note: dict[str, list[str]] = {}
+    for run_id, entry in entries.items():
+        notes = entry.get("notes") if isinstance(entry, dict) and entry.get("on") == "group" else None
+        for note in notes if isinstance(notes, list) else []:
+            if isinstance(note, dict):
+                text = str(note.get(lang) or note.get("en") or "").rstrip("。.")
+                by_note.setdefault(text, []).append(str(run_id))
+    lines += [_t(lang, f"{md('、'.join(ids))} 在本组的硬件上运行，HiveD 配置与实验手册的不同：{md(note)}。",
+                 f"{md(', '.join(ids))} ran on the group's own hardware with a HiveD config that differs from the "
+                 f"manual's: {md(note)}.")
+              for note, ids in by_note.items()]
+    return lines
 
 
 def member_names(inputs: RunInputs) -> dict[str, str]:
