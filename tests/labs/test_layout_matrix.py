@@ -142,3 +142,18 @@ def test_a_single_one_gpu_group_runs_on_the_manuals_hardware(layout_run: LayoutR
     assert users <= set(layout_run.inventory.users)
     text = _config_text(layout_run.out / "experiments" / "vc-safety" / "evidence.jsonl")
     assert "node-wen" in text and SIM_WORKER in text
+
+
+def test_the_retry_summary_states_the_branch_it_took(layout_run: LayoutRun) -> None:
+    """The results table's short answer of `retried-after`: on free cells while the preemptor still ran, or only after
+    it ended; "waited" only where the new pod waited (the answer in full says which)."""
+    for result in layout_run.verdicts.values():
+        for answer in result.answers:
+            if answer.summary is None or answer.rule not in ("low-retried-after-high", "oppo-waits-for-any-gpu"):
+                continue
+            zh, en = answer.summary.zh, answer.summary.en
+            free = "free_cells" in answer.facts
+            assert ("still ran" in en and "仍在运行时" in zh) == free, (layout_run.name, en)
+            assert ("only after" in en and "结束后才" in zh) != free, (layout_run.name, en)
+            waited = "waited" in answer.answer.en
+            assert ("waited" in en and "等待" in zh) == waited, (layout_run.name, en, answer.answer.en)

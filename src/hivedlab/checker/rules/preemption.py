@@ -301,11 +301,23 @@ def retried_after(ctx: Context, rule: dict[str, Any]) -> Outcome:
     text = text + Text(f"；{who(low).zh} 于 {clock(low_end)} 结束（{low.state}）", f"; {who(low).en} finished at "
                        f"{clock(low_end)} ({low.state})") + total + Text("。", ".")
     low_name, high_name = short_name(ctx, low), short_name(ctx, high)
-    summary = Text(f"{low_name} 被抢占后以新 Pod 重建并等待，{high_name} 结束后才重新运行"
-                   + (f"；提交 {high_name} 后 {took.zh}，两个任务都已结束。" if took else "。"),
-                   f"{low_name} was re-created after the preemption, waited, and ran again only after {high_name} ended"
-                   + (f"; both were done {took.en} after {high_name} was submitted." if took else "."))
+    summary = _retry_summary(low_name, high_name, bool(reasons), bool(facts)) + Text(
+        f"；提交 {high_name} 后 {took.zh}，两个任务都已结束。" if took else "。",
+        f"; both were done {took.en} after {high_name} was submitted." if took else ".")
     return Outcome(CONSISTENT, text, tuple(sorted(evidence)), facts=facts, summary=summary)
+
+
+def _retry_summary(low: str, high: str, waited: bool, on_free_cells: bool) -> Text:
+    """The short answer of `retried_after` for the branch it took: ran again at once on free cells while `high` still
+    ran, or only after `high` ended; "waited" only where the new pod did wait."""
+    if on_free_cells:
+        return Text(f"{low} 被抢占后以新 Pod 重建" + ("并等待" if waited else "")
+                    + f"，{high} 仍在运行时即在空闲 GPU 上重新运行",
+                    f"{low} was re-created after the preemption" + (", waited," if waited else "")
+                    + f" and ran again on a free GPU while {high} still ran")
+    return Text(f"{low} 被抢占后以新 Pod 重建" + ("并等待" if waited else "") + f"，{high} 结束后才重新运行",
+                f"{low} was re-created after the preemption" + (", waited," if waited else "")
+                + f" and ran again only after {high} ended")
 
 
 def _at(t: float, low_end: Mark, high: JobTimeline) -> Mark:
