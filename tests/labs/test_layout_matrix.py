@@ -157,3 +157,13 @@ def test_the_retry_summary_states_the_branch_it_took(layout_run: LayoutRun) -> N
             assert ("only after" in en and "结束后才" in zh) != free, (layout_run.name, en)
             waited = "waited" in answer.answer.en
             assert ("waited" in en and "等待" in zh) == waited, (layout_run.name, en, answer.answer.en)
+
+
+def test_the_preemptors_wait_names_its_job_not_a_pronoun(layout_run: LayoutRun) -> None:
+    """"它的 Pod" after "HiveD 抢占了 <victim>" read as the victim's pod: the sentence names the preemptor instead."""
+    for result in layout_run.verdicts.values():
+        for answer in result.answers:
+            assert "它的 Pod" not in answer.answer.zh and "its pod waited" not in answer.answer.en, answer.answer.en
+            if "的 Pod 只等待调度到" in answer.answer.zh:
+                preemptor = answer.answer.zh.split("的 Pod 只等待调度到")[0].rsplit("，", 1)[-1].strip()
+                assert preemptor and preemptor in answer.answer.zh.split("没有等")[0], answer.answer.zh

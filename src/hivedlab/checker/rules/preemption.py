@@ -59,15 +59,16 @@ def preemption_how(victim: Attempt) -> Text:
                 " (FrameworkController exit code -101 PodExternalDeleted)")
 
 
-def _preemptor_wait(first: Attempt, victim: Attempt) -> Text:
-    """What the preemptor's pod did between the preemption and its start: waited (as the table shows) or not."""
+def _preemptor_wait(first: Attempt, victim: Attempt, name: str) -> Text:
+    """What the preemptor's pod did between the preemption and its start: waited (as the table shows) or not; `name`
+    (the preemptor's short name) says whose pod, where a pronoun would read as the job just preempted."""
     if not first.waits or first.bound is None:
         return Text("", "")
     exited = victim.terminated
     until = Text(f"（被抢占的 Pod 于 {clock(exited)} 退出）", f" (the preempted pod exited at {clock(exited)})") \
         if exited is not None and exited.seq <= first.bound.seq else Text("", "")
-    return Text(f"它的 Pod 只等待调度到 {clock(first.bound)}{until.zh}，",
-                f"its pod waited to be scheduled only until {clock(first.bound)}{until.en}, and")
+    return Text(f"{name} 的 Pod 只等待调度到 {clock(first.bound)}{until.zh}，",
+                f"{name}'s pod waited to be scheduled only until {clock(first.bound)}{until.en}, and")
 
 
 def _reran_before(low: JobTimeline, victim: Attempt, started: Mark, taken: tuple[Attempt, ...]) -> Attempt | None:
@@ -129,7 +130,7 @@ def preempts(ctx: Context, rule: dict[str, Any]) -> Outcome:
                 f"HiveD 在 {clock(victim.ended)} 抢占了 {who(low).zh}{how.zh}，",
                 f"{who(high).en} did not wait for {who(low).en} to finish: HiveD preempted {who(low).en} at "
                 f"{clock(victim.ended)}{how.en};",
-            ) + _preemptor_wait(first, victim) + Text(
+            ) + _preemptor_wait(first, victim, short_name(ctx, high)) + Text(
                 f"{who(high).zh} 于 {clock(started)} 在 {where(first)} 上开始运行"
                 f"（提交后 {between(submitted, started).zh}）。",
                 f"it started at {clock(started)} on {where(first)}, {between(submitted, started).en} after submission.",
