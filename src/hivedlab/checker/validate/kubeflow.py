@@ -103,8 +103,8 @@ def _check_tfjob(index: int, tfjob: dict[str, Any], groups: Mapping[str, tuple[i
                     f"PodGroup {', '.join(groups)}")
         elif group is not None and group == own and group not in groups:
             out.add("manifest-group", NOTE, f"{base}/template/metadata/annotations/{_escape(GROUP_ANNOTATION)}",
-                    f"{role}'s pods name PodGroup {group!r}, the TFJob's own name: tf-operator v0.5 makes that PodGroup "
-                    "itself (SyncPodGroup, minMember = every replica) only when started with "
+                    f"{role}'s pods name PodGroup {group!r}, the TFJob's own name: tf-operator v0.5 makes that "
+                    "PodGroup itself (SyncPodGroup, minMember = every replica) only when started with "
                     "--enable-gang-scheduling=true")
         elif group is not None and group not in groups:
             known = ", ".join(groups) or "none in this file"
@@ -149,9 +149,11 @@ def _check_operator(index: int, tfjob: dict[str, Any], out: _Out) -> None:
     for role, replica in pod_templates(tfjob):
         names = [c.get("name") for c in replica["template"]["spec"]["containers"]]
         if TF_CONTAINER not in names:
-            out.add("manifest-operator", ERROR, f"/{index}/spec/tfReplicaSpecs/{_escape(role)}/template/spec/containers",
-                    f"{role} has no container named {TF_CONTAINER} (it has {', '.join(map(str, names))}): tf-operator "
-                    f"refuses the TFJob (\"There is no container named {TF_CONTAINER}\"); rename the training container")
+            where = f"/{index}/spec/tfReplicaSpecs/{_escape(role)}/template/spec/containers"
+            out.add("manifest-operator", ERROR, where,
+                    f"{role} has no container named {TF_CONTAINER} (it has {', '.join(map(str, names))}): "
+                    f"tf-operator refuses the TFJob (\"There is no container named {TF_CONTAINER}\"); rename the "
+                    "training container")
     if tfjob["apiVersion"] == "kubeflow.org/v1beta1":
         for key in (k for k in V1_ONLY_FIELDS if k in spec):
             out.add("manifest-operator", WARNING, f"/{index}/spec/{key}",
