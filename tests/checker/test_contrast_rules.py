@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from hivedlab.checker.rules.common import CONSISTENT, INCONSISTENT, Context
-from hivedlab.checker.rules.contrast import deadlock
+from hivedlab.checker.rules.contrast import deadlock, gang_start
 from hivedlab.checker.timeline import Attempt, JobTimeline, Mark, Submission, Timeline, Wait
 
 T0 = 1_767_254_400.0  # 2026-01-01T08:00:00Z
@@ -20,7 +20,7 @@ def mark(seq: int) -> Mark:
 def task(job: str, index: int, bound: int | None) -> Attempt:
     wait = Wait(mark(2), "", "0/2 nodes are available: 2 Insufficient nvidia.com/gpu.")
     return Attempt(pod_name=f"{job}-worker-{index}", uid=f"{job}-{index}", task_role="worker", task_index=index,
-                   created=mark(1), waits=(wait,) if bound is None else (),
+                   created=mark(1), waits=(wait,) if bound is None or bound > 3 else (),
                    bound=mark(bound) if bound is not None else None, node="hostname-carol" if bound else None)
 
 
@@ -65,3 +65,14 @@ def test_a_partial_start_beside_a_finished_job_is_neither() -> None:
     verdict, answer = judge(False, job("a", 3, 3), job("b", 4, None))
     assert verdict == INCONSISTENT
     assert "b held nodes for only 1/2 tasks" in answer and "a partial start that never completed" in answer
+
+
+@pytest.mark.parametrize("late, said", [(7, "worker-1 waited until 08:00:07:"),
+                                        (None, "worker-1 was still waiting at the end:")])
+def test_a_partial_start_says_a_wait_ended_or_goes_on_never_both(late: int | None, said: str) -> None:
+    timeline = Timeline("gang", "sim", "sim", None, {}, (job("a", 3, late),), scheduler="default")
+    outcome = gang_start(Context(timeline, "sim", True), {"job": "a", "expect": "partial"})
+    assert outcome.verdict == CONSISTENT
+    assert said in outcome.answer.en and "still waited" not in outcome.answer.en
+    assert ("等到 08:00:07 才被调度" if late else "到结束仍在等待") in outcome.answer.zh
+    assert not ("等到" in outcome.answer.zh and "仍在等待" in outcome.answer.zh)

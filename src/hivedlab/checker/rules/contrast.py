@@ -59,10 +59,12 @@ def gang_start(ctx: Context, rule: dict[str, Any]) -> Outcome:
         early = [a for a in tasks if _bound_t(a) < until]
         names = ", ".join(f"{_label(a)} ({a.node}, {clock(a.bound)})" for a in early)
         held = Text(f"{who(job).zh} 的 {names} 已被调度，", f"{who(job).en}'s {names} held nodes ")
-        rest = "、".join(f"{_label(a)}（等到 {clock(a.bound) if a.bound else '结束'}）" for a in late)
-        rest_en = ", ".join(f"{_label(a)} (until {clock(a.bound) if a.bound else 'the end'})" for a in late)
-        what = held + Text(f"而 {rest} 仍在等待：部分启动，已占用的 GPU 无法推进训练。",
-                           f"while {rest_en} still waited: a partial start, holding GPUs that cannot make progress.")
+        rest = "、".join(f"{_label(a)} 等到 {clock(a.bound)} 才被调度" if a.bound else f"{_label(a)} 到结束仍在等待"
+                        for a in late)
+        rest_en = ", ".join(f"{_label(a)} waited until {clock(a.bound)}" if a.bound
+                            else f"{_label(a)} was still waiting at the end" for a in late)
+        what = held + Text(f"而 {rest}：部分启动，已占用的 GPU 无法推进训练。",
+                           f"while {rest_en}: a partial start, holding GPUs that cannot make progress.")
         return Outcome(CONSISTENT if rule.get("expect") == "partial" else INCONSISTENT, what, evidence)
     unbound = [a for a in tasks if a.bound is None]
     if unbound:
