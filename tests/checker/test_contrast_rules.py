@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from hivedlab.checker.rules.common import CONSISTENT, INCONSISTENT, Context
+from hivedlab.checker.pod_facts import LeafCell, VcShare
+from hivedlab.checker.rules.cells import free_cells
+from hivedlab.checker.rules.common import CONSISTENT, INCONSISTENT, Context, speaker
 from hivedlab.checker.rules.contrast import deadlock, gang_start
 from hivedlab.checker.timeline import Attempt, JobTimeline, Mark, Submission, Timeline, Wait
 
@@ -76,3 +78,23 @@ def test_a_partial_start_says_a_wait_ended_or_goes_on_never_both(late: int | Non
     assert said in outcome.answer.en and "still waited" not in outcome.answer.en
     assert ("等到 08:00:07 才被调度" if late else "到结束仍在等待") in outcome.answer.zh
     assert not ("等到" in outcome.answer.zh and "仍在等待" in outcome.answer.zh)
+
+
+def _held_carol(scheduler: str) -> Timeline:
+    cells = (LeafCell("hostname-carol", 0), LeafCell("hostname-dan", 0))
+    running = Attempt(pod_name="c-0", uid="c-0", task_role="train", task_index=0, created=mark(1), bound=mark(2),
+                      node="hostname-carol", gpu_request=0)
+    holder = JobTimeline("c", "c", None, "c", "default", attempts=(running,))
+    return Timeline("gang", "sim", "sim", None, {"default": ("hostname-carol", "hostname-dan")}, (holder,),
+                    vc_cells={"default": (VcShare("chain", 2, cells),)}, scheduler=scheduler)
+
+
+def test_under_another_scheduler_a_gpu_on_a_node_a_pod_holds_is_not_free() -> None:
+    _, free = free_cells(Context(_held_carol("kube-batch"), "sim", True), "default", 5)
+    assert free == (LeafCell("hostname-dan", 0),)
+
+
+@pytest.mark.parametrize("scheduler, said", [("kube-batch", "kube-batch"), ("default", "the default scheduler"),
+                                             ("hived", "HiveD")])
+def test_a_wait_reason_is_attributed_to_the_scheduler_of_the_run(scheduler: str, said: str) -> None:
+    assert speaker(Context(_held_carol(scheduler), "sim", True)).en == said
