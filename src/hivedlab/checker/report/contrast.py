@@ -121,14 +121,16 @@ def moments(records: list[dict[str, Any]]) -> list[float]:
 
 
 def pod_table(rows: list[PodRow], at: float) -> str:
+    """kubectl's layout: each column as wide as its widest cell plus 3 spaces (its tabwriter's padding), so a long
+    node name never runs into AGE."""
     if not rows:
         return "No resources found."
-    width = max(len(row.name) for row in rows) + 3
-    lines = [f"{'NAME':<{width}}READY   STATUS        NODE      AGE"]
-    for row in rows:
-        ready = "1/1" if row.status == "Running" else "0/1"
-        lines.append(f"{row.name:<{width}}{ready:<8}{row.status:<14}{row.node:<10}{elapsed(row.since, at)}s")
-    return "\n".join(lines)
+    table = [("NAME", "READY", "STATUS", "NODE", "AGE")]
+    table += [(row.name, "1/1" if row.status == "Running" else "0/1", row.status, row.node,
+               f"{elapsed(row.since, at)}s") for row in rows]
+    widths = [max(len(line[i]) for line in table) + 3 for i in range(4)]
+    return "\n".join("".join(f"{cell:<{w}}" for cell, w in zip(line[:4], widths, strict=True)) + line[4]
+                     for line in table)
 
 
 def _cell(text: Any, lang: str) -> str:
