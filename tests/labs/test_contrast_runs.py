@@ -140,3 +140,5 @@ def test_a_contrast_chart_has_node_lanes_and_no_vc_bands(kubeflow_run: Path, tmp
     (data,) = drawn
     assert data.vc_bands == ()
     assert {lane.kind for lane in data.lanes} <= {"node", "gpu", "wait", "rejected"}
+    nodes = [lane.label for lane in data.lanes if lane.kind == "node"]
+    assert nodes == sorted(nodes) and nodes

@@ -175,8 +175,8 @@ def _chart(folder: Path, out_dir: Path, lang: str) -> tuple[str, list[Path]]:
     if timeline is None or not timeline.attempts:
         return "", []
     run_id = folder.name
-    # these schedulers know nodes, not HiveD's VCs: the lanes are the nodes, with no VC bands
-    data = chart_module.chart_data(run_id, timeline.attempts, timeline.nodes, {}, timeline.end or None,
+    # these schedulers know nodes, not HiveD's VCs: the lanes are the nodes in name order, with no VC bands
+    data = chart_module.chart_data(run_id, timeline.attempts, tuple(sorted(timeline.nodes)), {}, timeline.end or None,
                                    timeline.switches, timeline.rejections, timeline.into_second)
     png, svg = chart_module.draw(data, lang, salt=run_id)
     png_path = out_dir / "contrast" / run_id / "timeline.png"
