@@ -57,7 +57,8 @@ def test_the_default_scheduler_words_its_events(kubeflow_run: Path) -> None:
 
 def test_kube_batch_words_its_events_and_marks_the_pod_group(kubeflow_run: Path) -> None:
     log = kubeflow_run / "contrast" / "kubeflow-gang@kube-batch" / "evidence.jsonl"
-    failed = _events(log, "FailedScheduling")
+    assert _events(log, "FailedScheduling") == []  # the default scheduler's word, not kube-batch's
+    failed = _events(log, "Unschedulable")
     assert {e["source"]["component"] for e in failed} == {"kube-batch"}
     assert any(e["message"] == "0/4 nodes are available, 4 insufficient GPU." for e in failed)
     pods = [r["watch"]["object"] for r in _records(log) if r["kind"] == "object" and r["watch"]["resource"] == "pods"]
