@@ -40,7 +40,7 @@ def test_a_cluster_without_the_crds_is_refused_in_one_line(cli, bare_kubeconfig,
     result = cli("run", "kubeflow-gang", "--cluster", "k8s", "--kubeconfig", str(kubeconfig), "--out", str(out))
     assert result.code == 2
     line = _error_line(result.err)
-    assert "serves no TFJob (kubeflow.org/v1beta1)" in line and "install tf-operator v0.4" in line
+    assert "serves no TFJob (kubeflow.org/v1beta1)" in line and "install tf-operator v0.5" in line
     assert not list(out.rglob("evidence.jsonl")) and not api.objects["namespaces"]
 
 

@@ -57,7 +57,8 @@ def test_the_default_scheduler_words_its_events(kubeflow_run: Path) -> None:
 
 def test_kube_batch_words_its_events_and_marks_the_pod_group(kubeflow_run: Path) -> None:
     log = kubeflow_run / "contrast" / "kubeflow-gang@kube-batch" / "evidence.jsonl"
-    failed = _events(log, "FailedScheduling")
+    assert _events(log, "FailedScheduling") == []  # the default scheduler's word, not kube-batch's
+    failed = _events(log, "Unschedulable")
     assert {e["source"]["component"] for e in failed} == {"kube-batch"}
     assert any(e["message"] == "0/4 nodes are available, 4 insufficient GPU." for e in failed)
     pods = [r["watch"]["object"] for r in _records(log) if r["kind"] == "object" and r["watch"]["resource"] == "pods"]
@@ -122,3 +123,23 @@ def test_the_five_experiments_run_under_another_scheduler(cli, tmp_path: Path, q
 def test_a_contrast_only_plan_cannot_run_under_hived(cli, tmp_path: Path) -> None:
     result = cli("run", "kubeflow-gang", "--scheduler", "hived", "--out", str(tmp_path))
     assert result.code == 2 and "runs only without HiveD" in result.err
+
+
+def test_a_contrast_chart_has_node_lanes_and_no_vc_bands(kubeflow_run: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from hivedlab.checker.report import contrast
+    from hivedlab.checker.report.charts import ChartData
+
+    drawn: list[ChartData] = []
+
+    def capture(data: ChartData, lang: str = "en", salt: str = "") -> tuple[bytes, str]:
+        drawn.append(data)
+        return b"\x89PNG\r\n\x1a\n", "<svg/>"
+
+    monkeypatch.setattr("hivedlab.checker.report.charts.draw", capture)
+    contrast._chart(kubeflow_run / "contrast" / "kubeflow-gang@default", tmp_path, "en")
+    (data,) = drawn
+    assert data.vc_bands == ()
+    assert {lane.kind for lane in data.lanes} <= {"node", "gpu", "wait", "rejected"}
+    nodes = [lane.label for lane in data.lanes if lane.kind == "node"]
+    assert nodes == sorted(nodes) and nodes

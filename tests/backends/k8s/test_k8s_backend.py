@@ -134,7 +134,7 @@ def test_a_cluster_without_the_crds_is_refused_naming_what_to_install(kube, kube
     with EvidenceWriter(tmp_path / "evidence.jsonl", "k8s") as writer, pytest.raises(HivedlabError) as caught:
         open_backend(writer, FORMS["kube-batch"], "hivedlab-x", api_client=make_api_client(str(kubeconfig)))
     message = str(caught.value)
-    assert missing in message and "install tf-operator v0.4" in message and "\n" not in message
+    assert missing in message and "install tf-operator v0.5" in message and "\n" not in message
     assert not kube.objects["namespaces"]  # refused before anything was made
 
 

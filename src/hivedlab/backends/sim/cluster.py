@@ -45,6 +45,7 @@ class SimCluster(FrameworkController):
     """A `hivedlab.backends.protocol.Backend` on virtual time. One instance per experiment (one evidence log)."""
 
     cluster = "sim"
+    wait_reason = "FailedScheduling"  # the reason of a waiting pod's event: HiveD's (the default scheduler's word)
 
     # -- Backend ------------------------------------------------------------------------------------------------
 
@@ -342,14 +343,15 @@ class SimCluster(FrameworkController):
         return (self.clock.epoch_s() * 1_000_000 + self.clock.now_us % 1_000_000) * 1000 + self._order % 1000
 
     def _failed_scheduling(self, job: SimJob, key: TaskKey, message: str) -> None:
-        """A FailedScheduling event, or, for a repeat with the same message, the same event with its `count`
-        bumped (client-go's event correlator); the pod's condition is updated only when its message changes."""
+        """A FailedScheduling event (kube-batch: Unschedulable), or, for a repeat with the same message, the same
+        event with its `count` bumped (client-go's event correlator); the pod's condition is updated only when its
+        message changes."""
         pod = job.pods[key]
         job.waiting = True
         seen = self._failed_events.setdefault(pod.uid, {})
         event = seen.get(message)
         if event is None:
-            seen[message] = self._add_event(job, pod, "FailedScheduling", message)
+            seen[message] = self._add_event(job, pod, self.wait_reason, message)
         else:
             event = replace(event, count=event.count + 1, last=self.clock.k8s_time(),
                             resource_version=self.store.resource_version())

@@ -26,6 +26,7 @@ from hivedlab.models.schedulers.resources import Node, Pod, Resources
 
 SCHEDULERS = ("hived", "default", "kube-batch")
 COMPONENTS = {"default": k8s_default.SCHEDULER_NAME, "kube-batch": kube_batch.SCHEDULER_NAME}
+WAIT_REASONS = {"default": k8s_default.WAIT_REASON, "kube-batch": kube_batch.WAIT_REASON}
 
 
 def nodes_of_config(config: Mapping[str, Any]) -> list[Node]:
@@ -77,6 +78,7 @@ class PlainSimCluster(SimCluster):
         super().__init__(writer, seed, **options)
         self.scheduler_kind = scheduler
         self.component = COMPONENTS[scheduler]
+        self.wait_reason = WAIT_REASONS[scheduler]
         self.store = _ServedAs(writer, self.clock, self._served)
         self.model: Any = None
 

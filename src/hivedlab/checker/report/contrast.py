@@ -121,14 +121,16 @@ def moments(records: list[dict[str, Any]]) -> list[float]:
 
 
 def pod_table(rows: list[PodRow], at: float) -> str:
+    """kubectl's layout: each column as wide as its widest cell plus 3 spaces (its tabwriter's padding), so a long
+    node name never runs into AGE."""
     if not rows:
         return "No resources found."
-    width = max(len(row.name) for row in rows) + 3
-    lines = [f"{'NAME':<{width}}READY   STATUS        NODE      AGE"]
-    for row in rows:
-        ready = "1/1" if row.status == "Running" else "0/1"
-        lines.append(f"{row.name:<{width}}{ready:<8}{row.status:<14}{row.node:<10}{elapsed(row.since, at)}s")
-    return "\n".join(lines)
+    table = [("NAME", "READY", "STATUS", "NODE", "AGE")]
+    table += [(row.name, "1/1" if row.status == "Running" else "0/1", row.status, row.node,
+               f"{elapsed(row.since, at)}s") for row in rows]
+    widths = [max(len(line[i]) for line in table) + 3 for i in range(4)]
+    return "\n".join("".join(f"{cell:<{w}}" for cell, w in zip(line[:4], widths, strict=True)) + line[4]
+                     for line in table)
 
 
 def _cell(text: Any, lang: str) -> str:
@@ -173,7 +175,8 @@ def _chart(folder: Path, out_dir: Path, lang: str) -> tuple[str, list[Path]]:
     if timeline is None or not timeline.attempts:
         return "", []
     run_id = folder.name
-    data = chart_module.chart_data(run_id, timeline.attempts, timeline.nodes, timeline.vc_nodes, timeline.end or None,
+    # these schedulers know nodes, not HiveD's VCs: the lanes are the nodes in name order, with no VC bands
+    data = chart_module.chart_data(run_id, timeline.attempts, tuple(sorted(timeline.nodes)), {}, timeline.end or None,
                                    timeline.switches, timeline.rejections, timeline.into_second)
     png, svg = chart_module.draw(data, lang, salt=run_id)
     png_path = out_dir / "contrast" / run_id / "timeline.png"

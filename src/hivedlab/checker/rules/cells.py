@@ -79,6 +79,11 @@ def free_cells(ctx: Context, vc: str, seq: float) -> tuple[int, tuple[LeafCell, 
     shares = vc_shares(ctx, vc, seq) or ()
     held = held_at(ctx.timeline, seq)
     taken = {cell for _, attempt in held for cell in attempt.cells}
+    if ctx.timeline.scheduler != "hived":
+        # another scheduler names no GPU index (the device plugin picks one), and the log's pods need not say what
+        # they asked for: only a node no pod held has GPUs the evidence shows free
+        busy = {attempt.node for _, attempt in held if attempt.node}
+        taken |= {cell for share in shares for cell in share.cells if cell.node in busy}
     spare, free = 0, []
     for share in shares:
         room = share.count - _vc_used(held, vc, share)

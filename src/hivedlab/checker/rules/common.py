@@ -65,6 +65,16 @@ def between(start: Mark, end: Mark) -> Text:
     return span(elapsed(start.t, end.t))
 
 
+SPEAKERS = {"hived": Text("HiveD", "HiveD"), "default": Text("默认调度器", "the default scheduler"),
+            "kube-batch": Text("kube-batch", "kube-batch"), "volcano": Text("Volcano", "Volcano")}
+
+
+def speaker(ctx: Context) -> Text:
+    """The scheduler whose words a wait reason is: the run's (the plan record's `scheduler`)."""
+    name = ctx.timeline.scheduler
+    return SPEAKERS.get(name, Text(name, name))
+
+
 def who(job: JobTimeline) -> Text:
     name = job.job_name or job.framework_name
     if job.user:

@@ -59,10 +59,12 @@ def gang_start(ctx: Context, rule: dict[str, Any]) -> Outcome:
         early = [a for a in tasks if _bound_t(a) < until]
         names = ", ".join(f"{_label(a)} ({a.node}, {clock(a.bound)})" for a in early)
         held = Text(f"{who(job).zh} 的 {names} 已被调度，", f"{who(job).en}'s {names} held nodes ")
-        rest = "、".join(f"{_label(a)}（等到 {clock(a.bound) if a.bound else '结束'}）" for a in late)
-        rest_en = ", ".join(f"{_label(a)} (until {clock(a.bound) if a.bound else 'the end'})" for a in late)
-        what = held + Text(f"而 {rest} 仍在等待：部分启动，已占用的 GPU 无法推进训练。",
-                           f"while {rest_en} still waited: a partial start, holding GPUs that cannot make progress.")
+        rest = "、".join(f"{_label(a)} 等到 {clock(a.bound)} 才被调度" if a.bound else f"{_label(a)} 到结束仍在等待"
+                        for a in late)
+        rest_en = ", ".join(f"{_label(a)} waited until {clock(a.bound)}" if a.bound
+                            else f"{_label(a)} was still waiting at the end" for a in late)
+        what = held + Text(f"而 {rest}：部分启动，已占用的 GPU 无法推进训练。",
+                           f"while {rest_en}: a partial start, holding GPUs that cannot make progress.")
         return Outcome(CONSISTENT if rule.get("expect") == "partial" else INCONSISTENT, what, evidence)
     unbound = [a for a in tasks if a.bound is None]
     if unbound:
@@ -83,34 +85,77 @@ def _partial_from(job: JobTimeline) -> tuple[float, float, list[Attempt]]:
     return min(map(_bound_t, tasks), default=INF), max(map(_bound_t, tasks), default=INF), tasks
 
 
+REFUSED, STARVED, PARTIAL, COMPLETE = "refused", "starved", "partial", "complete"
+
+
+def job_state(job: JobTimeline) -> str:
+    """How far the job got: `refused` (every submission was answered with an error, no pod), `starved` (pods, none
+    ever bound), `partial` (some tasks bound, never all), `complete` (every task bound in the end)."""
+    if not job.attempts:
+        return REFUSED
+    first, full, _ = _partial_from(job)
+    if first == INF:
+        return STARVED
+    return PARTIAL if full == INF else COMPLETE
+
+
+def _job_fact(job: JobTimeline, state: str, tasks: list[Attempt]) -> Text:
+    """What the evidence shows of one job, in the words of its state."""
+    name = who(job)
+    if state == REFUSED:
+        refusal = next((s for s in job.submissions if not s.accepted), None)
+        status = refusal.status if refusal is not None else None
+        return Text(f"{name.zh} 的提交被拒绝（HTTP {status}），没有创建任何 Pod",
+                    f"{name.en}'s submission was refused (HTTP {status}) and no pod was created")
+    held = sum(1 for a in tasks if a.bound is not None)
+    if state == STARVED:
+        return Text(f"{name.zh} 的 {len(tasks)} 个子任务一直在等待，没有一个被调度（饥饿）",
+                    f"none of the {len(tasks)} tasks of {name.en} was ever bound (starved)")
+    if state == PARTIAL:
+        return Text(f"{name.zh} 只有 {held}/{len(tasks)} 个子任务占有机器，其余一直在等待",
+                    f"{name.en} held nodes for only {held}/{len(tasks)} tasks, the rest never bound")
+    return Text(f"{name.zh} 的 {len(tasks)} 个子任务最终全部被调度", f"all {len(tasks)} tasks of {name.en} were bound")
+
+
 def deadlock(ctx: Context, rule: dict[str, Any]) -> Outcome:
     """`expect: true`: each of `jobs` held nodes while other tasks of its own waited, at the same time, and none of
     them ever had every task bound (each waits for the others: a deadlock, ended only by stopping them);
-    `expect: false`: no such moment, every job had all its tasks bound in the end."""
+    `expect: false`: every job had all its tasks bound in the end. Anything else contradicts both: a job refused
+    outright, a job starved (never a task bound) or a partial start that never completed beside a job that did."""
     jobs = []
     for key in rule["jobs"]:
         job = ctx.one(key)
-        if job is None or not job.attempts:
+        if job is None:
             return not_run(key)
         jobs.append(job)
     spans = [_partial_from(job) for job in jobs]
-    stuck = all(full == INF and first < INF for first, full, _ in spans)
-    evidence = seqs(*(a.bound for _, _, tasks in spans for a in tasks),
+    states = [job_state(job) for job in jobs]
+    evidence = seqs(*(s.mark for job, state in zip(jobs, states, strict=True) if state == REFUSED
+                      for s in job.submissions),
+                    *(a.bound for _, _, tasks in spans for a in tasks),
                     *(a.waits[0].mark for _, _, tasks in spans for a in tasks if a.waits and a.bound is None))
-    parts = []
-    for job, (_, _, tasks) in zip(jobs, spans, strict=True):
-        held = sum(1 for a in tasks if a.bound is not None)
-        parts.append(Text(f"{who(job).zh} {held}/{len(tasks)} 个子任务占有机器",
-                          f"{who(job).en} held nodes for {held}/{len(tasks)} tasks"))
-    summary = Text("；".join(p.zh for p in parts), "; ".join(p.en for p in parts))
-    if stuck:
+    facts = [_job_fact(job, state, tasks) for job, state, (_, _, tasks) in zip(jobs, states, spans, strict=True)]
+    summary = Text("；".join(f.zh for f in facts), "; ".join(f.en for f in facts))
+    if all(state == PARTIAL for state in states):
         what = summary + Text("；每个任务都在等另一个任务占着的 GPU，谁也完成不了：死锁（直到被停止）。",
                               "; each waited for GPUs the other held and none could finish: "
                               "a deadlock (until stopped).")
         return Outcome(CONSISTENT if rule.get("expect") is True else INCONSISTENT, what, evidence)
-    what = summary + Text("；每个任务最终都全部被调度：没有死锁。",
-                          "; every job had all its tasks bound in the end: no deadlock.")
-    return Outcome(CONSISTENT if rule.get("expect") is False else INCONSISTENT, what, evidence)
+    if all(state == COMPLETE for state in states):
+        what = summary + Text("：没有死锁。", ": no deadlock.")
+        return Outcome(CONSISTENT if rule.get("expect") is False else INCONSISTENT, what, evidence)
+    what = summary + Text(f"：{_neither(states).zh}，既不是死锁也不是“没有死锁”。",
+                          f": {_neither(states).en}, neither a deadlock nor \"no deadlock\".")
+    return Outcome(INCONSISTENT, what, evidence)
+
+
+def _neither(states: list[str]) -> Text:
+    """The name of what happened when the jobs neither all completed nor all deadlocked, the worst first."""
+    if REFUSED in states:
+        return Text("任务被拒绝", "a job was refused")
+    if STARVED in states:
+        return Text("任务饥饿", "a job starved")
+    return Text("部分启动且从未完成", "a partial start that never completed")
 
 
 RULES = {"gang-start": gang_start, "deadlock": deadlock}

@@ -22,6 +22,7 @@ from hivedlab.checker.rules.common import (
     seqs,
     short_name,
     span,
+    speaker,
     task_list,
     where,
     who,
@@ -86,8 +87,8 @@ def gang_waits(ctx: Context, rule: dict[str, Any]) -> Outcome:
             f"; {who(job).en} waited for {'; '.join(reasons)}, not '{reason}'."), evidence)
     although = Text(f"，尽管 {free.zh} 空闲" if free else "", f" although {free.en} was free" if free else "")
     text = holder_text + Text(
-        f"；期间 {who(job).zh} 的所有子任务都在等待（HiveD：{'；'.join(reasons)}）{although.zh}",
-        f"; meanwhile every task of {who(job).en} waited (HiveD: {'; '.join(reasons)}){although.en}",
+        f"；期间 {who(job).zh} 的所有子任务都在等待（{speaker(ctx).zh}：{'；'.join(reasons)}）{although.zh}",
+        f"; meanwhile every task of {who(job).en} waited ({speaker(ctx).en}: {'; '.join(reasons)}){although.en}",
     )
     if not bound:
         if ctx.run_finished:
@@ -213,9 +214,9 @@ def incremental(ctx: Context, rule: dict[str, Any]) -> Outcome:
     for i, a in rest.items():
         reasons = sorted({w.reason for w in a.waits})
         evidence += [w.mark.seq for w in a.waits[:1]]
-        waited = Text(f"{i} 号子任务等待空闲的 GPU（HiveD：{'；'.join(reasons)}）" if reasons
+        waited = Text(f"{i} 号子任务等待空闲的 GPU（{speaker(ctx).zh}：{'；'.join(reasons)}）" if reasons
                       else f"{i} 号子任务没有等待事件",
-                      f"task {i} waited for a free GPU (HiveD: {'; '.join(reasons)})" if reasons
+                      f"task {i} waited for a free GPU ({speaker(ctx).en}: {'; '.join(reasons)})" if reasons
                       else f"task {i} has no wait event")
         if reason and reasons and not any(reason in r for r in reasons):
             return Outcome(INCONSISTENT, waited + Text(f"，原因不是“{reason}”。", f", not for '{reason}'."),

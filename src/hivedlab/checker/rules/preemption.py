@@ -30,6 +30,7 @@ from hivedlab.checker.rules.common import (
     released_at,
     seqs,
     short_name,
+    speaker,
     started_seq,
     where,
     who,
@@ -259,7 +260,9 @@ def retried_after(ctx: Context, rule: dict[str, Any]) -> Outcome:
         f"{who(low).en} was re-created at {clock(retry.created)} (pod {retry.pod_name}, same name, new uid)",
     )
     if reasons:
-        text = text + Text(f"并等待（HiveD：{'；'.join(reasons)}）", f" and waited (HiveD: {'; '.join(reasons)})")
+        said = speaker(ctx)
+        text = text + Text(f"并等待（{said.zh}：{'；'.join(reasons)}）",
+                           f" and waited ({said.en}: {'; '.join(reasons)})")
     evidence = list(seqs(victim.ended, retry.created, high_end, retry.started, low.end))
     evidence += [w.mark.seq for w in retry.waits[:1]]
     if retry.started is None:

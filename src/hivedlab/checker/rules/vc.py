@@ -26,6 +26,7 @@ from hivedlab.checker.rules.common import (
     missing,
     not_run,
     seqs,
+    speaker,
     started_seq,
     started_t,
     where,
@@ -121,9 +122,10 @@ def waits_while_idle(ctx: Context, rule: dict[str, Any]) -> Outcome:
                       f"until it was bound to {attempt.node} at {clock(attempt.bound)}")
                  if attempt.bound else Text("直到日志结束", "until the log ends"))
         idle_text = Text(f"，期间 {idle.zh} 空闲", f", while {idle.en} sat idle") if idle else Text("", "")
-        lines.append(Text(f"{who(job).zh} 从 {clock(attempt.waits[0].mark)} 起等待（HiveD：{'；'.join(reasons)}）"
+        said = speaker(ctx)
+        lines.append(Text(f"{who(job).zh} 从 {clock(attempt.waits[0].mark)} 起等待（{said.zh}：{'；'.join(reasons)}）"
                           f"{until.zh}{idle_text.zh}",
-                          f"{who(job).en} waited from {clock(attempt.waits[0].mark)} (HiveD: {'; '.join(reasons)}) "
+                          f"{who(job).en} waited from {clock(attempt.waits[0].mark)} ({said.en}: {'; '.join(reasons)}) "
                           f"{until.en}{idle_text.en}"))
         outside = outside_own_cells(ctx, job, attempt, job.virtual_cluster) if job.virtual_cluster else None
         if outside is not None:

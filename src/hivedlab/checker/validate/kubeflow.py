@@ -1,6 +1,7 @@
 """Checks of TFJob + PodGroup manifests (docs/kubeflow-on-kubernetes.md): each document against its kind's schema,
-then what makes a gang job work: the scheduler each pod template names, every group-name annotation naming a
-PodGroup of the file, `minMember` against the replicas, and the GPU limits."""
+then what tf-operator itself refuses or drops, then what makes a gang job work: the scheduler each pod template
+names, every group-name annotation naming a PodGroup of the file (or the TFJob itself, whose PodGroup tf-operator
+v0.5 makes), `minMember` against the replicas, and the GPU limits."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import jsonschema
 
 from hivedlab.basics.files import read_json
 from hivedlab.basics.resources import SCHEMAS
-from hivedlab.checker.validate.findings import ERROR, WARNING, Finding, locate
+from hivedlab.checker.validate.findings import ERROR, NOTE, WARNING, Finding, locate
 from hivedlab.models.kubeflow.manifests import (
     DEFAULT_SCHEDULER,
     FORM_BY_GROUP,
@@ -25,6 +26,9 @@ from hivedlab.models.kubeflow.manifests import (
 
 SCHEMA_FILES = {"TFJob": "tfjob.schema.json", "PodGroup": "podgroup.schema.json"}
 GANG_SCHEDULERS = {form.scheduler for form in FORM_BY_GROUP.values()}
+TF_CONTAINER = "tensorflow"  # tf-operator's DefaultContainerName (pkg/apis/tensorflow/v1beta1/constants.go)
+CHIEF_TYPES = ("Chief", "Master")  # v1beta1.IsChieforMaster
+V1_ONLY_FIELDS = ("runPolicy", "successPolicy", "enableDynamicWorker")  # the training operator v1's TFJobSpec only
 
 
 @functools.cache
@@ -70,6 +74,7 @@ def check_manifests(manifests: Manifests, file: str) -> list[Finding]:
                and d.get("kind") == "PodGroup" and isinstance(name := (d.get("metadata") or {}).get("name"), str)}
     used: set[str] = set()
     for index, tfjob in tfjobs.items():
+        _check_operator(index, tfjob, out)
         used |= _check_tfjob(index, tfjob, by_name, out)
     for name, (index, _) in by_name.items():
         if name not in used and tfjobs:
@@ -83,6 +88,7 @@ def _check_tfjob(index: int, tfjob: dict[str, Any], groups: Mapping[str, tuple[i
     """The TFJob's scheduler, group annotations, replicas against minMember and GPU limits; returns the groups used."""
     named: dict[str, int] = {}
     whole = True  # every replica names a PodGroup of the file: only then is minMember compared
+    own = (tfjob.get("metadata") or {}).get("name")
     for role, spec in pod_templates(tfjob):
         base = f"/{index}/spec/tfReplicaSpecs/{_escape(role)}"
         count = int(spec.get("replicas", 1))
@@ -95,6 +101,11 @@ def _check_tfjob(index: int, tfjob: dict[str, Any], groups: Mapping[str, tuple[i
             out.add("manifest-group", ERROR, f"{base}/template/metadata",
                     f"{role}'s pods carry no {GROUP_ANNOTATION} annotation: the gang scheduler does not count them in "
                     f"PodGroup {', '.join(groups)}")
+        elif group is not None and group == own and group not in groups:
+            out.add("manifest-group", NOTE, f"{base}/template/metadata/annotations/{_escape(GROUP_ANNOTATION)}",
+                    f"{role}'s pods name PodGroup {group!r}, the TFJob's own name: tf-operator v0.5 makes that "
+                    "PodGroup itself (SyncPodGroup, minMember = every replica) only when started with "
+                    "--enable-gang-scheduling=true")
         elif group is not None and group not in groups:
             known = ", ".join(groups) or "none in this file"
             out.add("manifest-group", ERROR, f"{base}/template/metadata/annotations/{_escape(GROUP_ANNOTATION)}",
@@ -123,6 +134,31 @@ def _check_tfjob(index: int, tfjob: dict[str, Any], groups: Mapping[str, tuple[i
                     f"PodGroup {group} has minMember {minimum} of the TFJob's {members} pods: the job may start "
                     "with only part of them (a partial gang)")
     return set(named)
+
+
+def _check_operator(index: int, tfjob: dict[str, Any], out: _Out) -> None:
+    """What tf-operator refuses before it makes a pod (pkg/apis/tensorflow/validation/validation.go,
+    `ValidateBetaOneTFJobSpec` and the training operator's `ValidateV1TFJobSpec`: more than one Chief/Master, a replica
+    without a container named `tensorflow`), and what a v1beta1 object silently loses (fields of v1 only)."""
+    spec = tfjob["spec"]
+    chiefs = [role for role in spec["tfReplicaSpecs"] if role in CHIEF_TYPES]
+    if len(chiefs) > 1:
+        out.add("manifest-operator", ERROR, f"/{index}/spec/tfReplicaSpecs/{chiefs[1]}",
+                f"both {' and '.join(chiefs)}: tf-operator refuses the TFJob (\"More than 1 chief/master found\"); "
+                "keep one")
+    for role, replica in pod_templates(tfjob):
+        names = [c.get("name") for c in replica["template"]["spec"]["containers"]]
+        if TF_CONTAINER not in names:
+            where = f"/{index}/spec/tfReplicaSpecs/{_escape(role)}/template/spec/containers"
+            out.add("manifest-operator", ERROR, where,
+                    f"{role} has no container named {TF_CONTAINER} (it has {', '.join(map(str, names))}): "
+                    f"tf-operator refuses the TFJob (\"There is no container named {TF_CONTAINER}\"); rename the "
+                    "training container")
+    if tfjob["apiVersion"] == "kubeflow.org/v1beta1":
+        for key in (k for k in V1_ONLY_FIELDS if k in spec):
+            out.add("manifest-operator", WARNING, f"/{index}/spec/{key}",
+                    f"{key} is a field of kubeflow.org/v1 only: tf-operator v0.5 drops it from this v1beta1 TFJob "
+                    "without a word; move the TFJob to kubeflow.org/v1 or remove it")
 
 
 def _check_scheduler(role: str, scheduler: str, podgroup: dict[str, Any], pointer: str, out: _Out) -> None:

@@ -3,7 +3,7 @@
 A manifest file holds one job: its PodGroup (when a gang scheduler places it) and its TFJob, as YAML documents
 separated by `---`, the way `kubectl apply -f` takes them. Two forms are shipped under `jobs/kubeflow/<form>/`:
 
-- `kube-batch`: tf-operator v0.4's `kubeflow.org/v1beta1` TFJob with kube-batch v0.4's
+- `kube-batch`: tf-operator v0.5's `kubeflow.org/v1beta1` TFJob with kube-batch v0.4's
   `scheduling.incubator.k8s.io/v1alpha1` PodGroup and `schedulerName: kube-batch`;
 - `volcano`: the training operator's `kubeflow.org/v1` TFJob with Volcano's `scheduling.volcano.sh/v1beta1`
   PodGroup and `schedulerName: volcano`.
@@ -55,7 +55,7 @@ class Form:
 
 FORMS: dict[str, Form] = {
     "kube-batch": Form("kube-batch", "kubeflow.org/v1beta1", "scheduling.incubator.k8s.io/v1alpha1", "kube-batch",
-                       "tf-operator v0.4 (TFJob kubeflow.org/v1beta1, started with --enable-gang-scheduling=true) "
+                       "tf-operator v0.5 (TFJob kubeflow.org/v1beta1, started with --enable-gang-scheduling=true) "
                        "and kube-batch v0.4 (PodGroup scheduling.incubator.k8s.io/v1alpha1)"),
     "volcano": Form("volcano", "kubeflow.org/v1", "scheduling.volcano.sh/v1beta1", "volcano",
                     "Kubeflow's training operator v1 (TFJob kubeflow.org/v1) and Volcano (PodGroup "
@@ -101,8 +101,8 @@ def parse_manifests(text: str) -> Manifests:
     try:
         while loader.check_node():
             node = loader.get_node()
-            if node is None:
-                continue
+            if node is None or _empty(node):
+                continue  # kubectl skips an empty document, e.g. after a trailing `---`
             count += _positions(node, f"/{len(documents)}", positions, MAX_VALUES - count)
             documents.append(loader.construct_document(node))
     except yaml.MarkedYAMLError as exc:
@@ -122,6 +122,23 @@ def _mark(mark: Any) -> tuple[int, int]:
     return (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
 
 
+def _empty(node: Node) -> bool:
+    """A document with nothing in it (`---` followed by nothing or a comment)."""
+    return isinstance(node, ScalarNode) and node.tag == "tag:yaml.org,2002:null" and node.value in ("", "~", "null")
+
+
+def _no_duplicate_keys(node: MappingNode) -> None:
+    """kubectl decodes a manifest with go-yaml (sigs.k8s.io/yaml `Unmarshal`), which refuses a key given twice in one
+    mapping ("mapping key ... already defined"); PyYAML would keep the last value silently."""
+    seen: set[str] = set()
+    for key, _ in node.value:
+        if isinstance(key, ScalarNode):
+            if key.value in seen:
+                raise ManifestError(f"duplicated mapping key {key.value!r}: kubectl refuses the file (go-yaml's "
+                                    "\"mapping key already defined\"); keep one", *_mark(key.start_mark))
+            seen.add(key.value)
+
+
 def _positions(node: Node, pointer: str, out: dict[str, tuple[int, int]], budget: int) -> int:
     """Record where each key starts; returns the values counted (ManifestError past `budget`: an alias bomb)."""
     out.setdefault(pointer, _mark(node.start_mark))
@@ -134,6 +151,7 @@ def _positions(node: Node, pointer: str, out: dict[str, tuple[int, int]], budget
             raise ManifestError(f"the file expands to more than {MAX_VALUES} values (aliases?); refusing to read it",
                                 *_mark(current.start_mark))
         if isinstance(current, MappingNode):
+            _no_duplicate_keys(current)
             for key, value in current.value:
                 child = f"{where}/{_escape(str(key.value))}" if isinstance(key, ScalarNode) else where
                 out.setdefault(child, _mark(key.start_mark))
@@ -195,7 +213,7 @@ def for_run(text: str, name: str, gang: bool = True) -> tuple[str, str]:
 
 # -- the pods the training operator makes -----------------------------------------------------------------------
 
-# (job name, replica type, replica index) labels: tf-operator v0.4, then the training operator v1
+# (job name, replica type, replica index) labels: tf-operator v0.4 and v0.5, then the training operator v1
 _POD_LABELS = (
     ("tf-job-name", "tf-replica-type", "tf-replica-index"),
     ("training.kubeflow.org/job-name", "training.kubeflow.org/replica-type", "training.kubeflow.org/replica-index"),

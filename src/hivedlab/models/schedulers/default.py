@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from hivedlab.models.schedulers.resources import Node, Pod, free_on, histogram, insufficient, score, used_on
 
 SCHEDULER_NAME = "default-scheduler"
+# the reason of the event a pod that fits no node gets (pkg/scheduler/scheduler.go, `recordSchedulingFailure`)
+WAIT_REASON = "FailedScheduling"
 _MIN_PRIORITY = -(2**31)
 
 

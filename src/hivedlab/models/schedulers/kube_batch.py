@@ -18,6 +18,9 @@ from dataclasses import dataclass, field
 from hivedlab.models.schedulers.resources import Node, Pod, Resources, free_on, score, used_on
 
 SCHEDULER_NAME = "kube-batch"
+# the reason of the event a task that found no node gets: v1.PodReasonUnschedulable (pkg/scheduler/cache/cache.go,
+# `taskUnschedulable`), not the default scheduler's FailedScheduling
+WAIT_REASON = "Unschedulable"
 GROUP_ANNOTATION = "scheduling.k8s.io/group-name"  # what tf-operator writes on each pod of a TFJob
 
 
