@@ -3,7 +3,6 @@ pods hold one GPU are inconsistent, naming both pods and their records; the hone
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -11,12 +10,6 @@ import pytest
 from tests.support import forge
 
 C, X = "consistent", "inconsistent"
-
-
-def _check(cli, path: Path) -> dict:
-    result = cli("check", str(path), "--format", "json")
-    assert result.code in (0, 1), result.err
-    return json.loads(result.out)
 
 
 def _exclusive(data: dict) -> dict | None:
@@ -51,20 +44,20 @@ def default_vc_on_opportunistic_gpu() -> list[forge.Rec]:
                                   "from-simulator-opportunistic.jsonl", "from-simulator-gang.jsonl",
                                   "from-simulator-incremental.jsonl", "priority-consistent.jsonl"])
 def test_honest_logs_hold_each_gpu_once(cli, name: str) -> None:
-    data = _check(cli, forge.LOGS / name)
+    data = forge.check(cli, forge.LOGS / name)
     assert data["verdict"] == C
     assert _exclusive(data) is None
 
 
 def test_resealed_honest_log_stays_consistent(cli, tmp_path: Path) -> None:
     path = forge.write(tmp_path / "log.jsonl", forge.load("from-simulator-priority.jsonl"))
-    assert _check(cli, path)["verdict"] == C
+    assert forge.check(cli, path)["verdict"] == C
 
 
 @pytest.mark.parametrize("make", [incremental_on_holders_gpu, default_vc_on_opportunistic_gpu])
 def test_two_pods_on_one_gpu_is_inconsistent(cli, tmp_path: Path, make) -> None:
     records = make()
-    data = _check(cli, forge.write(tmp_path / "log.jsonl", records))
+    data = forge.check(cli, forge.write(tmp_path / "log.jsonl", records))
     assert data["verdict"] == X
     answer = _exclusive(data)
     assert answer is not None and answer["verdict"] == X
@@ -105,7 +98,7 @@ SIM_LOGS = ["from-simulator-vc-safety.jsonl", "from-simulator-priority.jsonl", "
 
 @pytest.mark.parametrize("name", SIM_LOGS)
 def test_a_holder_that_never_lets_go_is_inconsistent_in_every_experiment(cli, tmp_path: Path, name: str) -> None:
-    data = _check(cli, forge.write(tmp_path / name, forge.postpone_release(forge.load(name))))
+    data = forge.check(cli, forge.write(tmp_path / name, forge.postpone_release(forge.load(name))))
     assert data["verdict"] == X
     answer = _exclusive(data)
     assert answer is not None and answer["verdict"] == X and "still held it" in answer["answer"]["en"]
@@ -136,7 +129,7 @@ def _gap(synthetic: bool) -> list[forge.Rec]:
 
 
 def test_a_pod_gone_in_a_watch_gap_freed_its_gpu_before_the_relist(cli, tmp_path: Path) -> None:
-    honest = _check(cli, forge.write(tmp_path / "gap.jsonl", _gap(synthetic=True)))
+    honest = forge.check(cli, forge.write(tmp_path / "gap.jsonl", _gap(synthetic=True)))
     assert _exclusive(honest) is None
-    forged = _exclusive(_check(cli, forge.write(tmp_path / "late.jsonl", _gap(synthetic=False))))
+    forged = _exclusive(forge.check(cli, forge.write(tmp_path / "late.jsonl", _gap(synthetic=False))))
     assert forged is not None and forged["verdict"] == X

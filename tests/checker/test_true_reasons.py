@@ -15,16 +15,6 @@ from tests.support import forge
 C, X, Q = "consistent", "inconsistent", "inconclusive"
 
 
-def _check(cli, path: Path) -> dict:
-    result = cli("check", str(path), "--format", "json")
-    assert result.code in (0, 1), result.err
-    return json.loads(result.out)
-
-
-def _answer(data: dict, rule: str) -> dict:
-    return next(a for a in data["answers"] if a["rule"] == rule)
-
-
 def _reason(record: forge.Rec) -> str | None:
     watch = record.get("watch") or {}
     return watch["object"].get("reason") if watch.get("resource") == "events" else None
@@ -39,9 +29,9 @@ def test_preemption_without_the_event_is_seen(cli, tmp_path: Path) -> None:
     for name, rule in (("from-simulator-priority.jsonl", "high-preempts-low"),
                        ("from-simulator-opportunistic.jsonl", "guest-preempts-oppo")):
         records = forge.drop(forge.load(name), lambda r: _reason(r) == "Preempted")
-        data = _check(cli, forge.write(tmp_path / name, records))
+        data = forge.check(cli, forge.write(tmp_path / name, records))
         assert data["verdict"] == C, _everything(data)
-        answer = _answer(data, rule)
+        answer = forge.answer(data, rule)
         assert "no Preempted event" in answer["answer"]["en"] and "re-created" in answer["answer"]["en"]
         assert "没有 Preempted 事件" in answer["answer"]["zh"]
 
@@ -56,8 +46,8 @@ def test_victim_never_recreated_is_not_called_unpreempted(cli, tmp_path: Path) -
     created = min(r["seq"] for r in records if forge.uid_of(r) in retry)
     records = forge.drop(records, lambda r: forge.uid_of(r) in retry
                          or (forge.involved(r) == name and r["seq"] > created))
-    data = _check(cli, forge.write(tmp_path / "log.jsonl", records))
-    preempts = _answer(data, "high-preempts-low")
+    data = forge.check(cli, forge.write(tmp_path / "log.jsonl", records))
+    preempts = forge.answer(data, "high-preempts-low")
     assert preempts["verdict"] == C
     assert "nothing was preempted" not in _everything(data)
     retried = next(a for a in data["answers"] if a["kind"] == "retried-after")
@@ -66,8 +56,8 @@ def test_victim_never_recreated_is_not_called_unpreempted(cli, tmp_path: Path) -
 
 
 def test_no_preemption_at_all_names_what_happened(cli, tmp_path: Path) -> None:
-    data = _check(cli, forge.write(tmp_path / "log.jsonl", default_vc_on_opportunistic_gpu()))
-    answer = _answer(data, "guest-preempts-oppo")
+    data = forge.check(cli, forge.write(tmp_path / "log.jsonl", default_vc_on_opportunistic_gpu()))
+    answer = forge.answer(data, "guest-preempts-oppo")
     assert answer["verdict"] == X
     assert "never preempted" in answer["answer"]["en"] and answer["evidence"]
     assert "did not finish" not in _everything(data) and "没有运行到最后" not in _everything(data)
@@ -76,12 +66,12 @@ def test_no_preemption_at_all_names_what_happened(cli, tmp_path: Path) -> None:
 def test_a_cut_log_says_how_it_ends(cli, tmp_path: Path) -> None:
     records = forge.load("from-simulator-priority.jsonl")
     high_submitted = next(r["seq"] for r in records if (r.get("action") or {}).get("job") == "high")
-    cut = _check(cli, forge.write(tmp_path / "cut.jsonl", records[:high_submitted + 3]))
-    answer = _answer(cut, "high-preempts-low")
+    cut = forge.check(cli, forge.write(tmp_path / "cut.jsonl", records[:high_submitted + 3]))
+    answer = forge.answer(cut, "high-preempts-low")
     assert answer["verdict"] == Q
     assert any("no end record" in m["en"] for m in answer["missing"])
     ended = records[:high_submitted + 3] + [r for r in records if (r.get("action") or {}).get("type") == "end"]
-    data = _check(cli, forge.write(tmp_path / "ended.jsonl", ended))
+    data = forge.check(cli, forge.write(tmp_path / "ended.jsonl", ended))
     assert "no end record" not in _everything(data) and "did not finish" not in _everything(data)
 
 

@@ -46,16 +46,6 @@ def test_only_waits_are_waits() -> None:
     assert [k for k in table.CLASSES if not table.is_wait(k)] == [table.TRANSIENT, table.UNKNOWN]
 
 
-def _check(cli, path: Path) -> dict:
-    result = cli("check", str(path), "--format", "json")
-    assert result.code in (0, 1), result.err
-    return json.loads(result.out)
-
-
-def _answer(data: dict, rule: str) -> dict:
-    return next(a for a in data["answers"] if a["rule"] == rule)
-
-
 def _event_records(records: list[forge.Rec]) -> list[forge.Rec]:
     return [r for r in records if (r.get("watch") or {}).get("resource") == "events"
             and r["watch"]["object"].get("reason") == "FailedScheduling"]
@@ -85,14 +75,14 @@ def test_a_transient_hived_error_before_a_bind_is_not_a_wait(cli, tmp_path: Path
     """Defect seen on the real stack: the first pod's filter call met HiveD's informer lag, then bound within the
     second; vc-safety called it a wait for the wrong reason and the run inconsistent."""
     records = forge.load("from-simulator-vc-safety.jsonl")
-    before = _check(cli, forge.write(tmp_path / "honest.jsonl", records))
+    before = forge.check(cli, forge.write(tmp_path / "honest.jsonl", records))
     assert before["verdict"] == "consistent"
     index, pod = _first_bound_without_wait(records)
     records.insert(index, _transient_event_for(records, pod))
-    data = _check(cli, forge.write(tmp_path / "transient.jsonl", records))
+    data = forge.check(cli, forge.write(tmp_path / "transient.jsonl", records))
     assert data["verdict"] == "consistent", json.dumps(data, ensure_ascii=False)
-    answer = _answer(data, "waits-not-borrowing")
-    assert answer["answer"] == _answer(before, "waits-not-borrowing")["answer"]
+    answer = forge.answer(data, "waits-not-borrowing")
+    assert answer["answer"] == forge.answer(before, "waits-not-borrowing")["answer"]
     assert hived.POD_NOT_INFORMED not in json.dumps(answer, ensure_ascii=False)
 
 
@@ -102,8 +92,8 @@ def test_a_real_wait_for_another_reason_is_still_inconsistent(cli, tmp_path: Pat
     for record in _event_records(records):
         message = record["watch"]["object"]["message"]
         record["watch"]["object"]["message"] = message.replace(hived.in_vc(hived.INSUFFICIENT_CAPACITY, "vc1"), wrong)
-    data = _check(cli, forge.write(tmp_path / "log.jsonl", records))
-    answer = _answer(data, "waits-not-borrowing")
+    data = forge.check(cli, forge.write(tmp_path / "log.jsonl", records))
+    answer = forge.answer(data, "waits-not-borrowing")
     assert answer["verdict"] == "inconsistent"
     assert "did not wait for 'insufficient capacity when scheduling in VC vc1'" in answer["answer"]["en"]
 
@@ -113,8 +103,8 @@ def test_an_unknown_message_is_named_not_guessed(cli, tmp_path: Path) -> None:
     taints = "0/3 nodes are available: 3 node(s) had taints that the pod didn't tolerate."
     for record in _event_records(records):
         record["watch"]["object"]["message"] = taints
-    data = _check(cli, forge.write(tmp_path / "log.jsonl", records))
-    answer = _answer(data, "waits-not-borrowing")
+    data = forge.check(cli, forge.write(tmp_path / "log.jsonl", records))
+    answer = forge.answer(data, "waits-not-borrowing")
     assert answer["verdict"] == "inconclusive"
     assert "a message hivedlab does not know: '0/3 nodes are available: 3 node(s) had taints" in answer["answer"]["en"]
     assert "hivedlab 不认识的消息" in answer["answer"]["zh"]

@@ -146,3 +146,17 @@ def bind_while_waiting(records: list[Rec], uid: str) -> list[Rec]:
     kept = [r for i, r in enumerate(records) if i != bind]
     at = wait + 1 if wait < bind else wait
     return [*kept[:at], moved, *kept[at:]]
+
+
+def check(cli: Callable[..., Any], path: Path) -> dict[str, Any]:
+    """`hivedlab check PATH --format json` run in process (the `cli` fixture): the verdict, as JSON."""
+    result = cli("check", str(path), "--format", "json")
+    assert result.code in (0, 1), result.err
+    verdict: dict[str, Any] = json.loads(result.out)
+    return verdict
+
+
+def answer(verdict: dict[str, Any], rule: str) -> dict[str, Any]:
+    """The answer of rule `rule` in a verdict."""
+    found: dict[str, Any] = next(a for a in verdict["answers"] if a["rule"] == rule)
+    return found
