@@ -282,9 +282,13 @@ NUMBERED = sorted(path.name for path in LABS.glob("0[1-9]_*.py"))
 
 
 def _old_python_or_skip(version: str) -> str:
-    """The interpreter, or a skip that says what was tried: a test that has one fails rather than skips."""
+    """The interpreter; a skip only where the machine has none of that version at all. One that is there but does
+    not run fails the test, saying what was tried: a broken interpreter must not turn the check into a skip."""
     exe, why = OLD_PYTHONS[version]
     if exe is None:
+        installed = [path for root in _pyenv_roots() for path in root.glob(f"versions/{version}*/bin/python{version}")]
+        if installed:  # installed, yet none runs (a PATH shim that fails alone is no interpreter)
+            pytest.fail(why)
         pytest.skip(why)
     return exe
 
