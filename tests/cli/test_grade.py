@@ -49,6 +49,9 @@ def test_self_check_shows_no_hidden_items(cli, tmp_path: Path) -> None:
     result = cli("grade", "--self", str(run_dir))
     assert result.code == 0
     assert "得分 / Score" in result.out and "Report claims supported" not in result.out
+    assert "助教复核" not in result.out and "the TA reviews" not in result.out  # no hidden item counted either
+    as_json_score = json.loads(cli("grade", "--self", str(run_dir), "--format", "json").out)["score"]
+    assert f"**得分 / Score: {as_json_score:g} / 95**" in result.out  # the same score as Gradescope shows
     as_json = cli("grade", "--self", str(run_dir), "--format", "json")
     tests = json.loads(as_json.out)["tests"]
     assert tests and all(t["visibility"] == "visible" for t in tests)

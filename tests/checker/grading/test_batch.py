@@ -8,7 +8,7 @@ import json
 import os
 from pathlib import Path
 
-from hivedlab.checker.grading.batch import discover, grade_batch, safe_name
+from hivedlab.checker.grading.batch import discover, grade_batch, grade_one, safe_name
 from hivedlab.checker.grading.outputs import feedback_md, results_json
 from hivedlab.checker.grading.rubric import load_rubric
 from tests.support.grade_builders import LAB, fake_judge, make_run_dir
@@ -147,3 +147,13 @@ def test_parallel_grading_gives_the_same_grades(tmp_path: Path) -> None:
     two = grade_batch(subs, tmp_path / "two", RUBRIC, LAB, fake_judge, jobs=2)
     assert (tmp_path / "one" / "grades.csv").read_text() == (tmp_path / "two" / "grades.csv").read_text()
     assert [g.total() for g in one.grades] == [g.total() for g in two.grades]
+
+
+def test_feedback_shows_the_commands_it_names_as_code_and_escapes_the_rest(tmp_path: Path) -> None:
+    """feedback.md printed hivedlab's own `commands` with escaped backticks (\\`hivedlab env\\`); students' text stays
+    escaped."""
+    root = make_run_dir(tmp_path / "g1", with_env=False)
+    feedback = feedback_md(grade_one("g1", root, RUBRIC, LAB, fake_judge), RUBRIC)
+    assert "run `hivedlab env` on every member's machine" in feedback and "\\`" not in feedback
+    hostile = feedback_md(grade_one("<b>|x", root, RUBRIC, LAB, fake_judge), RUBRIC)
+    assert "&lt;b&gt;\\|x" in hostile and "<b>" not in hostile

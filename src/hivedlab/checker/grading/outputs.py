@@ -35,11 +35,26 @@ def _num(value: float) -> str:
 
 
 def _md(text: str) -> str:
-    """Escape what Markdown tables and HTML would interpret in students' text."""
-    out = text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
-    for char in "*_`[]":
-        out = out.replace(char, "\\" + char)
+    """Escape what Markdown tables and HTML would interpret in students' text. Paired backticks stay code spans
+    (hivedlab's own sentences name commands that way), whose content is literal in Markdown: only `|` is escaped
+    there, for the tables."""
+    parts = text.split("`")
+    if len(parts) % 2 == 0:  # an unpaired backtick: no code span at all
+        out = _escape_text(text).replace("`", "\\`")
+    else:
+        out = "`".join(_escape_code(part) if index % 2 else _escape_text(part) for index, part in enumerate(parts))
     return " ".join(out.split())
+
+
+def _escape_text(text: str) -> str:
+    out = text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+    for char in "*_[]":
+        out = out.replace(char, "\\" + char)
+    return out
+
+
+def _escape_code(text: str) -> str:
+    return text.replace("|", "\\|")
 
 
 def _hidden_kinds(rubric: Rubric) -> frozenset[str]:

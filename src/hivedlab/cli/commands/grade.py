@@ -58,7 +58,8 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
 def _self_check(args: argparse.Namespace, rubric: Rubric, lab: LabSpec, judge: Judge) -> int:
     run_dir = Path(args.path)
     grade = grade_one(run_dir.resolve().name, run_dir, rubric, lab, judge, args.max_file_mb * 1024 * 1024)
-    text = results_json(_visible_only(grade), rubric) if args.format == "json" else feedback_md(grade, rubric)
+    visible = _visible_only(grade)  # a self-check shows and counts no hidden item, as its help says
+    text = results_json(visible, rubric) if args.format == "json" else feedback_md(visible, rubric)
     if args.out:
         write_atomic(Path(args.out), text)
         print(f"wrote {args.out}")
