@@ -4,6 +4,7 @@ the results table is short, the typography is right, and the group's own explana
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import datetime, timedelta
 
@@ -207,7 +208,17 @@ def test_an_answer_without_a_summary_is_shown_by_its_first_statement_outside_bra
 
 def test_several_answers_to_one_question_are_a_nested_list_in_the_html(sim_lab):
     html = (sim_lab.out / "report.html").read_text(encoding="utf-8")
-    assert re.search(r"4 GPU）的任务？</em>\s*<ul>\s*<li>不能：", html)
+    assert re.search(r"4 GPU）的任务？</em>\s*<ul>\s*<li>job-over-quota-gang 不能提交：", html)
+
+
+def test_a_rejected_job_is_named_not_a_flat_no(sim_lab):
+    """The same question's other answer says a non-gang job of that size is accepted: a bare "不能：" contradicted
+    it."""
+    verdict = json.loads((sim_lab.out / "experiments" / "incremental" / "verdicts.json").read_text(encoding="utf-8"))
+    (answer,) = [a for a in verdict["answers"] if a["rule"] == "over-quota-gang-rejected"]
+    assert answer["answer"]["zh"].startswith("job-over-quota-gang 不能提交：alice 的 job-over-quota-gang-")
+    assert answer["answer"]["en"].startswith("job-over-quota-gang cannot be submitted: alice's job-over-quota-gang-")
+    assert not answer["answer"]["zh"].startswith("不能") and not answer["summary"]["en"].startswith("No:")
 
 
 def test_t_plus_counts_from_the_whole_second_of_the_first_record():

@@ -341,11 +341,13 @@ def rejected(ctx: Context, rule: dict[str, Any]) -> Outcome:
     if sub.status != expected_status or (message and message not in (sub.message or "")):
         return Outcome(INCONSISTENT, got + Text(f"；预期 HTTP {expected_status}：{message}",
                                                 f"; expected HTTP {expected_status}: {message}"), seqs(sub.mark))
-    summary = Text(f"不能：{short_name(ctx, job)} 提交时即被拒绝（HTTP {sub.status}），没有创建任何 Pod。",
-                   f"No: {short_name(ctx, job)} was rejected at submission (HTTP {sub.status}) and no pod was created.")
-    return Outcome(CONSISTENT, Text("不能：", "No: ") + got + Text("，提交时即被拒绝，没有创建任何 Pod。",
-                                                                 "; it was rejected at submission "
-                                                                 "and no pod was created."),
+    # the question may have other answers (a non-gang job of the same size is accepted): say which job cannot
+    name = short_name(ctx, job)
+    summary = Text(f"{name} 不能提交：提交时即被拒绝（HTTP {sub.status}），没有创建任何 Pod。",
+                   f"{name} cannot be submitted: it was rejected at submission (HTTP {sub.status}) and no pod was "
+                   "created.")
+    refused = Text("，提交时即被拒绝，没有创建任何 Pod。", "; it was rejected at submission and no pod was created.")
+    return Outcome(CONSISTENT, Text(f"{name} 不能提交：", f"{name} cannot be submitted: ") + got + refused,
                    seqs(sub.mark), summary=summary)
 
 
