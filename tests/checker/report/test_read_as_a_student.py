@@ -243,3 +243,14 @@ def test_every_start_a_sentence_names_is_a_start_in_the_table(sim_reports, lang)
             assert (match.group(1), match.group(2)) in starts, (experiment, match.group(0))
             checked += 1
     assert checked >= 5
+
+
+def test_a_priority_answer_names_each_job_in_full_once(sim_lab):
+    """The full run name once, then the job's short name: one bullet used to repeat "alice 的 job-config-1-…" five
+    times."""
+    verdict = json.loads((sim_lab.out / "experiments" / "priority" / "verdicts.json").read_text(encoding="utf-8"))
+    for answer in verdict["answers"]:
+        for lang, owner in (("zh", "alice 的 "), ("en", "alice's ")):
+            text = answer["answer"][lang]
+            for job in ("job-config-1", "job-config-2"):
+                assert text.count(f"{owner}{job}-alice-priority") <= 1, (answer["rule"], lang, text)

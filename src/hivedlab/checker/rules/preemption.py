@@ -126,17 +126,17 @@ def preempts(ctx: Context, rule: dict[str, Any]) -> Outcome:
                         first.bound)
         rerun = _reran_before(low, victim, started, tuple(a for a in high.attempts if a.bound is not None))
         if rerun is None:
+            high_name, low_name = short_name(ctx, high), short_name(ctx, low)  # named in full in `base` already
             text = base + Text(
-                f"{who(high).zh} 没有等 {who(low).zh} 运行完："
-                f"HiveD 在 {clock(victim.ended)} 抢占了 {who(low).zh}{how.zh}，",
-                f"{who(high).en} did not wait for {who(low).en} to finish: HiveD preempted {who(low).en} at "
+                f"{high_name} 没有等 {low_name} 运行完："
+                f"HiveD 在 {clock(victim.ended)} 抢占了 {low_name}{how.zh}，",
+                f"{high_name} did not wait for {low_name} to finish: HiveD preempted {low_name} at "
                 f"{clock(victim.ended)}{how.en};",
-            ) + _preemptor_wait(first, victim, short_name(ctx, high)) + Text(
-                f"{who(high).zh} 于 {clock(started)} 在 {where(first)} 上开始运行"
+            ) + _preemptor_wait(first, victim, high_name) + Text(
+                f"{high_name} 于 {clock(started)} 在 {where(first)} 上开始运行"
                 f"（提交后 {between(submitted, started).zh}）。",
                 f"it started at {clock(started)} on {where(first)}, {between(submitted, started).en} after submission.",
             )
-            high_name, low_name = short_name(ctx, high), short_name(ctx, low)
             summary = Text(f"{high_name} 没有等 {low_name} 运行完：HiveD 抢占了 {low_name}，{high_name} 提交后 "
                            f"{between(submitted, started).zh}开始运行。",
                            f"{high_name} did not wait for {low_name} to finish: HiveD preempted {low_name}, and "
@@ -300,11 +300,11 @@ def retried_after(ctx: Context, rule: dict[str, Any]) -> Outcome:
     submitted = high.submitted
     both = max(low_end.t, end_of(high))
     took = between(submitted, _at(both, low_end, high)) if submitted else None
-    total = Text(f"；提交 {who(high).zh} 后 {took.zh}，两个任务都已结束" if took else "",
-                 f"; both were done {took.en} after {who(high).en} was submitted" if took else "")
-    text = text + Text(f"；{who(low).zh} 于 {clock(low_end)} 结束（{low.state}）", f"; {who(low).en} finished at "
+    low_name, high_name = short_name(ctx, low), short_name(ctx, high)  # both named in full earlier in the answer
+    total = Text(f"；提交 {high_name} 后 {took.zh}，两个任务都已结束" if took else "",
+                 f"; both were done {took.en} after {high_name} was submitted" if took else "")
+    text = text + Text(f"；{low_name} 于 {clock(low_end)} 结束（{low.state}）", f"; {low_name} finished at "
                        f"{clock(low_end)} ({low.state})") + total + Text("。", ".")
-    low_name, high_name = short_name(ctx, low), short_name(ctx, high)
     summary = _retry_summary(low_name, high_name, bool(reasons), bool(facts)) + Text(
         f"；提交 {high_name} 后 {took.zh}，两个任务都已结束。" if took else "。",
         f"; both were done {took.en} after {high_name} was submitted." if took else ".")
