@@ -152,6 +152,9 @@ def test_the_retry_summary_states_the_branch_it_took(layout_run: LayoutRun) -> N
             if answer.summary is None or answer.rule not in ("low-retried-after-high", "oppo-waits-for-any-gpu"):
                 continue
             zh, en = answer.summary.zh, answer.summary.en
+            if "never preempted" in en:  # the preemptor found free cells: nothing was preempted, nothing re-created
+                assert "没有被抢占" in zh and "re-created" not in en, (layout_run.name, en)
+                continue
             free = "free_cells" in answer.facts
             assert ("still ran" in en and "仍在运行时" in zh) == free, (layout_run.name, en)
             assert ("only after" in en and "结束后才" in zh) != free, (layout_run.name, en)
@@ -167,3 +170,15 @@ def test_the_preemptors_wait_names_its_job_not_a_pronoun(layout_run: LayoutRun) 
             if "的 Pod 只等待调度到" in answer.answer.zh:
                 preemptor = answer.answer.zh.split("的 Pod 只等待调度到")[0].rsplit("，", 1)[-1].strip()
                 assert preemptor and preemptor in answer.answer.zh.split("没有等")[0], answer.answer.zh
+
+
+def test_every_answer_of_the_preemption_rows_has_a_short_summary(layout_run: LayoutRun) -> None:
+    """On every layout, the priority and opportunistic rows' results cells are short sentences of their own: on two
+    4-GPU workers one cell used to be a 251-character sentence with full job names (a path without a summary)."""
+    for experiment in ("priority", "opportunistic"):
+        for answer in layout_run.verdicts[experiment].answers:
+            if answer.kind not in ("preempts", "retried-after"):
+                continue
+            assert answer.summary is not None, (layout_run.name, experiment, answer.rule)
+            assert len(answer.summary.zh) <= 120 and "-alice-" not in answer.summary.en, (
+                layout_run.name, answer.rule, answer.summary.zh)

@@ -177,7 +177,12 @@ def preempts(ctx: Context, rule: dict[str, Any]) -> Outcome:
                 f"{who(low).zh} 继续运行。",
                 f"{free.en}: {who(high).en} did not wait and preempted nothing; it started at {clock(started)} on "
                 f"{where(first)} while {who(low).en} kept running.")
-            return Outcome(CONSISTENT, text, seqs(submitted, first.bound, started), facts=facts)
+            high_name, low_name = short_name(ctx, high), short_name(ctx, low)
+            summary = Text(f"{high_name} 没有等待也无需抢占：{low_name} 继续运行时，"
+                           f"它在空闲的 {where(first)} 上开始运行。",
+                           f"{high_name} neither waited nor preempted: it started on the free {where(first)} while "
+                           f"{low_name} kept running.")
+            return Outcome(CONSISTENT, text, seqs(submitted, first.bound, started), facts=facts, summary=summary)
         until = Text(f"到 {clock(low_end)}", f"until {clock(low_end)}") if low_end else Text("到日志结束",
                                                                                            "to the end of the log")
         text = base + Text(
@@ -220,7 +225,11 @@ def _spared(ctx: Context, rule: dict[str, Any], low: JobTimeline) -> Outcome | N
                 f"{free.en}, so {who(high).en} ran on {where(first)} without preempting {who(low).en}; "
                 f"{who(low).en} was never preempted, had nothing to re-create and ran on until {clock(low.end)} "
                 f"({low.state}).")
-    return Outcome(CONSISTENT, text, seqs(high.submitted, first.bound, low.end), facts=facts)
+    high_name, low_name = short_name(ctx, high), short_name(ctx, low)
+    summary = Text(f"{low_name} 没有被抢占：{high_name} 用了空闲的 GPU，{low_name} 一直运行到结束（{low.state}）。",
+                   f"{low_name} was never preempted: {high_name} used a free GPU, and {low_name} ran on to its end "
+                   f"({low.state}).")
+    return Outcome(CONSISTENT, text, seqs(high.submitted, first.bound, low.end), facts=facts, summary=summary)
 
 
 def retried_after(ctx: Context, rule: dict[str, Any]) -> Outcome:
