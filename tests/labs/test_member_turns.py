@@ -220,3 +220,18 @@ def test_without_run_json_the_turns_logs_still_say_where_they_ran(everyone: Path
     (out / "experiments" / "vc-safety").rename(tmp_path / "vc-safety")  # only members' turns are left
     assert cli("report", str(out), "--lang", "en").code in (0, 1)
     assert json.loads((out / "claims.json").read_text(encoding="utf-8"))["cluster"] == "sim"
+
+
+def test_a_plain_run_beside_member_turns_is_listed_as_what_it_is(cli: Callable[..., CliResult],
+                                                                  tmp_path: Path) -> None:
+    """A plain run (the first member's) then `--member Alice`, then `--member Bob`: the report used to say "下面是
+    Alice、Bob 的运行" and list two identical "Alice：" bullets."""
+    assert cli("run", "gang", "--out", str(tmp_path)).code == 0
+    assert cli("run", "gang", "--member", "Alice", "--out", str(tmp_path)).code == 0
+    report = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "（Alice 的 2 次运行；下面是第一次）" in report and "依次各做一遍" not in report
+    assert "  - Alice（未指定 --member 的运行）：" in report and "  - Alice：" in report
+    assert cli("run", "gang", "--member", "Bob", "--out", str(tmp_path), "--lang", "en").code == 0
+    report = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "(runs of Alice, Bob, each in turn; what follows is Alice's run)" in report
+    assert "  - Alice (the run without --member):" in report

@@ -186,7 +186,12 @@ def _whose(exp: ExperimentInputs, names: Mapping[str, str], lang: str) -> str:
         return ""
     listed = ("、" if lang == "zh" else ", ").join(who)
     if len(exp.turns) > 1:
-        first = names.get(exp.member, exp.member) if exp.member else listed
+        # the run shown first: its member's turn, or (a run without --member) whoever submitted it
+        shown = (exp.member,) if exp.member else exp.submitters
+        first = ("、" if lang == "zh" else ", ").join(names.get(u, u) for u in dict.fromkeys(shown)) or listed
+        if len(who) == 1:  # one member's runs, with and without --member
+            return _t(lang, f"（{listed} 的 {len(exp.turns)} 次运行；下面是第一次）",
+                      f"({listed}'s {len(exp.turns)} runs; what follows is the first)")
         return _t(lang, f"（{listed} 依次各做一遍；下面是 {first} 的运行）",
                   f"(runs of {listed}, each in turn; what follows is {first}'s run)")
     if len(who) > 1:
@@ -202,6 +207,8 @@ def _turn(turn: ExperimentInputs, names: Mapping[str, str], lang: str, link: Lin
     if chart:
         files.append(f"[timeline.png]({chart})")
     who = ", ".join(names.get(u, u) for u in turn.submitters) or names.get(turn.member, turn.member)
+    if not turn.member:  # beside the members' turns: the run made without --member (the first member's)
+        who += "（未指定 --member 的运行）" if lang == "zh" else " (the run without --member)"
     return {
         "member": md(who),
         "verdict": verdict,
