@@ -133,3 +133,22 @@ def test_every_message_of_the_contrast_runs_is_known(cli, tmp_path: Path) -> Non
     messages = _messages(tmp_path / "out")
     assert any(table.classify(m) == table.GANG or "insufficient GPU" in m for m in messages)
     assert {m: table.classify(m) for m in messages if table.classify(m) == table.UNKNOWN} == {}
+
+
+def _unknown_waits(name: str) -> list[forge.Rec]:
+    records = forge.load(name)
+    for record in _event_records(records):
+        record["watch"]["object"]["message"] = "0/3 nodes are available: 3 node(s) had volume node affinity conflict."
+    return records
+
+
+def test_gang_and_incremental_rules_quote_an_unknown_message_too(cli, tmp_path: Path) -> None:
+    """The rules that expect a wait reason say they cannot tell why, quoting the message, instead of judging it."""
+    for name, rule in (("from-simulator-gang.jsonl", "gang-waits"),
+                       ("from-simulator-incremental.jsonl", "tasks-one-after-another")):
+        data = forge.check(cli, forge.write(tmp_path / name, _unknown_waits(name)))
+        answer = forge.answer(data, rule)
+        assert answer["verdict"] == "inconclusive", (rule, answer["answer"]["en"])
+        assert "a message hivedlab does not know: '0/3 nodes are available: 3 node(s) had volume node affinity" \
+               in answer["answer"]["en"]
+        assert "hivedlab 不认识的消息" in answer["answer"]["zh"]

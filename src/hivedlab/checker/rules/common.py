@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from hivedlab.basics.clock import elapsed, time_of_day
 from hivedlab.basics.text import Text
-from hivedlab.checker.timeline import Attempt, JobTimeline, Mark, Timeline
+from hivedlab.checker.timeline import Attempt, JobTimeline, Mark, Timeline, Wait
+from hivedlab.models.scheduler_messages import UNKNOWN
 
 CONSISTENT, INCONSISTENT, INCONCLUSIVE = "consistent", "inconsistent", "inconclusive"
 INF = float("inf")
@@ -164,3 +166,11 @@ def seqs(*marks: Mark | None) -> tuple[int, ...]:
 
 def join(texts: list[Text], zh_sep: str = "；", en_sep: str = "; ") -> Text:
     return Text(zh_sep.join(t.zh for t in texts), en_sep.join(t.en for t in texts))
+
+
+def unknown_only(waits: Sequence[Wait], reason: str) -> tuple[str, ...]:
+    """The messages of `waits` when a rule expects `reason` and none of them is a scheduler message hivedlab knows: the
+    rule then says it cannot tell why instead of guessing (docs/checker.md#scheduler-messages); () otherwise."""
+    if not reason or not waits or any(w.kind != UNKNOWN for w in waits):
+        return ()
+    return tuple(dict.fromkeys(w.message for w in waits))

@@ -10,6 +10,7 @@ from hivedlab.basics.text import Text
 from hivedlab.checker.rules.cells import cell_ids, free_cells, free_text
 from hivedlab.checker.rules.common import (
     CONSISTENT,
+    INCONCLUSIVE,
     INCONSISTENT,
     INF,
     Context,
@@ -24,10 +25,12 @@ from hivedlab.checker.rules.common import (
     span,
     speaker,
     task_list,
+    unknown_only,
     where,
     who,
 )
 from hivedlab.checker.timeline import Attempt, JobTimeline
+from hivedlab.models.scheduler_messages import Unknown
 
 DEFAULT_TOLERANCE = {"sim": 0.0, "k8s": 30.0}
 
@@ -81,6 +84,10 @@ def gang_waits(ctx: Context, rule: dict[str, Any]) -> Outcome:
         return missing(f"{who(job).zh} 没有 FailedScheduling 等待事件",
                        f"{who(job).en} has no FailedScheduling wait event")
     reason = rule.get("reason")
+    unknown = unknown_only(waits, reason or "")
+    if unknown:
+        said = Unknown(unknown).text()
+        return Outcome(INCONCLUSIVE, holder_text + Text("；", "; ") + said + Text("。", "."), evidence, (said,))
     if reason and not any(reason in r for r in reasons):
         return Outcome(INCONSISTENT, holder_text + Text(
             f"；{who(job).zh} 的等待原因是 {'；'.join(reasons)}，不是“{reason}”。",
@@ -218,6 +225,11 @@ def incremental(ctx: Context, rule: dict[str, Any]) -> Outcome:
                       else f"{i} 号子任务没有等待事件",
                       f"task {i} waited for a free GPU ({speaker(ctx).en}: {'; '.join(reasons)})" if reasons
                       else f"task {i} has no wait event")
+        unknown = unknown_only(a.waits, reason or "")
+        if unknown:
+            said = Unknown(unknown).text()
+            return Outcome(INCONCLUSIVE, waited + Text("：", ": ") + said + Text("。", "."),
+                           tuple(sorted(set(evidence))), (said,))
         if reason and reasons and not any(reason in r for r in reasons):
             return Outcome(INCONSISTENT, waited + Text(f"，原因不是“{reason}”。", f", not for '{reason}'."),
                            tuple(sorted(set(evidence))))

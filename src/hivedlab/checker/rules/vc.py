@@ -29,6 +29,7 @@ from hivedlab.checker.rules.common import (
     speaker,
     started_seq,
     started_t,
+    unknown_only,
     where,
     who,
 )
@@ -110,7 +111,8 @@ def waits_while_idle(ctx: Context, rule: dict[str, Any]) -> Outcome:
                            "only one job was submitted, so none had to wait (at least two members must submit at once)")
         return missing("没有任务等待过（这些任务的运行时间没有重叠？）",
                        "no job ever waited (did the jobs' run times overlap?)")
-    lines, evidence, problems, unknown = [], [], [], []
+    lines, evidence, problems = [], [], []
+    unknown: list[str] = []
     idle_cells: set[LeafCell] = set()
     for job, attempt in waiting:
         reasons = sorted({w.reason for w in attempt.waits})
@@ -131,13 +133,11 @@ def waits_while_idle(ctx: Context, rule: dict[str, Any]) -> Outcome:
         if outside is not None:
             problems.append(Text(f"{who(job).zh} 被调度到了自己 VC 的 GPU 之外（{outside.zh}）",
                                  f"{who(job).en} was placed outside its own VC's cells ({outside.en})"))
+        unknown += unknown_only(attempt.waits, reason)
         known = sorted({w.reason for w in attempt.waits if w.kind != UNKNOWN})
-        if reason and not any(reason in r for r in known):
-            if known:
-                problems.append(Text(f"{who(job).zh} 的等待原因不是“{reason}”",
-                                     f"{who(job).en} did not wait for '{reason}'"))
-            else:  # only messages the table of scheduler messages does not know: say so, do not guess
-                unknown += [w.message for w in attempt.waits]
+        if reason and known and not any(reason in r for r in known):
+            problems.append(Text(f"{who(job).zh} 的等待原因不是“{reason}”",
+                                 f"{who(job).en} did not wait for '{reason}'"))
     answer = join(lines) + Text("。", ".")
     facts = {"idle_vc": idle_vc, "idle_cells": cell_ids(idle_cells)}
     if unknown and not problems:
