@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_env import OLD_VERSIONS, _bare_env, _old_python_or_skip
+from tests.support.old_pythons import OLD_VERSIONS, bare_env, old_python_or_skip
 from tests.support.paths import ROOT
 
 CHECK = ROOT / "scripts" / "check_python.py"
@@ -18,12 +18,12 @@ CHECK = ROOT / "scripts" / "check_python.py"
 
 @pytest.mark.parametrize("version", OLD_VERSIONS)
 def test_make_venv_with_an_old_python_says_how_to_get_a_new_one(tmp_path: Path, version: str) -> None:
-    python = _old_python_or_skip(version)
+    python = old_python_or_skip(version)
     if shutil.which("make") is None:
         pytest.skip("no make on this machine")
     venv = tmp_path / "venv"
     done = subprocess.run(["make", "-s", "-C", str(ROOT), "venv", f"PYTHON={python}", f"VENV={venv}"],
-                          capture_output=True, text=True, env=_bare_env(), timeout=60)
+                          capture_output=True, text=True, env=bare_env(), timeout=60)
     assert done.returncode != 0 and not venv.exists()
     assert f"hivedlab needs Python 3.10 or newer; {python} is Python {version}." in done.stderr
     assert "hivedlab 需要 Python 3.10 或更新版本" in done.stderr

@@ -17,7 +17,7 @@ def run_experiment_step(experiment: str, argv: Sequence[str]) -> int:
     plan = load_plan(experiment)
     step, zh, en = plan.manual_step or "", plan.summary["zh"], plan.summary["en"]
     args = list(argv)
-    on_cluster = "--cluster" in args and args[args.index("--cluster") + 1 : args.index("--cluster") + 2] == ["pai"]
+    on_cluster = _option(args, "--cluster") == "pai"
     where = "真实集群 / real cluster" if on_cluster else "模拟集群 / simulated cluster (--cluster pai 在真实集群上运行)"
     print(f"[实验手册 {step} / manual step {step}] {zh}\n{en}\n运行于 / running on: {where}", flush=True)
     if "--member" in args:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -17,6 +16,7 @@ from hivedlab import envcheck
 from hivedlab.envcheck import checks as envcheck_checks
 from hivedlab.envcheck import probes
 from tests.support.local import DOCKER, GPU_MACHINE, json_reply, nvidia_smi_script, write_program
+from tests.support.old_pythons import OLD_PYTHONS, OLD_VERSIONS, bare_env, old_python_or_skip
 from tests.support.paths import ROOT
 
 SCRIPT = ROOT / "labs" / "00_check_env.py"
@@ -239,63 +239,9 @@ def test_imports_only_the_standard_library(path):
     assert _foreign_imports(path, path.read_text(encoding="utf-8")) == []
 
 
-def _pyenv_roots() -> list[Path]:
-    roots = [os.environ.get("PYENV_ROOT", ""), str(Path.home() / ".pyenv")]
-    if shutil.which("pyenv"):
-        try:
-            roots.append(subprocess.run(["pyenv", "root"], capture_output=True, text=True, timeout=10).stdout.strip())
-        except (OSError, subprocess.TimeoutExpired):
-            pass
-    return list(dict.fromkeys(Path(root) for root in roots if root))
-
-
-OLD_VERSIONS = ("3.6", "3.7", "3.8", "3.9")  # the lab machines' system Pythons: Ubuntu 18.04 has 3.6, 20.04 3.8
-
-
-def _old_python(version: str) -> tuple[str | None, str]:
-    """A Python `version` that runs, and why none when there is none: `python3.X` on PATH may be a version manager's
-    shim (pyenv) that fails unless that version is selected, while the interpreter itself sits in the manager's
-    versions folder."""
-    candidates = [shutil.which(f"python{version}") or ""]
-    for root in _pyenv_roots():
-        candidates += [str(exe) for exe in sorted(root.glob(f"versions/{version}*/bin/python{version}"), reverse=True)]
-    tried = []
-    major, minor = (int(part) for part in version.split("."))
-    for exe in dict.fromkeys(c for c in candidates if c):
-        try:
-            done = subprocess.run([exe, "-c", f"import sys; print(sys.version_info[:2] == ({major}, {minor}))"],
-                                  capture_output=True, text=True, timeout=30)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            tried.append(f"{exe}: {exc}")
-            continue
-        if done.returncode == 0 and done.stdout.strip() == "True":
-            return exe, ""
-        tried.append(f"{exe}: exit {done.returncode} {(done.stderr or done.stdout).strip()[:80]}")
-    where = "; ".join(tried) or f"no python{version} on PATH and none in $PYENV_ROOT or ~/.pyenv/versions/{version}*"
-    return None, f"no working Python {version} ({where})"
-
-
-OLD_PYTHONS = {version: _old_python(version) for version in OLD_VERSIONS}
 PYTHON36, NO_PYTHON36 = OLD_PYTHONS["3.6"]
 needs_python36 = pytest.mark.skipif(PYTHON36 is None, reason=NO_PYTHON36)
 NUMBERED = sorted(path.name for path in LABS.glob("0[1-9]_*.py"))
-
-
-def _old_python_or_skip(version: str) -> str:
-    """The interpreter; a skip only where the machine has none of that version at all. One that is there but does
-    not run fails the test, saying what was tried: a broken interpreter must not turn the check into a skip."""
-    exe, why = OLD_PYTHONS[version]
-    if exe is None:
-        installed = [path for root in _pyenv_roots() for path in root.glob(f"versions/{version}*/bin/python{version}")]
-        if installed:  # installed, yet none runs (a PATH shim that fails alone is no interpreter)
-            pytest.fail(why)
-        pytest.skip(why)
-    return exe
-
-
-def _bare_env() -> dict[str, str]:
-    """The environment of a new shell: none of this test run's PYTHON* settings."""
-    return {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
 
 
 @needs_python36
@@ -307,7 +253,7 @@ def test_script_runs_under_python_3_6(fake_bin, tmp_path):
         out = tmp_path / f"rec-{len(records)}.json"
         done = subprocess.run([python, "-S", str(SCRIPT), "--member", "Carol", "--no-sdk", "--linux-user", "",
                                "--proc-net", str(tmp_path / "proc-net"), "--out", str(out), "--lang", "en"],
-                              capture_output=True, text=True, env=_bare_env(), timeout=60, cwd=tmp_path)
+                              capture_output=True, text=True, env=bare_env(), timeout=60, cwd=tmp_path)
         assert done.returncode == 0, done.stderr
         record = json.loads(out.read_text(encoding="utf-8"))
         validate(record)
@@ -317,8 +263,8 @@ def test_script_runs_under_python_3_6(fake_bin, tmp_path):
 
 @pytest.mark.parametrize("version", OLD_VERSIONS)
 def test_the_machine_check_starts_under_each_old_python(version):
-    done = subprocess.run([_old_python_or_skip(version), "-S", "-s", str(SCRIPT), "--help"], capture_output=True,
-                          text=True, env=_bare_env(), timeout=60, cwd="/")
+    done = subprocess.run([old_python_or_skip(version), "-S", "-s", str(SCRIPT), "--help"], capture_output=True,
+                          text=True, env=bare_env(), timeout=60, cwd="/")
     assert done.returncode == 0 and "--gpu-container" in done.stdout, done.stderr
 
 
@@ -326,8 +272,8 @@ def test_the_machine_check_starts_under_each_old_python(version):
 def test_a_numbered_script_re_runs_itself_in_the_venv_under_each_old_python(version):
     """find_venv imports on the old Python, then re-runs the script with the checkout's .venv, or says to run
     `make venv`."""
-    done = subprocess.run([_old_python_or_skip(version), "-S", "-s", str(LABS / "03_vc_safety.py"), "--help"],
-                          capture_output=True, text=True, env=_bare_env(), timeout=120, cwd="/")
+    done = subprocess.run([old_python_or_skip(version), "-S", "-s", str(LABS / "03_vc_safety.py"), "--help"],
+                          capture_output=True, text=True, env=bare_env(), timeout=120, cwd="/")
     if (ROOT / ".venv" / "bin" / "python").exists():
         assert done.returncode == 0, done.stderr
         assert "VC safety" in done.stdout and "usage:" in done.stdout
@@ -338,7 +284,7 @@ def test_a_numbered_script_re_runs_itself_in_the_venv_under_each_old_python(vers
 
 @pytest.mark.parametrize("version", OLD_VERSIONS)
 def test_every_numbered_script_without_a_venv_says_what_to_run_under_each_old_python(tmp_path, version):
-    python = _old_python_or_skip(version)
+    python = old_python_or_skip(version)
     labs = tmp_path / "labs"
     labs.mkdir()
     for name in ("find_venv.py", *NUMBERED):
@@ -346,7 +292,7 @@ def test_every_numbered_script_without_a_venv_says_what_to_run_under_each_old_py
     assert len(NUMBERED) == 7
     for name in NUMBERED:
         done = subprocess.run([python, "-S", "-s", str(labs / name)], capture_output=True, text=True,
-                              env=_bare_env(), timeout=60, cwd="/")
+                              env=bare_env(), timeout=60, cwd="/")
         assert done.returncode == 2 and done.stdout == "", (name, done.stderr)
         assert done.stderr.count("\n") == 1 and "make venv" in done.stderr and "Traceback" not in done.stderr, name
 

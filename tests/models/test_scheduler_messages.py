@@ -35,15 +35,12 @@ TRANSIENT_ERROR = f"Code: 400, Message: {hived.POD_NOT_INFORMED}"
     (kube_batch.fit_error({"hostname-carol": Resources(0, 0, -1)}), table.CAPACITY),
     (kube_batch.fit_error({}), table.CAPACITY),
     ("Not enough valid tasks for gang-scheduling, valid: 1, min: 3", table.GANG),
+    ("3/4 tasks in gang unschedulable: 0/2 nodes are available, 2 insufficient GPU.", table.GANG),
     ("0/3 nodes are available: 3 node(s) didn't match node selector.", table.UNKNOWN),
     ("something no scheduler says", table.UNKNOWN),
 ])
 def test_each_class_from_the_schedulers_own_words(message: str, kind: str) -> None:
     assert table.classify(message) == kind
-
-
-def test_only_waits_are_waits() -> None:
-    assert [k for k in table.CLASSES if not table.is_wait(k)] == [table.TRANSIENT, table.UNKNOWN]
 
 
 def _event_records(records: list[forge.Rec]) -> list[forge.Rec]:

@@ -11,7 +11,7 @@ import shutil
 import socket
 import subprocess
 import time
-from typing import Callable, List, Optional, Tuple
+from typing import Any, Callable, List, Optional, Tuple
 
 from .common import DEFAULT_CUDA_IMAGE, GPU_ROLES, Facts, Options, Probe
 from .parsing import (
@@ -99,18 +99,26 @@ def _missing_docker_socket() -> Optional[str]:
     return path if host.startswith("unix://") and not os.path.exists(path) else None
 
 
+def _docker_sdk(use_sdk: bool) -> Tuple[Any, Optional[str]]:
+    """The docker SDK module when it is wanted and installed (else None: the docker CLI is used), and, when Docker's
+    unix socket is missing, why no SDK call can work (the SDK itself would fail with "Error while fetching server API
+    version: ('Connection aborted.', ...)")."""
+    if not use_sdk:
+        return None, None
+    try:
+        import docker  # optional: only when installed
+    except ImportError:
+        return None, None
+    missing = _missing_docker_socket()
+    return docker, ("FileNotFoundError: no {}".format(missing) if missing else None)
+
+
 def probe_docker(use_sdk: bool = True) -> Probe:
     """Docker's /info through the docker SDK when importable (DOCKER_HOST is honoured), else the docker CLI."""
-    if use_sdk:
-        try:
-            import docker  # optional: only when installed
-        except ImportError:
-            use_sdk = False
-    missing = _missing_docker_socket()
-    if use_sdk and missing:
-        # the SDK would fail with "Error while fetching server API version: ('Connection aborted.', ...)"
-        return {"ok": False, "error": "FileNotFoundError: no {}".format(missing), "via": "sdk"}
-    if use_sdk:
+    docker, unreachable = _docker_sdk(use_sdk)
+    if unreachable:
+        return {"ok": False, "error": unreachable, "via": "sdk"}
+    if docker is not None:
         try:
             client = docker.from_env(timeout=COMMAND_TIMEOUT_S)
             try:
@@ -140,15 +148,10 @@ def run_nvidia_smi_in_container(
 ) -> Tuple[Optional[int], Optional[str]]:
     """(GPUs listed by `nvidia-smi -L` in a container of `image`, error); `visible` sets NVIDIA_VISIBLE_DEVICES."""
     environment = {"NVIDIA_VISIBLE_DEVICES": visible} if visible is not None else None
-    if use_sdk:
-        try:
-            import docker
-        except ImportError:
-            use_sdk = False
-    missing = _missing_docker_socket()
-    if use_sdk and missing:
-        return None, "FileNotFoundError: no {}".format(missing)
-    if use_sdk:
+    docker, unreachable = _docker_sdk(use_sdk)
+    if unreachable:
+        return None, unreachable
+    if docker is not None:
         try:
             client = docker.from_env(timeout=CONTAINER_TIMEOUT_S)
             try:

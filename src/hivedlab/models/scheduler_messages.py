@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from hivedlab.basics.text import Text
 from hivedlab.models.hived import messages as hived
+from hivedlab.models.schedulers import kube_batch
 from hivedlab.models.schedulers.resources import GPU
 
 CAPACITY = "capacity"  # no room for the pod on the nodes it may use (physical cluster, or the nodes themselves)
@@ -38,8 +39,8 @@ _TABLE: tuple[tuple[str, str], ...] = (
     (CAPACITY, hived.in_physical_cluster(hived.INSUFFICIENT_CAPACITY)),
     (CAPACITY, hived.WAIT_WITHOUT_REASON),
     (PREEMPTION, hived.PREEMPTIBLE_PODS),
-    (GANG, "Not enough valid tasks for gang-scheduling"),  # kube-batch v0.4, gang plugin (models/schedulers)
-    (GANG, "tasks in gang unschedulable"),  # kube-batch v0.4, gang plugin's job condition
+    (GANG, kube_batch.NOT_ENOUGH_VALID_TASKS),
+    (GANG, kube_batch.GANG_UNSCHEDULABLE),
     (CAPACITY, f"Insufficient {GPU}"),  # the default scheduler's resource fit (models/schedulers/default.py)
     (CAPACITY, "Insufficient cpu"),
     (CAPACITY, "Insufficient memory"),
@@ -56,12 +57,6 @@ def classify(message: str) -> str:
         if text and text in message:
             return kind
     return UNKNOWN
-
-
-def is_wait(kind: str) -> bool:
-    """Whether a message of this class means the pod waits for something (a transient error or an unknown message
-    does not say so)."""
-    return kind not in (TRANSIENT, UNKNOWN)
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,7 @@ def test_a_one_gpu_group_the_tool_sent_to_the_simulator_is_not_penalised(tmp_pat
     assert "priority ran on the simulated cluster on the manual's hardware: run.json says the group's single worker " \
            "has 1 GPU" in feedback
     assert "the environment records show Carol 1 GPU" in feedback and "Not penalised, by the rubric's rule" in feedback
+    assert "cannot hold the lab's HiveD configs" in feedback  # not lower-cased by a capitalize()
     assert "环境记录显示 Carol 1 块 GPU" in feedback and "按评分规则不扣分" in feedback
     sheet = grades_md([grade], RUBRIC)
     assert "## Hardware / 硬件" in sheet and "not penalised (rubric rule)" in sheet

@@ -192,12 +192,12 @@ def _hardware_note(grade: GroupGrade) -> list[str]:
     if excuse is None:
         return []
     verdict = (("按评分规则不扣分：本组的硬件放不下实验的 HiveD 配置",
-                "not penalised, by the rubric's rule: the group's hardware cannot hold the lab's HiveD configs")
+                "Not penalised, by the rubric's rule: the group's hardware cannot hold the lab's HiveD configs")
                if excuse.shown else
                ("环境记录没有显示这样的硬件，因此按模拟集群证据扣分，并请助教查看",
-                "the environment records do not show such hardware, so the simulator evidence is penalised and a TA "
+                "The environment records do not show such hardware, so the simulator evidence is penalised and a TA "
                 "takes a look"))
-    return [f"> {_md(excuse.zh)}。{verdict[0]}。<br>{_md(excuse.en)}. {verdict[1].capitalize()}.", ""]
+    return [f"> {_md(excuse.zh)}。{verdict[0]}。<br>{_md(excuse.en)}. {verdict[1]}.", ""]
 
 
 def feedback_md(grade: GroupGrade, rubric: Rubric) -> str:

@@ -141,9 +141,9 @@ def waits_while_idle(ctx: Context, rule: dict[str, Any]) -> Outcome:
     answer = join(lines) + Text("。", ".")
     facts = {"idle_vc": idle_vc, "idle_cells": cell_ids(idle_cells)}
     if unknown and not problems:
-        said = Unknown(tuple(dict.fromkeys(unknown))).text()
-        return Outcome(INCONCLUSIVE, answer + said + Text("。", "."), tuple(sorted(set(evidence))),
-                       (said,), facts=facts)
+        unknown_text = Unknown(tuple(dict.fromkeys(unknown))).text()
+        return Outcome(INCONCLUSIVE, answer + unknown_text + Text("。", "."), tuple(sorted(set(evidence))),
+                       (unknown_text,), facts=facts)
     if problems:
         return Outcome(INCONSISTENT, answer + join(problems) + Text("。", "."), tuple(sorted(set(evidence))),
                        facts=facts)

@@ -21,6 +21,10 @@ SCHEDULER_NAME = "kube-batch"
 # the reason of the event a task that found no node gets: v1.PodReasonUnschedulable (pkg/scheduler/cache/cache.go,
 # `taskUnschedulable`), not the default scheduler's FailedScheduling
 WAIT_REASON = "Unschedulable"
+# the gang plugin (pkg/scheduler/plugins/gang): validJobFn refuses a group short of members; OnSessionClose records
+# "<pending>/<tasks> tasks in gang unschedulable: <FitError>" for a group that waits
+NOT_ENOUGH_VALID_TASKS = "Not enough valid tasks for gang-scheduling"
+GANG_UNSCHEDULABLE = "tasks in gang unschedulable"
 GROUP_ANNOTATION = "scheduling.k8s.io/group-name"  # what tf-operator writes on each pod of a TFJob
 
 
@@ -68,8 +72,7 @@ class KubeBatch:
         for group in groups:
             count = len(members[group.name])
             if count < group.min_member:
-                result.not_valid[group.name] = (f"Not enough valid tasks for gang-scheduling, valid: {count}, "
-                                                f"min: {group.min_member}")
+                result.not_valid[group.name] = f"{NOT_ENOUGH_VALID_TASKS}, valid: {count}, min: {group.min_member}"
             else:
                 valid.append(group)
 
