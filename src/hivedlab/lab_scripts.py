@@ -17,10 +17,11 @@ def run_experiment_step(experiment: str, argv: Sequence[str]) -> int:
     plan = load_plan(experiment)
     step, zh, en = plan.manual_step or "", plan.summary["zh"], plan.summary["en"]
     args = list(argv)
-    on_cluster = _option(args, "--cluster") == "pai"
-    where = "真实集群 / real cluster" if on_cluster else "模拟集群 / simulated cluster (--cluster pai 在真实集群上运行)"
+    cluster = _option(args, "--cluster") or "sim"
+    where = ("模拟集群 / simulated cluster (--cluster pai 在真实集群上运行)" if cluster == "sim"
+             else "真实集群 / real cluster")
     print(f"[实验手册 {step} / manual step {step}] {zh}\n{en}\n运行于 / running on: {where}", flush=True)
-    if "--member" in args:
+    if _option(args, "--member") is not None:
         member = _known_member(args)
         if member is None:  # an unknown name: the run command says so (listing the members) before anything runs
             return main(["run", experiment, *args])
@@ -28,14 +29,19 @@ def run_experiment_step(experiment: str, argv: Sequence[str]) -> int:
                  else f"轮到 {member} 提交 / {member}'s turn to submit")
         print(f"轮次 / turn: {whose}", flush=True)
     print(flush=True)
-    if _option(args, "--cluster") in (None, "sim") and "--replace" not in args:
+    if cluster == "sim" and "--replace" not in args:
         args.append("--replace")  # a script run again simulates again, as `make run` does; the earlier run is kept
     return main(["run", experiment, *args])
 
 
 def _option(args: list[str], name: str) -> str | None:
-    index = args.index(name) if name in args else -1
-    return args[index + 1] if 0 <= index < len(args) - 1 else None
+    """An option's value as argparse reads it: `--name VALUE` or `--name=VALUE`."""
+    for index, arg in enumerate(args):
+        if arg == name and index + 1 < len(args):
+            return args[index + 1]
+        if arg.startswith(name + "="):
+            return arg[len(name) + 1:]
+    return None
 
 
 def _known_member(args: list[str]) -> str | None:

@@ -72,3 +72,13 @@ def test_a_script_never_moves_real_cluster_evidence(tmp_path):
     done = _script("06_gang.py", "--out", str(out), "--no-report")
     assert done.returncode == 2 and "never replaces" in done.stderr
     assert real.read_bytes() == before and not (out / "replaced").exists()
+
+
+def test_a_script_reads_options_as_argparse_does(tmp_path):
+    """`--cluster=pai` is a real-cluster run: the script must not add the simulator's --replace to it."""
+    done = _script("06_gang.py", "--cluster=pai", "--out", str(tmp_path / "out"))
+    assert "--replace is for simulated runs" not in done.stderr
+    assert "运行于 / running on: 真实集群 / real cluster" in done.stdout
+    member = _script("04_priority.py", "--member=carol", "--out", str(tmp_path / "o2"), "--no-report")
+    assert member.returncode == 0, member.stderr
+    assert "轮到 Carol 提交 / Carol's turn to submit" in member.stdout
