@@ -101,16 +101,18 @@ def test_a_plans_sim_block_sets_the_simulators_knobs(tmp_path: Path) -> None:
 
     import pytest
 
+    from hivedlab.backends.sim import SimCluster
     from hivedlab.basics.errors import HivedlabError
     from hivedlab.checker.plans import load_plan
-    from hivedlab.cli.commands.run import _sim_factory
     from hivedlab.evidence import EvidenceWriter
     from hivedlab.group.inventory import load_inventory
+    from hivedlab.runner.backends import Opening, backend_factory
 
-    make = _sim_factory(1, load_inventory())
+    make = backend_factory("sim", Opening(load_inventory(), seed=1))
     plan = dataclasses.replace(load_plan("gang"), sim={"training_s": 10, "durations": {"holder": 30}})
     with EvidenceWriter(tmp_path / "e.jsonl", "sim") as writer:
         sim = make(plan, writer)
+        assert isinstance(sim, SimCluster)
         assert sim.settings.training_s == 10.0 and sim.settings.durations == {"holder": 30.0}
         assert sim.other_nodes == 1 and sim.node_ips["hostname-dan"] == "192.0.2.13"
         with pytest.raises(HivedlabError, match="unknown key 'speed'"):

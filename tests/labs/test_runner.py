@@ -232,13 +232,13 @@ def test_a_resumed_real_run_appends_to_its_logs(tmp_path: Path) -> None:
 
 def test_pipeline_is_declared_once_and_survives_a_failing_step(tmp_path: Path, monkeypatch: Any) -> None:
     assert [step.name for step in PIPELINE] == ["verdicts", "report"]
-    from hivedlab import runner
     from hivedlab.basics.errors import HivedlabError
+    from hivedlab.runner import pipeline
 
-    def broken(out: Path, runs: Any, lang: str) -> str:
+    def broken(out: Path, runs: Any, lang: str, so_far: Any) -> str:
         raise HivedlabError("no evidence")
 
-    monkeypatch.setattr(runner, "PIPELINE", (runner.PipelineStep("verdicts", broken), *runner.PIPELINE[1:]))
+    monkeypatch.setattr(pipeline, "PIPELINE", (pipeline.PipelineStep("verdicts", broken), *pipeline.PIPELINE[1:]))
     result = run_pipeline(tmp_path, [], "en")
     assert result.notes["verdicts"] == "failed: no evidence" and "report" in result.notes
 

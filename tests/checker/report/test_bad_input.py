@@ -40,7 +40,7 @@ def as_real_cluster(run: Path, **extra: object) -> None:
 
 
 def test_real_cluster_table_from_env_records_and_cluster_info(run_dir):
-    as_real_cluster(run_dir, openpai={"name": "PAI RESTful API", "version": "v1.2.0"})
+    as_real_cluster(run_dir, openpai_version="v1.2.0")  # as the real backend records GET /api/v2/info
     for name, record in ENV.items():
         write_json(run_dir / "env" / f"{name}.json", record)
     md = render(run_dir)

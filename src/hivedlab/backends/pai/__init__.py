@@ -26,6 +26,7 @@ from hivedlab.basics.errors import HivedlabError
 from hivedlab.evidence import EvidenceWriter
 from hivedlab.group.inventory import load_inventory
 from hivedlab.models.openpai.rest import PaiClient, PaiError, RestCall
+from hivedlab.rundir import run_location
 
 __all__ = ["PaiBackend", "open_backend", "leftover_note", "stop_run"]
 
@@ -140,19 +141,6 @@ def check_version(info: dict[str, Any], url: str) -> str:
         raise PaiError(f"the rest-server at {url} is OpenPAI {version}; hivedlab targets v1.2.0",
                        f"{url} 的 rest-server 版本为 {version}，hivedlab 面向 v1.2.0")
     return str(version)
-
-
-def run_location(evidence: Path) -> tuple[Path, str]:
-    """The run directory and the run's id of a log at `<run>/experiments/<id>/evidence.jsonl`, or of a member's turn
-    at `<run>/experiments/<id>/<user>/evidence.jsonl` (id `<id>/<user>`)."""
-    folder = evidence.resolve().parent
-    parts = [folder.name]
-    while folder.parent.name not in ("experiments", "contrast") and len(parts) < 2 and folder.parent != folder:
-        folder = folder.parent
-        parts.insert(0, folder.name)
-    if folder.parent.name not in ("experiments", "contrast"):  # not in a run directory: the log's own folder
-        return evidence.resolve().parent.parent.parent, evidence.resolve().parent.name
-    return folder.parent.parent, "/".join(parts)
 
 
 def open_backend(

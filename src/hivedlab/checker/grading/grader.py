@@ -72,7 +72,7 @@ class GroupResult:
         """What another group's submission must not share: real logs' unique values, a simulator run's inputs."""
         real = frozenset().union(*(exp.identity for exp in self.experiments))
         simulated = any(exp.source in ("sim", "mixed") for exp in self.experiments)
-        return real | (sim_inputs(self.submission.inventory, self.submission.run) if simulated else frozenset())
+        return real | (sim_inputs(self.submission.inventory, self.submission.record) if simulated else frozenset())
 
 
 def _judge(judge: Judge | None, log: EvidenceLog, experiment: str) -> tuple[Judgement | None, str | None]:
@@ -129,7 +129,7 @@ def grade_run(sub: Submission, experiment: str, files: ExperimentFiles | None, l
         return ExperimentResult(experiment, files, warnings=log.warnings, findings=tuple(findings))
     facts, log_findings = check_log(log.records, files.evidence or "", lab.get(experiment), sub.allowed_nodes)
     findings += log_findings
-    claims_real = facts.source == "k8s" or str((sub.run or {}).get("cluster", "")) in REAL_CLUSTERS
+    claims_real = facts.source == "k8s" or (sub.record.cluster if sub.record else "") in REAL_CLUSTERS
     signs = simulator_signs(log.records) if claims_real else []
     if signs:
         findings.append(Finding(
@@ -140,7 +140,7 @@ def grade_run(sub: Submission, experiment: str, files: ExperimentFiles | None, l
             + "（按模拟集群证据评分）", files.evidence or "", None, experiment))
         facts = replace(facts, source="sim")
     judgement, error = _judge(judge, log, experiment)
-    run_tag = sub.run.get("run_tag") if sub.run else None
+    run_tag = sub.record.run_tag if sub.record else None
     attempts = attempt_facts(log.records, experiment, run_tag if isinstance(run_tag, str) else "",
                              judgement.timeline if judgement else None)
     return ExperimentResult(

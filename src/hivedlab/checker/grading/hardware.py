@@ -56,11 +56,8 @@ def hardware_excuse(group: GroupResult) -> HardwareExcuse | None:
     """What run.json and the environment records say of the runs hivedlab put on the manual's hardware; None when
     run.json names none."""
     sub = group.submission
-    run = sub.run if isinstance(sub.run, Mapping) else {}
-    hardware = run.get("hardware")
-    entries = hardware if isinstance(hardware, Mapping) else {}
-    runs = tuple(sorted(str(key) for key, value in entries.items()
-                        if isinstance(value, Mapping) and value.get("on") == "manual"))
+    entries = sub.record.hardware if sub.record else {}
+    runs = tuple(sorted(key for key, value in entries.items() if value.get("on") == "manual"))
     if not runs:
         return None
     why = entries[runs[0]].get("why")

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from hivedlab.basics.text import Text
 from hivedlab.evidence import Record
+from hivedlab.rundir import RunRecord
 
 REAL_CLUSTERS = ("pai", "k8s")  # run.json's cluster of a real run: OpenPAI + HiveD, or plain Kubernetes + Kubeflow
 OWNED = ("pods", "frameworks", "tfjobs", "podgroups")  # the resources whose uids the cluster makes (events: no)
@@ -102,9 +103,9 @@ def real_identity(records: Sequence[Record]) -> frozenset[tuple[str, str]]:
     return frozenset(found)
 
 
-def sim_inputs(inventory: Any, run: Mapping[str, Any] | None) -> frozenset[tuple[str, str]]:
+def sim_inputs(inventory: Any, record: RunRecord | None) -> frozenset[tuple[str, str]]:
     """A simulator run's inputs as one key: the inventory read from the group's folder and the seed."""
-    if inventory is None or not run or run.get("seed") is None:
+    if inventory is None or record is None or record.seed is None:
         return frozenset()
-    digest = hashlib.sha256(f"{inventory!r}\n{run.get('seed')!r}".encode()).hexdigest()
+    digest = hashlib.sha256(f"{inventory!r}\n{record.seed!r}".encode()).hexdigest()
     return frozenset({("inputs", digest)})

@@ -198,8 +198,8 @@ def score_environment(group: GroupResult) -> tuple[float, str, str, tuple[str, .
             "没有环境记录（env/*.json）：请在每位组员的机器上运行 `hivedlab env`", ()
     cells = filled = 0
     missing: list[str] = []
-    openpai = any(_filled(r.get("openpai_version")) for r in sub.env.values()) or any(
-        _filled(v) for k, v in (sub.run or {}).items() if "openpai" in k.lower())
+    openpai = any(_filled(r.get("openpai_version")) for r in sub.env.values()) or bool(
+        sub.record and sub.record.openpai_version)
     for member in sub.inventory.members:
         record = env_for(sub.env, member) or {}
         raw_gpus = record.get("gpus")
@@ -326,9 +326,7 @@ def score_group(group: GroupResult, rubric: Rubric, lab: LabSpec) -> GroupGrade:
     unconfirmed = excuse.finding() if excuse else None
     looked_up = (group.experiment(e) for e in rubric.experiments)
     sources = tuple(result.source if result else "" for result in looked_up)
-    run = group.submission.run if isinstance(group.submission.run, dict) else {}
-    raw_contrast = run.get("contrast")
-    contrast: list[Any] = raw_contrast if isinstance(raw_contrast, list) else []
+    contrast = group.submission.record.contrast if group.submission.record else ()
     findings = (*group.findings, unconfirmed) if unconfirmed else group.findings
     return GroupGrade(group.name, items, penalties, findings, rubric.max_points(), rubric.floor, sources,
-                      group.identity, tuple(str(c) for c in contrast), explanations, excuse)
+                      group.identity, tuple(contrast), explanations, excuse)

@@ -22,6 +22,7 @@ from hivedlab.checker.grading.integrity import SAFE_LOADER
 from hivedlab.checker.grading.safefs import MAX_LISTED, GroupFolder, UnsafeFile
 from hivedlab.group.inventory import Inventory, inventory_from_mapping
 from hivedlab.group.layouts import SIM_WORKERS
+from hivedlab.rundir import EVIDENCE, EXPERIMENTS, JOBS, RUN_RECORD, VERDICTS, RunRecord
 
 SMALL_FILE_BYTES = 1 * 1024 * 1024  # run.json, inventory, env records, HiveD configs, verdicts, claims
 REPORT_BYTES = 4 * 1024 * 1024
@@ -54,7 +55,7 @@ class Submission:
     name: str
     folder: GroupFolder
     base: str  # the run directory relative to the group folder: "" or e.g. "out/"
-    run: Mapping[str, Any] | None
+    record: RunRecord | None  # run.json, when it is a JSON object
     inventory: Inventory | None
     env: Mapping[str, Mapping[str, Any]]
     hived_nodes: Mapping[str, frozenset[str]]  # HiveD config name -> cell addresses in it
@@ -73,9 +74,8 @@ class Submission:
         if self.inventory is None:
             return None
         own = frozenset(m.hostname for m in self.inventory.members if m.hostname)
-        hardware = (self.run or {}).get("hardware")
-        manual = (self.run or {}).get("cluster") == "sim" and isinstance(hardware, Mapping) and any(
-            isinstance(entry, Mapping) and entry.get("on") == "manual" for entry in hardware.values())
+        record = self.record or RunRecord()
+        manual = record.cluster == "sim" and any(entry.get("on") == "manual" for entry in record.hardware.values())
         return own | frozenset(SIM_WORKERS) if manual else own
 
     @property
@@ -166,16 +166,16 @@ def free_text(report_md: str, prefix: str) -> dict[str, str]:
 
 def find_run_dir(folder: GroupFolder) -> str:
     """'' when run.json is at the top of the group folder, else the one sub-folder (or sub-sub-folder) holding it."""
-    if folder.exists("run.json"):
+    if folder.exists(RUN_RECORD):
         return ""
     found = []
     for name in folder.list_dir():
         if folder.is_dir(name):
-            if folder.exists(f"{name}/run.json"):
+            if folder.exists(f"{name}/{RUN_RECORD}"):
                 found.append(f"{name}/")
             else:
                 found += [f"{name}/{sub}/" for sub in folder.list_dir(name)
-                          if folder.is_dir(f"{name}/{sub}") and folder.exists(f"{name}/{sub}/run.json")]
+                          if folder.is_dir(f"{name}/{sub}") and folder.exists(f"{name}/{sub}/{RUN_RECORD}")]
     return found[0] if len(found) == 1 else ""
 
 
@@ -216,10 +216,10 @@ def read_submission(root: Path, name: str | None = None, max_bytes: int | None =
     for link in folder.escaping_symlinks():
         reader.problem("unsafe-symlink-outside", f"{link}: a symlink that leads outside the group folder (not read)",
                        f"{link}：指向组目录之外的符号链接（未读取）", link)
-    run = reader.parsed("run.json", "json")
+    run = reader.parsed(RUN_RECORD, "json")
     if run is not None and not isinstance(run, Mapping):
-        reader.problem("bad-run-json", f"{base}run.json is not a JSON object", f"{base}run.json 不是 JSON 对象",
-                       base + "run.json")
+        reader.problem("bad-run-json", f"{base}{RUN_RECORD} is not a JSON object",
+                       f"{base}{RUN_RECORD} 不是 JSON 对象", base + RUN_RECORD)
         run = None
     inventory = None
     raw_inventory = reader.parsed("inventory.yaml", "yaml")
@@ -243,8 +243,8 @@ def read_submission(root: Path, name: str | None = None, max_bytes: int | None =
                 hived_nodes[entry.rsplit(".", 1)[0]] = _addresses(data)
     users = inventory.users if inventory else ()
     experiments = tuple(_read_experiment_runs(reader, exp, users)
-                        for exp in _capped(reader, "experiments", MAX_PARTS)
-                        if folder.is_dir(f"{base}experiments/{exp}"))
+                        for exp in _capped(reader, EXPERIMENTS, MAX_PARTS)
+                        if folder.is_dir(f"{base}{EXPERIMENTS}/{exp}"))
     report_md = reader.text("report.md", REPORT_BYTES)
     if report_md is not None and deployment_text(report_md) is None:
         reader.problem("report-not-template", f"{base}report.md is not the hivedlab report template (no free-text "
@@ -255,7 +255,7 @@ def read_submission(root: Path, name: str | None = None, max_bytes: int | None =
         name=name or root.name,
         folder=folder,
         base=base,
-        run=run,
+        record=RunRecord.from_json(run) if run is not None else None,
         inventory=inventory,
         env=env,
         hived_nodes=hived_nodes,
@@ -276,12 +276,12 @@ def _capped(reader: _Reader, rel: str, limit: int) -> list[str]:
 
 
 def _holds_run(reader: _Reader, rel: str) -> bool:
-    return any(reader.folder.exists(f"{reader.base}{rel}/{name}") for name in ("evidence.jsonl", "verdicts.json"))
+    return any(reader.folder.exists(f"{reader.base}{rel}/{name}") for name in (EVIDENCE, VERDICTS))
 
 
 def _read_experiment_runs(reader: _Reader, exp: str, users: tuple[str, ...]) -> ExperimentFiles:
     """An experiment folder: its own run, and each member's turn in a sub-folder (inventory order first)."""
-    rel = f"experiments/{exp}"
+    rel = f"{EXPERIMENTS}/{exp}"
     found = [name for name in reader.folder.list_dir(reader.base + rel)[:MAX_PARTS]
              if reader.folder.is_dir(f"{reader.base}{rel}/{name}") and _holds_run(reader, f"{rel}/{name}")]
     members = [u for u in users if u in found] + sorted(u for u in found if u not in users)
@@ -293,7 +293,7 @@ def _read_experiment_runs(reader: _Reader, exp: str, users: tuple[str, ...]) -> 
 def _read_experiment(reader: _Reader, exp: str, member: str = "") -> ExperimentFiles:
     folder, base = reader.folder, reader.base
     run = f"{exp}/{member}" if member else exp
-    rel = f"experiments/{run}/evidence.jsonl"
+    rel = f"{EXPERIMENTS}/{run}/{EVIDENCE}"
     path = base + rel
     evidence_path: Path | None = None
     if not folder.exists(path):
@@ -303,8 +303,8 @@ def _read_experiment(reader: _Reader, exp: str, member: str = "") -> ExperimentF
             evidence_path = folder.checked_path(path)
         except UnsafeFile as exc:
             reader.problem(f"unsafe-{exc.code}", f"{path}: {exc.reason}", f"{path}：{_zh_reason(exc.code)}", path, exp)
-    verdicts = reader.parsed(f"experiments/{run}/verdicts.json", "json", required=False)
-    jobs = tuple(f"{base}jobs/{run}/{name}" for name in folder.list_dir(f"{base}jobs/{run}")
+    verdicts = reader.parsed(f"{EXPERIMENTS}/{run}/{VERDICTS}", "json", required=False)
+    jobs = tuple(f"{base}{JOBS}/{run}/{name}" for name in folder.list_dir(f"{base}{JOBS}/{run}")
                  if name.endswith((".yaml", ".yml")))
     return ExperimentFiles(
         id=exp,

@@ -27,6 +27,7 @@ from hivedlab.checker.report.contrast import contrast_section
 from hivedlab.checker.report.fonts import CJK_FAMILY, REPORT_FONT, copy_report_font
 from hivedlab.checker.report.freetext import block, extract, merge
 from hivedlab.checker.report.inputs import ExperimentInputs, RunInputs, load_run
+from hivedlab.rundir import CHART_PNG, CHART_SVG, RunDir
 
 LANGS = ("zh", "en")
 _DEFAULT_FREE_TEXT = {
@@ -87,7 +88,7 @@ def _draw_charts(runs: list[ExperimentInputs], out_dir: Path, lang: str) -> dict
     drawn = chart_module.draw_many([(data, lang, salt) for _, salt, data in jobs])
     written: dict[str, tuple[Path, Path]] = {}
     for (folder, _, _), (png, svg) in zip(jobs, drawn, strict=True):
-        png_path, svg_path = out_dir / folder / "timeline.png", out_dir / folder / "timeline.svg"
+        png_path, svg_path = out_dir / folder / CHART_PNG, out_dir / folder / CHART_SVG
         write_atomic(png_path, png)
         write_atomic(svg_path, svg)
         written[folder] = (png_path, svg_path)
@@ -153,7 +154,7 @@ def build_report(
         raise HivedlabError(f"unknown language '{lang}' (choose zh or en)")
     out_dir = out_dir or run_dir
     inputs = load_run(run_dir)
-    md_path = out_dir / "report.md"
+    md_path = RunDir(out_dir).report_md
     previous = None
     if md_path.is_file():
         try:
@@ -175,10 +176,10 @@ def build_report(
             if folder not in charts:
                 continue
             chart_files += charts[folder]
-            chart_links[folder] = quote(f"{folder}/timeline.png", safe="/._-~")
+            chart_links[folder] = quote(f"{folder}/{CHART_PNG}", safe="/._-~")
             if run is exp or run.folder == exp.folder:
                 chart_links[exp.id] = chart_links[folder]
-                files.update(chart_png=f"{folder}/timeline.png", chart_svg=f"{folder}/timeline.svg")
+                files.update(chart_png=f"{folder}/{CHART_PNG}", chart_svg=f"{folder}/{CHART_SVG}")
         claim_files[exp.id] = files
     md_text = render_markdown(inputs, lang, out_dir, chart_links, previous)
     contrast, contrast_charts = contrast_section(run_dir, out_dir, lang)  # runs without HiveD: ungraded
@@ -188,7 +189,7 @@ def build_report(
     title = "Lab 6 实验报告" if lang == "zh" else "Lab 6 report"
     html_text = render_html(md_text, lang, out_dir, title)
     claims = build_claims(inputs, lang, claim_files)
-    claims_path, html_path = out_dir / "claims.json", out_dir / "report.html"
+    claims_path, html_path = RunDir(out_dir).claims, RunDir(out_dir).report_html
     write_atomic(claims_path, json.dumps(claims, ensure_ascii=False, indent=2) + "\n")
     copy_report_font(out_dir)
     write_atomic(html_path, html_text)

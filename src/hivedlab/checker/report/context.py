@@ -31,6 +31,7 @@ from hivedlab.checker.report.text import (
 from hivedlab.checker.report.timeline import Rejection
 from hivedlab.checker.verdicts import combined_verdict
 from hivedlab.evidence import parse_time
+from hivedlab.rundir import CHART_PNG, EVIDENCE
 
 Link = Callable[[str], str]  # run-dir-relative path -> href relative to the report
 
@@ -203,9 +204,9 @@ def _turn(turn: ExperimentInputs, names: Mapping[str, str], lang: str, link: Lin
     """One member's turn in an experiment's section: whose, its verdict, its first answer, its files."""
     verdict = run_verdict(turn)
     items = answers(turn, lang)
-    files = [f"[evidence.jsonl]({link(turn.evidence)})"] if turn.evidence else []
+    files = [f"[{EVIDENCE}]({link(turn.evidence)})"] if turn.evidence else []
     if chart:
-        files.append(f"[timeline.png]({chart})")
+        files.append(f"[{CHART_PNG}]({chart})")
     who = ", ".join(names.get(u, u) for u in turn.submitters) or names.get(turn.member, turn.member)
     if not turn.member:  # beside the members' turns: the run made without --member (the first member's)
         who += "（未指定 --member 的运行）" if lang == "zh" else " (the run without --member)"
@@ -351,9 +352,9 @@ def experiment(exp: ExperimentInputs, number: int, lang: str, link: Link, chart:
         sentences.append(md(_t(lang, "（证据来自模拟集群）", "(evidence from the simulated cluster)")))
     files = [f"[{md(path.rsplit('/', 1)[-1])}]({link(path)})" for path in exp.job_files]
     if exp.evidence:
-        files.append(f"[evidence.jsonl]({link(exp.evidence)})")
+        files.append(f"[{EVIDENCE}]({link(exp.evidence)})")
     if chart:
-        files.append(f"[timeline.png]({chart})")
+        files.append(f"[{CHART_PNG}]({chart})")
     return {
         "id": exp.id,
         "free_text_id": "observations-" + re.sub(r"[^A-Za-z0-9_.-]", "-", exp.id),  # a valid marker name
@@ -415,8 +416,7 @@ def hardware(inputs: RunInputs, lang: str) -> list[str]:
     """Which experiments ran on the manual's simulated hardware rather than the group's own workers, and why; and
     which ran on the group's own hardware with a config that differs from the manual's, and how (run.json's
     `hardware`): one line per reason or note, the experiments it covers named."""
-    raw = inputs.run.get("hardware")
-    entries: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    entries = inputs.record.hardware if inputs.record else {}
     by_reason: dict[str, list[str]] = {}
     for run_id, entry in entries.items():
         why = entry.get("why") if isinstance(entry, dict) and entry.get("on") == "manual" else None
@@ -454,15 +454,15 @@ def build_context(inputs: RunInputs, lang: str, link: Link, charts: dict[str, st
     experiments = [experiment(e, i + 1, lang, link, charts.get(e.id), names, charts) for i, e in enumerate(main)]
     optional = [{**experiment(e, len(main) + i + 1, lang, link, charts.get(e.id), names, charts),
                  "first_optional": i == 0} for i, e in enumerate(extra)]
-    group = md(str(inputs.run.get("group") or ""))
+    record = inputs.record
     return {
         "lang": lang,
-        "group": group,
-        "version": md(str(inputs.run.get("hivedlab_version") or inputs.run.get("version") or "")),
+        "group": md(record.group if record else ""),
+        "version": md(record.hivedlab_version if record else ""),
         "cluster": inputs.cluster,
-        "seed": md(str(inputs.run.get("seed", ""))),
-        "started": md(instant(str(inputs.run.get("started") or ""))),
-        "finished": md(instant(str(inputs.run.get("finished") or ""))),
+        "seed": md(str(record.seed) if record else ""),
+        "started": md(instant(record.started if record else "")),
+        "finished": md(instant(record.finished or "" if record else "")),
         "openpai_version": md(inputs.openpai_version),
         "hardware": hardware(inputs, lang),
         "env": environment(inputs, lang),
@@ -517,6 +517,7 @@ def build_claims(inputs: RunInputs, lang: str, files: dict[str, dict[str, object
         "cluster": inputs.cluster,
         "simulated": inputs.cluster == "sim",
         "openpai_version": inputs.openpai_version or None,
-        "run": {k: inputs.run.get(k) for k in ("hivedlab_version", "seed", "started", "finished") if k in inputs.run},
+        "run": {k: v for k, v in (inputs.record.to_json() if inputs.record else {}).items()
+                if k in ("hivedlab_version", "seed", "started", "finished")},
         "experiments": experiments,
     }

@@ -18,6 +18,7 @@ from hivedlab.checker.report.text import clock
 from hivedlab.checker.report.timeline import timeline_for_chart
 from hivedlab.checker.timeline import WAIT_REASONS
 from hivedlab.evidence import parse_time
+from hivedlab.rundir import CHART_PNG, CHART_SVG, RunDir, evidence_path, verdicts_path
 
 SNAPSHOT_AFTER_WAIT_S = 20.0  # a table shows the pods this long after an episode's first FailedScheduling
 EPISODE_GAP_S = 60.0
@@ -170,7 +171,7 @@ def _guarantees(answers: list[dict[str, Any]], lang: str) -> list[str]:
 
 def _chart(folder: Path, out_dir: Path, lang: str) -> tuple[str, list[Path]]:
     """Draw a run's timeline under the report's contrast/<run>/; returns its Markdown image ("" without pods)."""
-    log = folder / "evidence.jsonl"
+    log = evidence_path(folder)
     timeline = timeline_for_chart(log) if log.is_file() else None
     if timeline is None or not timeline.attempts:
         return "", []
@@ -179,10 +180,11 @@ def _chart(folder: Path, out_dir: Path, lang: str) -> tuple[str, list[Path]]:
     data = chart_module.chart_data(run_id, timeline.attempts, tuple(sorted(timeline.nodes)), {}, timeline.end or None,
                                    timeline.switches, timeline.rejections, timeline.into_second)
     png, svg = chart_module.draw(data, lang, salt=run_id)
-    png_path = out_dir / "contrast" / run_id / "timeline.png"
+    folder_out = RunDir(out_dir).run_folder(run_id, contrast=True)
+    png_path, svg_path = folder_out / CHART_PNG, folder_out / CHART_SVG
     write_atomic(png_path, png)
-    write_atomic(png_path.with_suffix(".svg"), svg)
-    return f"![{run_id}](contrast/{run_id}/timeline.png)", [png_path, png_path.with_suffix(".svg")]
+    write_atomic(svg_path, svg)
+    return f"![{run_id}]({png_path.relative_to(out_dir).as_posix()})", [png_path, svg_path]
 
 
 def _run_section(folder: Path, lang: str) -> list[str]:
@@ -193,7 +195,7 @@ def _run_section(folder: Path, lang: str) -> list[str]:
     names = SCHEDULER_TEXT.get(scheduler, (scheduler, scheduler))
     lines.append(f"- 调度器：{names[0]}" if zh else f"- Scheduler: {names[1]}")
     try:
-        verdict = read_json(folder / "verdicts.json")
+        verdict = read_json(verdicts_path(folder))
     except HivedlabError as exc:
         return [*lines, "", f"- {exc}", ""]
     answers = verdict.get("answers") or []
@@ -209,7 +211,7 @@ def _run_section(folder: Path, lang: str) -> list[str]:
                   f"{_cell(a.get('answer'), lang)} | {_seqs(a)} |"
                   for a in answers]
     lines.append("")
-    log = folder / "evidence.jsonl"
+    log = evidence_path(folder)
     records = _records(log) if log.is_file() else []
     zero = whole_seconds(_seconds(records[0]["time"])) if records else 0
     for at in moments(records):
@@ -234,7 +236,7 @@ def _side_by_side(runs: list[Path], out_dir: Path, lang: str) -> tuple[list[str]
 def contrast_section(run_dir: Path, out_dir: Path, lang: str) -> tuple[str, tuple[Path, ...]]:
     """The Markdown section (empty without contrast runs) and the chart files it wrote: per experiment, its runs'
     charts side by side, then each run's answers and pod tables."""
-    folder = run_dir / "contrast"
+    folder = RunDir(run_dir).home(contrast=True)
     runs = sorted(p for p in folder.iterdir() if p.is_dir() and "@" in p.name) if folder.is_dir() else []
     if not runs:
         return "", ()

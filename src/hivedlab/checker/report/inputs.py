@@ -20,6 +20,17 @@ from hivedlab.checker.pod_facts import vc_nodes_from_config
 from hivedlab.checker.report.timeline import ExperimentTimeline, timeline_for_chart
 from hivedlab.checker.verdicts import to_json
 from hivedlab.group.inventory import inventory_from_mapping, read_inventory
+from hivedlab.rundir import (
+    EVIDENCE,
+    RUN_RECORD,
+    VERDICTS,
+    Outcome,
+    RunDir,
+    RunRecord,
+    evidence_path,
+    holds_run,
+    verdicts_path,
+)
 
 UNKNOWN = "unknown"
 
@@ -89,7 +100,7 @@ class ExperimentInputs:
 class RunInputs:
     run_dir: Path
     cluster: str  # sim | pai | unknown
-    run: dict[str, Any]
+    record: RunRecord | None  # None when run.json is missing or unreadable
     members: tuple[MemberInfo, ...]
     env: dict[str, EnvRecord]
     openpai_version: str
@@ -112,9 +123,9 @@ def _text(value: Any) -> str:
 
 
 def load_members(run_dir: Path) -> tuple[tuple[MemberInfo, ...], list[str]]:
-    path = run_dir / "inventory.yaml"
+    path = RunDir(run_dir).inventory_path
     if not path.is_file():
-        return (), ["inventory.yaml is missing: member names come from the environment records"]
+        return (), [f"{path.name} is missing: member names come from the environment records"]
     try:
         inventory = inventory_from_mapping(*read_inventory(path), strict=False)
     except HivedlabError as exc:
@@ -147,7 +158,7 @@ def env_record_from_mapping(data: Any, source: str) -> EnvRecord | None:
 
 
 def load_env(run_dir: Path) -> tuple[dict[str, EnvRecord], list[str]]:
-    folder = run_dir / "env"
+    folder = RunDir(run_dir).env_dir
     records: dict[str, EnvRecord] = {}
     problems: list[str] = []
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
@@ -158,18 +169,6 @@ def load_env(run_dir: Path) -> tuple[dict[str, EnvRecord], list[str]]:
             continue
         records[record.member] = record
     return records, problems
-
-
-def openpai_version_of(run: dict[str, Any]) -> str:
-    """The cluster's OpenPAI version as the real backend recorded it in run.json (`GET /api/v2/info`)."""
-    for key in ("openpai_version", "openpaiVersion"):
-        if _text(run.get(key)):
-            return _text(run[key])
-    for key in ("openpai", "cluster_info", "info", "api_info"):
-        value = run.get(key)
-        if isinstance(value, dict) and _text(value.get("version")):
-            return _text(value["version"])
-    return ""
 
 
 def plan_info(experiment: str) -> PlanInfo:
@@ -195,7 +194,7 @@ def _vc_nodes(run_dir: Path, plan: PlanInfo, timeline: ExperimentTimeline) -> tu
     if timeline.vc_nodes:
         return dict(timeline.vc_nodes), ""
     name = timeline.config_name or plan.hived_config
-    path = run_dir / "hived" / f"{name}.yaml"
+    path = RunDir(run_dir).hived_config(name)
     if name and path.is_file():
         try:
             found = vc_nodes_from_config(path.read_text(encoding="utf-8"))
@@ -207,80 +206,72 @@ def _vc_nodes(run_dir: Path, plan: PlanInfo, timeline: ExperimentTimeline) -> tu
 
 
 def load_experiment(
-    run_dir: Path, experiment: str, run_tag: str = "", outcome: Any = None, member: str = ""
+    run_dir: Path, experiment: str, run_tag: str = "", outcome: Outcome | None = None, member: str = ""
 ) -> ExperimentInputs:
     """One run's inputs: the experiment's (`experiments/<id>/`), or a member's turn (`experiments/<id>/<member>/`);
-    `outcome` is run.json's `outcomes[<run>]` ({status, reason}) when recorded."""
+    `outcome` is the run record's outcome of this run when recorded."""
     run_id = f"{experiment}/{member}" if member else experiment
-    rel = f"experiments/{run_id}"
-    folder = run_dir / rel
+    where = RunDir(run_dir)
+    folder = where.run_folder(run_id)
+    rel = folder.relative_to(run_dir).as_posix()
     plan = plan_info(experiment)
     problems: list[str] = []
-    if isinstance(outcome, dict) and _text(outcome.get("status")) not in ("", "finished"):
-        reason = _text(outcome.get("reason"))
-        status = _text(outcome["status"])
-        problems.append(f"the run of {run_id} did not finish: {status}" + (f" ({reason})" if reason else ""))
+    if outcome is not None and outcome.status not in ("", "finished"):
+        problems.append(f"the run of {run_id} did not finish: {outcome.status}"
+                        + (f" ({outcome.reason})" if outcome.reason else ""))
     verdict: dict[str, Any] | None = None
-    verdict_path = folder / "verdicts.json"
-    if verdict_path.is_file():
-        data, problem = _read_json(verdict_path)
+    log = evidence_path(folder)
+    if verdicts_path(folder).is_file():
+        data, problem = _read_json(verdicts_path(folder))
         if problem or not isinstance(data, dict):
-            problems.append(f"{rel}/{problem or 'verdicts.json: not a verdict result'}")
+            problems.append(f"{rel}/{problem or f'{VERDICTS}: not a verdict result'}")
         else:
             verdict = data
-    elif (folder / "evidence.jsonl").is_file():
+    elif log.is_file():
         try:
-            verdict = to_json(judge_file(folder / "evidence.jsonl", experiment))
+            verdict = to_json(judge_file(log, experiment))
         except HivedlabError as exc:
-            problems.append(f"{rel}/verdicts.json is missing and the log cannot be judged: {exc}")
+            problems.append(f"{rel}/{VERDICTS} is missing and the log cannot be judged: {exc}")
         else:
-            problems.append(f"{rel}/verdicts.json is missing: judged now from the evidence log")
+            problems.append(f"{rel}/{VERDICTS} is missing: judged now from the evidence log")
     else:
-        problems.append(f"{rel}/verdicts.json is missing")
-    evidence_path = folder / "evidence.jsonl"
-    evidence = f"{rel}/evidence.jsonl" if evidence_path.is_file() else None
+        problems.append(f"{rel}/{VERDICTS} is missing")
+    evidence = f"{rel}/{EVIDENCE}" if log.is_file() else None
     if evidence is None:
-        problems.append(f"{rel}/evidence.jsonl is missing")
-    timeline = timeline_for_chart(evidence_path, run_tag) if evidence else ExperimentTimeline()
+        problems.append(f"{rel}/{EVIDENCE} is missing")
+    timeline = timeline_for_chart(log, run_tag) if evidence else ExperimentTimeline()
     problems.extend(timeline.problems)
     vc_nodes, problem = _vc_nodes(run_dir, plan, timeline)
     if problem and evidence:
         problems.append(problem)
     nodes = tuple(dict.fromkeys([*(n for members in vc_nodes.values() for n in members), *timeline.nodes]))
-    jobs_folder = run_dir / "jobs" / run_id
+    jobs_folder = where.jobs_folder(run_id)
     listed = sorted(jobs_folder.iterdir()) if jobs_folder.is_dir() else []
-    job_files = tuple(f"jobs/{run_id}/{p.name}" for p in listed if p.is_file() and not p.name.startswith("."))
+    job_files = tuple(p.relative_to(run_dir).as_posix() for p in listed if p.is_file() and not p.name.startswith("."))
     return ExperimentInputs(experiment, plan, verdict, job_files, evidence, timeline, nodes, vc_nodes,
                             tuple(problems), rel, member)
 
 
-def _holds_run(folder: Path) -> bool:
-    return (folder / "evidence.jsonl").is_file() or (folder / "verdicts.json").is_file()
-
-
 def turn_members(folder: Path, users: tuple[str, ...] = ()) -> list[str]:
     """The members' turns in an experiment's folder (sub-folders holding a run), inventory order first."""
-    found = sorted(p.name for p in folder.iterdir() if p.is_dir() and _holds_run(p)) if folder.is_dir() else []
+    found = sorted(p.name for p in folder.iterdir() if p.is_dir() and holds_run(p)) if folder.is_dir() else []
     return [u for u in users if u in found] + [u for u in found if u not in users]
 
 
-def load_experiment_runs(run_dir: Path, experiment: str, run: dict[str, Any],
+def load_experiment_runs(run_dir: Path, experiment: str, record: RunRecord | None,
                          users: tuple[str, ...] = ()) -> ExperimentInputs:
     """An experiment with every run of it in the folder: the group's run (`experiments/<id>/`) and each member's turn
     (`experiments/<id>/<user>/`, docs/evidence.md); the first is the experiment's own fields, all are its `turns`."""
-    run_tag = _text(run.get("run_tag"))
-    raw_outcomes, raw_members = run.get("outcomes"), run.get("members")
-    outcomes: dict[str, Any] = raw_outcomes if isinstance(raw_outcomes, dict) else {}
-    recorded: dict[str, Any] = raw_members if isinstance(raw_members, dict) else {}
-    folder = run_dir / "experiments" / experiment
+    record = record or RunRecord()
+    folder = RunDir(run_dir).run_folder(experiment)
     members = turn_members(folder, users)
     loaded = []
-    for member in ([""] if _holds_run(folder) or not members else []) + members:
+    for member in ([""] if holds_run(folder) or not members else []) + members:
         run_id = f"{experiment}/{member}" if member else experiment
-        who = recorded.get(run_id)
-        submitters = tuple(str(u) for u in who) if isinstance(who, list) else (member,) if member else ()
-        loaded.append(replace(load_experiment(run_dir, experiment, run_tag, outcomes.get(run_id), member),
-                              submitters=submitters))
+        who = record.members.get(run_id)
+        submitters = who if who is not None else (member,) if member else ()
+        loaded.append(replace(load_experiment(run_dir, experiment, record.run_tag, record.outcomes.get(run_id),
+                                              member), submitters=submitters))
     return replace(loaded[0], turns=tuple(loaded)) if members else loaded[0]
 
 
@@ -289,37 +280,37 @@ def load_run(run_dir: Path) -> RunInputs:
     if not run_dir.is_dir():
         raise HivedlabError(f"{run_dir}: not a run directory (no such folder)")
     problems: list[str] = []
-    run: dict[str, Any] = {}
-    if (run_dir / "run.json").is_file():
-        data, problem = _read_json(run_dir / "run.json")
+    where = RunDir(run_dir)
+    record: RunRecord | None = None
+    if where.record_path.is_file():
+        data, problem = _read_json(where.record_path)
         if problem or not isinstance(data, dict):
-            problems.append(problem or "run.json: not a JSON object")
+            problems.append(problem or f"{RUN_RECORD}: not a JSON object")
         else:
-            run = data
+            record = RunRecord.from_json(data)
     else:
-        problems.append("run.json is missing: the cluster the experiments ran on is unknown")
-    experiments_dir = run_dir / "experiments"
-    ids = sorted(p.name for p in experiments_dir.iterdir() if p.is_dir()) if experiments_dir.is_dir() else []
-    if not ids and not run:
-        raise HivedlabError(f"{run_dir}: not a run directory (no run.json and no experiments/)")
-    cluster = _text(run.get("cluster")) or UNKNOWN
+        problems.append(f"{RUN_RECORD} is missing: the cluster the experiments ran on is unknown")
+    ids = where.experiment_ids()
+    if not ids and record is None:
+        raise HivedlabError(f"{run_dir}: not a run directory (no {RUN_RECORD} and no {where.experiments_dir.name}/)")
+    cluster = record.cluster if record and record.cluster else UNKNOWN
     if cluster not in ("sim", "pai", "k8s"):
-        folders = [experiments_dir / e for e in ids]
+        folders = [where.run_folder(e) for e in ids]
         folders += [p for f in folders for p in f.iterdir() if p.is_dir()]  # members' turns
         sources = {s for f in folders for s in (timeline_source(f),) if s}
         cluster = "sim" if sources == {"sim"} else "pai" if sources == {"k8s"} else UNKNOWN
     members, member_problems = load_members(run_dir)
     env, env_problems = load_env(run_dir)
     users = tuple(m.user for m in members)
-    loaded = [load_experiment_runs(run_dir, e, run, users) for e in ids]
+    loaded = [load_experiment_runs(run_dir, e, record, users) for e in ids]
     experiments = tuple(sorted((x for x in loaded if not is_smoke(x.id)), key=lambda x: (x.plan.order, x.id)))
     return RunInputs(
         run_dir=run_dir,
         cluster=cluster,
-        run=run,
+        record=record,
         members=members,
         env=env,
-        openpai_version=openpai_version_of(run),
+        openpai_version=record.openpai_version if record else "",
         experiments=experiments,
         problems=tuple(problems + member_problems + env_problems),
         smoke=next((x for x in loaded if is_smoke(x.id)), None),
@@ -333,7 +324,7 @@ def is_smoke(experiment: str) -> bool:
 
 def timeline_source(folder: Path) -> str:
     """The `source` of an experiment's evidence log's first record ("" when unknown)."""
-    path = folder / "evidence.jsonl"
+    path = evidence_path(folder)
     try:
         with path.open(encoding="utf-8") as handle:
             first = handle.readline()

@@ -9,6 +9,7 @@ from pathlib import Path
 from hivedlab.basics.errors import EXIT_USAGE, HivedlabError
 from hivedlab.basics.files import read_text, write_atomic
 from hivedlab.cli.options import add_format, add_lang, add_out, new_parser
+from hivedlab.rundir import EVIDENCE, EXPERIMENTS, RunDir
 
 DESCRIPTION = """\
 Judge an experiment's evidence log: build the timeline of every job, task and attempt, apply the
@@ -49,9 +50,9 @@ _ORDER: dict[str, int] = {}
 def _run_logs(path: Path) -> list[Path]:
     """A run directory's logs in plan order: each experiment's, then its members' turns (`experiments/<id>/<user>/`,
     docs/evidence.md) in the inventory's order; a folder of experiment folders is read the same way."""
-    root = path / "experiments" if (path / "experiments").is_dir() else path
+    root = RunDir(path).experiments_dir if RunDir(path).experiments_dir.is_dir() else path
     users = _inventory_users(path)
-    logs = [*root.glob("*/evidence.jsonl"), *root.glob("*/*/evidence.jsonl")]
+    logs = [*root.glob(f"*/{EVIDENCE}"), *root.glob(f"*/*/{EVIDENCE}")]
 
     def key(log: Path) -> tuple[int, str, int, str]:
         member = log.parent.name if log.parent.parent != root else ""
@@ -66,10 +67,10 @@ def _inventory_users(path: Path) -> list[str]:
     """The users of the run's inventory.yaml, in order (none when it is missing or broken)."""
     from hivedlab.group.inventory import inventory_from_mapping, read_inventory
 
-    if not (path / "inventory.yaml").is_file():
+    if not RunDir(path).inventory_path.is_file():
         return []
     try:
-        return list(inventory_from_mapping(*read_inventory(path / "inventory.yaml"), strict=False).users)
+        return list(inventory_from_mapping(*read_inventory(RunDir(path).inventory_path), strict=False).users)
     except HivedlabError:
         return []
 
@@ -81,7 +82,7 @@ def _logs(paths: list[str]) -> list[Path]:
         if path.is_dir():
             logs = _run_logs(path)
             if not logs:
-                raise HivedlabError(f"{path}: no experiments/*/evidence.jsonl in this directory")
+                raise HivedlabError(f"{path}: no {EXPERIMENTS}/*/{EVIDENCE} in this directory")
             found += logs
         else:
             found.append(path)

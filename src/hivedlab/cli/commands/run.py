@@ -8,11 +8,16 @@ import sys
 import unicodedata
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hivedlab.basics.errors import EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_OK, HivedlabError
-from hivedlab.basics.files import read_json
+from hivedlab.checker.verdicts import VERDICT_TEXT
 from hivedlab.cli.options import add_lang, add_out, new_parser
+from hivedlab.rundir import RunDir
+
+if TYPE_CHECKING:
+    from hivedlab.checker.verdicts import ExperimentVerdict
+    from hivedlab.runner import ExperimentRun
 
 DESCRIPTION = (
     """\
@@ -39,8 +44,6 @@ the kubeflow-gang experiment runs under both unless --scheduler picks one. Contr
 --cluster k8s 在普通 Kubernetes 集群（Kubeflow TFJob + kube-batch 或 Volcano）上运行 kubeflow-gang 实验。
 在同一 --out 目录再次运行真实集群实验会接着记录（日志只追加、不删除）；模拟运行遇到已有结果时需加 --replace。"""
 )
-
-VERDICT_ZH = {"consistent": "一致", "inconsistent": "不一致", "inconclusive": "无法判断"}
 
 EXAMPLES = """\
   hivedlab run all                           # the whole lab on the simulated cluster, report in out/
@@ -107,69 +110,22 @@ def _plans(experiment: str, scheduler: str | None) -> list[Any]:
     return [plan.for_scheduler(name) for plan in plans for name in ((scheduler,) if scheduler else plan.schedulers)]
 
 
-def _sim_factory(seed: int, inventory: Any) -> Any:
-    from hivedlab.backends.sim import SimCluster, settings_from_mapping
-    from hivedlab.runner import experiment_seed
-
-    ips = {m.hostname: m.ip for m in inventory.members if m.hostname}
-    others = sum(1 for m in inventory.members if "master" in m.roles and "worker" not in m.roles)
-
-    def make(plan: Any, writer: Any) -> Any:
-        settings = settings_from_mapping(plan.sim)
-        if plan.scheduler != "hived":
-            from hivedlab.backends.sim.plain import PlainSimCluster
-
-            return PlainSimCluster(writer, experiment_seed(seed, plan.id), scheduler=plan.scheduler,
-                                   settings=settings, node_ips=ips, other_nodes=others)
-        return SimCluster(writer, experiment_seed(seed, plan.id), settings=settings, node_ips=ips, other_nodes=others)
-
-    return make
-
-
-def _k8s_factory(args: argparse.Namespace, form: str, run_tag: str) -> Any:
-    """The plain-Kubernetes backend for each run, in a namespace of its own named after the run and its tag."""
-    from hivedlab.backends.k8s import open_backend
-    from hivedlab.models.kubeflow.manifests import FORMS, k8s_name
-
-    def make(plan: Any, writer: Any) -> Any:
-        namespace = k8s_name(f"hivedlab-{plan.run_id}-{run_tag}")
-        return open_backend(writer, FORMS[form], namespace, gang=plan.scheduler != "default",
-                            kubeconfig=args.kubeconfig, context=args.context)
-
-    return make
-
-
-def _pai_factory(inventory: Any, turns: list[Any]) -> Any:
-    """The real backend for each plan, imported only when asked for (the kubernetes client is slow to import).
-    Each one first tries the tokens of every member the whole run submits as (`turns`: whose turns of which plans),
-    so a bad one stops it early."""
-    from hivedlab.backends.pai import open_backend
-    from hivedlab.runner import submitting_members
-
-    members = submitting_members(turns, inventory)
-
-    def make(plan: Any, writer: Any) -> Any:
-        return open_backend(writer, inventory, members=members)
-
-    return make
-
-
-def _summary(results: list[Any], verdicts: dict[str, dict[str, Any]], lang: str) -> tuple[list[str], bool]:
+def _summary(results: list[ExperimentRun], verdicts: dict[str, ExperimentVerdict], lang: str
+             ) -> tuple[list[str], bool]:
     rows = [("实验", "判定", "回答") if lang == "zh" else ("experiment", "verdict", "answer")]
     bad = False
     for result in results:
-        verdict = verdicts.get(result.run_id, {})
-        state = str(verdict.get("verdict") or ("—" if result.status == "finished" else result.status))
-        answers = verdict.get("answers") or []
-        first = answers[0].get("summary") or answers[0].get("answer", {}) if answers and isinstance(answers[0], dict) \
-            else {}  # the short answer when the verdict has one (the report's results table)
-        line = first.get(lang) or first.get("en") or "" if isinstance(first, dict) else ""
+        verdict = verdicts.get(result.run_id)
+        state = verdict.verdict if verdict else "—" if result.status == "finished" else result.status
+        first = verdict.answers[0] if verdict and verdict.answers else None
+        short = (first.summary or first.answer) if first else None  # the report's results table's short answer
+        line = (short.get(lang) or short.en) if short else ""
         if result.status != "finished":
             line = f"{result.status}: {result.reason}" if result.reason else result.status
             bad = bad or not result.contrast  # without HiveD a job may never run: that is the contrast
         bad = bad or (state == "inconsistent" and not result.contrast)  # a contrast run may break HiveD's guarantees
-        shown = VERDICT_ZH.get(state, state) if lang == "zh" else state
-        rows.append((result.run_id, shown, " ".join(str(line).split())))
+        shown = VERDICT_TEXT[state].get(lang) if state in VERDICT_TEXT else state
+        rows.append((result.run_id, shown, " ".join(line.split())))
     width = [max(_width(r[i]) for r in rows) for i in range(2)]
     return [f"{_pad(r[0], width[0])}  {_pad(r[1], width[1])}  {r[2]}".rstrip() for r in rows], bad
 
@@ -185,22 +141,24 @@ def _pad(text: str, width: int) -> str:
 
 def _next_steps(out: Path, lang: str, report: bool, turns: bool = False) -> str:
     """Where a newcomer looks next."""
+    where = RunDir(out)
+    experiments = where.experiments_dir
     if lang == "zh":
         lines = [f"运行目录：{out}"]
         if report:
-            lines.append(f"实验报告：{out / 'report.md'}（浏览器打开 {out / 'report.html'}）")
-        lines.append(f"每个实验的证据、判定和时间线图：{out / 'experiments'}/<实验>/；重新判定：hivedlab check {out}")
+            lines.append(f"实验报告：{where.report_md}（浏览器打开 {where.report_html}）")
+        lines.append(f"每个实验的证据、判定和时间线图：{experiments}/<实验>/；重新判定：hivedlab check {out}")
         if turns:
-            lines.append(f"每位组员的一轮：{out / 'experiments'}/<实验>/<用户名>/"
+            lines.append(f"每位组员的一轮：{experiments}/<实验>/<用户名>/"
                          "（vc-safety 所有组员同时提交，只有一份）")
     else:
         lines = [f"run directory: {out}"]
         if report:
-            lines.append(f"the report: {out / 'report.md'} (or open {out / 'report.html'} in a browser)")
-        lines.append(f"each experiment's evidence, verdicts and chart: {out / 'experiments'}/<id>/; "
+            lines.append(f"the report: {where.report_md} (or open {where.report_html} in a browser)")
+        lines.append(f"each experiment's evidence, verdicts and chart: {experiments}/<id>/; "
                      f"judge again: hivedlab check {out}")
         if turns:
-            lines.append(f"each member's turn: {out / 'experiments'}/<id>/<user>/ "
+            lines.append(f"each member's turn: {experiments}/<id>/<user>/ "
                          "(vc-safety: one run, everyone at once)")
     return "\n".join(lines)
 
@@ -213,19 +171,16 @@ def _leftover_note(out: Path) -> str:
 
 def _previous_run_tag(out: Path) -> str | None:
     """A real run resumed in the same folder keeps its job names, so the backend finds what it already submitted."""
-    try:
-        previous = read_json(out / "run.json")
-    except HivedlabError:
+    previous = RunDir(out).read_record()
+    if previous is None or previous.cluster not in ("pai", "k8s"):
         return None
-    if not isinstance(previous, dict) or previous.get("cluster") not in ("pai", "k8s"):
-        return None
-    tag = previous.get("run_tag")
-    return tag if isinstance(tag, str) and tag else None
+    return previous.run_tag or None
 
 
 def run(args: argparse.Namespace) -> int:
     from hivedlab.group.inventory import find_member, load_inventory
     from hivedlab.runner import RunContext, plan_turns, run_experiments, run_pipeline
+    from hivedlab.runner.backends import Opening, backend_factory
 
     if args.scheduler and args.cluster == "pai":
         raise HivedlabError("--scheduler applies to the simulated cluster and --cluster k8s: on OpenPAI, HiveD "
@@ -248,12 +203,12 @@ def run(args: argparse.Namespace) -> int:
     member = find_member(inventory, args.member).user if args.member else ""
     members = inventory.users if args.each_member else (member,)
     if args.cluster == "sim":
-        make = _sim_factory(args.seed, inventory)
+        make = backend_factory("sim", Opening(inventory, seed=args.seed))
         ctx = RunContext(out, "sim", args.seed, inventory, f"s{args.seed}", replace=args.replace, member=member)
     else:
         tag = _previous_run_tag(out) or datetime.now(timezone.utc).strftime("%Y%m%dt%H%M%S")
-        turns = plan_turns(plans, members)
-        make = _pai_factory(inventory, turns) if args.cluster == "pai" else _k8s_factory(args, form, tag)
+        make = backend_factory(args.cluster, Opening(inventory, turns=plan_turns(plans, members), form=form,
+                                                     run_tag=tag, kubeconfig=args.kubeconfig, context=args.context))
         ctx = RunContext(out, args.cluster, None, inventory, tag, member=member)
 
     def progress(experiment: str) -> None:
@@ -275,15 +230,16 @@ def run(args: argparse.Namespace) -> int:
         note = _leftover_note(out)
         if note:
             print(f"hivedlab run: {note}", file=sys.stderr)
-    verdicts: dict[str, dict[str, Any]] = {}
+    verdicts: dict[str, ExperimentVerdict] = {}
     if not args.no_report:
+        experiments = RunDir(out).experiments_dir
         try:
             pipeline = run_pipeline(out, results, args.lang)
         except KeyboardInterrupt:  # the simulation takes a moment, so a Ctrl-C nearly always lands here
             raise HivedlabError(
                 f"interrupted while judging and writing the report; the experiments had finished and their evidence "
-                f"is in {out / 'experiments'}: finish with `hivedlab report {out}` / 判定和写报告时被中断；实验已经"
-                f"完成，证据在 {out / 'experiments'}：运行 `hivedlab report {out}` 完成报告",
+                f"is in {experiments}: finish with `hivedlab report {out}` / 判定和写报告时被中断；实验已经"
+                f"完成，证据在 {experiments}：运行 `hivedlab report {out}` 完成报告",
                 EXIT_INTERRUPTED) from None
         verdicts = pipeline.verdicts
         for name, note in pipeline.notes.items():

@@ -1,0 +1,256 @@
+"""The run directory: the one owner of its layout and of its record, `run.json`.
+
+    <out>/
+      run.json                       the run record (RunRecord)
+      inventory.yaml                 the group inventory the run used
+      experiments/<id>/              a run: evidence.jsonl, verdicts.json, charts
+      experiments/<id>/<user>/       a member's turn of it
+      contrast/<id>@<scheduler>/     a contrast run (docs/other-schedulers.md), with contrast/jobs/ and contrast/hived/
+      jobs/<run>/  hived/            the job files and HiveD configs a run submitted
+      env/<member>.json              the members' environment records
+      replaced/<UTC time>/           earlier simulated runs moved aside by --replace
+      report.md  report.html  claims.json
+
+No other module spells these names: the runner, the CLI, the report, grading and the backends ask this one.
+Reading the record is tolerant (a grader reads forged files): a field of the wrong type is dropped, never trusted.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from hivedlab.basics.files import write_atomic
+
+RUN_RECORD = "run.json"
+INVENTORY = "inventory.yaml"
+EVIDENCE = "evidence.jsonl"
+VERDICTS = "verdicts.json"
+CLAIMS = "claims.json"
+REPORT_MD = "report.md"
+REPORT_HTML = "report.html"
+CHART_PNG = "timeline.png"  # a run's chart, in its folder
+CHART_SVG = "timeline.svg"
+EXPERIMENTS = "experiments"
+CONTRAST = "contrast"
+JOBS = "jobs"
+HIVED_CONFIGS = "hived"
+ENV = "env"
+REPLACED = "replaced"
+RUN_HOMES = (EXPERIMENTS, CONTRAST)  # the folders a run's own folder sits in
+
+
+@dataclass(frozen=True)
+class Outcome:
+    status: str  # finished | failed | interrupted | ...
+    reason: str = ""
+
+    def as_dict(self) -> dict[str, str]:
+        return {"status": self.status, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """What `run.json` records of a run. Maps are keyed by run: the experiment id, `<id>/<user>` for a member's
+    turn, `<id>@<scheduler>` for a contrast run."""
+
+    cluster: str = ""  # sim | pai | k8s
+    hivedlab_version: str = ""
+    seed: int | None = None
+    group: str = ""
+    run_tag: str = ""
+    started: str = ""
+    sessions: tuple[str, ...] = ()  # when each (resumed) session began
+    finished: str | None = None
+    experiments: tuple[str, ...] = ()
+    contrast: tuple[str, ...] = ()
+    outcomes: Mapping[str, Outcome] = field(default_factory=dict)
+    members: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # whose jobs it submitted
+    hardware: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # {on: group|manual, why?, notes?}
+    openpai_version: str = ""  # GET /api/v2/info of the real cluster
+    gpu_nodes: Mapping[str, Any] = field(default_factory=dict)  # plain Kubernetes: the GPU nodes it found
+
+    @classmethod
+    def from_json(cls, data: object) -> RunRecord:
+        if not isinstance(data, Mapping):
+            return cls()
+        seed = data.get("seed")
+        outcomes = {run: Outcome(_text(o.get("status")), _text(o.get("reason")))
+                    for run, o in _mapping(data.get("outcomes")).items() if isinstance(o, Mapping)}
+        members = {run: tuple(str(u) for u in users)
+                   for run, users in _mapping(data.get("members")).items() if isinstance(users, list)}
+        hardware = {run: entry for run, entry in _mapping(data.get("hardware")).items() if isinstance(entry, Mapping)}
+        finished = data.get("finished")
+        return cls(
+            cluster=_text(data.get("cluster")),
+            hivedlab_version=_text(data.get("hivedlab_version")),
+            seed=seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
+            group=_text(data.get("group")),
+            run_tag=_text(data.get("run_tag")),
+            started=_text(data.get("started")),
+            sessions=_texts(data.get("sessions")),
+            finished=finished if isinstance(finished, str) else None,
+            experiments=_texts(data.get("experiments")),
+            contrast=_texts(data.get("contrast")),
+            outcomes=outcomes,
+            members=members,
+            hardware=hardware,
+            openpai_version=_text(data.get("openpai_version")),
+            gpu_nodes=_mapping(data.get("gpu_nodes")),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {}
+        if self.openpai_version:
+            data["openpai_version"] = self.openpai_version
+        if self.gpu_nodes:
+            data["gpu_nodes"] = dict(self.gpu_nodes)
+        data.update({
+            "hivedlab_version": self.hivedlab_version,
+            "cluster": self.cluster,
+            "seed": self.seed,
+            "group": self.group,
+            "run_tag": self.run_tag,
+            "started": self.started,
+            "sessions": list(self.sessions),
+            "finished": self.finished,
+            "experiments": list(self.experiments),
+            "contrast": list(self.contrast),
+            "outcomes": {run: o.as_dict() for run, o in self.outcomes.items()},
+            "members": {run: list(users) for run, users in self.members.items()},
+            "hardware": {run: dict(entry) for run, entry in self.hardware.items()},
+        })
+        return data
+
+    def continues(self, cluster: str, run_tag: str) -> bool:
+        """Whether a run on `cluster` with `run_tag` resumes this one (and so extends its record)."""
+        return (self.cluster, self.run_tag) == (cluster, run_tag)
+
+    def merged(self, later: RunRecord) -> RunRecord:
+        """This record extended by a later session of the same run: lists and maps grow, the rest is the later one's."""
+        started = self.started or later.started
+        sessions = self.sessions or ((self.started,) if self.started else ())
+        return replace(
+            later,
+            started=started,
+            sessions=tuple(dict.fromkeys([*sessions, *later.sessions])),
+            experiments=tuple(dict.fromkeys([*self.experiments, *later.experiments])),
+            contrast=tuple(dict.fromkeys([*self.contrast, *later.contrast])),
+            outcomes={**self.outcomes, **later.outcomes},
+            members={**self.members, **later.members},
+            hardware={**self.hardware, **later.hardware},
+            openpai_version=later.openpai_version or self.openpai_version,
+            gpu_nodes={**self.gpu_nodes, **later.gpu_nodes},
+        )
+
+
+@dataclass(frozen=True)
+class RunDir:
+    """The paths of one run directory."""
+
+    root: Path
+
+    @property
+    def record_path(self) -> Path:
+        return self.root / RUN_RECORD
+
+    @property
+    def inventory_path(self) -> Path:
+        return self.root / INVENTORY
+
+    @property
+    def experiments_dir(self) -> Path:
+        return self.root / EXPERIMENTS
+
+    @property
+    def env_dir(self) -> Path:
+        return self.root / ENV
+
+    @property
+    def report_md(self) -> Path:
+        return self.root / REPORT_MD
+
+    @property
+    def report_html(self) -> Path:
+        return self.root / REPORT_HTML
+
+    @property
+    def claims(self) -> Path:
+        return self.root / CLAIMS
+
+    def home(self, contrast: bool = False) -> Path:
+        """Where a run's job files and HiveD configs go: the run directory, or `contrast/` for a contrast run."""
+        return self.root / CONTRAST if contrast else self.root
+
+    def run_folder(self, run_id: str, contrast: bool = False) -> Path:
+        """A run's own folder: `experiments/<id>/`, `experiments/<id>/<user>/` or `contrast/<id>@<scheduler>/`."""
+        return self.root / (CONTRAST if contrast else EXPERIMENTS) / run_id
+
+    def jobs_folder(self, run_id: str, contrast: bool = False) -> Path:
+        return self.home(contrast) / JOBS / run_id
+
+    def hived_config(self, name: str, contrast: bool = False) -> Path:
+        return self.home(contrast) / HIVED_CONFIGS / f"{name}.yaml"
+
+    def replaced_folder(self, stamp: str = "") -> Path:
+        return self.root / REPLACED / stamp if stamp else self.root / REPLACED
+
+    def experiment_ids(self) -> list[str]:
+        folder = self.experiments_dir
+        return sorted(p.name for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
+
+    def read_record(self) -> RunRecord | None:
+        """The record, or None when there is none or it is not a JSON object."""
+        try:
+            data = json.loads(self.record_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError, UnicodeDecodeError):
+            return None
+        return RunRecord.from_json(data) if isinstance(data, dict) else None
+
+    def write_record(self, record: RunRecord) -> None:
+        write_atomic(self.record_path, json.dumps(record.to_json(), ensure_ascii=False, indent=2) + "\n")
+
+
+def evidence_path(folder: Path) -> Path:
+    """A run folder's evidence log."""
+    return folder / EVIDENCE
+
+
+def verdicts_path(folder: Path) -> Path:
+    """A run folder's verdicts, derived from its log."""
+    return folder / VERDICTS
+
+
+def holds_run(folder: Path) -> bool:
+    """Whether a folder holds a run (its log or its verdicts)."""
+    return evidence_path(folder).is_file() or verdicts_path(folder).is_file()
+
+
+def run_location(log: Path) -> tuple[Path, str]:
+    """The run directory and the run's id of a log at `<run>/experiments/<id>/evidence.jsonl` (or `contrast/`), or of
+    a member's turn at `<run>/experiments/<id>/<user>/evidence.jsonl` (id `<id>/<user>`); for a log outside a run
+    directory, its folder's grandparent and its folder's name."""
+    folder = log.resolve().parent
+    parts = [folder.name]
+    while folder.parent.name not in RUN_HOMES and len(parts) < 2 and folder.parent != folder:
+        folder = folder.parent
+        parts.insert(0, folder.name)
+    if folder.parent.name not in RUN_HOMES:
+        return log.resolve().parent.parent.parent, log.resolve().parent.name
+    return folder.parent.parent, "/".join(parts)
+
+
+def _mapping(value: object) -> dict[str, Any]:
+    return {str(k): v for k, v in value.items()} if isinstance(value, Mapping) else {}
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _texts(value: object) -> tuple[str, ...]:
+    return tuple(v for v in value if isinstance(v, str)) if isinstance(value, Sequence) and not isinstance(
+        value, str) else ()

@@ -1,0 +1,172 @@
+"""Run plans one after another into a run directory: prepare the folder (nothing recorded is ever lost), run each
+turn on a fresh backend, and keep the run record (`hivedlab.rundir.RunRecord`) current after each."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from hivedlab import __version__
+from hivedlab.basics.errors import HivedlabError
+from hivedlab.basics.files import write_atomic
+from hivedlab.checker.plans import Plan
+from hivedlab.evidence import EvidenceWriter, format_time, log_source
+from hivedlab.group.inventory import Inventory
+from hivedlab.rundir import Outcome, RunRecord, evidence_path, verdicts_path
+from hivedlab.runner.model import BackendFactory, ExperimentRun, RunContext, Turn, is_group_plan
+from hivedlab.runner.steps import run_plan
+from hivedlab.runner.turns import plan_turns
+
+
+def run_experiments(
+    plans: Sequence[Plan],
+    make_backend: BackendFactory,
+    ctx: RunContext,
+    progress: Callable[[str], None] | None = None,
+    members: Sequence[str] | None = None,
+    notice: Callable[[str], None] | None = None,
+) -> list[ExperimentRun]:
+    """Run plans one after another into `ctx.out`; a failed experiment is recorded and the next one runs.
+    `members` (users, inventory order) gives each of them a turn of every plan (`plan_turns`); by default the one
+    member is `ctx.member` (the first member when ""). `notice` is told, in one line, where an earlier simulated run
+    was moved.
+
+    Nothing a run recorded is deleted: a real run resumed in the same folder appends to each experiment's log (the
+    chain goes on from its last whole record); a simulated run refuses a folder that already holds the experiment,
+    unless `ctx.replace` moves the earlier one to `replaced/<UTC time>/` first (`prepare_folder`)."""
+    started = format_time(datetime.now(timezone.utc))
+    turns = plan_turns(plans, members or (ctx.member,))
+    aside = prepare_folder(ctx, turns)
+    if aside is not None and notice:
+        notice(f"之前的模拟结果已移到 {aside}/ / the earlier simulated run was moved to {aside}/")
+    ctx.out.mkdir(parents=True, exist_ok=True)
+    write_atomic(ctx.run_dir.inventory_path, _inventory_text(ctx.inventory))
+    results: list[ExperimentRun] = []
+    extra: dict[str, Any] = {}
+    for turn in turns:
+        plan = turn.plan
+        folder = _run_folder(ctx, turn)
+        evidence = evidence_path(folder)
+        verdicts_path(folder).unlink(missing_ok=True)  # derived from the log; judged again after the run
+        if progress:
+            progress(turn.run_id)
+        with EvidenceWriter(evidence, "sim" if ctx.cluster == "sim" else "k8s") as writer:
+            try:
+                backend = make_backend(plan, writer)
+            except BaseException:
+                writer.close()
+                if evidence.stat().st_size == 0:
+                    evidence.unlink()  # no cluster, no log: leave nothing that looks like a run
+                raise
+            try:
+                results.append(run_plan(turn, backend, writer, ctx))
+            finally:
+                backend.close()
+                info = getattr(backend, "run_info", None)  # optional: what a backend learnt, e.g. openpai_version
+                if isinstance(info, dict):
+                    extra.update(info)
+        _write_record(ctx, started, results, extra, finished=False)
+    _write_record(ctx, started, results, extra, finished=True)
+    return results
+
+
+def _run_folder(ctx: RunContext, turn: Turn) -> Path:
+    return ctx.run_dir.run_folder(turn.run_id, turn.plan.contrast)
+
+
+def prepare_folder(ctx: RunContext, plans: Sequence[Plan | Turn]) -> Path | None:
+    """Check, before anything runs, that no recorded evidence would be lost; with `ctx.replace`, move earlier
+    simulated runs of these experiments (log, verdicts, charts, job files) to `<out>/replaced/<UTC time>/`, which it
+    returns (None when nothing was moved)."""
+    turns = [p if isinstance(p, Turn) else Turn(p, "" if is_group_plan(p) else ctx.member) for p in plans]
+    kept = [turn for turn in turns if log_source(evidence_path(_run_folder(ctx, turn)))]
+    for turn in kept:
+        evidence = evidence_path(_run_folder(ctx, turn))
+        source = log_source(evidence)
+        if ctx.cluster != "sim" and source != "k8s":
+            raise HivedlabError(f"{evidence} holds a simulated run; a real run needs its own --out folder")
+        if ctx.cluster == "sim" and source != "sim":
+            raise HivedlabError(f"{evidence} holds evidence from a real cluster, which hivedlab never replaces: "
+                                "choose another --out folder for the simulated run")
+        if ctx.cluster == "sim" and not ctx.replace:
+            aside = ctx.run_dir.replaced_folder()
+            raise HivedlabError(f"{ctx.out} already holds a simulated run of {turn.run_id}: choose a new --out folder, "
+                                f"or pass --replace to move the earlier run to {aside}/<time>/ / "
+                                f"{ctx.out} 中已有 {turn.run_id} 的模拟结果："
+                                f"请换一个 --out 目录，或加 --replace 把旧结果移到 {aside}/<时间>/")
+    if ctx.cluster != "sim" or not kept:
+        return None
+    aside = ctx.run_dir.replaced_folder(datetime.now(timezone.utc).strftime("%Y%m%dt%H%M%S%f"))
+    for turn in kept:
+        for source_dir in (_run_folder(ctx, turn), ctx.run_dir.jobs_folder(turn.run_id, turn.plan.contrast)):
+            for path in _run_files(source_dir):
+                target = aside / path.relative_to(ctx.out)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                path.rename(target)
+    return aside
+
+
+def _hardware_entry(result: ExperimentRun) -> dict[str, Any]:
+    """run.json's `hardware` of one run: the manual's simulated hardware and why, or the group's own, with how its
+    config differs from the manual's (the layout's notes) when it does."""
+    if result.hardware:
+        return {"on": "manual", "why": result.hardware.as_dict()}
+    entry: dict[str, Any] = {"on": "group"}
+    if result.layout_notes:
+        entry["notes"] = [note.as_dict() for note in result.layout_notes]
+    return entry
+
+
+def _run_files(folder: Path) -> list[Path]:
+    """A run's own files: those in its folder, not the member turns' folders inside an experiment's folder."""
+    return [path for path in folder.iterdir() if path.is_file()] if folder.is_dir() else []
+
+
+def _inventory_text(inventory: Inventory) -> str:
+    if inventory.source:
+        try:
+            return Path(inventory.source).read_text(encoding="utf-8")
+        except OSError:
+            pass
+    members = [
+        {"name": m.name, "user": m.user, "roles": list(m.roles), "hostname": m.hostname, "ip": m.ip, "gpus": m.gpus}
+        for m in inventory.members
+    ]
+    return yaml.safe_dump({"group": inventory.group, "members": members}, sort_keys=False, allow_unicode=True)
+
+
+def submitters(run: ExperimentRun) -> list[str]:
+    """The users whose jobs a run submitted, in the order they first submitted."""
+    return list(dict.fromkeys(s.user for s in run.submitted))
+
+
+def _write_record(
+    ctx: RunContext, started: str, results: list[ExperimentRun], extra: dict[str, Any], finished: bool
+) -> None:
+    """run.json after each run: this session's record, extending the folder's when it is the same run (same
+    cluster and run tag: a resumed real run)."""
+    record = RunRecord(
+        cluster=ctx.cluster,
+        hivedlab_version=__version__,
+        seed=ctx.seed,
+        group=ctx.inventory.group,
+        run_tag=ctx.run_tag,
+        started=started,
+        sessions=(started,),
+        finished=format_time(datetime.now(timezone.utc)) if finished else None,
+        experiments=tuple(dict.fromkeys(r.experiment for r in results if not r.contrast)),
+        contrast=tuple(dict.fromkeys(r.run_id for r in results if r.contrast)),
+        outcomes={r.run_id: Outcome(r.status, r.reason) for r in results},
+        members={r.run_id: tuple(submitters(r)) for r in results if not r.contrast},
+        hardware={r.run_id: _hardware_entry(r) for r in results},
+        openpai_version=str(extra.get("openpai_version") or ""),
+        gpu_nodes=gpus if isinstance(gpus := extra.get("gpu_nodes"), dict) else {},
+    )
+    previous = ctx.run_dir.read_record()
+    if previous is not None and previous.continues(ctx.cluster, ctx.run_tag):
+        record = previous.merged(record)
+    ctx.run_dir.write_record(record)
