@@ -38,7 +38,7 @@ def test_inconclusive_experiments_are_listed(cli, run_dir, quick_charts):
     path.write_text(json.dumps({**verdict, "verdict": "inconclusive", "missing": ["no pods"]}), encoding="utf-8")
     result = cli("report", str(run_dir))
     assert result.code == 0
-    assert "无法判定的实验：gang" in result.out
+    assert "无法判断的实验：gang" in result.out
 
 
 def test_a_log_without_verdicts_is_judged_from_its_evidence(cli, run_dir, quick_charts):

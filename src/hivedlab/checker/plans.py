@@ -95,6 +95,8 @@ class Plan:
     raw: dict[str, Any] | None = None
     optional: bool = False  # not one of the report's main rows; `hivedlab run all` leaves it out
     schedulers: tuple[str, ...] = ("hived",)  # what `hivedlab run` runs it under unless --scheduler picks one
+    row_name: Text | None = None  # the lab report's row in the manual's words (`report_row`), when it has one
+    row_question: Text | None = None
     scheduler: str = "hived"  # the scheduler of this run of the plan (`for_scheduler`)
 
     @property
@@ -203,6 +205,7 @@ def plan_from_dict(data: Any, path: Path) -> Plan:
             raise HivedlabError(f"{name}: rules/{index}: question {rule['question']} does not exist")
         _check_vcs(name, index, rule,
                    (data["hived_config"], *(s.config for s in steps if isinstance(s, SwitchConfigStep))))
+    row = data.get("report_row")
     return Plan(
         id=data["id"],
         order=data["order"],
@@ -219,6 +222,8 @@ def plan_from_dict(data: Any, path: Path) -> Plan:
         raw=data,
         optional=bool(data.get("optional", False)),
         schedulers=tuple(data.get("schedulers") or ("hived",)),
+        row_name=Text(**row["name"]) if row else None,
+        row_question=Text(**row["question"]) if row else None,
     )
 
 

@@ -66,8 +66,15 @@ from hivedlab.evidence import EvidenceLog, iter_evidence
 RULE_KINDS: dict[str, Callable[[Context, dict[str, Any]], Outcome]] = {**vc.RULES, **preemption.RULES, **gang.RULES,
                                                                       **reconfig.RULES, **contrast.RULES}
 VERDICTS = (CONSISTENT, INCONSISTENT, INCONCLUSIVE)
+# The one vocabulary of verdicts, everywhere a verdict is printed: the word, the report's label, and the contrast
+# table's "does HiveD's guarantee still hold?"
 VERDICT_TEXT = {CONSISTENT: Text("一致", "consistent"), INCONSISTENT: Text("不一致", "inconsistent"),
                 INCONCLUSIVE: Text("无法判断", "inconclusive")}
+VERDICT_LABEL = {CONSISTENT: Text("与 HiveD 的行为一致", "consistent with HiveD's behaviour"),
+                 INCONSISTENT: Text("与 HiveD 的行为不一致", "inconsistent with HiveD's behaviour"),
+                 INCONCLUSIVE: VERDICT_TEXT[INCONCLUSIVE]}
+HELD_TEXT = {CONSISTENT: Text("是", "yes"), INCONSISTENT: Text("否", "no"),
+             INCONCLUSIVE: Text("无法判断", "cannot tell")}
 
 
 @dataclass(frozen=True)

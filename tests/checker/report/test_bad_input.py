@@ -100,8 +100,8 @@ def test_an_inconclusive_experiment_says_why(run_dir):
     write_json(path, verdict)
     md = render(run_dir)
     row = next(line for line in md.splitlines() if line.startswith("| 群调度 (Gang Scheduling) |"))
-    assert "**无法判定**" in row and "原因：没有看到 job-config-6 的 Pod" in row
-    assert "无法判定的实验：群调度 (Gang Scheduling)（没有看到 job-config-6 的 Pod）" in md
+    assert "**无法判断**" in row and "原因：没有看到 job-config-6 的 Pod" in row
+    assert "无法判断的实验：群调度 (Gang Scheduling)（没有看到 job-config-6 的 Pod）" in md
     assert "Inconclusive experiments: Gang Scheduling (no pod of job-config-6 was seen)" in render(run_dir, "en")
 
 

@@ -29,6 +29,8 @@ from hivedlab.checker.grading.hardware import HardwareExcuse, env_for, hardware_
 from hivedlab.checker.grading.labspec import LabSpec
 from hivedlab.checker.grading.rubric import Item, Penalty, Rubric
 from hivedlab.checker.grading.submission import deployment_text
+from hivedlab.checker.rules.common import INCONCLUSIVE, INCONSISTENT
+from hivedlab.checker.verdicts import VERDICT_TEXT
 
 FINISHED = ("finished", "completed", "done", "ok", "success")
 
@@ -146,7 +148,7 @@ def score_answer(result: ExperimentResult | None) -> tuple[float, str, str, tupl
     zh = f"{len(answers)} 个问题中 {len(good)} 个与 HiveD 行为一致（复核结果：{overall}）"
     if bad:
         en += f"; not consistent: {', '.join(bad)}"
-        zh += f"；不一致或无法判定：{', '.join(bad)}"
+        zh += f"；{VERDICT_TEXT[INCONSISTENT].zh}或{VERDICT_TEXT[INCONCLUSIVE].zh}：{', '.join(bad)}"
     missing = [m for m in result.verdict.get("missing") or [] if isinstance(m, Mapping)][:2]
     if missing:
         en += " — missing: " + "; ".join(str(m.get("en", "")) for m in missing)

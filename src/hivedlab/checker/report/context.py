@@ -20,16 +20,14 @@ from hivedlab.checker.report.text import (
     ENV_ROWS,
     EXPLANATION_PROMPT_OTHER,
     EXPLANATION_PROMPTS,
-    ROW_NAMES,
-    ROW_QUESTIONS,
-    VERDICT_LABELS,
     cell,
     clock,
     md,
     pick,
 )
 from hivedlab.checker.report.timeline import Rejection
-from hivedlab.checker.verdicts import combined_verdict
+from hivedlab.checker.rules.common import INCONCLUSIVE
+from hivedlab.checker.verdicts import VERDICT_LABEL, VERDICT_TEXT, combined_verdict
 from hivedlab.evidence import parse_time
 from hivedlab.rundir import CHART_PNG, EVIDENCE
 
@@ -156,9 +154,8 @@ def _env_notes(columns: list[tuple[str, MemberInfo | None, EnvRecord | None]], i
 
 
 def experiment_name(exp: ExperimentInputs, lang: str) -> str:
-    if exp.id in ROW_NAMES:
-        zh, en = ROW_NAMES[exp.id]
-        return zh if lang == "zh" else en
+    if exp.plan.row_name:
+        return exp.plan.row_name.get(lang)
     title = exp.plan.title_zh if lang == "zh" else exp.plan.title_en
     return title or exp.plan.title_en or exp.plan.title_zh or exp.id
 
@@ -166,7 +163,7 @@ def experiment_name(exp: ExperimentInputs, lang: str) -> str:
 def run_verdict(exp: ExperimentInputs) -> str:
     """The verdict of one run (this object's own log)."""
     value = exp.verdict.get("verdict") if exp.verdict else None
-    return value if value in VERDICT_LABELS else "inconclusive"
+    return value if value in VERDICT_LABEL else INCONCLUSIVE
 
 
 def verdict_of(exp: ExperimentInputs) -> str:
@@ -213,7 +210,7 @@ def _turn(turn: ExperimentInputs, names: Mapping[str, str], lang: str, link: Lin
     return {
         "member": md(who),
         "verdict": verdict,
-        "verdict_label": md(VERDICT_LABELS[verdict][0 if lang == "zh" else 1]),
+        "verdict_label": md(VERDICT_LABEL[verdict].get(lang)),
         "answer": md(next((item["summary"] for item in items if item["summary"]), "")),
         "reasons": [md(r) for r in inconclusive_reasons(turn, lang)] if verdict == "inconclusive" else [],
         "files": " ".join(files),
@@ -263,7 +260,7 @@ def answers(exp: ExperimentInputs, lang: str) -> list[dict[str, Any]]:
         if not isinstance(raw, dict):
             continue
         evidence = [e for e in raw.get("evidence") or [] if _is_int(e)]
-        verdict = raw.get("verdict") if raw.get("verdict") in VERDICT_LABELS else "inconclusive"
+        verdict = raw.get("verdict") if raw.get("verdict") in VERDICT_LABEL else INCONCLUSIVE
         index = next((raw.get(k) for k in ("question_index", "question") if _is_int(raw.get(k))), None)
         answer = pick(raw.get("answer"), lang)
         result.append({
@@ -336,7 +333,7 @@ def experiment(exp: ExperimentInputs, number: int, lang: str, link: Link, chart:
     chart (each member's turn, when members took turns)."""
     names = names or {}
     verdict = verdict_of(exp)
-    label = VERDICT_LABELS[verdict][0 if lang == "zh" else 1]
+    label = VERDICT_LABEL[verdict].get(lang)
     items = answers(exp, lang)
     questions = _by_question(items, lang)
     whose = _whose(exp, names, lang)
@@ -363,7 +360,7 @@ def experiment(exp: ExperimentInputs, number: int, lang: str, link: Link, chart:
         "name": cell(experiment_name(exp, lang)),
         "heading": md(experiment_name(exp, lang)),
         # the manual's own questions are trusted Markdown (they quote `default`); a plan's are escaped
-        "question": _t(lang, *ROW_QUESTIONS[exp.id]) if exp.id in ROW_QUESTIONS else md(" ".join(
+        "question": exp.plan.row_question.get(lang) if exp.plan.row_question else md(" ".join(
             exp.plan.questions_zh if lang == "zh" else exp.plan.questions_en)),
         "verdict": verdict,
         "verdict_label": md(label),
@@ -407,7 +404,7 @@ def _by_question(items: list[dict[str, Any]], lang: str) -> list[dict[str, Any]]
         group["answers"].append({
             **item, "answer": md(item["answer"]), "missing": [md(m) for m in item["missing"]],
             "expected": md(item["expected"]),
-            "verdict_label": md(VERDICT_LABELS[item["verdict"]][0 if lang == "zh" else 1]),
+            "verdict_label": md(VERDICT_LABEL[item["verdict"]].get(lang)),
         })
     return list(groups.values())
 
@@ -457,6 +454,7 @@ def build_context(inputs: RunInputs, lang: str, link: Link, charts: dict[str, st
     record = inputs.record
     return {
         "lang": lang,
+        "inconclusive_word": VERDICT_TEXT[INCONCLUSIVE].get(lang),
         "group": md(record.group if record else ""),
         "version": md(record.hivedlab_version if record else ""),
         "cluster": inputs.cluster,

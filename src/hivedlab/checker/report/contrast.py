@@ -17,6 +17,7 @@ from hivedlab.checker.report import charts as chart_module
 from hivedlab.checker.report.text import clock
 from hivedlab.checker.report.timeline import timeline_for_chart
 from hivedlab.checker.timeline import WAIT_REASONS
+from hivedlab.checker.verdicts import HELD_TEXT, VERDICT_TEXT
 from hivedlab.evidence import parse_time
 from hivedlab.rundir import CHART_PNG, CHART_SVG, RunDir, evidence_path, verdicts_path
 
@@ -28,10 +29,6 @@ SCHEDULER_TEXT = {
     "kube-batch": ("kube-batch（v0.4）", "kube-batch (v0.4)"),
     "volcano": ("Volcano", "Volcano"),
 }
-VERDICTS = {"zh": {"consistent": "一致", "inconsistent": "不一致", "inconclusive": "无法判断"},
-            "en": {"consistent": "consistent", "inconsistent": "inconsistent", "inconclusive": "inconclusive"}}
-HELD = {"zh": {"consistent": "是", "inconsistent": "否", "inconclusive": "无法判断"},
-        "en": {"consistent": "yes", "inconsistent": "no", "inconclusive": "cannot tell"}}
 HEADINGS = {
     "zh": ("## 对比：不用 HiveD 的运行（不计分）",
            "以下运行由 HiveD 以外的调度器决定 Pod 的位置（模拟集群，或用 --cluster k8s 时的普通 Kubernetes 集群；"
@@ -139,7 +136,8 @@ def _cell(text: Any, lang: str) -> str:
 
 
 def _verdict(verdict: Any, lang: str) -> str:
-    return VERDICTS[lang].get(str(verdict), str(verdict))
+    word = VERDICT_TEXT.get(str(verdict))
+    return word.get(lang) if word else str(verdict)
 
 
 def _seqs(answer: dict[str, Any]) -> str:
@@ -163,7 +161,8 @@ def _guarantees(answers: list[dict[str, Any]], lang: str) -> list[str]:
     lines += ["| HiveD 的保证 | 成立？ | 实际发生 | 证据（记录序号） |" if zh else
               "| HiveD's guarantee | held? | what happened | evidence (record seq) |", "| --- | --- | --- | --- |"]
     for answer in answers:
-        mark = HELD[lang].get(answer.get("verdict", ""), "?")
+        word = HELD_TEXT.get(str(answer.get("verdict", "")))
+        mark = word.get(lang) if word else "?"
         lines.append(f"| {_cell(answer.get('expected'), lang)} | {mark} | {_cell(answer.get('answer'), lang)} | "
                      f"{_seqs(answer)} |")
     return lines

@@ -14,6 +14,7 @@ from typing import Any
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import read_json
 from hivedlab.basics.resources import EXPERIMENTS, SMOKE_PLANS
+from hivedlab.basics.text import Text
 from hivedlab.checker.judge import judge_file
 from hivedlab.checker.plans import load_plan
 from hivedlab.checker.pod_facts import vc_nodes_from_config
@@ -75,6 +76,8 @@ class PlanInfo:
     questions_zh: tuple[str, ...] = ()
     questions_en: tuple[str, ...] = ()
     optional: bool = False  # an optional plan: its own report section, not a row of the manual's table
+    row_name: Text | None = None  # the manual's row name and question (the plan's `report_row`)
+    row_question: Text | None = None
 
 
 @dataclass(frozen=True)
@@ -186,6 +189,8 @@ def plan_info(experiment: str) -> PlanInfo:
         questions_zh=plan.questions["zh"],
         questions_en=plan.questions["en"],
         optional=plan.optional,
+        row_name=plan.row_name,
+        row_question=plan.row_question,
     )
 
 

@@ -10,52 +10,6 @@ import re
 
 from hivedlab.basics.clock import since_start
 
-# The manual's rows of 实验结果 → 使用不同调度策略, and its questions per row (docs/lab-experiments.md#the-lab-report).
-ROW_NAMES: dict[str, tuple[str, str]] = {
-    "vc-safety": ("VC 安全 (VC Safety)", "VC Safety"),
-    "priority": ("优先级和抢占 (Priority and Preemption)", "Priority and Preemption"),
-    "opportunistic": ("低优先级任务 (Opportunistic Job)", "Opportunistic Job"),
-    "gang": ("群调度 (Gang Scheduling)", "Gang Scheduling"),
-    "incremental": ("弹性调度 (Incremental Scheduling)", "Incremental Scheduling"),
-}
-ROW_ORDER = tuple(ROW_NAMES)
-
-ROW_QUESTIONS: dict[str, tuple[str, str]] = {
-    "vc-safety": (
-        "提交的任务会在哪个机器上运行，当有多个任务在等待并且集群中的 `default` VC 空闲时任务会被怎样调度？"
-        "其它观察到的现象",
-        "On which machine do the submitted jobs run, and how are waiting jobs scheduled while the cluster's `default` "
-        "VC is idle? Other observations",
-    ),
-    "priority": (
-        "后提交的任务是否在先提交的任务运行完成之后运行，什么时候两个任务都运行结束？其它观察到的现象",
-        "Does the later job run only after the earlier one has finished, and when have both jobs finished? "
-        "Other observations",
-    ),
-    "opportunistic": (
-        "后提交的任务什么时候开始运行，是否会等高优先级的任务运行完？"
-        "如果在后提交的任务运行时再向 `default` VC 提交优先级为 `test` 的任务会被怎样调度？其它观察到的现象",
-        "When does the later job start, and does it wait for the high-priority job to finish? While it runs, how is "
-        "a `test` job submitted to the `default` VC scheduled? Other observations",
-    ),
-    "gang": (
-        "后提交的任务什么时候开始运行，2 个子任务是否会先后运行？其它观察到的现象",
-        "When does the later job start, and do its 2 tasks start one after the other? Other observations",
-    ),
-    "incremental": (
-        "后提交的任务什么时候开始运行，2 个子任务是否会先后运行？"
-        "能否在当前只有 2 GPU 的集群中提交一个需要用超过配额（例如用 4 GPU）的任务？其它观察到的现象",
-        "When does the later job start, and do its 2 tasks start one after the other? Can a job that needs more than "
-        "the quota (e.g. 4 GPUs) be submitted to this 2-GPU cluster? Other observations",
-    ),
-}
-
-VERDICT_LABELS: dict[str, tuple[str, str]] = {
-    "consistent": ("与 HiveD 的行为一致", "consistent with HiveD's behaviour"),
-    "inconsistent": ("与 HiveD 的行为不一致", "inconsistent with HiveD's behaviour"),
-    "inconclusive": ("无法判定", "inconclusive"),
-}
-
 ENV_ROWS: tuple[tuple[str, str, str, str], ...] = (
     # (key, group zh, row label zh, row label en) — the manual's 实验环境 table
     ("vcpus", "硬件环境", "CPU（vCPU数目）", "CPU (vCPUs)"),

@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from hivedlab.checker.rules.common import INCONCLUSIVE
+from hivedlab.checker.verdicts import VERDICT_TEXT
 from hivedlab.cli.options import add_lang, new_parser
 
 EXAMPLES = """\
@@ -42,7 +44,8 @@ def run(args: argparse.Namespace) -> int:
     zh = args.lang == "zh"
     print(("报告：" if zh else "report: ") + f"{result.markdown_path}, {result.html_path}, {result.claims_path}")
     if result.inconclusive:
-        label = "无法判定的实验：" if zh else "inconclusive experiments: "
+        word = VERDICT_TEXT[INCONCLUSIVE]
+        label = f"{word.zh}的实验：" if zh else f"{word.en} experiments: "
         print(label + ", ".join(result.inconclusive))
     for problem in result.problems:
         print(("注意：" if zh else "note: ") + problem, file=sys.stderr)
