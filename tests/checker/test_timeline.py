@@ -132,3 +132,25 @@ def test_committed_fixtures_match_their_generator(tmp_path: Path) -> None:
     assert len(generated) >= 19
     for name in generated:
         assert (tmp_path / name).read_bytes() == (LOGS / name).read_bytes(), name
+
+
+@pytest.mark.parametrize(("fc_state", "code", "delay", "rest"), [
+    ("AttemptDeleting", -210, None, "STOPPING"),  # a user's stop: the rest-server shows STOPPING
+    ("AttemptDeletionRequested", -220, None, "STOPPING"),
+    ("AttemptDeleting", -101, None, "RUNNING"),  # a preempted task: the job is still running for OpenPAI
+    ("AttemptCompleted", 1, None, "RUNNING"),  # no retry delay recorded yet
+    ("AttemptCompleted", 1, 0, "WAITING"),  # to be retried
+    ("AttemptPreparing", None, None, "WAITING"),
+])
+def test_a_frameworks_state_reads_as_the_rest_server_shows_it(tmp_path: Path, fc_state: str, code: int | None,
+                                                               delay: int | None, rest: str) -> None:
+    """OpenPAI v1.2.0's own mapping (rest-server models/v2/job/k8s.js convertState, database-controller
+    common/framework.js convertFrameworkState), the one `models.openpai.jobstate.rest_state` owns."""
+    from tests.support.scenario import Scenario
+
+    sc = Scenario(tmp_path / "e.jsonl")
+    job = sc.submit("alice", "low", "job-config-1", "vc1", "test")
+    sc.framework(job, fc_state, code, retry_delay_s=delay)
+    sc.close()
+    timeline = build_timeline(read_evidence(tmp_path / "e.jsonl").records)
+    assert [j.state for j in timeline.jobs] == [rest]

@@ -141,7 +141,8 @@ class Scenario:
         return job
 
     # -- Framework -----------------------------------------------------------------------------------
-    def framework(self, job: Job, state: str, code: int | None = None, watch_type: str = "MODIFIED") -> None:
+    def framework(self, job: Job, state: str, code: int | None = None, watch_type: str = "MODIFIED",
+                  retry_delay_s: int | None = None) -> None:
         task_statuses = []
         for index in range(job.tasks):
             pod = job.pods.get(index)
@@ -182,7 +183,8 @@ class Scenario:
                     "taskRoleStatuses": [{"name": "train", "podGracefulDeletionTimeoutSec": 600,
                                           "taskStatuses": task_statuses}],
                 },
-                "retryPolicyStatus": {"totalRetriedCount": job.attempt, "accountableRetriedCount": 0},
+                "retryPolicyStatus": {"totalRetriedCount": job.attempt, "accountableRetriedCount": 0,
+                                      **({} if retry_delay_s is None else {"retryDelaySec": retry_delay_s})},
                 "completionTime": _k8s_time(self.now) if state == "Completed" else None,
             },
         }

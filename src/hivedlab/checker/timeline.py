@@ -40,12 +40,11 @@ from hivedlab.models.hived.annotations import BIND_INFO as BIND_INFO
 from hivedlab.models.hived.annotations import LEAF_CELL_ISOLATION as LEAF_CELL_ISOLATION
 from hivedlab.models.kubeflow.manifests import WAIT_REASONS as WAIT_REASONS
 from hivedlab.models.kubeflow.manifests import tf_pod, tfjob_state
+from hivedlab.models.openpai.jobstate import CODE_ATTEMPT_COMPLETION, CODE_POD_EXTERNAL_DELETED, rest_state
 from hivedlab.models.openpai.naming import framework_name
 from hivedlab.models.scheduler_messages import TRANSIENT, UNKNOWN, classify
 
 # FrameworkController exit codes (docs/openpai-model.md#exit-codes)
-POD_EXTERNAL_DELETED = -101
-FRAMEWORK_ATTEMPT_COMPLETION = -220  # FrameworkController stopped the task because its job (attempt) completed
 OUTCOMES = ("waiting", "bound", "running", "succeeded", "failed", "preempted", "deleted", "job-completed")
 
 
@@ -127,10 +126,10 @@ class Attempt:
     @property
     def outcome(self) -> str:
         """One of OUTCOMES (the state the attempt ended in, or is in at the end of the log)."""
-        if self.preempted is not None or (self.fc_exit_code == POD_EXTERNAL_DELETED and self.exit_code is None) or (
-                self.preempted_silently):
+        deleted = self.fc_exit_code == CODE_POD_EXTERNAL_DELETED and self.exit_code is None
+        if self.preempted is not None or deleted or self.preempted_silently:
             return "preempted"
-        if self.fc_exit_code == FRAMEWORK_ATTEMPT_COMPLETION and self.exit_code != 0:
+        if self.fc_exit_code == CODE_ATTEMPT_COMPLETION and self.exit_code != 0:
             return "job-completed"  # stopped (exit 143, or deleted before it ran) once the job had completed
         if self.exit_code is not None:
             return "succeeded" if self.exit_code == 0 else "failed"
@@ -280,21 +279,6 @@ class _Job:
     fw_codes: dict[int, int] = field(default_factory=dict)
     fc_task_codes: dict[str, int] = field(default_factory=dict)  # pod uid -> code
     first_seen: Mark | None = None
-
-
-# FC state -> REST state (docs/openpai-model.md#job-states); deletion of a stopping attempt shows STOPPING, close
-# enough as RUNNING here
-_COMPLETED_STATE = {0: "SUCCEEDED", -210: "STOPPED", -220: "STOPPED"}
-_FC_STATE = {
-    "AttemptCreationPending": "WAITING",
-    "AttemptCreationRequested": "WAITING",
-    "AttemptPreparing": "WAITING",
-    "AttemptRunning": "RUNNING",
-    "AttemptDeletionPending": "RUNNING",
-    "AttemptDeletionRequested": "RUNNING",
-    "AttemptDeleting": "RUNNING",
-    "AttemptCompleted": "WAITING",
-}
 
 
 class TimelineBuilder:
@@ -533,12 +517,13 @@ class TimelineBuilder:
                 if task_attempt.get("podUID") and task_code is not None:
                     job.fc_task_codes[str(task_attempt["podUID"])] = task_code
         state = status.get("state")
+        delay = _int((status.get("retryPolicyStatus") or {}).get("retryDelaySec"))
         if state == "Completed":
             if job.finished is None:
                 job.finished, job.exit_code = mark, code
-                job.state = _COMPLETED_STATE.get(code, "FAILED") if code is not None else "FAILED"
-        elif state in _FC_STATE:
-            job.state = _FC_STATE[state]
+                job.state = rest_state(state, code)
+        elif isinstance(state, str) and rest_state(state, code, delay) != "UNKNOWN":
+            job.state = rest_state(state, code, delay)  # OpenPAI v1.2.0's mapping, the one the rest-server uses
 
     def _tfjob(self, watch_type: str, tfjob: dict[str, Any], mark: Mark) -> None:
         """A TFJob is its pods' job on a plain Kubernetes cluster; deleted before it finished, it was stopped."""
