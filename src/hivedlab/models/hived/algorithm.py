@@ -40,6 +40,7 @@ from hivedlab.models.hived.preemption import CellOps
 from hivedlab.models.hived.topology import TopologyScheduler, build_view
 from hivedlab.models.hived.types import (
     PHASE_PREEMPTING,
+    AllocatedPod,
     Bind,
     BindInfo,
     MemberBindInfo,
@@ -98,7 +99,6 @@ class HivedScheduler:
         self.groups: dict[str, Group] = {}
         self.allocated: dict[str, tuple[PodSchedulingSpec, BindInfo]] = {}
         self.pending: dict[str, PodSchedulingSpec] = {}
-        self.pod_nodes: dict[str, str] = {}
         self.opp_entries: dict[str, list[PhysicalCell]] = {vc: [] for vc in self.vc_names}
         self.bad_nodes: set[str] = set()
         self._last_spec: tuple[Mapping[str, Any] | None, PodRef, PodSchedulingSpec] | None = None
@@ -302,11 +302,12 @@ class HivedScheduler:
                     if leaf is None:
                         continue
                     if leaf.state in (USED, RESERVING) and leaf.using_group is not None:
+                        # the node each pod object in the group's slots was bound to, deleted or not
+                        # (docs/hived-model.md, "What a deleted pod leaves in its group")
                         for pods in leaf.using_group.allocated_pods.values():
                             for victim in pods:
                                 if victim is not None:
-                                    node = self.pod_nodes.get(victim.uid, "")
-                                    victims.setdefault(node, {})[victim.uid] = victim
+                                    victims.setdefault(victim.node, {})[victim.pod.uid] = victim.pod
                     if leaf.state in (RESERVING, RESERVED) and leaf.reserving_group is not None:
                         overlapping.setdefault(id(leaf.reserving_group), leaf.reserving_group)
         return {node: tuple(pods.values()) for node, pods in victims.items()}, list(overlapping.values())
@@ -422,28 +423,32 @@ class HivedScheduler:
 
     # -- AddAllocatedPod / deletions (docs/hived-config-and-cells.md#allocation-and-release) ---------------------------
     def add_allocated_pod(self, pod: PodRef, spec: Mapping[str, Any] | None, bind_info: BindInfo) -> None:
+        """HiveD's AddAllocatedPod. The pod that creates its group takes slot 0 whatever its place in the bind
+        info; a later pod takes the slot its bind info names, and one whose bind info names none is not stored
+        (docs/hived-model.md, "What a deleted pod leaves in its group")."""
         s = self._parse(pod, spec)
         number = s.leaf_cell_number
         group = self.groups.get(s.group_name)
+        self.allocated[pod.uid] = (s, bind_info)
+        self.pending.pop(pod.uid, None)
         slot = 0
         if group is not None:
             if group.state == PREEMPTING:
                 self.cells.allocate_preempting(group)
             slot = _pod_index(bind_info, number)
-            slot = 0 if slot < 0 else slot
+            if slot < 0:
+                return
         else:
             group = self.cells.create_allocated(s, bind_info)
         slots = group.allocated_pods.setdefault(number, [])
         while len(slots) <= slot:
             slots.append(None)
-        slots[slot] = pod
-        self.allocated[pod.uid] = (s, bind_info)
-        self.pending.pop(pod.uid, None)
-        self.pod_nodes[pod.uid] = bind_info.node
+        slots[slot] = AllocatedPod(pod, bind_info.node)
 
     def delete_allocated_pod(self, pod: PodRef) -> None:
+        """HiveD's DeleteAllocatedPod: empties the slot the pod's bind info names, which need not be the slot
+        holding the pod (docs/hived-model.md, "What a deleted pod leaves in its group")."""
         record = self.allocated.pop(pod.uid, None)
-        self.pod_nodes.pop(pod.uid, None)
         if record is None:
             return
         s, info = record
@@ -452,9 +457,9 @@ class HivedScheduler:
             return
         slot = _pod_index(info, s.leaf_cell_number)
         slots = group.allocated_pods.get(s.leaf_cell_number, [])
-        slot = 0 if slot < 0 else slot
-        if slot < len(slots):
-            slots[slot] = None
+        if slot < 0 or slot >= len(slots):
+            return
+        slots[slot] = None
         if group.all_pods_released():
             self.cells.delete_allocated_group(group)
 
@@ -483,14 +488,14 @@ class HivedScheduler:
 
 
 def _pod_index(info: BindInfo, number: int) -> int:
-    """HiveD's getAllocatedPodIndex: the slot whose node and first leaf match the pod's bind info."""
+    """HiveD's getAllocatedPodIndex: the slot on the bind info's node whose leaves hold its first leaf (-1: none)."""
     for member in info.affinity_group_bind_info:
         placements = member.pod_placements
         if not placements or len(placements[0].physical_leaf_cell_indices) != number:
             continue
         for i, p in enumerate(placements):
-            if (p.physical_node == info.node and p.physical_leaf_cell_indices and info.leaf_cell_isolation
-                    and p.physical_leaf_cell_indices[0] == info.leaf_cell_isolation[0]):
+            if (p.physical_node == info.node and info.leaf_cell_isolation
+                    and info.leaf_cell_isolation[0] in p.physical_leaf_cell_indices):
                 return i
     return -1
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 from hivedlab.models.hived.config import CellTypeInfo, HivedConfig, PhysicalCellSpec
-from hivedlab.models.hived.types import MemberBindInfo, PodRef, PodSchedulingSpec
+from hivedlab.models.hived.types import AllocatedPod, MemberBindInfo, PodRef, PodSchedulingSpec
 
 FREE_PRIORITY = -2
 OPPORTUNISTIC_PRIORITY = -1
@@ -224,7 +224,7 @@ class Group:
         self.pinned_id = spec.pinned_cell_id
         self.state = state
         self.pod_numbers = spec.pod_numbers
-        self.allocated_pods: dict[int, list[PodRef | None]] = {
+        self.allocated_pods: dict[int, list[AllocatedPod | None]] = {
             n: [None] * count for n, count in self.pod_numbers.items()
         }
         self.physical: GroupPhysical = {}

@@ -114,7 +114,7 @@ def _group_view(group: Group) -> dict[str, Any]:
                     if cell is not None:
                         virtual.setdefault(cell.preassigned.address, []).append(cell.address)
         status["virtualPlacement"] = virtual
-    status["allocatedPods"] = [p.uid for pods in group.allocated_pods.values() for p in pods if p is not None]
+    status["allocatedPods"] = [p.pod.uid for pods in group.allocated_pods.values() for p in pods if p is not None]
     status["preemptingPods"] = list(group.preempting_pods)
     if group.lazy_status is not None:
         status["lazyPreemptionStatus"] = dict(group.lazy_status)

@@ -41,6 +41,16 @@ class PodRef:
 
 
 @dataclass(slots=True, unsafe_hash=True)
+class AllocatedPod:
+    """What HiveD keeps in an affinity group's pod slot: the pod object as it was added, with the node it was bound
+    to (its `spec.nodeName`). A preemption names the victim on that node for as long as the object stays in the
+    slot, even after the pod itself was deleted (docs/hived-model.md, "What a deleted pod leaves in its group")."""
+
+    pod: PodRef
+    node: str
+
+
+@dataclass(slots=True, unsafe_hash=True)
 class PodPlacement:
     physical_node: str
     physical_leaf_cell_indices: tuple[int, ...]
