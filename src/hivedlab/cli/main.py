@@ -5,36 +5,49 @@ Every subcommand lives in `hivedlab/commands/<module>.py` and defines
     build_parser(prog: str) -> argparse.ArgumentParser
     run(args: argparse.Namespace) -> int
 
-The table below is the only place that lists them, so `hivedlab --help` costs no imports
-(the kubernetes client alone takes a quarter of a second to import).
+`COMMANDS` is the only place that lists them; a command's module is imported only when it runs, so
+`hivedlab --help` costs no imports (the kubernetes client alone takes a quarter of a second to import).
 """
 
 from __future__ import annotations
 
 import argparse
 import difflib
+import importlib
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from hivedlab import __version__
 from hivedlab.basics.errors import EXIT_INTERRUPTED, EXIT_USAGE, HivedlabError
 
-# name -> one-line summary
-COMMANDS: dict[str, str] = {
-    "validate": "validate job protocols, HiveD configs and group inventories (CI)",
-    "run": "run lab experiments on the simulated (default) or a real cluster",
-    "stop": "stop the jobs a real-cluster run submitted that still wait or run",
-    "check": "judge an experiment's evidence log against HiveD's behaviour",
-    "report": "fill in the lab report (Markdown + HTML) from a run directory",
-    "grade": "grade groups' run directories from their evidence (TAs)",
-    "watch": "record pods, events and Frameworks of a real cluster into an evidence log",
-    "env": "check this machine for the lab and write its environment record",
-    "deploy-inputs": "write OpenPAI quick-start inputs from the group inventory",
-    "scheduler-config": "render a HiveD config for the group and put it in services-configuration.yaml",
-    "accounts": "create the members' OpenPAI users, grant their VCs and write their tokens (manual step 3.1)",
-    "doctor": "check a deployed cluster: nodes, rest-server, portal, HiveD's VCs and cells, tokens, unfinished jobs",
-    "sim": "drive the simulated HiveD scheduler directly (sim replay CONFIG OPS.json)",
+
+@dataclass(frozen=True)
+class CommandEntry:
+    module: str  # under hivedlab.cli.commands
+    summary: str
+
+
+# The one list of subcommands: name -> its module and one-line summary (tests/cli/test_main.py checks that every
+# module in hivedlab/cli/commands/ is listed and imports)
+COMMANDS: dict[str, CommandEntry] = {
+    "validate": CommandEntry("validate", "validate job protocols, HiveD configs and group inventories (CI)"),
+    "run": CommandEntry("run", "run lab experiments on the simulated (default) or a real cluster"),
+    "stop": CommandEntry("stop", "stop the jobs a real-cluster run submitted that still wait or run"),
+    "check": CommandEntry("check", "judge an experiment's evidence log against HiveD's behaviour"),
+    "report": CommandEntry("report", "fill in the lab report (Markdown + HTML) from a run directory"),
+    "grade": CommandEntry("grade", "grade groups' run directories from their evidence (TAs)"),
+    "watch": CommandEntry("watch", "record pods, events and Frameworks of a real cluster into an evidence log"),
+    "env": CommandEntry("env", "check this machine for the lab and write its environment record"),
+    "deploy-inputs": CommandEntry("deploy_inputs", "write OpenPAI quick-start inputs from the group inventory"),
+    "scheduler-config": CommandEntry(
+        "scheduler_config", "render a HiveD config for the group and put it in services-configuration.yaml"),
+    "accounts": CommandEntry(
+        "accounts", "create the members' OpenPAI users, grant their VCs and write their tokens (manual step 3.1)"),
+    "doctor": CommandEntry("doctor", "check a deployed cluster: nodes, rest-server, portal, HiveD's VCs and cells, "
+                                     "tokens, unfinished jobs"),
+    "sim": CommandEntry("sim", "drive the simulated HiveD scheduler directly (sim replay CONFIG OPS.json)"),
 }
 
 
@@ -46,58 +59,8 @@ class Command(Protocol):
 
 def _command(name: str) -> Command:
     """The subcommand's module, imported now."""
-    if name == "validate":
-        from hivedlab.cli.commands import validate
-
-        return validate
-    elif name == "run":
-        from hivedlab.cli.commands import run
-
-        return run
-    elif name == "stop":
-        from hivedlab.cli.commands import stop
-
-        return stop
-    elif name == "check":
-        from hivedlab.cli.commands import check
-
-        return check
-    elif name == "report":
-        from hivedlab.cli.commands import report
-
-        return report
-    elif name == "grade":
-        from hivedlab.cli.commands import grade
-
-        return grade
-    elif name == "watch":
-        from hivedlab.cli.commands import watch
-
-        return watch
-    elif name == "env":
-        from hivedlab.cli.commands import env
-
-        return env
-    elif name == "deploy-inputs":
-        from hivedlab.cli.commands import deploy_inputs
-
-        return deploy_inputs
-    elif name == "scheduler-config":
-        from hivedlab.cli.commands import scheduler_config
-
-        return scheduler_config
-    elif name == "accounts":
-        from hivedlab.cli.commands import accounts
-
-        return accounts
-    elif name == "doctor":
-        from hivedlab.cli.commands import doctor
-
-        return doctor
-    else:
-        from hivedlab.cli.commands import sim
-
-        return sim
+    module: Command = importlib.import_module(f"hivedlab.cli.commands.{COMMANDS[name].module}")
+    return module
 
 USAGE = "usage: hivedlab [-h] [--version] COMMAND [ARGS...]"
 
@@ -111,7 +74,7 @@ def _top_level_help() -> str:
         "",
         "commands:",
     ]
-    lines += [f"  {name:<{width}}  {summary}" for name, summary in COMMANDS.items()]
+    lines += [f"  {name:<{width}}  {entry.summary}" for name, entry in COMMANDS.items()]
     lines += [
         "",
         "examples:",
