@@ -38,3 +38,20 @@ def test_every_command_module_is_listed_and_has_the_command_interface():
         module = importlib.import_module(f"hivedlab.cli.commands.{entry.module}")
         parser = module.build_parser(f"hivedlab {name}")
         assert parser.prog == f"hivedlab {name}" and callable(module.run)
+
+
+def test_a_reader_that_leaves_the_pipe_gets_no_traceback():
+    """`hivedlab --help | head -0`: the reader has gone before the first line; the command stops quietly."""
+    import os
+    import subprocess
+    import sys
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # nobody will read: the first write fails with EPIPE
+    try:
+        done = subprocess.run([sys.executable, "-c", "import sys; from hivedlab.cli.main import main; "
+                               "sys.exit(main(['--help']))"], stdout=write_end, stderr=subprocess.PIPE, timeout=60)
+    finally:
+        os.close(write_end)
+    err = done.stderr.decode()
+    assert done.returncode == 141 and "Traceback" not in err and "BrokenPipe" not in err, err

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -62,6 +63,8 @@ def _command(name: str) -> Command:
     module: Command = importlib.import_module(f"hivedlab.cli.commands.{COMMANDS[name].module}")
     return module
 
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a program its pipe closed
+
 USAGE = "usage: hivedlab [-h] [--version] COMMAND [ARGS...]"
 
 
@@ -88,6 +91,14 @@ def _top_level_help() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:  # `hivedlab ... | head`: the reader has gone; stop quietly, as cat and kubectl do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit's flush cannot fail again
+        return EXIT_BROKEN_PIPE
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in ("-h", "--help", "help"):
         print(_top_level_help())
