@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from hivedlab.cli.commands.doctor import compare_cells, expected_cells, observed_cells
+from hivedlab.backends.pai.hived_cells import compare_cells, expected_cells, observed_cells
 from hivedlab.group.inventory import inventory_from_mapping, load_inventory
 from hivedlab.group.layouts import plan_layout
 from tests.support.fakehived import FakeHived, hived_status
@@ -240,3 +240,17 @@ def test_every_layout_matches_what_hived_shows_for_it(name, gpus):
     assert [f.status for f in findings] == ["ok"], [f.message.en for f in findings]
     assert expected["nodes"] == sorted(f"hostname-w{i}" for i in range(len(gpus)))
     assert {vc: sum(cells.values()) for vc, cells in expected["vcs"].items()} == layout.vcs  # one GPU per cell
+
+
+@pytest.mark.parametrize(("version", "code", "line"), [
+    (None, 0, "[OK  ] rest-server the rest-server answers but does not say its version"),  # ConfigMap unread
+    ("v1.1.0", 1, "[FAIL] rest-server the rest-server at"),
+])
+def test_the_rest_servers_version_is_judged_as_a_run_judges_it(cli, cluster, version, code, line):
+    """One rule for doctor and `run --cluster pai` (models.openpai.rest.modelled_version): v1.2.0 answers a null
+    version when it cannot read its pai-version ConfigMap (rest-server src/config/paiConfig.js), which is not
+    another version; another version fails both."""
+    cluster.pai.info = {**cluster.pai.info, "version": version}
+    result = doctor(cli, cluster)
+    assert result.code == code, result.out + result.err
+    assert line in result.out

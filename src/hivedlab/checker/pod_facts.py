@@ -14,7 +14,7 @@ import yaml
 
 from hivedlab.models.hived import ConfigError, load_config
 from hivedlab.models.hived.annotations import BIND_INFO, LEAF_CELL_ISOLATION, LEAF_CELL_ISOLATION_OLD, SCHEDULING_SPEC
-from hivedlab.models.hived.config import CellTypeInfo, PhysicalCellSpec
+from hivedlab.models.hived.config import CellTypeInfo, HivedConfig, PhysicalCellSpec, is_node_type, node_name
 from hivedlab.models.hived.messages import WAIT_PREFIX
 
 _NEXT_REASON = re.compile(r",\s+\d+ ")
@@ -33,11 +33,21 @@ def hived_reason(message: str) -> str:
     return rest[:-1] if rest.endswith(".") else rest
 
 
+@functools.lru_cache(maxsize=64)  # a batch of logs repeats the same two configs (grading reads hundreds)
+def _loaded(text: str) -> HivedConfig | None:
+    """The config as HiveD loads it, parsed once per distinct text; None when HiveD would not load it."""
+    try:
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        return load_config(data if isinstance(data, dict) else {})
+    except (yaml.YAMLError, ConfigError):
+        return None
+
+
 def _nodes_of(cell: PhysicalCellSpec, types: Mapping[str, CellTypeInfo]) -> list[str]:
     """The nodes under a physical cell: a node-level cell is named by the last part of its address."""
     info = types.get(cell.cell_type)
-    if info is None or info.child_type is None or (info.at_or_above_node and not info.multi_node):
-        return [cell.address.rsplit("/", 1)[-1]]
+    if info is None or info.child_type is None or is_node_type(info):
+        return [node_name(cell.address)]
     return [node for child in cell.children for node in _nodes_of(child, types)]
 
 
@@ -46,10 +56,8 @@ def _parse_vc_nodes(text: str) -> dict[str, tuple[str, ...]]:
     has cells in. Exact for the lab's configs; for a chain shared by VCs every VC gets the whole chain's nodes.
     Returns {} when the text is not a config HiveD would load.
     """
-    try:
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-        config = load_config(data if isinstance(data, dict) else {})
-    except (yaml.YAMLError, ConfigError):
+    config = _loaded(text)
+    if config is None:
         return {}
     chains: dict[str, list[str]] = {}
     for cell in config.physical_cells:
@@ -67,17 +75,15 @@ def _parse_vc_nodes(text: str) -> dict[str, tuple[str, ...]]:
 def _leaves_of(cell: PhysicalCellSpec, types: Mapping[str, CellTypeInfo]) -> list[tuple[str, int]]:
     """(node, leaf cell count) for each node under a physical cell."""
     info = types.get(cell.cell_type)
-    if info is None or info.child_type is None or (info.at_or_above_node and not info.multi_node):
-        return [(cell.address.rsplit("/", 1)[-1], info.leaf_cell_number if info is not None else 1)]
+    if info is None or info.child_type is None or is_node_type(info):
+        return [(node_name(cell.address), info.leaf_cell_number if info is not None else 1)]
     return [pair for child in cell.children for pair in _leaves_of(child, types)]
 
 
 @functools.lru_cache(maxsize=64)
 def _node_gpus_cached(text: str) -> tuple[tuple[str, int], ...]:
-    try:
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-        config = load_config(data if isinstance(data, dict) else {})
-    except (yaml.YAMLError, ConfigError):
+    config = _loaded(text)
+    if config is None:
         return ()
     counts: dict[str, int] = {}
     for cell in config.physical_cells:
@@ -130,8 +136,8 @@ class VcShare:
 def _leaf_cells(cell: PhysicalCellSpec, types: Mapping[str, CellTypeInfo], node: str = "") -> list[LeafCell]:
     """The leaf cells under a physical cell; a node-level cell names the node, a leaf's own address its index."""
     info = types.get(cell.cell_type)
-    last = cell.address.rsplit("/", 1)[-1]
-    if info is not None and info.at_or_above_node and not info.multi_node:
+    last = node_name(cell.address)
+    if info is not None and is_node_type(info):
         node = last
     if info is None or info.child_type is None or not cell.children:
         index = int(last) if last.isdigit() and node != last else 0
@@ -140,10 +146,8 @@ def _leaf_cells(cell: PhysicalCellSpec, types: Mapping[str, CellTypeInfo], node:
 
 
 def _parse_vc_cells(text: str) -> dict[str, tuple[VcShare, ...]]:
-    try:
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-        config = load_config(data if isinstance(data, dict) else {})
-    except (yaml.YAMLError, ConfigError):
+    config = _loaded(text)
+    if config is None:
         return {}
     chains: dict[str, list[LeafCell]] = {}
     for cell in config.physical_cells:

@@ -54,6 +54,16 @@ class Inventory:
     def users(self) -> tuple[str, ...]:
         return tuple(m.user for m in self.members)
 
+    @property
+    def masters(self) -> tuple[Member, ...]:
+        """The members with the master role (quick-start's master.csv), in inventory order."""
+        return tuple(m for m in self.members if "master" in m.roles)
+
+    @property
+    def master_ip(self) -> str | None:
+        """The OpenPAI master's address: the first master's ip, None when no master has one."""
+        return next((m.ip for m in self.masters if m.ip), None)
+
 
 @dataclass(frozen=True)
 class Problem:

@@ -16,43 +16,26 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypedDict
 
+from hivedlab.backends.pai.addresses import hived_address, pai_address
 from hivedlab.backends.pai.backend import PaiBackend, RunState, _TapWriter
-from hivedlab.backends.pai.hived_inspect import hived_url as default_hived_url
+from hivedlab.backends.pai.kubeconfig import DEFAULT_KUBECONFIG, find_kubeconfig
 from hivedlab.backends.pai.live import LiveView
 from hivedlab.backends.pai.stop import StopResult, jobs_left, run_state, stop_hint, stop_jobs, submitted_jobs
 from hivedlab.backends.pai.tokens import check_tokens, load_tokens, token_source
 from hivedlab.backends.watcher import LISTED_WITHIN_S, Watcher
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.evidence import EvidenceWriter
-from hivedlab.group.inventory import load_inventory
-from hivedlab.models.openpai.rest import PaiClient, PaiError, RestCall
-from hivedlab.rundir import run_location
+from hivedlab.group.inventory import Inventory, load_inventory
+from hivedlab.models.openpai.rest import PaiClient, RestCall, modelled_version
+from hivedlab.rundir import RunDir, run_location
 
-__all__ = ["PaiBackend", "open_backend", "leftover_note", "stop_run"]
-
-DEFAULT_KUBECONFIG = "~/pai-deploy/kube/config"
-
-
-def _master_ip(inventory: Any) -> str | None:
-    for member in getattr(inventory, "members", ()):
-        if "master" in member.roles and member.ip:
-            return str(member.ip)
-    return None
-
-
-def pai_address(inventory: Any, pai_url: str | None, env: dict[str, str]) -> str:
-    """The rest-server's address: the argument, `HIVEDLAB_PAI_URL`, else the inventory master's (through pylon)."""
-    master = _master_ip(inventory)
-    url = pai_url or env.get("HIVEDLAB_PAI_URL") or (f"http://{master}" if master else None)
-    if not url:
-        raise HivedlabError("no OpenPAI address: set HIVEDLAB_PAI_URL or give the master's ip in the inventory")
-    return url
-
+__all__ = ["DEFAULT_KUBECONFIG", "PaiBackend", "find_kubeconfig", "leftover_note", "open_backend", "stop_run"]
 
 def _run_clients(run_dir: Path, state: RunState, env: dict[str, str], pai_url: str | None,
                  token_file: str | Path | None, retries: int = 4) -> dict[str, PaiClient]:
     """One client per member with a token, for the run in `run_dir` (its inventory, calls logged in its pai/)."""
-    inventory = load_inventory(str(run_dir / "inventory.yaml")) if (run_dir / "inventory.yaml").is_file() else None
+    where = RunDir(run_dir)
+    inventory = load_inventory(str(where.inventory_path)) if where.inventory_path.is_file() else None
     url = pai_address(inventory, pai_url, env)
     tokens = load_tokens(None, token_file, env)
     return {user: PaiClient(url, tok, retries=retries, on_call=_call_logger(state, user),
@@ -107,16 +90,6 @@ def leftover_note(run_dir: str | Path, *, environ: dict[str, str] | None = None)
     return stop_hint(folder, left) if left else ""
 
 
-def find_kubeconfig(kubeconfig: str | None, environ: dict[str, str] | os._Environ[str]) -> Path:
-    raw = kubeconfig or environ.get("KUBECONFIG") or DEFAULT_KUBECONFIG
-    path = Path(raw.split(os.pathsep)[0]).expanduser()
-    if not path.is_file():
-        raise HivedlabError(
-            f"no kubeconfig at {path}: copy ~/pai-deploy/kube/config from the dev-box machine or set KUBECONFIG / "
-            f"找不到 kubeconfig {path}：请从 dev-box 机器复制 ~/pai-deploy/kube/config 或设置 KUBECONFIG")
-    return path
-
-
 def default_watcher(writer: Any, *, kubeconfig: Path, context: str | None, namespace: str) -> Watcher:
     """The Kubernetes watcher writing into `writer`, started in the background and listed before anything is
     submitted."""
@@ -131,21 +104,9 @@ def _warn(text: str) -> None:
     print(f"hivedlab: warning: {text}", file=sys.stderr)
 
 
-def check_version(info: dict[str, Any], url: str) -> str:
-    """The rest-server's version from `/api/v2/info`; "" when it does not say (v1.2.0 answers `null` when it cannot
-    read the version from its ConfigMap). Another version than v1.2 is a `PaiError`."""
-    version = info.get("version")
-    if version is None or version == "":
-        return ""
-    if not str(version).startswith("v1.2"):
-        raise PaiError(f"the rest-server at {url} is OpenPAI {version}; hivedlab targets v1.2.0",
-                       f"{url} 的 rest-server 版本为 {version}，hivedlab 面向 v1.2.0")
-    return str(version)
-
-
 def open_backend(
     writer: EvidenceWriter,
-    inventory: Any,
+    inventory: Inventory | None,
     *,
     members: Sequence[str] = (),
     run_dir: str | Path | None = None,
@@ -170,11 +131,8 @@ def open_backend(
     `members`: whose jobs the run submits; each one's token is tried before this returns (all tokens when empty).
     A resumed experiment's log is read back first, so the backend knows what its pods already did."""
     env = dict(os.environ) if environ is None else environ
-    master = _master_ip(inventory)
     url = pai_address(inventory, pai_url, env)
-    hived = hived_url or env.get("HIVEDLAB_HIVED_URL") or (default_hived_url(master) if master else None)
-    if not hived:
-        raise HivedlabError("no HiveD address: set HIVEDLAB_HIVED_URL or give the master's ip in the inventory")
+    hived = hived_address(inventory, hived_url, env)
     config = find_kubeconfig(kubeconfig, env) if watcher_factory is None else None
     if poll_s is None:
         try:
@@ -196,7 +154,7 @@ def open_backend(
         info = probe.info()
     finally:
         probe.retries = retries
-    version = check_version(info, url)
+    version = modelled_version(info, url)
     if not version:
         warn(f"the rest-server at {url} does not say its version (/api/v2/info: version {info.get('version')!r}, "
              "as v1.2.0 answers when it cannot read its ConfigMap); going on as OpenPAI v1.2.0")

@@ -11,6 +11,7 @@ import requests
 
 HIVED_PORT = 30096  # NodePort of hivedscheduler-service on the PAI master
 VCS_PATH = "/v1/inspect/clusterstatus/virtualclusters"
+PHYSICAL_PATH = "/v1/inspect/clusterstatus/physicalcluster"
 
 
 def hived_url(master_ip: str) -> str:
@@ -36,6 +37,17 @@ def fetch_vcs(base_url: str, *, timeout_s: float = 10.0, session: requests.Sessi
     if not isinstance(data, dict):
         raise ValueError("HiveD's inspect API did not answer with a mapping of VCs")
     return {str(name): leaf_count(cells) for name, cells in data.items()}
+
+
+def fetch_cluster_status(base_url: str, *, timeout_s: float = 10.0) -> tuple[Any, Any]:
+    """The physical cluster's and the virtual clusters' status trees. Raises requests' errors (and ValueError for an
+    answer that is not JSON) when HiveD does not answer them."""
+    answers = []
+    for path in (PHYSICAL_PATH, VCS_PATH):
+        response = requests.get(base_url.rstrip("/") + path, timeout=timeout_s)
+        response.raise_for_status()
+        answers.append(response.json())
+    return answers[0], answers[1]
 
 
 def wait_for_vcs(

@@ -20,18 +20,18 @@ from pathlib import Path
 
 import yaml
 
+from hivedlab.backends.pai.addresses import PAI_URL_ENV, pai_address
 from hivedlab.backends.pai.tokens import parse_tokens
 from hivedlab.basics.errors import EXIT_FINDINGS, HivedlabError
 from hivedlab.basics.secrets import read_secret, refuse_inside_repository, write_secret
 from hivedlab.basics.text import Text
 from hivedlab.cli.options import add_format, add_lang, new_parser
-from hivedlab.group.inventory import Inventory, load_inventory
+from hivedlab.group.inventory import load_inventory
 from hivedlab.models.openpai.rest import TOKEN_FILE_ENV, PaiClient, PaiError, clean_token, read_token_file
 from hivedlab.models.openpai.users import TOKEN_LIFETIME_DAYS, create_user, get_user, grant_vcs, token_expiry, user_vcs
 
 ADMIN_TOKEN_ENV = "HIVEDLAB_PAI_ADMIN_TOKEN"
 ADMIN_TOKEN_FILE_ENV = "HIVEDLAB_PAI_ADMIN_TOKEN_FILE"
-URL_ENV = "HIVEDLAB_PAI_URL"
 DEFAULT_TOKENS = "~/.pai-tokens"
 MIN_PASSWORD = 6  # the rest-server's rule
 
@@ -65,7 +65,7 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     )
     parser.add_argument("--inventory", metavar="FILE", help="group inventory (default: the shipped example)")
     parser.add_argument("--pai-url", metavar="URL",
-                        help=f"the OpenPAI master (default: {URL_ENV}, else http://<the inventory's master ip>)")
+                        help=f"the OpenPAI master (default: {PAI_URL_ENV}, else http://<the inventory's master ip>)")
     parser.add_argument("--admin-token-file", metavar="FILE",
                         help=f"a chmod-600 file with the admin's token (default: {ADMIN_TOKEN_FILE_ENV} or "
                              f"{ADMIN_TOKEN_ENV}; without one, asks the admin's password)")
@@ -78,17 +78,6 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     add_format(parser, ("text", "json"))
     add_lang(parser)
     return parser
-
-
-def master_url(inventory: Inventory, given: str | None) -> str:
-    """--pai-url, HIVEDLAB_PAI_URL, or the inventory's master through pylon."""
-    url = given or os.environ.get(URL_ENV)
-    if url:
-        return url
-    masters = [m.ip for m in inventory.members if "master" in m.roles and m.ip]
-    if not masters:
-        raise HivedlabError(f"no OpenPAI address: give --pai-url, set {URL_ENV}, or the master's ip in the inventory")
-    return f"http://{masters[0]}"
 
 
 def admin_token(token_file: str | None) -> tuple[str, tuple[str, str]]:
@@ -208,7 +197,7 @@ def run(args: argparse.Namespace) -> int:
     tokens_path = Path(args.tokens_out).expanduser()
     refuse_inside_repository(tokens_path.parent, "the token file",
                              f"give a file outside it with --tokens-out (default: {DEFAULT_TOKENS})")
-    url = master_url(inventory, args.pai_url)
+    url = pai_address(inventory, args.pai_url, os.environ, "--pai-url")
     passwords = read_passwords(args.passwords, inventory.users)
     admin = admin_client(url, args.admin_token_file)
     try:

@@ -192,7 +192,7 @@ def run(args: argparse.Namespace) -> int:
                                 f"{FIXED_BRANCH} (with --env the machines' records are checked instead)"))
     errors = [f for f in findings if f.severity == "error"]
     if inventory is not None and not errors:
-        masters = tuple(m for m in inventory.members if "master" in m.roles)
+        masters = inventory.masters
         workers = tuple(w for w in inventory.workers if w not in masters)
         write_atomic(folder / "master.csv", host_csv(masters))
         write_atomic(folder / "worker.csv", host_csv(workers))

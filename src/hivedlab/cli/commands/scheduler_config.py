@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import os
 import shutil
 import sys
 from pathlib import Path
 
-from hivedlab.backends.pai.hived_inspect import hived_url, wait_for_vcs
+from hivedlab.backends.pai.addresses import hived_address
+from hivedlab.backends.pai.hived_inspect import wait_for_vcs
 from hivedlab.backends.pai.services_config import (
     FILE_NAMES,
     current_hived_config,
@@ -120,12 +122,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _wait(args: argparse.Namespace, inventory: Inventory, layout: Layout) -> int:
-    url = args.hived_url
-    if not url:
-        masters = [m for m in inventory.members if "master" in m.roles and m.ip]
-        if not masters:
-            raise HivedlabError("give --hived-url: the inventory has no master with an IP")
-        url = hived_url(masters[0].ip)
+    url = hived_address(inventory, args.hived_url, os.environ, "--hived-url")
     print(("等待 HiveD 显示 VC：" if args.lang == "zh" else "waiting for HiveD to show the VCs: ")
           + ", ".join(f"{k}={v}" for k, v in layout.vcs.items()), flush=True)
     if wait_for_vcs(url, set(layout.vcs), args.wait):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
-from hivedlab.models.hived.config import CellTypeInfo, HivedConfig, PhysicalCellSpec
+from hivedlab.models.hived.config import CellTypeInfo, HivedConfig, PhysicalCellSpec, is_node_type, node_name
 from hivedlab.models.hived.types import AllocatedPod, MemberBindInfo, PodRef, PodSchedulingSpec
 
 FREE_PRIORITY = -2
@@ -140,8 +140,8 @@ def build_physical(config: HivedConfig
         per_level = levels[chain].setdefault(info.level, [])
         cell.order = len(per_level)
         per_level.append(cell)
-        if info.at_or_above_node and not info.multi_node:
-            node = spec.address.rsplit("/", 1)[-1]
+        if is_node_type(info):
+            node = node_name(spec.address)
             cell.is_node = True
         if info.child_type is None:
             cell.index = int(spec.address.rsplit("/", 1)[-1])

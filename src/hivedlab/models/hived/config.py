@@ -43,6 +43,18 @@ class CellTypeInfo:
     multi_node: bool
 
 
+def is_node_type(info: CellTypeInfo) -> bool:
+    """Whether a cell of this type is one whole node: at or above node level and within one node (HiveD's
+    `pkg/algorithm/config.go`; docs/hived-config-and-cells.md#cell-types). The one owner of this rule."""
+    return info.at_or_above_node and not info.multi_node
+
+
+def node_name(address: str) -> str:
+    """The node a node cell names: its address's last part (HiveD addresses a node cell below a pool cell as
+    `<index>/<node>`, pkg/api/config.go inferPhysicalCellSpec)."""
+    return address.rsplit("/", 1)[-1]
+
+
 @dataclass(frozen=True)
 class PhysicalCellSpec:
     """A physical cell after defaulting and address inference (docs/hived-config-and-cells.md#physical-cells)."""

@@ -120,6 +120,36 @@ def is_application_token(token: str) -> bool:
     return token_claims(token).get("application") is True
 
 
+MODELLED_VERSION = "v1.2.0"
+
+
+def modelled_version(info: dict[str, Any], url: str) -> str:
+    """The rest-server's version from `GET /api/v2/info`; "" when it does not say (v1.2.0 answers `null` when it
+    cannot read the ConfigMap pai-version, src/rest-server/src/config/paiConfig.js). Another version than
+    v1.2 is a `PaiError`."""
+    version = info.get("version")
+    if version is None or version == "":
+        return ""
+    if not str(version).startswith("v1.2"):
+        raise PaiError(f"the rest-server at {url} is OpenPAI {version}; hivedlab targets {MODELLED_VERSION}",
+                       f"{url} 的 rest-server 版本为 {version}，hivedlab 面向 {MODELLED_VERSION}")
+    return str(version)
+
+
+def portal_url(pai_url: str) -> str:
+    """The web portal is pylon's root: http://<master>/ (also when the REST URL is the direct port 9186)."""
+    parts = urlsplit(normalize_base_url(pai_url))
+    netloc = (parts.hostname or "") if parts.port == DIRECT_PORT else parts.netloc
+    return f"{parts.scheme}://{netloc}/"
+
+
+def fetch_portal(pai_url: str, timeout_s: float = 10.0) -> tuple[str, int, str]:
+    """The portal's address, HTTP status and Content-Type; requests' errors when it does not answer."""
+    url = portal_url(pai_url)
+    response = requests.get(url, timeout=timeout_s)
+    return url, response.status_code, response.headers.get("Content-Type", "")
+
+
 def normalize_base_url(url: str) -> str:
     """`http://master` -> `http://master/rest-server` (pylon); `http://master:9186` and explicit paths stay."""
     text = url.strip().rstrip("/")

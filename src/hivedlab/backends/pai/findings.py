@@ -1,0 +1,30 @@
+"""A check's finding, as `hivedlab doctor` prints it: which check, ok / warning / error, what was seen, the fix."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hivedlab.basics.text import Text
+
+
+@dataclass(frozen=True)
+class Finding:
+    check: str
+    status: str  # ok | warning | error
+    message: Text
+    fix: Text | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"check": self.check, "status": self.status, "message": self.message.as_dict(),
+                "fix": self.fix.as_dict() if self.fix else None}
+
+
+def ok(check: str, zh: str, en: str) -> Finding:
+    return Finding(check, "ok", Text(zh, en))
+
+
+def bad(check: str, zh: str, en: str, fix_zh: str, fix_en: str, status: str = "error") -> Finding:
+    return Finding(check, status, Text(zh, en), Text(fix_zh, fix_en))
+
+
