@@ -6,13 +6,8 @@ from __future__ import annotations
 import pytest
 
 from hivedlab.models.hived import BindInfo, MemberBindInfo, PodPlacement, PodRef, UserError, parse_spec
-from hivedlab.models.hived_codec import (
-    CodecError,
-    dump_bind_info,
-    isolation_annotation,
-    load_bind_info,
-    spec_from_annotation,
-)
+from hivedlab.models.hived_codec import dump_bind_info
+from tests.support.hived_annotations import CodecError, isolation_annotation, load_bind_info, spec_from_annotation
 
 PREFIX = "Pod annotation hivedscheduler.microsoft.com/pod-scheduling-spec: "
 POD = PodRef("default", "p", "uid-1")

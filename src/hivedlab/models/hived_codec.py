@@ -1,91 +1,15 @@
-"""HiveD's annotations as text (docs/hived-config-and-cells.md#bind-info-and-the-pod-annotations): the
-pod-scheduling-spec YAML and the pod-bind-info YAML.
-
-`spec_from_annotation` reproduces HiveD's parsing: the blind old-name text replacement, the empty-annotation error
-and the YAML error, and hands the mapping to `hivedlab.models.hived` (which applies defaults and validation).
-"""
+"""HiveD's pod-bind-info annotation as text, as the simulated cluster writes it on a bound pod
+(docs/hived-config-and-cells.md#bind-info-and-the-pod-annotations). Reading HiveD's annotations back, as HiveD does, is
+test code (`tests/support/hived_annotations.py`): nothing in the toolkit needs it."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 import yaml
 
-from hivedlab.models.hived import BindInfo, UserError
-from hivedlab.models.hived.annotations import BIND_INFO as BIND_INFO_ANNOTATION
-from hivedlab.models.hived.types import SPEC_PREFIX
-
-# docs/hived-config-and-cells.md#the-pod-scheduling-spec: replaced in the annotation text before parsing,
-# even inside names
-OLD_NAMES = (
-    ("gpuType", "leafCellType"),
-    ("gpuNumber", "leafCellNumber"),
-    ("gpuIsolation", "leafCellIsolation"),
-    ("physicalGpuIndices", "physicalLeafCellIndices"),
-)
-
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-class CodecError(ValueError):
-    """An annotation that cannot be read; the message says why in one line."""
-
-
-def replace_old_names(text: str) -> str:
-    for old, new in OLD_NAMES:
-        text = text.replace(old, new)
-    return text
-
-
-def _yaml_problem(exc: yaml.YAMLError, text: str) -> str:
-    mark = getattr(exc, "problem_mark", None)
-    problem = getattr(exc, "problem", None) or str(exc)
-    if mark is None:
-        return f"yaml: {problem}"
-    # PyYAML reports an error found at the end of the text on the line after it; go-yaml on the last line
-    last_line = max(1, len(text.rstrip("\n").splitlines()))
-    return f"yaml: line {min(mark.line + 1, last_line)}: {problem}"
-
-
-def spec_from_annotation(text: str | None) -> dict[str, Any]:
-    """The pod-scheduling-spec annotation text -> mapping, or HiveD's user error
-    (docs/hived-config-and-cells.md#spec-validation)."""
-    if text is None or not text.strip():
-        raise UserError(SPEC_PREFIX + "Annotation does not exist or is empty")
-    replaced = replace_old_names(text)
-    try:
-        data = yaml.load(replaced, Loader=_Loader)  # noqa: S506 - a safe loader
-    except yaml.YAMLError as exc:
-        raise UserError(f'Failed to unmarshal YAML "{text}" to Object: {_yaml_problem(exc, replaced)}') from None
-    if data is None:
-        raise UserError(SPEC_PREFIX + "Annotation does not exist or is empty")
-    if not isinstance(data, Mapping):
-        raise UserError(f'Failed to unmarshal YAML "{text}" to Object: yaml: unmarshal errors: '
-                        f"cannot unmarshal {type(data).__name__} into internal.PodSchedulingSpec")
-    return dict(data)
+from hivedlab.models.hived import BindInfo
 
 
 def dump_bind_info(info: BindInfo) -> str:
     """The pod-bind-info annotation: node, leafCellIsolation, cellChain, affinityGroupBindInfo
     (docs/hived-config-and-cells.md#bind-info-and-the-pod-annotations)."""
     return yaml.safe_dump(info.to_dict(), sort_keys=False, default_flow_style=False)
-
-
-def load_bind_info(text: str | None) -> BindInfo:
-    if text is None or not text.strip():
-        raise CodecError(f"annotation {BIND_INFO_ANNOTATION} does not exist or is empty")
-    try:
-        data = yaml.load(replace_old_names(text), Loader=_Loader)  # noqa: S506 - a safe loader
-    except yaml.YAMLError as exc:
-        raise CodecError(f"annotation {BIND_INFO_ANNOTATION}: {_yaml_problem(exc, text)}") from None
-    try:
-        return BindInfo.from_dict(data)
-    except (ValueError, AttributeError, TypeError) as exc:
-        raise CodecError(f"annotation {BIND_INFO_ANNOTATION}: {exc}") from None
-
-
-def isolation_annotation(info: BindInfo) -> str:
-    """`pod-leaf-cell-isolation`: comma-separated leaf indices, e.g. `0,1`."""
-    return ",".join(str(i) for i in info.leaf_cell_isolation)
-

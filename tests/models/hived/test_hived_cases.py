@@ -40,9 +40,9 @@ def hived() -> ModuleType:
 
 @pytest.fixture(scope="module")
 def codec() -> ModuleType:
-    from hivedlab.models import hived_codec
+    from tests.support import hived_annotations
 
-    return hived_codec
+    return hived_annotations
 
 
 # -- the flows -------------------------------------------------------------------------------------------------

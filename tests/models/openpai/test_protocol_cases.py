@@ -61,7 +61,7 @@ def test_validate_has_errors_exactly_when_the_rest_server_refuses(case):
                          ids=[c["id"] for c in CASES if "hived_pod_spec" in c["expected"]])
 def test_pod_scheduling_specs_are_exactly_the_recorded_ones(case):
     data, _ = _document(case)
-    specs = hived_spec.pod_scheduling_specs(data, case["user"], CONFIGS[case["hived_config"]])
+    specs = hived_spec.plan_hived(data, case["user"], CONFIGS[case["hived_config"]]).specs
     assert specs == case["expected"]["hived_pod_spec"]
     # js-yaml dumps the keys in this order (docs/openpai-model.md#the-spec-per-task-role)
     for role, spec in specs.items():

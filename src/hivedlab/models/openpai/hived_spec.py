@@ -3,7 +3,7 @@
 leafCellNumber, affinity groups and the quota check.
 
 `plan_hived` keeps going after a problem so that a validator can report all of them; `problems[0]` is the one the
-rest-server answers with. `pod_scheduling_specs` is the same computation for a job that the rest-server accepts.
+rest-server answers with.
 """
 
 from __future__ import annotations
@@ -327,14 +327,6 @@ def _named_groups(
         group_keys.setdefault(name, (sku, pinned))
         groups.setdefault(name, []).append(_member(protocol["taskRoles"][role], specs[role]["leafCellNumber"]))
     return groups
-
-
-def pod_scheduling_specs(
-    protocol: Mapping[str, Any], user: str, hived_config: Mapping[str, Any]
-) -> dict[str, dict[str, Any]]:
-    """Task role -> the pod-scheduling-spec the rest-server writes into the pod annotation
-    (docs/openpai-model.md#the-spec-per-task-role)."""
-    return plan_hived(protocol, user, hived_config).specs
 
 
 def dump_crash(specs: Mapping[str, Mapping[str, Any]]) -> Problem | None:
