@@ -19,7 +19,7 @@ SPEC = "hivedscheduler.microsoft.com/pod-scheduling-spec"
 
 LOW = ExpectedJob("low", "job-config-1", "vc1", "test", (("train", 1, 1),), True)
 HIGH = ExpectedJob("high", "job-config-2", "vc1", "prod", (("train", 1, 1),), True)
-PRIORITY = ExperimentSpec("priority", 2, "优先级和抢占", "Priority and preemption", "two-vc", (LOW, HIGH), 2)
+PRIORITY = ExperimentSpec("priority", 2, "two-vc", (LOW, HIGH))
 LAB = LabSpec((PRIORITY,))
 
 

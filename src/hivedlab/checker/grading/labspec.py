@@ -35,11 +35,8 @@ class ExpectedJob:
 class ExperimentSpec:
     id: str
     order: int
-    title_zh: str
-    title_en: str
     hived_config: str
-    jobs: tuple[ExpectedJob, ...]
-    questions: int = 0
+    jobs: tuple[ExpectedJob, ...]  # what grading compares of each job file (the plan says which file)
 
     def job(self, key: str) -> ExpectedJob | None:
         return next((job for job in self.jobs if job.key == key), None)
@@ -98,8 +95,8 @@ def unknown_job(key: str) -> ExpectedJob:
 
 
 def lab_spec_from_plans(plans: Iterable[Any], read_protocol: Callable[[Path], Any]) -> LabSpec:
-    """Build the lab spec from `hivedlab.checker.plans.Plan`-like objects (id, order, title, hived_config,
-    jobs{key: .path}, questions); `read_protocol(path)` parses a job file or raises HivedlabError (that job is then
+    """Build the lab spec from `hivedlab.checker.plans.Plan`-like objects (id, order, hived_config,
+    jobs{key: .path}); `read_protocol(path)` parses a job file or raises HivedlabError (that job is then
     unknown)."""
     experiments = []
     for plan in plans:
@@ -110,12 +107,7 @@ def lab_spec_from_plans(plans: Iterable[Any], read_protocol: Callable[[Path], An
             except HivedlabError:
                 protocol = None
             jobs.append(expected_job(key, protocol) if isinstance(protocol, Mapping) else unknown_job(key))
-        title = plan.title if isinstance(plan.title, Mapping) else {}
-        questions = plan.questions.get("en", ()) if isinstance(plan.questions, Mapping) else ()
-        experiments.append(ExperimentSpec(
-            id=plan.id, order=plan.order, title_zh=str(title.get("zh", plan.id)),
-            title_en=str(title.get("en", plan.id)), hived_config=plan.hived_config, jobs=tuple(jobs),
-            questions=len(questions)))
+        experiments.append(ExperimentSpec(plan.id, plan.order, plan.hived_config, tuple(jobs)))
     return LabSpec(tuple(sorted(experiments, key=lambda e: (e.order, e.id))))
 
 

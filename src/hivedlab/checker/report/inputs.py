@@ -16,7 +16,7 @@ from hivedlab.basics.files import read_json
 from hivedlab.basics.resources import EXPERIMENTS, SMOKE_PLANS
 from hivedlab.basics.text import Text
 from hivedlab.checker.judge import judge_file
-from hivedlab.checker.plans import load_plan
+from hivedlab.checker.plans import Plan, load_plan
 from hivedlab.checker.pod_facts import vc_nodes_from_config
 from hivedlab.checker.report.timeline import ExperimentTimeline, timeline_for_chart
 from hivedlab.checker.verdicts import to_json
@@ -66,18 +66,49 @@ class EnvRecord:
 
 @dataclass(frozen=True)
 class PlanInfo:
-    """What the report uses of an experiment plan (labs/experiments/<id>.yaml)."""
+    """What the report reads of an experiment's plan (labs/experiments/<id>.yaml), derived from the one loaded `Plan`
+    (none when the plan is missing or broken: then a bare row named by the id)."""
 
     id: str
-    order: int = 99
-    title_zh: str = ""
-    title_en: str = ""
-    hived_config: str = ""
-    questions_zh: tuple[str, ...] = ()
-    questions_en: tuple[str, ...] = ()
-    optional: bool = False  # an optional plan: its own report section, not a row of the manual's table
-    row_name: Text | None = None  # the manual's row name and question (the plan's `report_row`)
-    row_question: Text | None = None
+    source: Plan | None = None
+
+    @property
+    def order(self) -> int:
+        return self.source.order if self.source else 99
+
+    @property
+    def title_zh(self) -> str:
+        return self.source.title["zh"] if self.source else ""
+
+    @property
+    def title_en(self) -> str:
+        return self.source.title["en"] if self.source else ""
+
+    @property
+    def hived_config(self) -> str:
+        return self.source.hived_config if self.source else ""
+
+    @property
+    def questions_zh(self) -> tuple[str, ...]:
+        return self.source.questions["zh"] if self.source else ()
+
+    @property
+    def questions_en(self) -> tuple[str, ...]:
+        return self.source.questions["en"] if self.source else ()
+
+    @property
+    def optional(self) -> bool:
+        """An optional plan: its own report section, not a row of the manual's table."""
+        return self.source.optional if self.source else False
+
+    @property
+    def row_name(self) -> Text | None:
+        """The manual's row name and question (the plan's `report_row`)."""
+        return self.source.row_name if self.source else None
+
+    @property
+    def row_question(self) -> Text | None:
+        return self.source.row_question if self.source else None
 
 
 @dataclass(frozen=True)
@@ -175,23 +206,11 @@ def load_env(run_dir: Path) -> tuple[dict[str, EnvRecord], list[str]]:
 
 
 def plan_info(experiment: str) -> PlanInfo:
-    """The shipped plan's title, order and questions; a bare PlanInfo when there is none (or it is broken)."""
+    """The shipped plan's view; a bare PlanInfo when there is none (or it is broken)."""
     try:
-        plan = load_plan(experiment)
+        return PlanInfo(experiment, load_plan(experiment))
     except HivedlabError:
         return PlanInfo(experiment)
-    return PlanInfo(
-        id=experiment,
-        order=plan.order,
-        title_zh=plan.title["zh"],
-        title_en=plan.title["en"],
-        hived_config=plan.hived_config,
-        questions_zh=plan.questions["zh"],
-        questions_en=plan.questions["en"],
-        optional=plan.optional,
-        row_name=plan.row_name,
-        row_question=plan.row_question,
-    )
 
 
 def _vc_nodes(run_dir: Path, plan: PlanInfo, timeline: ExperimentTimeline) -> tuple[dict[str, tuple[str, ...]], str]:
