@@ -6,7 +6,7 @@ import pytest
 
 from hivedlab.checker.validate import ERROR
 from hivedlab.checker.validate.jobs import check_job, prepare_target
-from hivedlab.models.openpai import admission, hived_spec, protocol
+from hivedlab.models.openpai import admission, hived_spec, js_yaml, protocol
 from tests.support.fixture_yaml import fixture_yaml
 from tests.support.paths import FIXTURES
 
@@ -23,7 +23,7 @@ def test_there_are_cases():
 
 def _document(case):
     if "protocol_yaml" in case:
-        parsed = protocol.parse_yaml(case["protocol_yaml"])
+        parsed = js_yaml.parse_yaml(case["protocol_yaml"])
         return parsed.data, parsed.positions
     return case["protocol"], {"": (1, 1)}
 

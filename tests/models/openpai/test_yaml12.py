@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from hivedlab.models.openpai.protocol import Timestamp, YamlError, parse_yaml, schema_issues
+from hivedlab.models.openpai.js_yaml import Timestamp, YamlError, parse_yaml
+from hivedlab.models.openpai.protocol import schema_issues
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ from hivedlab.checker.validate.inventory import check_inventory
 from hivedlab.checker.validate.jobs import HivedTarget, check_job, prepare_target
 from hivedlab.checker.validate.kubeflow import SCHEMA_FILES, check_manifests
 from hivedlab.models.kubeflow.manifests import ManifestError, looks_like_manifests, parse_manifests
-from hivedlab.models.openpai.protocol import YamlError, parse_yaml
+from hivedlab.models.openpai.js_yaml import YamlError, parse_yaml
 
 SHIPPED_HIVED_CONFIGS = HIVED_CONFIGS
 MAX_FILE_BYTES = 1024 * 1024

@@ -12,7 +12,7 @@ from typing import Any
 from hivedlab.checker.validate.findings import ERROR, NOTE, WARNING, Finding, locate
 from hivedlab.models.hived import ConfigError, load_config
 from hivedlab.models.openpai import hived_spec
-from hivedlab.models.openpai.protocol import escape
+from hivedlab.models.openpai.js_yaml import escape
 
 _K8S_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _SAFE_VC = re.compile(r"^[a-z0-9]+$")
@@ -218,7 +218,7 @@ def check_services_config(
     data: Mapping[str, Any], positions: Mapping[str, tuple[int, int]], file: str, text: str
 ) -> tuple[list[Finding], Mapping[str, Any] | None]:
     """The `hivedscheduler` section of services-configuration.yaml; returns its findings and the parsed config."""
-    from hivedlab.models.openpai.protocol import YamlError, parse_yaml  # the same YAML reading as everything else
+    from hivedlab.models.openpai.js_yaml import YamlError, parse_yaml  # the same YAML reading as everything else
 
     section = data.get("hivedscheduler")
     findings: list[Finding] = []

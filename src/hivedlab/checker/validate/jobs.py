@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hivedlab.checker.validate.findings import ERROR, NOTE, WARNING, Finding, locate
-from hivedlab.models.openpai import hived_spec, protocol
+from hivedlab.models.openpai import hived_spec, js_yaml, protocol
 
 MAX_BODY_BYTES = 100 * 1024
 _HIVED_KEYS = ("jobPriorityClass", "taskRoles", "lazyPreemptionEnable", "gangReleaseEnable", "ignoreK8sSuggestedNodes")
@@ -189,7 +189,7 @@ def _plan_warnings(data: Mapping[str, Any], plan: hived_spec.HivedPlan, target: 
                    tag: bool) -> None:
     prefix = f"[{target.name}] " if tag else ""
     for role, spec in plan.specs.items():
-        base = f"/taskRoles/{protocol.escape(role)}"
+        base = f"/taskRoles/{js_yaml.escape(role)}"
         if spec["leafCellNumber"] == 0:
             out.add("job-never-scheduled", WARNING, base + "/resourcePerInstance",
                     prefix + "gpu, cpu and memoryMB are all 0, so leafCellNumber is 0: HiveD refuses the pod "
@@ -219,7 +219,7 @@ def _check_fits(data: Mapping[str, Any], role: str, spec: Mapping[str, Any], pla
     unit = units.get(sku) if sku is not None else next(iter(plan.vc.cell_units.values()), None)
     per_cell = f" (one cell = gpu {unit.gpu:g}, cpu {unit.cpu:g}, memoryMB {unit.memory:g})" if unit else ""
     where = "any node of the cluster" if plan.opportunistic else f"a node of VC {plan.virtual_cluster}"
-    out.add("job-never-scheduled", WARNING, f"/taskRoles/{protocol.escape(role)}/resourcePerInstance",
+    out.add("job-never-scheduled", WARNING, f"/taskRoles/{js_yaml.escape(role)}/resourcePerInstance",
             prefix + f"each pod of task role {role} needs {cells} leaf cells{per_cell}, but {where} holds at most "
             f"{cap}: HiveD can never place it and the job waits forever; lower gpu, cpu and memoryMB to fit {cap}")
 
@@ -238,16 +238,16 @@ def _warnings(data: Mapping[str, Any], out: _Out) -> None:
         _unknown_keys(hived, _HIVED_KEYS, "/extras/hivedScheduler", out, "extras.hivedScheduler")
         for role, spec in (hived.get("taskRoles") or {}).items() if isinstance(hived.get("taskRoles"), Mapping) else ():
             if isinstance(spec, Mapping):
-                _unknown_keys(spec, _HIVED_ROLE_KEYS, f"/extras/hivedScheduler/taskRoles/{protocol.escape(role)}",
+                _unknown_keys(spec, _HIVED_ROLE_KEYS, f"/extras/hivedScheduler/taskRoles/{js_yaml.escape(role)}",
                               out, "a HiveD task role")
                 if "skuNum" in spec:
-                    out.add("job-unknown-key", NOTE, f"/extras/hivedScheduler/taskRoles/{protocol.escape(role)}/skuNum",
+                    out.add("job-unknown-key", NOTE, f"/extras/hivedScheduler/taskRoles/{js_yaml.escape(role)}/skuNum",
                             "skuNum is ignored by the rest-server: the number of cells comes from resourcePerInstance")
     for role, spec in (data.get("taskRoles") or {}).items():
         resources = spec.get("resourcePerInstance") if isinstance(spec, Mapping) else None
         for key, value in (resources or {}).items() if isinstance(resources, Mapping) else ():
             if key != "ports" and isinstance(value, int | float) and not isinstance(value, bool) and value < 0:
-                out.add("job-resources", WARNING, f"/taskRoles/{protocol.escape(role)}/resourcePerInstance/{key}",
+                out.add("job-resources", WARNING, f"/taskRoles/{js_yaml.escape(role)}/resourcePerInstance/{key}",
                         f"{key} is negative ({value}); the rest-server accepts it but it makes no sense: use 0 or more")
 
 
@@ -257,5 +257,5 @@ def _unknown_keys(mapping: Mapping[str, Any], known: Sequence[str], base: str, o
             continue
         close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.75)
         if close:
-            out.add("job-unknown-key", WARNING, f"{base}/{protocol.escape(str(key))}",
+            out.add("job-unknown-key", WARNING, f"{base}/{js_yaml.escape(str(key))}",
                     f"'{key}' in {what} is ignored by the rest-server; did you mean '{close[0]}'?")

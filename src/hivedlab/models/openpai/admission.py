@@ -15,7 +15,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hivedlab.models.openpai import hived_spec
+from hivedlab.models.openpai import hived_spec, js_yaml
 from hivedlab.models.openpai import protocol as proto
 
 MAX_BODY_BYTES = 100 * 1024  # body-parser's default limit (docs/openpai-model.md#yaml-dialect)
@@ -72,8 +72,8 @@ def parse_body(body: Mapping[str, Any] | str | bytes) -> Any:
     except UnicodeDecodeError:
         raise Rejection(500, "", "the body is not UTF-8 text", stage="yaml_parse") from None
     try:
-        return proto.parse_yaml(text).data
-    except proto.YamlError as exc:
+        return js_yaml.parse_yaml(text).data
+    except js_yaml.YamlError as exc:
         raise Rejection(500, "", exc.message, stage="yaml_parse") from None
 
 
@@ -185,7 +185,7 @@ def _lookup(scope: Mapping[str, Any], match: re.Match[str]) -> str:
         return match.group(0) if value is None else json.dumps(value)
     if isinstance(value, bool):
         return "true" if value else "false"
-    return proto.js_number_text(value) if isinstance(value, int | float) else str(value)
+    return js_yaml.js_number_text(value) if isinstance(value, int | float) else str(value)
 
 
 def with_defaults(protocol: Mapping[str, Any]) -> dict[str, Any]:
