@@ -8,6 +8,7 @@ import yaml
 
 from hivedlab.models.hived import annotations as hived_annotations
 from hivedlab.models.openpai import naming
+from hivedlab.models.openpai.framework_object import FrameworkState, TaskState, framework_object
 from hivedlab.models.openpai.jobstate import (
     CompletionPolicy,
     RetryPolicy,
@@ -20,14 +21,11 @@ from hivedlab.models.openpai.jobstate import (
 )
 from hivedlab.models.openpai.objects import (
     EventState,
-    FrameworkState,
     JobInfo,
     PodState,
     TaskRoleInfo,
-    TaskState,
     dump_scheduling_spec,
     event_object,
-    framework_object,
     pod_object,
 )
 

@@ -18,6 +18,7 @@ from hivedlab.backends.sim.jobs import SimJob, TaskKey, job_info
 from hivedlab.backends.sim.settings import SimSettings, task_seconds
 from hivedlab.backends.sim.store import ApiStore, Clock, EventQueue, seconds_to_us
 from hivedlab.evidence import EvidenceWriter
+from hivedlab.models.openpai.framework_object import FrameworkState, TaskState, framework_object
 from hivedlab.models.openpai.jobstate import (
     CODE_ATTEMPT_COMPLETION,
     CODE_STOP_REQUESTED,
@@ -28,14 +29,7 @@ from hivedlab.models.openpai.jobstate import (
     attempt_completion,
     should_retry,
 )
-from hivedlab.models.openpai.objects import (
-    EventState,
-    FrameworkState,
-    PodState,
-    TaskState,
-    framework_object,
-    pod_object,
-)
+from hivedlab.models.openpai.objects import EventState, PodState, pod_object
 
 
 class FrameworkController:

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from hivedlab.models.openpai.framework_object import FrameworkState, TaskState
 from hivedlab.models.openpai.jobstate import (
     AttemptCompletion,
     CompletionPolicy,
@@ -14,14 +15,7 @@ from hivedlab.models.openpai.jobstate import (
     framework_retry_policy,
     task_retry_policy,
 )
-from hivedlab.models.openpai.objects import (
-    FrameworkState,
-    JobInfo,
-    PodState,
-    TaskRoleInfo,
-    TaskState,
-    dump_scheduling_spec,
-)
+from hivedlab.models.openpai.objects import JobInfo, PodState, TaskRoleInfo, dump_scheduling_spec
 
 TaskKey = tuple[str, int]  # (FC task-role name, task index)
 

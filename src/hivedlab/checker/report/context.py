@@ -14,14 +14,14 @@ from typing import Any
 from hivedlab.basics.clock import date_time
 from hivedlab.basics.text import first_statement
 from hivedlab.checker.report.charts import TaskAttempt
-from hivedlab.checker.report.inputs import EnvRecord, ExperimentInputs, MemberInfo, RunInputs
+from hivedlab.checker.report.environment import environment, hardware
+from hivedlab.checker.report.inputs import ExperimentInputs, RunInputs
 from hivedlab.checker.report.text import (
-    ENV_GROUP_EN,
-    ENV_ROWS,
     EXPLANATION_PROMPT_OTHER,
     EXPLANATION_PROMPTS,
     cell,
     clock,
+    in_lang,
     md,
     pick,
 )
@@ -32,123 +32,6 @@ from hivedlab.evidence import parse_time
 from hivedlab.rundir import CHART_PNG, EVIDENCE
 
 Link = Callable[[str], str]  # run-dir-relative path -> href relative to the report
-
-_SIM = {"zh": "模拟集群，无此记录", "en": "simulated cluster, not recorded"}
-_NO_RECORD = {"zh": "缺少环境记录", "en": "no environment record"}
-_MISSING = {"zh": "缺失", "en": "missing"}
-
-
-def _t(lang: str, zh: str, en: str) -> str:
-    return zh if lang == "zh" else en
-
-
-# ---------------------------------------------------------------- environment table
-
-
-def _columns(inputs: RunInputs) -> list[tuple[str, MemberInfo | None, EnvRecord | None]]:
-    """One column per member (inventory order), then environment records of machines the inventory lacks."""
-    columns: list[tuple[str, MemberInfo | None, EnvRecord | None]] = []
-    used: set[str] = set()
-    by_host = {r.hostname: r for r in inputs.env.values() if r.hostname}
-    for member in inputs.members:
-        record = inputs.env.get(member.name) or inputs.env.get(member.name.lower())
-        if record is None and member.hostname:
-            record = by_host.get(member.hostname)
-        if record is not None:
-            used.add(record.member)
-        columns.append((member.name, member, record))
-    columns += [(r.member, None, r) for key, r in sorted(inputs.env.items()) if r.member not in used]
-    return columns
-
-
-def _env_value(key: str, member: MemberInfo | None, record: EnvRecord | None, inputs: RunInputs, lang: str) -> str:
-    inventory_value = {"hostname": member.hostname if member else "", "ip": member.ip if member else ""}
-    if key == "openpai":
-        if inputs.openpai_version:
-            return inputs.openpai_version
-        if record and record.openpai_version:
-            return record.openpai_version
-        if inputs.cluster == "sim":
-            return _t(lang, "模拟集群（OpenPAI v1.2.0 + HiveD v0.3.4 的模型）",
-                      "simulated (a model of OpenPAI v1.2.0 + HiveD v0.3.4)")
-        return _MISSING[lang]
-    if record is None:
-        if key in inventory_value and inventory_value[key]:
-            return inventory_value[key] + _t(lang, "（组员清单）", " (group inventory)")
-        return _SIM[lang] if inputs.cluster == "sim" else _NO_RECORD[lang]
-    if key == "gpu":
-        if record.gpu_count in ("0",):
-            return _t(lang, "无 GPU", "no GPU")
-        if not record.gpu_model and not record.gpu_count:
-            return _MISSING[lang]
-        return f"{record.gpu_model or _MISSING[lang]}, {record.gpu_count or '?'}"
-    if key == "docker":
-        value = record.docker_version
-        if value and record.docker_default_runtime:
-            value += f" (default runtime: {record.docker_default_runtime})"
-        return value or _MISSING[lang]
-    if key == "cuda":
-        value = record.cuda_version
-        if value and record.driver_version:
-            value += f" (driver {record.driver_version})"
-        return value or _MISSING[lang]
-    value = {"vcpus": record.vcpus, "ip": record.ip, "hostname": record.hostname, "os": record.os}[key]
-    return value or inventory_value.get(key) or _MISSING[lang]
-
-
-def environment(inputs: RunInputs, lang: str) -> dict[str, Any]:
-    """The manual's 实验环境 table: one column per member, its rows, and notes on what is missing."""
-    columns = _columns(inputs)
-    rows = []
-    for key, group, label_zh, label_en in ENV_ROWS:
-        rows.append({
-            "group": _t(lang, group, ENV_GROUP_EN.get(group, "")),
-            "label": _t(lang, label_zh, label_en),
-            "cells": [cell(_env_value(key, member, record, inputs, lang)) for _, member, record in columns],
-        })
-    return {"members": [cell(name) for name, _, _ in columns], "rows": rows, "notes": _env_notes(columns, inputs, lang)}
-
-
-def _env_notes(columns: list[tuple[str, MemberInfo | None, EnvRecord | None]], inputs: RunInputs,
-               lang: str) -> list[str]:
-    notes = []
-    if inputs.cluster == "sim" and not inputs.env:
-        notes.append(_t(
-            lang,
-            "本次实验运行在 hivedlab 的模拟集群上，没有真实机器：表中不填写硬件和软件环境。"
-            "在真实集群上做实验时，每位组员在自己的机器上运行 `hivedlab env --format json --out env/<姓名>.json`。",
-            "The experiments ran on hivedlab's simulated cluster, so there are no real machines: the table leaves "
-            "hardware and software empty. On a real cluster every member runs "
-            "`hivedlab env --format json --out env/<name>.json` on their own machine.",
-        ))
-    for name, member, record in columns:
-        if record is None and inputs.cluster != "sim":
-            notes.append(_t(lang, f"缺少 {md(name)} 的环境记录（env/{md(name)}.json）："
-                                  "请在其机器上运行 `hivedlab env`。",
-                            f"No environment record for {md(name)} (env/{md(name)}.json): run `hivedlab env` on "
-                            "that machine."))
-        if member is not None and not member.hostname and not (record and record.hostname):
-            notes.append(_t(lang, f"{md(name)} 没有主机名（组员清单和环境记录中都没有）。",
-                            f"{md(name)} has no hostname (neither in the group inventory nor in an environment "
-                            "record)."))
-        if member is not None and record is not None and member.hostname and record.hostname \
-                and member.hostname != record.hostname:
-            notes.append(_t(lang, f"{md(name)} 的主机名在组员清单中是 {md(member.hostname)}，环境记录中是 "
-                                  f"{md(record.hostname)}：HiveD 配置中的 cellAddress 必须是 `hostname` 的输出。",
-                            f"{md(name)}'s hostname is {md(member.hostname)} in the group inventory but "
-                            f"{md(record.hostname)} in the environment record: HiveD's cellAddress must be what "
-                            "`hostname` prints."))
-        if member is None:
-            notes.append(_t(lang, f"环境记录 {md(record.source if record else name)} 的组员 {md(name)} "
-                                  "不在组员清单中。",
-                            f"The environment record {md(record.source if record else name)} names {md(name)}, who is "
-                            "not in the group inventory."))
-    if not columns:
-        notes.append(_t(lang, "没有组员清单（inventory.yaml），也没有环境记录：无法填写本表。",
-                        "Neither a group inventory (inventory.yaml) nor environment records: the table cannot be "
-                        "filled."))
-    return notes
-
 
 # ---------------------------------------------------------------- experiments
 
@@ -188,13 +71,13 @@ def _whose(exp: ExperimentInputs, names: Mapping[str, str], lang: str) -> str:
         shown = (exp.member,) if exp.member else exp.submitters
         first = ("、" if lang == "zh" else ", ").join(names.get(u, u) for u in dict.fromkeys(shown)) or listed
         if len(who) == 1:  # one member's runs, with and without --member
-            return _t(lang, f"（{listed} 的 {len(exp.turns)} 次运行；下面是第一次）",
+            return in_lang(lang, f"（{listed} 的 {len(exp.turns)} 次运行；下面是第一次）",
                       f"({listed}'s {len(exp.turns)} runs; what follows is the first)")
-        return _t(lang, f"（{listed} 依次各做一遍；下面是 {first} 的运行）",
+        return in_lang(lang, f"（{listed} 依次各做一遍；下面是 {first} 的运行）",
                   f"(runs of {listed}, each in turn; what follows is {first}'s run)")
     if len(who) > 1:
-        return _t(lang, f"（{listed} 同时提交）", f"(submitted by {listed} at once)")
-    return _t(lang, f"（{listed} 的运行）", f"({listed}'s run)")
+        return in_lang(lang, f"（{listed} 同时提交）", f"(submitted by {listed} at once)")
+    return in_lang(lang, f"（{listed} 的运行）", f"({listed}'s run)")
 
 
 def _turn(turn: ExperimentInputs, names: Mapping[str, str], lang: str, link: Link, chart: str | None) -> dict[str, Any]:
@@ -227,7 +110,7 @@ def inconclusive_reasons(exp: ExperimentInputs, lang: str) -> list[str]:
     if not reasons:
         reasons = list(exp.problems)
     if not reasons:
-        reasons = [_t(lang, "判定结果未说明原因", "the verdict gives no reason")]
+        reasons = [in_lang(lang, "判定结果未说明原因", "the verdict gives no reason")]
     return reasons
 
 
@@ -311,7 +194,7 @@ def since_start(exp: ExperimentInputs) -> Since:
 
 def _rejection_row(r: Rejection, lang: str, since: Since) -> list[str]:
     status = f"HTTP {r.status}" if r.status is not None else ""
-    how = _t(lang, f"{since(r.time)} 提交时被拒绝（{status or '无回复'}）",
+    how = in_lang(lang, f"{since(r.time)} 提交时被拒绝（{status or '无回复'}）",
              f"rejected at submission at {since(r.time)} ({status or 'no reply'})")
     return [cell(r.job), "—", "—", "—", "—", "—", "—", cell(how)]
 
@@ -337,16 +220,16 @@ def experiment(exp: ExperimentInputs, number: int, lang: str, link: Link, chart:
     items = answers(exp, lang)
     questions = _by_question(items, lang)
     whose = _whose(exp, names, lang)
-    sentences = [f"**{md(label)}**" + (_t(lang, "", " ") + md(whose) if whose else "")]
+    sentences = [f"**{md(label)}**" + (in_lang(lang, "", " ") + md(whose) if whose else "")]
     summaries = [md(item["summary"]) for item in items if item["summary"]]
     if summaries:
-        sentences.append(_t(lang, "", " ").join(summaries))
-    sentences += [md(_t(lang, "预期：", "Expected: ") + item["expected"]) for item in items
+        sentences.append(in_lang(lang, "", " ").join(summaries))
+    sentences += [md(in_lang(lang, "预期：", "Expected: ") + item["expected"]) for item in items
                   if item["expected"] and item["verdict"] == "inconsistent"]
     if verdict == "inconclusive":
-        sentences.append(md(_t(lang, "原因：", "Why: ") + "; ".join(inconclusive_reasons(exp, lang))))
+        sentences.append(md(in_lang(lang, "原因：", "Why: ") + "; ".join(inconclusive_reasons(exp, lang))))
     if exp.timeline.source == "sim":
-        sentences.append(md(_t(lang, "（证据来自模拟集群）", "(evidence from the simulated cluster)")))
+        sentences.append(md(in_lang(lang, "（证据来自模拟集群）", "(evidence from the simulated cluster)")))
     files = [f"[{md(path.rsplit('/', 1)[-1])}]({link(path)})" for path in exp.job_files]
     if exp.evidence:
         files.append(f"[{EVIDENCE}]({link(exp.evidence)})")
@@ -365,7 +248,7 @@ def experiment(exp: ExperimentInputs, number: int, lang: str, link: Link, chart:
         "verdict": verdict,
         "verdict_label": md(label),
         "phenomenon": "<br/>".join(sentences),
-        "files": "<br/>".join(files) or md(_t(lang, "（无）", "(none)")),
+        "files": "<br/>".join(files) or md(in_lang(lang, "（无）", "(none)")),
         "questions": questions,
         "answers": [answer for group in questions for answer in group["answers"]],
         "zero": _zero_clock(exp.timeline.started),
@@ -375,7 +258,7 @@ def experiment(exp: ExperimentInputs, number: int, lang: str, link: Link, chart:
         "started": md(instant(exp.timeline.started)) if exp.timeline.started else "",
         "simulated": exp.timeline.source == "sim",
         "explanation_id": "explanation-" + re.sub(r"[^A-Za-z0-9_.-]", "-", exp.id),
-        "explanation_prompt": _t(lang, *EXPLANATION_PROMPTS.get(exp.id, EXPLANATION_PROMPT_OTHER)),
+        "explanation_prompt": in_lang(lang, *EXPLANATION_PROMPTS.get(exp.id, EXPLANATION_PROMPT_OTHER)),
         "problems": [md(p) for p in exp.problems],
         "whose": md(whose),
         # each member's turn (when members took turns); the fields above are then the first run's
@@ -391,7 +274,7 @@ def _lead(question: str, lang: str) -> str:
     """A question as the label of its answers: in italics, then a colon unless it already ends in punctuation."""
     if not question:
         return ""
-    sep = " " if question[-1] in "？?）)：:。." else _t(lang, "：", ": ")
+    sep = " " if question[-1] in "？?）)：:。." else in_lang(lang, "：", ": ")
     return f"*{md(question)}*{sep}"
 
 
@@ -407,35 +290,6 @@ def _by_question(items: list[dict[str, Any]], lang: str) -> list[dict[str, Any]]
             "verdict_label": md(VERDICT_LABEL[item["verdict"]].get(lang)),
         })
     return list(groups.values())
-
-
-def hardware(inputs: RunInputs, lang: str) -> list[str]:
-    """Which experiments ran on the manual's simulated hardware rather than the group's own workers, and why; and
-    which ran on the group's own hardware with a config that differs from the manual's, and how (run.json's
-    `hardware`): one line per reason or note, the experiments it covers named."""
-    entries = inputs.record.hardware if inputs.record else {}
-    by_reason: dict[str, list[str]] = {}
-    for run_id, entry in entries.items():
-        why = entry.get("why") if isinstance(entry, dict) and entry.get("on") == "manual" else None
-        if isinstance(why, dict):
-            by_reason.setdefault(str(why.get(lang) or why.get("en") or ""), []).append(str(run_id))
-    lines = [_t(lang, f"{md('、'.join(ids))} 在模拟集群上按实验手册的硬件（两台各有 1 块 GPU 的 worker）运行，"
-                      f"组员仍是本组的：{md(why)}。",
-                f"{md(', '.join(ids))} ran on the simulated cluster on the lab manual's hardware (two workers with one "
-                f"GPU each), with the group's own members: {md(why)}.")
-             for why, ids in by_reason.items()]
-    by_note: dict[str, list[str]] = {}
-    for run_id, entry in entries.items():
-        notes = entry.get("notes") if isinstance(entry, dict) and entry.get("on") == "group" else None
-        for note in notes if isinstance(notes, list) else []:
-            if isinstance(note, dict):
-                text = str(note.get(lang) or note.get("en") or "").rstrip("。.")
-                by_note.setdefault(text, []).append(str(run_id))
-    lines += [_t(lang, f"{md('、'.join(ids))} 在本组的硬件上运行，HiveD 配置与实验手册的不同：{md(note)}。",
-                 f"{md(', '.join(ids))} ran on the group's own hardware with a HiveD config that differs from the "
-                 f"manual's: {md(note)}.")
-              for note, ids in by_note.items()]
-    return lines
 
 
 def member_names(inputs: RunInputs) -> dict[str, str]:

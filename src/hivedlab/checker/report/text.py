@@ -40,6 +40,11 @@ def cell(value: object) -> str:
     return "<br/>".join(md(line) for line in lines)
 
 
+def in_lang(lang: str, zh: str, en: str) -> str:
+    """One of two texts by language."""
+    return zh if lang == "zh" else en
+
+
 def pick(value: object, lang: str) -> str:
     """A bilingual `{zh, en}` value (or a plain string) in `lang`, falling back to the other language."""
     if isinstance(value, dict):
