@@ -8,6 +8,7 @@
       contrast/<id>@<scheduler>/     a contrast run (docs/other-schedulers.md), with contrast/jobs/ and contrast/hived/
       jobs/<run>/  hived/            the job files and HiveD configs a run submitted
       env/<member>.json              the members' environment records
+      pai/                           a real OpenPAI run's state: the jobs it submitted, its REST call log
       replaced/<UTC time>/           earlier simulated runs moved aside by --replace
       report.md  report.html  claims.json
 
@@ -40,6 +41,7 @@ JOBS = "jobs"
 HIVED_CONFIGS = "hived"
 ENV = "env"
 REPLACED = "replaced"
+PAI_STATE = "pai"
 RUN_HOMES = (EXPERIMENTS, CONTRAST)  # the folders a run's own folder sits in
 
 
@@ -168,6 +170,11 @@ class RunDir:
     @property
     def env_dir(self) -> Path:
         return self.root / ENV
+
+    @property
+    def pai_state(self) -> Path:
+        """A real OpenPAI run's own state: the jobs it submitted (what `hivedlab stop` stops), its REST call log."""
+        return self.root / PAI_STATE
 
     @property
     def report_md(self) -> Path:

@@ -140,7 +140,7 @@ def open_backend(
         except ValueError:
             raise HivedlabError("HIVEDLAB_PAI_POLL_S must be a number of seconds") from None
     home, run_id = run_location(Path(writer.path))
-    state = RunState((Path(run_dir) if run_dir else home) / "pai", experiment=run_id)
+    state = RunState(RunDir(Path(run_dir) if run_dir else home).pai_state, experiment=run_id)
     tokens = load_tokens(token, token_file, env)
     extra: _SleepOverride = {"sleep": sleep} if sleep else {}
     clients = {

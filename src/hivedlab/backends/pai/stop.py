@@ -14,6 +14,7 @@ from pathlib import Path
 from hivedlab.backends.pai.backend import UNFINISHED, RunState
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.models.openpai.rest import PaiClient
+from hivedlab.rundir import RunDir
 
 
 @dataclass(frozen=True)
@@ -39,9 +40,9 @@ class StopResult:
 
 def run_state(run_dir: Path) -> RunState:
     """The run's record of what it submitted; a folder without one is not a real-cluster run."""
-    if not (run_dir / "pai" / "submitted.json").is_file():
+    if not (RunDir(run_dir).pai_state / "submitted.json").is_file():
         raise HivedlabError(f"{run_dir} is not the folder of a run on a real cluster (no pai/submitted.json in it)")
-    return RunState(run_dir / "pai")
+    return RunState(RunDir(run_dir).pai_state)
 
 
 def submitted_jobs(state: RunState) -> list[RunJob]:

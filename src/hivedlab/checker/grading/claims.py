@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hivedlab.checker.grading.findings import Finding
+from hivedlab.rundir import CLAIMS
 
 RANK = {"consistent": 2, "inconclusive": 1, "inconsistent": 0}
 
@@ -79,7 +80,7 @@ def _seqs(answers: Iterable[Mapping[str, Any]]) -> tuple[int, ...]:
 
 
 def compare_claim(claim: Claim, rejudged: Mapping[str, Any] | None, evidence_file: str,
-                  where: str = "claims.json") -> tuple[bool, tuple[Finding, ...]]:
+                  where: str = CLAIMS) -> tuple[bool, tuple[Finding, ...]]:
     """(supported, findings) for one experiment's claim; `rejudged` is the verdict result re-computed from the log."""
     if rejudged is None:
         if claim.verdict == "consistent":

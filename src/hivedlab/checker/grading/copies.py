@@ -19,6 +19,7 @@ from difflib import SequenceMatcher
 
 from hivedlab.checker.grading.findings import Finding
 from hivedlab.checker.grading.scoring import GroupGrade
+from hivedlab.rundir import REPORT_MD
 
 SIMILAR = 0.9  # difflib ratio from which two explanations count as copies of each other
 MIN_COMPARED = 20  # characters: shorter explanations ("同上", "see above") are too short to call copies
@@ -93,4 +94,4 @@ def flag_similar_explanations(grades: Iterable[GroupGrade]) -> list[GroupGrade]:
 
 def _explanation_finding(other: str, experiment: str) -> Finding:
     return Finding("copy", "copied-explanation", f"explanation of {experiment} nearly the same as group {other}'s",
-                   f"对 {experiment} 的解释与小组 {other} 的几乎相同", "report.md", None, experiment)
+                   f"对 {experiment} 的解释与小组 {other} 的几乎相同", REPORT_MD, None, experiment)

@@ -23,6 +23,7 @@ from hivedlab.checker.grading.provenance import REAL_CLUSTERS, real_identity, si
 from hivedlab.checker.grading.submission import ExperimentFiles, Submission, read_submission
 from hivedlab.checker.judge import Judge, Judgement
 from hivedlab.evidence import EvidenceLog, read_evidence
+from hivedlab.rundir import CLAIMS
 
 
 @dataclass(frozen=True)
@@ -189,7 +190,7 @@ def _claim_findings(sub: Submission, experiments: tuple[ExperimentResult, ...]) 
             if result is not None and result.attempts is not None and claim.facts:
                 _, wrong = check_facts(list(claim.facts), result.attempts, claim.experiment, evidence or "", where)
                 ok, found = ok and not wrong, found + wrong
-            if where.endswith("claims.json"):
+            if where.endswith(CLAIMS):
                 total += 1
                 supported += ok
             findings += found

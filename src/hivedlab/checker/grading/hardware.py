@@ -15,6 +15,7 @@ from typing import Any
 from hivedlab.checker.grading.findings import Finding
 from hivedlab.checker.grading.grader import GroupResult
 from hivedlab.group.inventory import LAB_CONFIG_GPUS
+from hivedlab.rundir import RUN_RECORD
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,7 @@ class HardwareExcuse:
         if self.shown:
             return None
         return Finding("provenance", "hardware-unconfirmed", f"{self.en}: not confirmed, simulator evidence penalised",
-                       f"{self.zh}：无法确认，按模拟集群证据扣分", "run.json")
+                       f"{self.zh}：无法确认，按模拟集群证据扣分", RUN_RECORD)
 
 
 def env_for(env: Mapping[str, Mapping[str, Any]], member: Any) -> Mapping[str, Any] | None:

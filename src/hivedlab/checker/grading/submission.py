@@ -22,7 +22,19 @@ from hivedlab.checker.grading.integrity import SAFE_LOADER
 from hivedlab.checker.grading.safefs import MAX_LISTED, GroupFolder, UnsafeFile
 from hivedlab.group.inventory import Inventory, inventory_from_mapping
 from hivedlab.group.layouts import SIM_WORKERS
-from hivedlab.rundir import EVIDENCE, EXPERIMENTS, JOBS, RUN_RECORD, VERDICTS, RunRecord
+from hivedlab.rundir import (
+    CLAIMS,
+    ENV,
+    EVIDENCE,
+    EXPERIMENTS,
+    HIVED_CONFIGS,
+    INVENTORY,
+    JOBS,
+    REPORT_MD,
+    RUN_RECORD,
+    VERDICTS,
+    RunRecord,
+)
 
 SMALL_FILE_BYTES = 1 * 1024 * 1024  # run.json, inventory, env records, HiveD configs, verdicts, claims
 REPORT_BYTES = 4 * 1024 * 1024
@@ -222,35 +234,35 @@ def read_submission(root: Path, name: str | None = None, max_bytes: int | None =
                        f"{base}{RUN_RECORD} 不是 JSON 对象", base + RUN_RECORD)
         run = None
     inventory = None
-    raw_inventory = reader.parsed("inventory.yaml", "yaml")
+    raw_inventory = reader.parsed(INVENTORY, "yaml")
     if raw_inventory is not None:
         try:
-            inventory = inventory_from_mapping(raw_inventory, base + "inventory.yaml", strict=False)
+            inventory = inventory_from_mapping(raw_inventory, base + INVENTORY, strict=False)
         except HivedlabError as exc:
             reader.problem("bad-inventory", str(exc), f"{base}inventory.yaml 不是有效的小组清单",
-                           base + "inventory.yaml")
+                           base + INVENTORY)
     env: dict[str, Mapping[str, Any]] = {}
-    for entry in _capped(reader, "env", MAX_PARTS):
+    for entry in _capped(reader, ENV, MAX_PARTS):
         if entry.endswith(".json"):
-            data = reader.parsed(f"env/{entry}", "json")
+            data = reader.parsed(f"{ENV}/{entry}", "json")
             if isinstance(data, Mapping):
                 env[entry[: -len(".json")]] = data
     hived_nodes: dict[str, frozenset[str]] = {}
-    for entry in _capped(reader, "hived", MAX_PARTS):
+    for entry in _capped(reader, HIVED_CONFIGS, MAX_PARTS):
         if entry.endswith((".yaml", ".yml")):
-            data = reader.parsed(f"hived/{entry}", "yaml")
+            data = reader.parsed(f"{HIVED_CONFIGS}/{entry}", "yaml")
             if isinstance(data, Mapping):
                 hived_nodes[entry.rsplit(".", 1)[0]] = _addresses(data)
     users = inventory.users if inventory else ()
     experiments = tuple(_read_experiment_runs(reader, exp, users)
                         for exp in _capped(reader, EXPERIMENTS, MAX_PARTS)
                         if folder.is_dir(f"{base}{EXPERIMENTS}/{exp}"))
-    report_md = reader.text("report.md", REPORT_BYTES)
+    report_md = reader.text(REPORT_MD, REPORT_BYTES)
     if report_md is not None and deployment_text(report_md) is None:
         reader.problem("report-not-template", f"{base}report.md is not the hivedlab report template (no free-text "
                        "markers): was it rewritten by hand?",
-                       f"{base}report.md 不是 hivedlab 报告模板（没有自由文本标记）", base + "report.md")
-    claims = reader.parsed("claims.json", "json")
+                       f"{base}{REPORT_MD} 不是 hivedlab 报告模板（没有自由文本标记）", base + REPORT_MD)
+    claims = reader.parsed(CLAIMS, "json")
     return Submission(
         name=name or root.name,
         folder=folder,

@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable
 
 from hivedlab.basics.errors import HivedlabError
+from hivedlab.rundir import REPORT_MD
 
 OPEN = "<!-- hivedlab:free-text {id} -->"
 CLOSE = "<!-- /hivedlab:free-text -->"
@@ -29,7 +30,7 @@ def block(block_id: str, body: str = "") -> str:
     return f"{OPEN.format(id=block_id)}\n\n{body.strip(chr(10))}\n\n{CLOSE}"
 
 
-def extract(text: str, source: str = "report.md") -> dict[str, str]:
+def extract(text: str, source: str = REPORT_MD) -> dict[str, str]:
     """The free-text blocks of a report, id -> body (without the blank lines the template puts around it)."""
     blocks: dict[str, str] = {}
     current: tuple[str, int] | None = None
