@@ -235,3 +235,24 @@ def test_a_plain_run_beside_member_turns_is_listed_as_what_it_is(cli: Callable[.
     report = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert "(runs of Alice, Bob, each in turn; what follows is Alice's run)" in report
     assert "  - Alice (the run without --member):" in report
+
+
+def test_a_members_turn_never_reuses_the_group_runs_job_names(cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    """The plain run is the first member's; `--member Alice` is a second run by the same member. OpenPAI never lets a
+    name be used twice, and a real run that finds its name already submitted takes it as its own (resume): so the
+    turn's jobs carry `turn-` before the run tag, and the report still shows the names a student knows."""
+    assert cli("run", "gang", "--out", str(tmp_path)).code == 0
+    assert cli("run", "gang", "--member", "Alice", "--out", str(tmp_path)).code == 0
+
+    def submitted(log: Path) -> set[str]:
+        actions = [r.action for r in read_evidence(log).records if r.kind == "action" and r.action is not None]
+        return {a["job_name"] for a in actions if a.get("type") == "submit"}
+
+    group = submitted(tmp_path / "experiments" / "gang" / "evidence.jsonl")
+    turn = submitted(tmp_path / "experiments" / "gang" / "alice" / "evidence.jsonl")
+    assert group == {"job-config-5-alice-gang-s1", "job-config-6-alice-gang-s1"}
+    assert turn == {"job-config-5-alice-gang-turn-s1", "job-config-6-alice-gang-turn-s1"}
+    from hivedlab.checker.report.timeline import timeline_for_chart
+
+    shown = timeline_for_chart(tmp_path / "experiments" / "gang" / "alice" / "evidence.jsonl", "s1")
+    assert {attempt.job for attempt in shown.attempts} == {"job-config-5", "job-config-6"}

@@ -95,7 +95,7 @@ class _PlanRun:
         base = _base_name(original, Path(job.file).stem)
         unexpected = []
         for user in self.members(step):
-            name = job_name_for(base, user, self.plan.id, self.ctx.run_tag)
+            name = job_name_for(base, user, self.plan.id, self.ctx.run_tag, turn=self.turn.run_id != self.plan.run_id)
             if looks_like_manifests(original):  # a TFJob and its PodGroup (cluster k8s), named as Kubernetes wants
                 try:
                     text, name = for_run(original, name, gang=self.plan.scheduler != "default")

@@ -10,6 +10,7 @@ from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import parse_yaml
 from hivedlab.basics.resources import JOBS
 from hivedlab.checker.plans import Plan, SubmitStep
+from hivedlab.checker.timeline import TURN_MARK
 from hivedlab.group.inventory import Inventory
 from hivedlab.models.kubeflow.manifests import FORMS, looks_like_manifests, manifest_file
 from hivedlab.runner.model import Turn, is_group_plan
@@ -18,10 +19,12 @@ MAX_JOB_NAME = 255  # docs/openpai-model.md#top-level
 _NAME_LINE = re.compile(r"^name:[^\n]*$", re.MULTILINE)
 
 
-def job_name_for(base: str, user: str, experiment: str, run_tag: str) -> str:
-    """`<base>-<user>-<experiment>-<run>`: unique per member, experiment and run (names can never be reused,
-    docs/openpai-model.md#endpoints), within the protocol's `^[a-zA-Z0-9_-]+$`, at most 255 characters."""
-    text = re.sub(r"[^a-zA-Z0-9_-]", "-", f"{base}-{user}-{experiment}-{run_tag}")
+def job_name_for(base: str, user: str, experiment: str, run_tag: str, turn: bool = False) -> str:
+    """`<base>-<user>-<experiment>-<run>`, `<base>-<user>-<experiment>-turn-<run>` for a member's turn: unique per
+    member, experiment and run, and a member's turn apart from the group's run that the same member submitted (names
+    can never be reused, docs/openpai-model.md#endpoints), within the protocol's `^[a-zA-Z0-9_-]+$`, at most 255
+    characters."""
+    text = re.sub(r"[^a-zA-Z0-9_-]", "-", f"{base}-{user}-{experiment}-{TURN_MARK if turn else ''}{run_tag}")
     return re.sub(r"-{2,}", "-", text).strip("-")[:MAX_JOB_NAME]
 
 

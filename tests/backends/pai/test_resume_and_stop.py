@@ -245,8 +245,8 @@ def test_a_members_turn_checks_and_uses_only_that_members_token(cli, lab: Lab) -
     assert set(token_calls(lab)) == {"bob"}
     posts = [r for r in lab.pai.requests if r["method"] == "POST" and r["path"].endswith("/api/v2/jobs")]
     tag = json.loads((lab.out / "run.json").read_text(encoding="utf-8"))["run_tag"]
-    assert len(posts) == 2 and set(lab.pai.jobs) == {f"bob~job-config-1-bob-priority-{tag}",
-                                                        f"bob~job-config-2-bob-priority-{tag}"}
+    assert len(posts) == 2 and set(lab.pai.jobs) == {f"bob~job-config-1-bob-priority-turn-{tag}",
+                                                        f"bob~job-config-2-bob-priority-turn-{tag}"}
     log = lab.out / "experiments" / "priority" / "bob" / "evidence.jsonl"
     assert read_evidence(log).chain_ok
     submitted = json.loads((lab.out / "pai" / "submitted.json").read_text(encoding="utf-8"))

@@ -1,7 +1,7 @@
 """An experiment's task attempts as the report and its chart need them: `hivedlab.checker.timeline` flattened.
 
 Times become seconds since the log's first record (the chart's and the report's `T+`), job names lose the
-`-<user>-<experiment>-<run tag>` suffix the runner adds to make them unique (src/hivedlab/runner.py `job_name_for`), and
+`-<user>-<experiment>-<run tag>` suffix the runner adds to make them unique (`hivedlab.runner.turns.job_name_for`), and
 a submission the REST server refused (it leaves no pod, only the runner's record) becomes a `Rejection` (marked on
 the chart at its submit time).
 """

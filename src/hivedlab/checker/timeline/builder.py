@@ -408,13 +408,18 @@ def build_timeline(records: Iterable[Record], job_names: dict[str, str] | None =
     return builder.result()
 
 
+TURN_MARK = "turn-"  # in a member's turn's job names, before the run tag (runner.turns.job_name_for)
+
+
 def display_names(jobs: tuple[JobTimeline, ...], experiment: str, run_tag: str) -> dict[str, str]:
     """framework name -> the name a reader knows (`job-config-1`), `job-config-0 (alice)` when several users ran it."""
     bases: dict[str, str] = {}
     for job in jobs:
         name = job.job_name or job.job_key or job.framework_name
-        suffix = f"-{job.user}-{experiment}-{run_tag}" if job.user and run_tag else ""
-        bases[job.framework_name] = name[: -len(suffix)] if suffix and name.endswith(suffix) else name
+        marks = (TURN_MARK, "") if job.user and run_tag else ()
+        suffixes = [f"-{job.user}-{experiment}-{mark}{run_tag}" for mark in marks]
+        suffix = next((s for s in suffixes if name.endswith(s)), "")
+        bases[job.framework_name] = name[: -len(suffix)] if suffix else name
     shared = {b for b in bases.values() if list(bases.values()).count(b) > 1}
     users = {job.framework_name: job.user for job in jobs}
     return {fw: f"{b} ({users[fw]})" if b in shared and users[fw] else b for fw, b in bases.items()}
