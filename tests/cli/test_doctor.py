@@ -197,6 +197,18 @@ def test_nothing_answers(cli, cluster, tmp_path, monkeypatch):
     for check in ("nodes", "rest-server", "portal", "hived"):
         assert f"[FAIL] {check}" in result.out
     assert "tokens" not in result.out
+    # the portal and HiveD say why in words, not only an exception's class name
+    assert "the portal http://127.0.0.1:9/ is not reachable (connection refused (nothing listens on that port))" \
+        in result.out
+    assert "HiveD's inspect API at http://127.0.0.1:9 is not reachable: connection refused" in result.out
+
+
+def test_a_hived_that_answers_an_error_is_named_by_its_status(cli, cluster, serve):
+    """HiveD restarting behind its NodePort answers 503: the finding says so."""
+    url = serve(lambda *_: (503, {"Content-Type": "text/plain"}, b"restarting")).url
+    result = cli("doctor", "--pai-url", cluster.pai.url, "--hived-url", url, "--token-file", str(cluster.token_file),
+                 "--lang", "en")
+    assert result.code == 1 and f"HiveD's inspect API at {url} is not reachable: HTTP 503" in result.out
 
 
 def test_no_token_file_is_a_usage_error(cli, cluster):

@@ -24,6 +24,7 @@ from hivedlab.basics.files import read_json
 from hivedlab.group.inventory import Inventory
 from hivedlab.group.layouts import plan_layout
 from hivedlab.models.openpai.rest import PaiClient, PaiError, fetch_portal, modelled_version, portal_url
+from hivedlab.models.openpai.rest_errors import failure_cause
 from hivedlab.models.openpai.users import get_user, token_expiry, user_vcs
 
 UNFINISHED = ("WAITING", "RUNNING", "STOPPING")
@@ -123,8 +124,8 @@ def check_portal(pai_url: str) -> Finding:
         url, status, content_type = fetch_portal(pai_url)
     except requests.RequestException as exc:
         url = portal_url(pai_url)
-        return bad("portal", f"门户 {url} 无法访问（{type(exc).__name__}）", f"the portal {url} is not reachable "
-                   f"({type(exc).__name__})", *fix)
+        en, zh = failure_cause(exc)
+        return bad("portal", f"门户 {url} 无法访问（{zh}）", f"the portal {url} is not reachable ({en})", *fix)
     if status != 200 or "html" not in content_type:
         return bad("portal", f"门户 {url} 返回 {status}", f"the portal {url} answered {status}", *fix)
     return ok("portal", f"门户 {url} 可以访问", f"the portal {url} answers")
@@ -135,8 +136,9 @@ def check_hived(base: str, inventory: Inventory, config: str | None) -> tuple[li
     try:
         physical, virtual = fetch_cluster_status(base)
     except (requests.RequestException, ValueError) as exc:
-        return [bad("hived", f"HiveD 的 inspect API（{base}）无法访问：{type(exc).__name__}",
-                    f"HiveD's inspect API at {base} is not reachable: {type(exc).__name__}",
+        en, zh = failure_cause(exc)
+        return [bad("hived", f"HiveD 的 inspect API（{base}）无法访问：{zh}",
+                    f"HiveD's inspect API at {base} is not reachable: {en}",
                     "在 dev-box 中用 `kubectl get pods` 确认 hivedscheduler 在运行"
                     "（配置错误时它会不断重启：看它的日志）",
                     "check that hivedscheduler runs (`kubectl get pods` in the dev-box; a bad config makes it "

@@ -240,6 +240,27 @@ def transport_error(base_url: str, exc: requests.RequestException, timeout_s: fl
                     f"无法向 {base_url} 发出请求（{type(exc).__name__}）：请检查地址")
 
 
+def failure_cause(exc: Exception) -> tuple[str, str]:
+    """Why a request to any of the cluster's web services (the portal, HiveD) got no usable answer, in a few words
+    (en, zh): the same causes `transport_error` tells apart, without the rest-server's own advice."""
+    if isinstance(exc, requests.HTTPError) and exc.response is not None:
+        return f"HTTP {exc.response.status_code}", f"HTTP {exc.response.status_code}"
+    if isinstance(exc, ValueError) and not isinstance(exc, requests.RequestException):
+        return "the answer is not JSON", "应答不是 JSON"
+    causes = _causes(exc)
+    if _is_dns(causes):
+        return "the host name cannot be resolved", "无法解析主机名"
+    if isinstance(exc, requests.exceptions.ConnectTimeout):
+        return "connecting timed out", "连接超时"
+    if isinstance(exc, requests.Timeout):
+        return "connected, but no answer in time", "已连接，但没有及时应答"
+    if _is_refused(causes):
+        return "connection refused (nothing listens on that port)", "连接被拒绝（该端口没有服务在监听）"
+    if isinstance(exc, requests.ConnectionError):
+        return "the connection was dropped before an answer", "连接在应答前断开"
+    return type(exc).__name__, type(exc).__name__
+
+
 def retryable(exc: requests.RequestException) -> bool:
     """Worth another try: a timeout, a refused or dropped connection (a master restarting), not a local error, TLS or
     DNS."""
