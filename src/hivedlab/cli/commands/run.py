@@ -117,10 +117,11 @@ def _sim_factory(seed: int, inventory: Any) -> Any:
     def make(plan: Any, writer: Any) -> Any:
         settings = settings_from_mapping(plan.sim)
         if plan.scheduler != "hived":
-            from hivedlab.backends.sim.plain import PlainSimCluster
+            from hivedlab.backends.sim.plain import PlainSimCluster, kubeflow_manifests
 
+            manifests = kubeflow_manifests({key: job.file for key, job in plan.jobs.items()})
             return PlainSimCluster(writer, experiment_seed(seed, plan.id), scheduler=plan.scheduler,
-                                   settings=settings, node_ips=ips, other_nodes=others)
+                                   settings=settings, node_ips=ips, other_nodes=others, manifests=manifests)
         return SimCluster(writer, experiment_seed(seed, plan.id), settings=settings, node_ips=ips, other_nodes=others)
 
     return make

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from hivedlab.models.schedulers.resources import Node, Pod, Resources, free_on, score, used_on
+from hivedlab.models.schedulers.resources import Node, Pod, Resources, free_on, score, scored_on
 
 SCHEDULER_NAME = "kube-batch"
 # the reason of the event a task that found no node gets: v1.PodReasonUnschedulable (pkg/scheduler/cache/cache.go,
@@ -110,7 +110,7 @@ class KubeBatch:
             if not pod.request.fits_in(free):
                 deltas[node.name] = free - pod.request
                 continue
-            points = score(node, used_on(node.name, placed), pod.request)
+            points = score(node, scored_on(node.name, placed), pod.request)
             if best is None or points > best[0]:
                 best = (points, node.name)
         return best[1] if best else None
