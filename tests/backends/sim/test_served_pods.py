@@ -104,6 +104,15 @@ def test_the_simulator_shows_the_operators_pods(tmp_path: Path, scheduler: str) 
     assert ("scheduling.k8s.io/group-name" in worker["metadata"]["annotations"]) == (scheduler == "kube-batch")
     conditions = [c["type"] for c in tfjobs[-1]["status"]["conditions"] if c["status"] == "True"]
     assert conditions == ["Created", "Succeeded"]
+    groups = [(s.watch, s.obj) for s in seen if s.resource == "podgroups"]
+    assert [watch for watch, _ in groups] == ["ADDED", "DELETED"]  # the operator deletes it once the job succeeded
+    group = groups[0][1]
+    assert group["metadata"]["name"] == "job-x" and group["spec"]["minMember"] == 3
+    owned = group["metadata"].get("ownerReferences") or []
+    # kube-batch: the manifest's PodGroup, created before the TFJob; default: the one the operator makes for it
+    assert [o["kind"] for o in owned] == ([] if scheduler == "kube-batch" else ["TFJob"])
+    first = [s.resource for s in seen if s.resource in ("podgroups", "tfjobs")][:2]
+    assert first == (["podgroups", "tfjobs"] if scheduler == "kube-batch" else ["tfjobs", "podgroups"])
     scheduled = [s.obj for s in seen if s.resource == "events" and s.obj["reason"] == "Scheduled"]
     assert {e["involvedObject"]["name"] for e in scheduled} == set(pods)
     assert all(e["message"] == f"Successfully assigned default/{e['involvedObject']['name']} to "

@@ -6,7 +6,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hivedlab.models.kubeflow.operator import defaulted, operator_pod, pod_name, replicas, tf_config, with_condition
+from hivedlab.models.kubeflow.operator import (
+    defaulted,
+    operator_pod,
+    operator_podgroup,
+    pod_name,
+    replicas,
+    tf_config,
+    with_condition,
+)
 
 
 def _tfjob(**replica_specs: Any) -> dict[str, Any]:
@@ -95,3 +103,12 @@ def test_conditions_follow_set_condition() -> None:
     failed = with_condition(with_condition([], "Created", "j", "t0"), "Failed", "j", "t1", failed=(1, "worker"))
     assert failed[-1]["message"] == "TFJob j has failed because 1 worker replica(s) failed."
     assert with_condition(failed, "Running", "j", "t2") == failed  # nothing changes once failed
+
+
+def test_the_operators_podgroup_counts_every_replica() -> None:
+    job = _tfjob(PS=_replica(1), Worker=_replica(2))
+    job["metadata"]["namespace"] = "ns"
+    group = operator_podgroup(job, "u")
+    assert group["metadata"]["name"] == "mnist" and group["metadata"]["namespace"] == "ns"
+    assert group["spec"] == {"minMember": 3}
+    assert group["metadata"]["ownerReferences"][0]["kind"] == "TFJob"

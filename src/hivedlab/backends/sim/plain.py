@@ -99,9 +99,12 @@ class _TfJob:
 
     tfjob: dict[str, Any]
     uid: str
+    podgroup: dict[str, Any] | None  # the manifest's PodGroup (a gang run), else the operator makes one
+    group_uid: str
     status: dict[str, Any] = field(default_factory=dict)
     shown: bool = False
     deleted: bool = False
+    group_deleted: bool = False
     requests: dict[str, Resources] = field(default_factory=dict)  # replica type -> what each of its pods asks
 
     def replica_type(self, task_role: str) -> str:
@@ -159,8 +162,11 @@ class PlainSimCluster(SimCluster):
         tfjob = next((d for d in documents if d.get("kind") == "TFJob"), None)
         if tfjob is None:
             raise HivedlabError(f"{job_key}: its Kubeflow manifest holds no TFJob")
-        tfjob["metadata"]["namespace"] = naming.NAMESPACE
-        record = _TfJob(tfjob, self.store.uid("tfjob"))
+        podgroup = next((d for d in documents if d.get("kind") == "PodGroup"), None)
+        for doc in (tfjob, podgroup):
+            if doc is not None:
+                doc["metadata"]["namespace"] = naming.NAMESPACE
+        record = _TfJob(tfjob, self.store.uid("tfjob"), podgroup, self.store.uid("podgroup"))
         for role in (tfjob.get("spec") or {}).get("tfReplicaSpecs") or {}:
             pod = operator.operator_pod(tfjob, str(role), 0, namespace=naming.NAMESPACE, job_uid=record.uid)
             record.requests[str(role)] = served.pod_request(pod)
@@ -215,7 +221,11 @@ class PlainSimCluster(SimCluster):
         return event
 
     def _emit_framework(self, job: SimJob, watch_type: str = "MODIFIED") -> None:
-        """A Kubeflow job shows its TFJob, whose status the operator keeps, instead of a Framework."""
+        """A Kubeflow job shows its TFJob, whose status the operator keeps, and its PodGroup instead of a Framework:
+        kubectl creates the manifest's PodGroup and TFJob (or the operator, with gang scheduling on, makes a PodGroup
+        for a TFJob without one: `SyncPodGroup`); the operator deletes the PodGroup once the job succeeded or failed
+        (controller.go `reconcileTFJobs`); the run's stop deletes the TFJob and its PodGroup (the k8s backend's
+        stop; an operator-made PodGroup goes with its owner)."""
         record = self._tfjobs.get(job.seq)
         if record is None:
             super()._emit_framework(job, watch_type)
@@ -227,17 +237,34 @@ class PlainSimCluster(SimCluster):
             if record.shown and status == record.status:
                 return
             record.status = status
+            if not record.shown and record.podgroup is not None:
+                self._emit_podgroup(record, "ADDED")
             self._emit_tfjob(record, "MODIFIED" if record.shown else "ADDED")
+            if not record.shown and record.podgroup is None:
+                record.podgroup = operator.operator_podgroup(record.tfjob, record.uid)
+                self._emit_podgroup(record, "ADDED")
             record.shown = True
-        if job.stop_requested:  # the run's stop deletes the TFJob (the k8s backend's stop)
+            if any(c["type"] in ("Succeeded", "Failed") and c["status"] == "True" for c in status["conditions"]):
+                self._emit_podgroup(record, "DELETED")
+        if job.stop_requested:
             record.deleted = True
             self._emit_tfjob(record, "DELETED")
+            self._emit_podgroup(record, "DELETED")
 
     def _emit_tfjob(self, record: _TfJob, watch_type: str) -> None:
         created = record.tfjob["metadata"].setdefault("creationTimestamp", self.clock.k8s_time())
-        obj = served.tfjob_object(record.tfjob, uid=record.uid, resource_version=self.store.resource_version(),
-                                  created=created, status=record.status)
+        obj = served.stored(record.tfjob, uid=record.uid, resource_version=self.store.resource_version(),
+                            created=created, status=record.status)
         self.store.emit(watch_type, "tfjobs", obj)
+
+    def _emit_podgroup(self, record: _TfJob, watch_type: str) -> None:
+        if record.podgroup is None or record.group_deleted:
+            return
+        record.group_deleted = watch_type == "DELETED"
+        created = record.podgroup["metadata"].setdefault("creationTimestamp", self.clock.k8s_time())
+        obj = served.stored(record.podgroup, uid=record.group_uid, resource_version=self.store.resource_version(),
+                            created=created)
+        self.store.emit(watch_type, "podgroups", obj)
 
     def _tfjob_status(self, job: SimJob, record: _TfJob) -> dict[str, Any]:
         """pkg/controller.v1beta2/tensorflow/status.go of tf-operator v0.5, `updateStatusSingle`: Created at once;

@@ -104,10 +104,12 @@ def pod_request(pod: Mapping[str, Any]) -> Resources:
     return total
 
 
-def tfjob_object(tfjob: Mapping[str, Any], *, uid: str, resource_version: str, created: str,
-                 status: Mapping[str, Any]) -> dict[str, Any]:
-    """The TFJob as the API server serves it: the manifest as the run sent it, with the operator's status."""
-    obj = copy.deepcopy(dict(tfjob))
+def stored(manifest: Mapping[str, Any], *, uid: str, resource_version: str, created: str,
+           status: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """An object as the API server serves it (a TFJob, a PodGroup): the manifest as sent, with what the server adds
+    and, for a TFJob, the operator's status."""
+    obj = copy.deepcopy(dict(manifest))
     obj["metadata"].update(uid=uid, resourceVersion=resource_version, creationTimestamp=created)
-    obj["status"] = copy.deepcopy(dict(status))
+    if status is not None:
+        obj["status"] = copy.deepcopy(dict(status))
     return obj

@@ -166,6 +166,18 @@ def operator_pod(tfjob: Mapping[str, Any], replica_type: str, index: int, *, nam
     return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
 
 
+def operator_podgroup(tfjob: Mapping[str, Any], job_uid: str) -> dict[str, Any]:
+    """The PodGroup tf-operator v0.5 makes when the TFJob has none of its name (pkg/common/jobcontroller/
+    jobcontroller.go `SyncPodGroup`, with controller.go's `getTotalReplicas`): named after the TFJob, owned by it,
+    `minMember` every replica."""
+    name = str(tfjob["metadata"]["name"])
+    owner = {"apiVersion": OPERATOR_API, "kind": "TFJob", "name": name, "uid": job_uid, "controller": True,
+             "blockOwnerDeletion": True}
+    metadata = {"name": name, "namespace": tfjob["metadata"].get("namespace", ""), "ownerReferences": [owner]}
+    return {"apiVersion": "scheduling.incubator.k8s.io/v1alpha1", "kind": "PodGroup", "metadata": metadata,
+            "spec": {"minMember": len(replicas(defaulted(tfjob)))}}
+
+
 # pkg/controller.v1beta2/tensorflow/status.go and job.go: each condition's reason and message
 _CONDITIONS = {
     "Created": ("TFJobCreated", "TFJob {} is created."),
