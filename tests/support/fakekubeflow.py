@@ -176,7 +176,7 @@ class FakeKubeflow:
             "spec": spec, "status": {"phase": "Pending"}})
         if job.created == 0:
             self.api.update("tfjobs", f"{job.namespace}/{job.name}", lambda o: o.setdefault("status", {}).update(
-                conditions=[{"type": "Created", "status": "True"}]))
+                conditions=[_condition("Created", "TFJobCreated", f"TFJob {job.name} is created.")]))
 
     def _delete_orphans(self) -> None:
         owners = {(j.namespace, j.name) for j in self.jobs.values()}
@@ -268,8 +268,8 @@ class FakeKubeflow:
             job.running_ticks += 1
             key = f"{job.namespace}/{job.name}"
             if job.running_ticks == 1:
-                self.api.update("tfjobs", key, lambda o: o["status"]["conditions"].append(
-                    {"type": "Running", "status": "True"}))
+                running = _condition("Running", "TFJobRunning", f"TFJob {job.name} is running.")
+                self.api.update("tfjobs", key, functools.partial(_add_condition, condition=running))
             if job.running_ticks < self.run_ticks:
                 continue
             job.done = True
@@ -281,8 +281,7 @@ class FakeKubeflow:
                     continue
                 self.api.update("pods", pod_key, lambda o: o["status"].update(phase="Succeeded", containerStatuses=[
                     {"name": "tensorflow", "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}]))
-            self.api.update("tfjobs", key, lambda o: o["status"]["conditions"].append(
-                {"type": "Succeeded", "status": "True"}))
+            self.api.update("tfjobs", key, functools.partial(_succeeded, name=job.name))
 
 
 class SteppedClock:
@@ -333,6 +332,23 @@ class SteppedClock:
         assert self.log is not None
         text = self.log.read_text(encoding="utf-8") if self.log.exists() else ""
         return text.count('"kind":"object"')
+
+
+def _condition(kind: str, reason: str, message: str) -> dict[str, str]:
+    """A TFJob condition as tf-operator v0.5 writes it (pkg/controller.v1beta2/tensorflow/status.go,
+    `updateTFJobConditions`; job.go `addTFJob` for Created)."""
+    return {"type": kind, "status": "True", "reason": reason, "message": message}
+
+
+def _add_condition(tfjob: dict[str, Any], condition: dict[str, str]) -> None:
+    tfjob["status"]["conditions"].append(condition)
+
+
+def _succeeded(tfjob: dict[str, Any], name: str) -> None:
+    """status.go `setCondition`: Succeeded goes last and turns Running false (`filterOutCondition`)."""
+    conditions = [{**c, "status": "False"} if c["type"] == "Running" else c for c in tfjob["status"]["conditions"]]
+    tfjob["status"]["conditions"] = [*conditions,
+                                     _condition("Succeeded", "TFJobSucceeded", f"TFJob {name} successfully completed.")]
 
 
 def _run_on(pod: dict[str, Any], node: str) -> None:

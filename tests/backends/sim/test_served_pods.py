@@ -18,7 +18,7 @@ from hivedlab.basics.resources import EXPERIMENTS, JOBS
 from hivedlab.evidence import EvidenceWriter
 from hivedlab.group.layouts import plan_layout, render_hived_config
 from hivedlab.models.kubeflow.manifests import for_run, parse_manifests
-from hivedlab.models.kubeflow.operator import operator_pod, replicas
+from hivedlab.models.kubeflow.operator import operator_pod, replicas, with_condition
 from tests.support.fakekubeflow import FakeKubeflow
 from tests.support.k8s_crd_server import FakeKubeApi
 from tests.support.simkit import INVENTORY, IPS, OPEN_WRITERS, job_text, read_log
@@ -67,6 +67,22 @@ def test_the_fake_operator_makes_the_models_pods(file: str, scheduler: str) -> N
     for name, pod in made.items():
         assert pod["metadata"]["ownerReferences"][0]["uid"] == stored["metadata"]["uid"]
         assert _decided(pod) == _decided(expected[name]), name
+
+
+def test_the_fake_operators_conditions_are_the_models() -> None:
+    tfjob = _tfjob("tfjob-gang-2.yaml", "job-x", "kube-batch", namespace="run-ns")
+    with FakeKubeApi() as api:
+        world = FakeKubeflow(api, run_ticks=2)
+        api.put("tfjobs", json.loads(json.dumps(tfjob)))
+        for _ in range(8):
+            world.tick()
+        (stored,) = api.items("tfjobs", "run-ns")
+    expected: list[dict[str, Any]] = []
+    for kind in ("Created", "Running", "Succeeded"):
+        expected = with_condition(expected, kind, "job-x", "t")
+    fields = ("type", "status", "reason", "message")
+    assert [{k: c[k] for k in fields} for c in stored["status"]["conditions"]] == \
+        [{k: c[k] for k in fields} for c in expected]
 
 
 def _simulated(tmp_path: Path, scheduler: str) -> tuple[list[Any], dict[str, str]]:

@@ -62,6 +62,9 @@ def tfjob_pod(state: Mapping[str, Any], tfjob: Mapping[str, Any], replica_type: 
                   if c.get("name") == operator.CONTAINER), "")
     for container in status.get("containerStatuses") or []:
         container.update(name=operator.CONTAINER, image=image)
+        waiting = (container.get("state") or {}).get("waiting")
+        if waiting is not None:  # no init container to wait for: the kubelet says ContainerCreating
+            waiting["reason"] = "ContainerCreating"
     status["qosClass"] = qos_class(pod["spec"].get("containers") or [])
     pod["status"] = status
     return pod
