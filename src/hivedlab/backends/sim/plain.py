@@ -378,14 +378,17 @@ class PlainSimCluster(SimCluster):
             self._failed_scheduling(job, key, message)
 
     def _bind_to(self, job: SimJob, key: TaskKey, node: str) -> None:
-        """Bind as the scheduler does: the pod gets the node and a `Scheduled` event from the scheduler."""
+        """Bind as the scheduler does: the pod gets the node; the default scheduler also records a `Scheduled` event
+        (Kubernetes v1.14 pkg/scheduler/scheduler.go, `bind`), kube-batch v0.4 none (pkg/scheduler/cache/cache.go,
+        `Bind` and `defaultBinder.Bind` only post the Binding)."""
         self._hived_pods.pop(job.pods[key].uid, None)
         pod = self._emit_pod(job, key, node=node, host_ip=self.node_ips.get(node, ""),
                              scheduled_at=self.clock.k8s_time(), unschedulable=None)
         job.set_task(key, node=node, host_ip=pod.host_ip)
-        name = pod.name(job.info.framework)
-        self._add_event(job, pod, "Scheduled", f"Successfully assigned {naming.NAMESPACE}/{name} to {node}",
-                        self.component)
+        if self.scheduler_kind == "default":
+            name = pod.name(job.info.framework)
+            self._add_event(job, pod, "Scheduled", f"Successfully assigned {naming.NAMESPACE}/{name} to {node}",
+                            self.component)
         uid = pod.uid
         self._after(self._start_delay(job), lambda: self._container_start(job, key, uid))
 
