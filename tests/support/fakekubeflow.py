@@ -1,17 +1,25 @@
 """What a plain Kubernetes cluster with Kubeflow's training operator and a scheduler does, on the fake API
-(`tests.support.k8s_crd_server`), one `tick()` at a time (the test's sleep calls it, so a run is fast and exact):
+(`tests.support.k8s_crd_server`), one `tick()` at a time (the test's sleep calls it, so a run is fast and exact).
+Each behaviour names the upstream function it follows; tests/backends/sim/test_served_pods.py holds the pods it
+makes to `hivedlab.models.kubeflow.operator`, written from the same sources:
 
-- the operator creates one pod of each TFJob per tick (PS first, then the workers), labelled as the operator labels
-  them, and deletes a TFJob's pods with it; a job whose pods all run for `run_ticks` ticks succeeds (its PS, which
-  never exits, is deleted: cleanPodPolicy Running);
+- the operator creates one pod of each TFJob per tick, in the manifest's replica order, and deletes a TFJob's pods
+  with it; a job whose pods all run for `run_ticks` ticks succeeds (its PS, which never exits, is deleted:
+  cleanPodPolicy Running). For a `kubeflow.org/v1beta1` TFJob it is tf-operator v0.5's `tf-operator.v1beta2`
+  started with `--enable-gang-scheduling`, as Kubeflow v0.5's tf-job-operator package deploys it (its CRD serves
+  v1beta1 and v1beta2): the pod is `createNewPod`'s (kubeflow/tf-operator v0.5.0,
+  pkg/controller.v1beta2/tensorflow/pod.go); for a `kubeflow.org/v1` TFJob the training operator v1's labels;
 - the scheduler named by the pods binds them on four nodes of one GPU each: `default-scheduler` one pod at a time
-  (a pod that does not fit gets FailedScheduling), a gang scheduler a PodGroup's pods all at once, only when all of
-  them exist and fit (otherwise each gets Unschedulable), as docs/other-schedulers.md describes.
+  (a pod that does not fit gets FailedScheduling with Kubernetes v1.14's FitError), a gang scheduler a PodGroup's
+  pods all at once, only when all of them exist and fit (otherwise each pod gets kube-batch v0.4's `Unschedulable`
+  with the job's FitError, and the PodGroup its "tasks in gang unschedulable" event), as docs/other-schedulers.md
+  describes.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import threading
 import time
 import uuid
@@ -26,7 +34,8 @@ from hivedlab.evidence import format_time
 from tests.support.k8s_crd_server import FakeKubeApi
 
 NODES = ("k8s-g1", "k8s-g2", "k8s-g3", "k8s-g4")
-GANG = "scheduling.k8s.io/group-name"
+GANG = "scheduling.k8s.io/group-name"  # kube-batch v0.4, pkg/apis/scheduling/v1alpha1/labels.go
+OPERATOR_V0_5 = "kubeflow.org/v1beta2"  # the GroupVersion tf-operator.v1beta2 owns its pods with (GenOwnerReference)
 
 
 @dataclass
@@ -34,11 +43,14 @@ class _Job:
     namespace: str
     name: str
     api_version: str
+    uid: str
+    specs: dict[str, Any]  # tfReplicaSpecs as the manifest gives them
     pods: list[tuple[str, str, int, dict[str, Any]]]  # (pod name, replica type, index, pod template)
     created: int = 0
     running_ticks: int = 0
     done: bool = False
     said: set[str] = field(default_factory=set)  # pods already told why they wait
+    group_told: bool = False  # the PodGroup's own event recorded
 
 
 def _gpus(pod: dict[str, Any]) -> int:
@@ -78,7 +90,8 @@ class FakeKubeflow:
             for role, spec in obj["spec"]["tfReplicaSpecs"].items():
                 for index in range(int(spec.get("replicas", 1))):
                     pods.append((f"{meta['name']}-{role.lower()}-{index}", role.lower(), index, spec["template"]))
-            self.jobs[key] = _Job(meta["namespace"], meta["name"], obj["apiVersion"], pods)
+            self.jobs[key] = _Job(meta["namespace"], meta["name"], obj["apiVersion"], meta["uid"],
+                                  obj["spec"]["tfReplicaSpecs"], pods)
         elif watch_type == "DELETED":
             self.jobs.pop(key, None)
 
@@ -95,26 +108,75 @@ class FakeKubeflow:
 
     # -- the operator ------------------------------------------------------------------------------------------------
     def _labels(self, job: _Job, role: str, index: int) -> dict[str, str]:
-        if job.api_version.endswith("/v1beta1"):  # tf-operator v0.4
-            return {"group-name": "kubeflow.org", "tf-job-name": job.name, "tf-replica-type": role,
-                    "tf-replica-index": str(index)}
+        if job.api_version.endswith("/v1beta1"):
+            # tf-operator v0.5, pkg/common/jobcontroller/jobcontroller.go `GenLabels` and pod.go `createNewPod`; the
+            # master role (tf-job-role) is the chief, or worker 0 without one (`reconcilePods`)
+            labels = {"group-name": "kubeflow.org", "tf-job-name": job.name, "tf-replica-type": role,
+                      "tf-replica-index": str(index)}
+            chief = any(r.lower() in ("chief", "master") for r in job.specs)
+            if (role in ("chief", "master")) if chief else (role == "worker" and index == 0):
+                labels["tf-job-role"] = "master"
+            return labels
         return {"training.kubeflow.org/job-name": job.name, "training.kubeflow.org/replica-type": role,
                 "training.kubeflow.org/replica-index": str(index),
                 "training.kubeflow.org/operator-name": "tfjob-controller"}
 
+    def _tf_config(self, job: _Job, role: str, index: int) -> str:
+        """tf-operator v0.5, pkg/controller.v1beta2/tensorflow/tensorflow.go `genTFConfigJSONStr`: every replica but
+        the evaluator at `<pod>.<namespace>.svc:2222` (the default `tfjob-port`), encoded as Go's json.Marshal does."""
+        cluster = {r.lower(): [f"{job.name}-{r.lower()}-{i}.{job.namespace}.svc:2222"
+                               for i in range(int(spec.get("replicas", 1)))]
+                   for r, spec in job.specs.items() if r != "Evaluator"}
+        return json.dumps({"cluster": dict(sorted(cluster.items())), "task": {"type": role, "index": index},
+                           "environment": "cloud"}, separators=(",", ":"))
+
+    def _pod_spec(self, job: _Job, role: str, index: int, template: dict[str, Any]) -> dict[str, Any]:
+        """tf-operator v0.5's pod spec: the template's, with the `tfjob-port` default (pkg/apis/tensorflow/v1beta2/
+        defaults.go `setDefaultPort`), `TF_CONFIG` (pod.go `setClusterSpec`), the replica's restart policy
+        (`setRestartPolicy`, default Never), kube-batch unless a template names another scheduler (`createNewPod`);
+        requests defaulted from limits and priority 0 by the API server (Kubernetes v1.14 `SetDefaults_Pod`, the
+        Priority admission plugin)."""
+        spec = json.loads(json.dumps(template["spec"]))
+        replica = next(v for r, v in job.specs.items() if r.lower() == role)
+        for position, container in enumerate(spec["containers"]):
+            if container.get("name") == "tensorflow" or (position == 0 and not any(
+                    c.get("name") == "tensorflow" for c in spec["containers"])):
+                ports = container.setdefault("ports", [])
+                if not any(p.get("name") == "tfjob-port" for p in ports):
+                    ports.append({"name": "tfjob-port", "containerPort": 2222})
+            container["env"] = [*container.get("env", []), {"name": "TF_CONFIG",
+                                                            "value": self._tf_config(job, role, index)}]
+            limits = (container.get("resources") or {}).get("limits")
+            if limits:
+                container["resources"]["requests"] = {**limits, **container["resources"].get("requests", {})}
+        policy = replica.get("restartPolicy") or "Never"
+        spec["restartPolicy"] = "Never" if policy == "ExitCode" else policy
+        named = {str(v["template"]["spec"].get("schedulerName") or "") for v in job.specs.values()}
+        if not named - {"", "kube-batch"}:
+            spec["schedulerName"] = "kube-batch"
+        spec.setdefault("schedulerName", "default-scheduler")
+        spec["priority"] = 0
+        return spec
+
     def _create_pod(self, job: _Job, name: str, role: str, index: int, template: dict[str, Any]) -> None:
         meta = template.get("metadata") or {}
+        if job.api_version.endswith("/v1beta1"):
+            spec = self._pod_spec(job, role, index, template)
+            owner = {"apiVersion": OPERATOR_V0_5, "kind": "TFJob", "name": job.name, "uid": job.uid,
+                     "controller": True, "blockOwnerDeletion": True}
+        else:
+            spec = {"schedulerName": template["spec"].get("schedulerName", "default-scheduler"),
+                    "containers": template["spec"]["containers"]}
+            owner = {"kind": "TFJob", "name": job.name, "apiVersion": job.api_version}
         self.api.put("pods", {
             "kind": "Pod", "apiVersion": "v1",
-            "metadata": {"name": name, "namespace": job.namespace, "labels": self._labels(job, role, index),
-                         "annotations": dict(meta.get("annotations") or {}),
-                         "ownerReferences": [{"kind": "TFJob", "name": job.name, "apiVersion": job.api_version}]},
-            "spec": {"schedulerName": template["spec"].get("schedulerName", "default-scheduler"),
-                     "containers": template["spec"]["containers"]},
-            "status": {"phase": "Pending"}})
+            "metadata": {"name": name, "namespace": job.namespace,
+                         "labels": {**(meta.get("labels") or {}), **self._labels(job, role, index)},
+                         "annotations": dict(meta.get("annotations") or {}), "ownerReferences": [owner]},
+            "spec": spec, "status": {"phase": "Pending"}})
         if job.created == 0:
             self.api.update("tfjobs", f"{job.namespace}/{job.name}", lambda o: o.setdefault("status", {}).update(
-                conditions=[{"type": "Created", "status": "True"}]))
+                conditions=[_condition("Created", "TFJobCreated", f"TFJob {job.name} is created.")]))
 
     def _delete_orphans(self) -> None:
         owners = {(j.namespace, j.name) for j in self.jobs.values()}
@@ -138,6 +200,7 @@ class FakeKubeflow:
             if pod["metadata"]["name"] in done:
                 continue
             if pod["spec"]["schedulerName"] == "default-scheduler":
+                # Kubernetes v1.14 pkg/scheduler/core/generic_scheduler.go, `FitError.Error`: every node lacks a GPU
                 self._place([pod], "FailedScheduling", "0/4 nodes are available: 4 Insufficient nvidia.com/gpu.")
                 continue
             group = pod["metadata"]["annotations"].get(GANG)
@@ -147,9 +210,17 @@ class FakeKubeflow:
             job = self.jobs.get(f"{pod['metadata']['namespace']}/{group}")
             if job is None or job.created < len(job.pods):
                 continue  # the gang is not whole yet: not valid for a session
-            self._place(members, "Unschedulable", f"{len(members)}/{len(job.pods)} tasks in gang unschedulable")
+            # kube-batch v0.4 pkg/scheduler/cache/cache.go, `RecordJobStatusEvent`: each waiting task gets the job's
+            # FitError (pkg/scheduler/api/job_info.go `FitError`: the last task tried lacked a GPU on every node)
+            # through `taskUnschedulable`, the PodGroup "<pending>/<tasks> tasks in gang unschedulable: <FitError>"
+            if not self._place(members, "Unschedulable", "0/4 nodes are available, 4 insufficient GPU.") and \
+                    not job.group_told:
+                job.group_told = True
+                self._group_event(job, f"{len(members)}/{len(job.pods)} tasks in gang unschedulable: "
+                                       "0/4 nodes are available, 4 insufficient GPU.")
 
-    def _place(self, pods: list[dict[str, Any]], reason: str, message: str) -> None:
+    def _place(self, pods: list[dict[str, Any]], reason: str, message: str) -> bool:
+        """Bind all the pods, or none and tell each why (once); whether they were bound."""
         free = self._free()
         if sum(_gpus(p) for p in pods) > len(free):
             for pod in pods:
@@ -157,12 +228,25 @@ class FakeKubeflow:
                 if job is not None and pod["metadata"]["name"] not in job.said:
                     job.said.add(pod["metadata"]["name"])
                     self._event(pod, reason, message)
-            return
+            return False
         for pod in pods:
             node = free.pop(0) if _gpus(pod) else NODES[0]
             key = f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
             self.api.update("pods", key, functools.partial(_run_on, node=node))
-            self._event(pod, "Scheduled", f"Successfully assigned {key} to {node}")
+            if reason == "FailedScheduling":  # the default scheduler's `bind` records it; kube-batch v0.4 does not
+                self._event(pod, "Scheduled", f"Successfully assigned {key} to {node}")
+        return True
+
+    def _group_event(self, job: _Job, message: str) -> None:
+        """An event on the job's PodGroup, as kube-batch records it (reason `Unschedulable`, a Warning)."""
+        group = self.api.items("podgroups", job.namespace)
+        uid = next((g["metadata"].get("uid") for g in group if g["metadata"]["name"] == job.name), "")
+        self.api.put("events", {
+            "kind": "Event", "apiVersion": "v1",
+            "metadata": {"name": f"{job.name}.{uuid.uuid4().hex[:12]}", "namespace": job.namespace},
+            "involvedObject": {"kind": "PodGroup", "apiVersion": "scheduling.incubator.k8s.io/v1alpha1",
+                               "name": job.name, "namespace": job.namespace, "uid": uid},
+            "reason": "Unschedulable", "message": message, "type": "Warning"})
 
     def _event(self, pod: dict[str, Any], reason: str, message: str) -> None:
         meta = pod["metadata"]
@@ -185,8 +269,8 @@ class FakeKubeflow:
             job.running_ticks += 1
             key = f"{job.namespace}/{job.name}"
             if job.running_ticks == 1:
-                self.api.update("tfjobs", key, lambda o: o["status"]["conditions"].append(
-                    {"type": "Running", "status": "True"}))
+                running = _condition("Running", "TFJobRunning", f"TFJob {job.name} is running.")
+                self.api.update("tfjobs", key, functools.partial(_add_condition, condition=running))
             if job.running_ticks < self.run_ticks:
                 continue
             job.done = True
@@ -198,8 +282,7 @@ class FakeKubeflow:
                     continue
                 self.api.update("pods", pod_key, lambda o: o["status"].update(phase="Succeeded", containerStatuses=[
                     {"name": "tensorflow", "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}]))
-            self.api.update("tfjobs", key, lambda o: o["status"]["conditions"].append(
-                {"type": "Succeeded", "status": "True"}))
+            self.api.update("tfjobs", key, functools.partial(_succeeded, name=job.name))
 
 
 class SteppedClock:
@@ -250,6 +333,23 @@ class SteppedClock:
         assert self.log is not None
         text = self.log.read_text(encoding="utf-8") if self.log.exists() else ""
         return text.count('"kind":"object"')
+
+
+def _condition(kind: str, reason: str, message: str) -> dict[str, str]:
+    """A TFJob condition as tf-operator v0.5 writes it (pkg/controller.v1beta2/tensorflow/status.go,
+    `updateTFJobConditions`; job.go `addTFJob` for Created)."""
+    return {"type": kind, "status": "True", "reason": reason, "message": message}
+
+
+def _add_condition(tfjob: dict[str, Any], condition: dict[str, str]) -> None:
+    tfjob["status"]["conditions"].append(condition)
+
+
+def _succeeded(tfjob: dict[str, Any], name: str) -> None:
+    """status.go `setCondition`: Succeeded goes last and turns Running false (`filterOutCondition`)."""
+    conditions = [{**c, "status": "False"} if c["type"] == "Running" else c for c in tfjob["status"]["conditions"]]
+    tfjob["status"]["conditions"] = [*conditions,
+                                     _condition("Succeeded", "TFJobSucceeded", f"TFJob {name} successfully completed.")]
 
 
 def _run_on(pod: dict[str, Any], node: str) -> None:

@@ -3,6 +3,17 @@ and the custom resources it serves (TFJobs, PodGroups) with API discovery, creat
 (chunked JSON lines from a resourceVersion, as the real one streams them). Which custom resources exist is the
 test's choice (`crds`), so a cluster without the TFJob or PodGroup CRD can be served too.
 
+What it answers, and where the real one says so (Kubernetes v1.14 unless named):
+- errors are `Status` objects (k8s.io/apimachinery/pkg/api/errors): `NewAlreadyExists` 409 and `NewNotFound` 404
+  name the resource with its group (`tfjobs.kubeflow.org "x" already exists`; a core resource bare: `pods "x"`);
+  an unknown path is 404 "the server could not find the requested resource" (`NewGenericServerResponse`);
+- `KUBE_BATCH_CRDS` are what Kubeflow v0.5's tf-training package and kube-batch v0.4 install: the TFJob CRD serves
+  `kubeflow.org/v1beta1` and `v1beta2` (kubeflow/kubeflow, kubeflow/tf-training/tf-job-operator.libsonnet), with
+  its openAPIV3Schema (the same as tf-operator v0.5.0's examples/crd/crd-v1beta1.yaml): Worker, PS and Chief
+  replicas at least 1, a Chief at most 1; a TFJob against it is refused 422 `Invalid` as the CRD validator words
+  it (k8s.io/apiextensions-apiserver pkg/registry/customresource/validator.go; go-openapi's "in body should be"
+  texts). The object's Go dump in the real message is shown as `{...}`.
+
 It stores objects; what makes pods of a TFJob and places them is `tests.support.fakekubeflow`.
 """
 
@@ -20,7 +31,10 @@ from urllib.parse import parse_qs, urlparse
 from tests.support.k8s_server import KUBECONFIG as KUBECONFIG
 from tests.support.k8s_server import ApiHandler, ServedApi
 
-KUBE_BATCH_CRDS = frozenset({"kubeflow.org/v1beta1/tfjobs", "scheduling.incubator.k8s.io/v1alpha1/podgroups"})
+KUBE_BATCH_CRDS = frozenset({"kubeflow.org/v1beta1/tfjobs", "kubeflow.org/v1beta2/tfjobs",
+                             "scheduling.incubator.k8s.io/v1alpha1/podgroups"})
+VALIDATED = ("kubeflow.org/v1beta1", "kubeflow.org/v1beta2")  # the TFJob CRD with Kubeflow v0.5's schema
+REPLICA_BOUNDS = {"Worker": (1, None), "PS": (1, None), "Chief": (1, 1)}  # replicas: (minimum, maximum)
 VOLCANO_CRDS = frozenset({"kubeflow.org/v1/tfjobs", "scheduling.volcano.sh/v1beta1/podgroups"})
 KINDS = {"pods": "Pod", "events": "Event", "tfjobs": "TFJob", "podgroups": "PodGroup", "namespaces": "Namespace"}
 _CORE = re.compile(r"^/api/v1/namespaces(?:/(?P<ns>[^/]+)(?:/(?P<res>pods|events)(?:/(?P<name>[^/]+))?)?)?$")
@@ -31,6 +45,37 @@ _CUSTOM = re.compile(r"^/apis/(?P<group>[^/]+)/(?P<version>[^/]+)(?:/namespaces/
 def _status(code: int, reason: str, message: str) -> dict[str, Any]:
     return {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": reason, "code": code,
             "message": message}
+
+
+def qualified(resource: str, group: str) -> str:
+    """A resource as the apiserver's errors name it: `<plural>.<group>`, or the plural alone for the core group."""
+    return f"{resource}.{group}" if group else resource
+
+
+def invalid_tfjob(obj: dict[str, Any]) -> dict[str, Any] | None:
+    """The 422 the TFJob CRD's schema gives, or None when the object passes it."""
+    if obj.get("apiVersion") not in VALIDATED or obj.get("kind") != "TFJob":
+        return None
+    specs = (obj.get("spec") or {}).get("tfReplicaSpecs") or {}
+    failures = []
+    for role, (low, high) in REPLICA_BOUNDS.items():
+        count = (specs.get(role) or {}).get("replicas")
+        if not isinstance(count, int):
+            continue
+        where = f"spec.tfReplicaSpecs.{role}.replicas"
+        if count < low:
+            failures.append(f"{where} in body should be greater than or equal to {low}")
+        if high is not None and count > high:
+            failures.append(f"{where} in body should be less than or equal to {high}")
+    if not failures:
+        return None
+    name = (obj.get("metadata") or {}).get("name", "")
+    message = (f'TFJob.kubeflow.org "{name}" is invalid: []: Invalid value: map[string]interface {{}}{{...}}: '
+               "validation failure list:\n" + "\n".join(failures))
+    reply = _status(422, "Invalid", message)
+    reply["details"] = {"name": name, "group": "kubeflow.org", "kind": "TFJob",
+                        "causes": [{"reason": "FieldValueInvalid", "message": message, "field": "[]"}]}
+    return reply
 
 
 class FakeKubeApi(ServedApi):
@@ -64,9 +109,13 @@ class FakeKubeApi(ServedApi):
     def put(self, resource: str, obj: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         meta = obj.setdefault("metadata", {})
         key = f"{meta.get('namespace', '')}/{meta['name']}"
+        refused = invalid_tfjob(obj)
+        if refused is not None:
+            return 422, refused
         with self.cond:
             if key in self.objects[resource]:
-                return 409, _status(409, "AlreadyExists", f'{resource} "{meta["name"]}" already exists')
+                what = qualified(resource, self.group_of(resource))
+                return 409, _status(409, "AlreadyExists", f'{what} "{meta["name"]}" already exists')
             meta.setdefault("uid", str(uuid.uuid4()))
             meta.setdefault("creationTimestamp", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
             self.objects[resource][key] = obj
@@ -89,6 +138,10 @@ class FakeKubeApi(ServedApi):
         with self.cond:
             return [json.loads(json.dumps(o)) for k, o in self.objects[resource].items()
                     if namespace is None or k.split("/", 1)[0] == namespace]
+
+    def group_of(self, resource: str) -> str:
+        """The API group a resource is served in ("" for the core group)."""
+        return next((crd.split("/")[0] for crd in sorted(self.crds) if crd.endswith(f"/{resource}")), "")
 
     def served(self, group: str, version: str) -> list[str]:
         return sorted(c.rsplit("/", 1)[1] for c in self.crds if c.startswith(f"{group}/{version}/"))
@@ -155,7 +208,8 @@ class FakeKubeApi(ServedApi):
                         for obj in api.items(inner, name):
                             api.remove(inner, f"{name}/{obj['metadata']['name']}")
                 if gone is None:
-                    self._json(404, _status(404, "NotFound", f'{resource} "{name}" not found'))
+                    what = qualified(resource, api.group_of(resource))
+                    self._json(404, _status(404, "NotFound", f'{what} "{name}" not found'))
                 else:
                     self._json(200, gone)
 
@@ -167,7 +221,8 @@ class FakeKubeApi(ServedApi):
                     with api.cond:
                         found = api.objects[resource].get(f"{namespace or ''}/{name}")
                     if found is None:
-                        self._json(404, _status(404, "NotFound", f'{resource} "{name}" not found'))
+                        what = qualified(resource, api.group_of(resource))
+                        self._json(404, _status(404, "NotFound", f'{what} "{name}" not found'))
                     else:
                         self._json(200, found)
                 elif query.get("watch") in ("true", "True", "1"):

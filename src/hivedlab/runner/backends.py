@@ -39,7 +39,7 @@ def backend_factory(cluster: str, opening: Opening) -> BackendFactory:
 
 def _sim_factory(opening: Opening) -> BackendFactory:
     from hivedlab.backends.sim import SimCluster, settings_from_mapping
-    from hivedlab.backends.sim.plain import PlainSimCluster
+    from hivedlab.backends.sim.plain import PlainSimCluster, kubeflow_manifests
 
     inventory = opening.inventory
     ips = {m.hostname: m.ip for m in inventory.members if m.hostname}
@@ -49,8 +49,9 @@ def _sim_factory(opening: Opening) -> BackendFactory:
         settings = settings_from_mapping(plan.sim)
         seed = experiment_seed(opening.seed, plan.id)
         if plan.scheduler != "hived":
+            manifests = kubeflow_manifests({key: job.file for key, job in plan.jobs.items()})
             return PlainSimCluster(writer, seed, scheduler=plan.scheduler, settings=settings, node_ips=ips,
-                                   other_nodes=others)
+                                   other_nodes=others, manifests=manifests)
         return SimCluster(writer, seed, settings=settings, node_ips=ips, other_nodes=others)
 
     return make

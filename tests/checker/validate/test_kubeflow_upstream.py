@@ -23,7 +23,7 @@ def _expected(path: Path) -> set[tuple[str, str]]:
 def test_every_rule_of_the_issue_has_an_example() -> None:
     assert {p.stem for p in UPSTREAM} >= {"dist-mnist", "generate-name", "trailing-separator", "gang-self-named",
                                           "two-chief-replicas", "chief-and-master", "no-tensorflow-container",
-                                          "v1-field-in-v1beta1", "duplicate-key"}
+                                          "v1-field-in-v1beta1", "duplicate-key", "two-evaluators"}
 
 
 @pytest.mark.parametrize("path", UPSTREAM, ids=lambda p: p.stem)
@@ -43,3 +43,12 @@ def test_a_duplicate_key_points_at_its_second_use() -> None:
 def test_the_self_named_group_says_which_operator_flag_it_needs() -> None:
     (finding,) = validate_paths([FIXTURES / "validate" / "kubeflow-upstream" / "gang-self-named.yaml"]).findings
     assert "SyncPodGroup" in finding.message and "--enable-gang-scheduling=true" in finding.message
+
+
+@pytest.mark.parametrize("stem, log", [("no-tensorflow-container", "There is no container named tensorflow in PS"),
+                                       ("chief-and-master", "more than 1 chief/master found"),
+                                       ("two-evaluators", "more than 1 evaluator found")])
+def test_the_operators_refusal_is_worded_as_it_happens(stem: str, log: str) -> None:
+    """kubectl creates the TFJob; tf-operator v0.5 marks it Failed (InvalidTFJobSpec) and logs why."""
+    (finding,) = validate_paths([FIXTURES / "validate" / "kubeflow-upstream" / f"{stem}.yaml"]).findings
+    assert "marks it Failed (InvalidTFJobSpec)" in finding.message and f'"{log}"' in finding.message

@@ -4,7 +4,7 @@ PriorityClass preemption with the fewest, lowest-priority victims; no gang."""
 
 from __future__ import annotations
 
-from hivedlab.models.schedulers.default import Bind, DefaultScheduler, Unschedulable
+from hivedlab.models.schedulers.default import NODE_SELECTOR, TAINTS, Bind, DefaultScheduler, Unschedulable
 from hivedlab.models.schedulers.resources import Node, Pod, Resources
 
 ONE_GPU = Resources(gpu=1, cpu_milli=1000, memory_mb=2048)
@@ -77,3 +77,22 @@ def test_pods_of_equal_or_higher_priority_are_never_victims() -> None:
     scheduler = DefaultScheduler(_nodes(1))
     decision = scheduler.schedule(_pod("w", priority=3), [_pod("a", "n1", priority=3)])
     assert isinstance(decision, Unschedulable) and decision.preemption is None
+
+
+def test_a_pod_without_cpu_or_memory_requests_is_scored_with_the_defaults() -> None:
+    """A GPU-only TFJob worker counts as 100 millicores and 200 MiB for the priorities (`GetNonzeroRequests`), so
+    the node that already runs such pods is the fuller one."""
+    gpu_only = Resources(gpu=1)
+    scheduler = DefaultScheduler(_nodes(2, Resources(gpu=2, cpu_milli=1000, memory_mb=1024)))
+    busy = [_pod("a", "n1", request=gpu_only)]
+    assert scheduler.schedule(_pod("w", request=gpu_only), busy) == Bind("n2")
+
+
+def test_the_master_fails_a_tfjob_pod_on_its_taint() -> None:
+    """OpenPAI's pods select worker nodes; a TFJob's pod selects none and meets the master's NoSchedule taint."""
+    scheduler = DefaultScheduler(_nodes(1), other_nodes=1, other_reason=TAINTS)
+    answer = scheduler.schedule(_pod("w"), [_pod("a", "n1")])
+    assert isinstance(answer, Unschedulable)
+    assert answer.message == ("0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) had taints that "
+                              "the pod didn't tolerate.")
+    assert DefaultScheduler(_nodes(1), other_nodes=1).other_reason == NODE_SELECTOR

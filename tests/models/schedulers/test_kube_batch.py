@@ -4,7 +4,7 @@ pending pods get the job's FitError; groups go by priority, then creation."""
 
 from __future__ import annotations
 
-from hivedlab.models.schedulers.kube_batch import KubeBatch, PodGroup, fit_error
+from hivedlab.models.schedulers.kube_batch import KubeBatch, PodGroup, fit_delta, fit_error
 from hivedlab.models.schedulers.resources import Node, Pod, Resources
 
 WORKER = Resources(gpu=1, cpu_milli=1000, memory_mb=2048)
@@ -48,3 +48,13 @@ def test_groups_go_by_priority_then_creation() -> None:
 
 def test_fit_error_without_any_node_tried() -> None:
     assert fit_error({}) == "0 nodes are available"
+
+
+def test_fit_delta_keeps_kube_batchs_margins() -> None:
+    """`FitDelta` takes a margin off each requested resource: a node with exactly the GPU asked for but too little
+    CPU lacks both; a resource the task does not request is never short."""
+    exact_gpu = fit_delta(Resources(gpu=1, cpu_milli=500, memory_mb=4096), Resources(gpu=1, cpu_milli=1000))
+    assert exact_gpu.gpu < 0 and exact_gpu.cpu_milli < 0 and exact_gpu.memory_mb > 0
+    assert fit_error({"n1": exact_gpu}) == "0/1 nodes are available, 1 insufficient GPU, 1 insufficient cpu."
+    roomy = fit_delta(Resources(gpu=2, cpu_milli=0, memory_mb=0), Resources(gpu=1))
+    assert roomy.gpu > 0 and roomy.cpu_milli == 0 and roomy.memory_mb == 0

@@ -3,22 +3,33 @@ Kubernetes' default scheduler or kube-batch deciding where pods go (docs/other-s
 
 The rest-server still admits jobs against the run's HiveD config (its VC quota check is part of OpenPAI, not of
 the scheduler), and the nodes and their GPUs, CPUs and memory are read from that config's physical cluster.
-Pods name the deciding scheduler in `spec.schedulerName`; under kube-batch they carry tf-operator's PodGroup
-annotation. Events keep each scheduler's own wording.
+The API shows what a cluster without HiveD holds (`hivedlab.backends.sim.served`): an OpenPAI job's pods as the
+rest-server makes them without HiveD (`nvidia.com/gpu`, no HiveD annotation), named after the deciding scheduler;
+a job given as a Kubeflow manifest (`manifests`) as a TFJob whose pods tf-operator v0.5 made from it. The
+schedulers read each pod's request from the pod the API shows, and their events keep each scheduler's own words.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from hivedlab.backends.protocol import Reply, SubmitResult
+from hivedlab.backends.sim import served
 from hivedlab.backends.sim.cluster import SimCluster
 from hivedlab.backends.sim.jobs import SimJob, TaskKey
 from hivedlab.backends.sim.store import ApiStore, Clock
 from hivedlab.basics.errors import HivedlabError
+from hivedlab.basics.files import read_text
+from hivedlab.basics.resources import JOBS
 from hivedlab.evidence import EvidenceWriter
+from hivedlab.models.kubeflow import operator
+from hivedlab.models.kubeflow.manifests import ManifestError, for_run, manifest_file, parse_manifests
 from hivedlab.models.openpai import naming
 from hivedlab.models.openpai.hived_spec import resource_units
+from hivedlab.models.openpai.jobstate import CODE_SUCCEEDED
 from hivedlab.models.openpai.objects import PodState
 from hivedlab.models.schedulers import default as k8s_default
 from hivedlab.models.schedulers import kube_batch
@@ -55,51 +66,229 @@ def nodes_of_config(config: Mapping[str, Any]) -> list[Node]:
     return [node for cell in physical.get("physicalCells") or () for node in walk(cell, str(cell.get("cellType")))]
 
 
-class _ServedAs(ApiStore):
-    """The API store, with each Pod shown as this cluster's scheduler would have it."""
+_NAMED_POD = re.compile(rf"(?<={naming.NAMESPACE}/)([a-z0-9.-]+)")
 
-    def __init__(self, writer: EvidenceWriter | None, clock: Clock, patch: Callable[[dict[str, Any]], None]) -> None:
+
+def kubeflow_manifests(job_files: Mapping[str, str]) -> dict[str, str]:
+    """The Kubeflow manifests (kube-batch form, jobs/kubeflow/kube-batch/) of the plan jobs that have one, by job key;
+    `job_files`: each job's file under jobs/."""
+    found = {}
+    for key, file in job_files.items():
+        path = JOBS / manifest_file(file, "kube-batch")
+        if path.is_file():
+            found[key] = read_text(path, f"the Kubeflow manifest of {key}")
+    return found
+
+
+class _ServedAs(ApiStore):
+    """The API store, with each Pod and Event shown as this cluster would have it (`patch` returns the object to
+    show)."""
+
+    def __init__(self, writer: EvidenceWriter | None, clock: Clock,
+                 patch: Callable[[str, dict[str, Any]], dict[str, Any]]) -> None:
         super().__init__(writer, clock)
         self._patch = patch
 
     def emit(self, watch_type: str, resource: str, obj: dict[str, Any]) -> None:
-        if resource == "pods":
-            self._patch(obj)
-        super().emit(watch_type, resource, obj)
+        super().emit(watch_type, resource, self._patch(resource, obj))
+
+
+@dataclass
+class _TfJob:
+    """A job given as a Kubeflow manifest: its TFJob as the run sent it, and what the operator made of it."""
+
+    tfjob: dict[str, Any]
+    uid: str
+    podgroup: dict[str, Any] | None  # the manifest's PodGroup (a gang run), else the operator makes one
+    group_uid: str
+    status: dict[str, Any] = field(default_factory=dict)
+    shown: bool = False
+    deleted: bool = False
+    group_deleted: bool = False
+    requests: dict[str, Resources] = field(default_factory=dict)  # replica type -> what each of its pods asks
+
+    def replica_type(self, task_role: str) -> str:
+        """The TFJob's replica type behind one of the simulated job's task roles (`worker` -> `Worker`)."""
+        for role in (self.tfjob.get("spec") or {}).get("tfReplicaSpecs") or {}:
+            if str(role).lower() == task_role.lower():
+                return str(role)
+        name = self.tfjob["metadata"]["name"]
+        raise HivedlabError(f"TFJob {name} has no replica type for the job's task role {task_role!r}")
 
 
 class PlainSimCluster(SimCluster):
     """A `hivedlab.backends.protocol.Backend` on virtual time whose pods Kubernetes' default scheduler
-    (`scheduler="default"`) or kube-batch (`scheduler="kube-batch"`) places."""
+    (`scheduler="default"`) or kube-batch (`scheduler="kube-batch"`) places. `manifests`: a plan job's Kubeflow
+    manifest (TFJob and PodGroup, the kube-batch form under jobs/kubeflow/) by job key; such a job's pods and job are
+    tf-operator v0.5's."""
 
-    def __init__(self, writer: EvidenceWriter | None, seed: int = 0, *, scheduler: str, **options: Any) -> None:
+    def __init__(self, writer: EvidenceWriter | None, seed: int = 0, *, scheduler: str,
+                 manifests: Mapping[str, str] | None = None, **options: Any) -> None:
         if scheduler not in COMPONENTS:
             raise HivedlabError(f"unknown scheduler {scheduler!r} (choose one of: {', '.join(SCHEDULERS)})")
         super().__init__(writer, seed, **options)
         self.scheduler_kind = scheduler
         self.component = COMPONENTS[scheduler]
         self.wait_reason = WAIT_REASONS[scheduler]
+        self.manifests = dict(manifests or {})
         self.store = _ServedAs(writer, self.clock, self._served)
         self.model: Any = None
+        self._tfjobs: dict[int, _TfJob] = {}  # job seq -> its TFJob
+        self._by_framework: dict[str, SimJob] = {}
+        self._pod_names: dict[str, str] = {}  # the OpenPAI model's pod name -> the name the API shows
 
     def _start_hived(self, mapping: Any, name: str) -> None:
         """The config feeds the rest-server's admission and names the nodes; HiveD itself schedules nothing."""
         super()._start_hived(mapping, name)
         nodes = nodes_of_config(mapping)
         if self.scheduler_kind == "default":
-            self.model = k8s_default.DefaultScheduler(nodes, self.other_nodes)
+            other = k8s_default.TAINTS if self.manifests else k8s_default.NODE_SELECTOR
+            self.model = k8s_default.DefaultScheduler(nodes, self.other_nodes, other)
         else:
             self.model = kube_batch.KubeBatch(nodes)
 
-    def _served(self, obj: dict[str, Any]) -> None:
-        spec, metadata = obj.get("spec") or {}, obj.get("metadata") or {}
-        spec["schedulerName"] = self.component
+    # -- submission: a Kubeflow job is created as its manifests --------------------------------------------------
+
+    def submit(self, user: str, job_key: str, protocol: str) -> SubmitResult:
+        result = super().submit(user, job_key, protocol)
+        manifest = self.manifests.get(job_key)
+        if manifest is None or not result.accepted:
+            return result
+        try:  # the manifests exactly as a run on a Kubernetes cluster sends them (the runner's for_run)
+            text, name = for_run(manifest, result.job_name, gang=self.scheduler_kind != "default")
+            documents = [d for d in parse_manifests(text).documents if isinstance(d, dict)]
+        except ManifestError as exc:
+            raise HivedlabError(f"{job_key}: its Kubeflow manifest: {exc.message}") from None
+        tfjob = next((d for d in documents if d.get("kind") == "TFJob"), None)
+        if tfjob is None:
+            raise HivedlabError(f"{job_key}: its Kubeflow manifest holds no TFJob")
+        podgroup = next((d for d in documents if d.get("kind") == "PodGroup"), None)
+        for doc in (tfjob, podgroup):
+            if doc is not None:
+                doc["metadata"]["namespace"] = naming.NAMESPACE
+        record = _TfJob(tfjob, self.store.uid("tfjob"), podgroup, self.store.uid("podgroup"))
+        for role in (tfjob.get("spec") or {}).get("tfReplicaSpecs") or {}:
+            pod = operator.operator_pod(tfjob, str(role), 0, namespace=naming.NAMESPACE, job_uid=record.uid)
+            record.requests[str(role)] = served.pod_request(pod)
+        self._tfjobs[self.jobs[(user, result.job_name)].seq] = record
+        documents.sort(key=lambda d: d.get("kind") != "PodGroup")  # kubectl's order, as the k8s backend sends them
+        created = [f"{d['kind']}/{d['metadata']['name']}" for d in documents]
+        return replace(result, framework_name=name, reply=Reply(201, {"status": 201, "created": created}))
+
+    # -- what the API shows ---------------------------------------------------------------------------------------
+
+    def _job_of(self, framework: str) -> SimJob:
+        job = self._by_framework.get(framework)
+        if job is None:
+            job = next(j for j in self.jobs.values() if j.info.framework == framework)
+            self._by_framework[framework] = job
+        return job
+
+    def _served(self, resource: str, obj: dict[str, Any]) -> dict[str, Any]:
+        if resource == "events":
+            return self._served_event(obj)
+        if resource != "pods":
+            return obj
+        labels = obj["metadata"]["labels"]
+        job = self._job_of(labels["FC_FRAMEWORK_NAME"])
+        record = self._tfjobs.get(job.seq)
+        if record is not None:
+            rtype = record.replica_type(labels["FC_TASKROLE_NAME"])
+            pod = served.tfjob_pod(obj, record.tfjob, rtype, int(labels["FC_TASK_INDEX"]), record.uid)
+            self._pod_names[obj["metadata"]["name"]] = pod["metadata"]["name"]
+            return pod
+        served.openpai_pod(obj, job.info.role(labels["FC_TASKROLE_NAME"]).gpu, self.component)
+        spec, metadata = obj["spec"], obj["metadata"]
         if self.settings.tfjob:
             spec["priority"] = 0
             spec.pop("priorityClassName", None)
         if self.scheduler_kind == "kube-batch":
-            labels = metadata.get("labels") or {}
             metadata.setdefault("annotations", {})[kube_batch.GROUP_ANNOTATION] = labels.get("FC_FRAMEWORK_NAME", "")
+        return obj
+
+    def _served_event(self, event: dict[str, Any]) -> dict[str, Any]:
+        """The event names the pod as the API shows it; a wait is a Warning (kube-batch's `taskUnschedulable`
+        records `Unschedulable` as one, as the default scheduler does `FailedScheduling`)."""
+        involved = event["involvedObject"]
+        old = str(involved.get("name"))
+        if old in self._pod_names:
+            new = self._pod_names[old]
+            involved["name"] = new
+            event["metadata"]["name"] = new + event["metadata"]["name"][len(old):]
+        event["message"] = _NAMED_POD.sub(lambda m: self._pod_names.get(m.group(1), m.group(1)), event["message"])
+        if event.get("reason") == self.wait_reason:
+            event["type"] = "Warning"
+        return event
+
+    def _emit_framework(self, job: SimJob, watch_type: str = "MODIFIED") -> None:
+        """A Kubeflow job shows its TFJob, whose status the operator keeps, and its PodGroup instead of a Framework:
+        kubectl creates the manifest's PodGroup and TFJob (or the operator, with gang scheduling on, makes a PodGroup
+        for a TFJob without one: `SyncPodGroup`); the operator deletes the PodGroup once the job succeeded or failed
+        (controller.go `reconcileTFJobs`); the run's stop deletes the TFJob and its PodGroup (the k8s backend's
+        stop; an operator-made PodGroup goes with its owner)."""
+        record = self._tfjobs.get(job.seq)
+        if record is None:
+            super()._emit_framework(job, watch_type)
+            return
+        if record.deleted:
+            return
+        if not record.shown or not job.stop_requested:
+            status = self._tfjob_status(job, record)
+            if record.shown and status == record.status:
+                return
+            record.status = status
+            if not record.shown and record.podgroup is not None:
+                self._emit_podgroup(record, "ADDED")
+            self._emit_tfjob(record, "MODIFIED" if record.shown else "ADDED")
+            if not record.shown and record.podgroup is None:
+                record.podgroup = operator.operator_podgroup(record.tfjob, record.uid)
+                self._emit_podgroup(record, "ADDED")
+            record.shown = True
+            if any(c["type"] in ("Succeeded", "Failed") and c["status"] == "True" for c in status["conditions"]):
+                self._emit_podgroup(record, "DELETED")
+        if job.stop_requested:
+            record.deleted = True
+            self._emit_tfjob(record, "DELETED")
+            self._emit_podgroup(record, "DELETED")
+
+    def _emit_tfjob(self, record: _TfJob, watch_type: str) -> None:
+        created = record.tfjob["metadata"].setdefault("creationTimestamp", self.clock.k8s_time())
+        obj = served.stored(record.tfjob, uid=record.uid, resource_version=self.store.resource_version(),
+                            created=created, status=record.status)
+        self.store.emit(watch_type, "tfjobs", obj)
+
+    def _emit_podgroup(self, record: _TfJob, watch_type: str) -> None:
+        if record.podgroup is None or record.group_deleted:
+            return
+        record.group_deleted = watch_type == "DELETED"
+        created = record.podgroup["metadata"].setdefault("creationTimestamp", self.clock.k8s_time())
+        obj = served.stored(record.podgroup, uid=record.group_uid, resource_version=self.store.resource_version(),
+                            created=created)
+        self.store.emit(watch_type, "podgroups", obj)
+
+    def _tfjob_status(self, job: SimJob, record: _TfJob) -> dict[str, Any]:
+        """pkg/controller.v1beta2/tensorflow/status.go of tf-operator v0.5, `updateStatusSingle`: Created at once;
+        Running once a worker (the chief, where there is one) runs; Succeeded or Failed with the job's end; the
+        start time once every replica runs."""
+        name, now = record.tfjob["metadata"]["name"], self.clock.k8s_time()
+        status = dict(record.status)
+        conditions = operator.with_condition(list(status.get("conditions") or []), "Created", name, now)
+        leaders = {"chief", "master"} & {role.lower() for role in record.tfjob["spec"]["tfReplicaSpecs"]} or {"worker"}
+        running = [key for key, pod in job.pods.items() if pod.phase == "Running" and pod.deletion_timestamp is None]
+        if any(key[0].lower() in leaders for key in running):
+            conditions = operator.with_condition(conditions, "Running", name, now)
+        if len(running) == len(job.task_keys) and "startTime" not in status:
+            status["startTime"] = now
+        fw = job.framework
+        if fw is not None and fw.state == "Completed" and not job.stop_requested:
+            if fw.code == CODE_SUCCEEDED:
+                conditions = operator.with_condition(conditions, "Succeeded", name, now)
+                status.setdefault("completionTime", now)
+            else:
+                role = record.replica_type(fw.trigger[0]).lower() if fw.trigger else "worker"
+                conditions = operator.with_condition(conditions, "Failed", name, now, failed=(1, role))
+        status["conditions"] = conditions
+        return status
 
     # -- what the models see --------------------------------------------------------------------------------------
 
@@ -107,8 +296,14 @@ class PlainSimCluster(SimCluster):
         return 0 if self.settings.tfjob else naming.k8s_priority(job.info.priority, job.info.submit_epoch_s)
 
     def _model_pod(self, job: SimJob, key: TaskKey, pod: PodState) -> Pod:
-        role = job.info.role(key[0])
-        request = Resources(role.gpu, role.cpu * 1000, role.memory_mb)
+        """The pod as the scheduler sees it: its request as the served pod asks (the TFJob's template, or the
+        OpenPAI task role's resources)."""
+        record = self._tfjobs.get(job.seq)
+        if record is not None:
+            request = record.requests[record.replica_type(key[0])]
+        else:
+            role = job.info.role(key[0])
+            request = Resources(role.gpu, role.cpu * 1000, role.memory_mb)
         return Pod(pod.uid, pod.name(job.info.framework), self._priority(job), request,
                    self._enqueued.get(pod.uid, (0, 0))[1], pod.node, job.info.framework)
 
@@ -183,14 +378,17 @@ class PlainSimCluster(SimCluster):
             self._failed_scheduling(job, key, message)
 
     def _bind_to(self, job: SimJob, key: TaskKey, node: str) -> None:
-        """Bind as the scheduler does: the pod gets the node and a `Scheduled` event from the scheduler."""
+        """Bind as the scheduler does: the pod gets the node; the default scheduler also records a `Scheduled` event
+        (Kubernetes v1.14 pkg/scheduler/scheduler.go, `bind`), kube-batch v0.4 none (pkg/scheduler/cache/cache.go,
+        `Bind` and `defaultBinder.Bind` only post the Binding)."""
         self._hived_pods.pop(job.pods[key].uid, None)
         pod = self._emit_pod(job, key, node=node, host_ip=self.node_ips.get(node, ""),
                              scheduled_at=self.clock.k8s_time(), unschedulable=None)
         job.set_task(key, node=node, host_ip=pod.host_ip)
-        name = pod.name(job.info.framework)
-        self._add_event(job, pod, "Scheduled", f"Successfully assigned {naming.NAMESPACE}/{name} to {node}",
-                        self.component)
+        if self.scheduler_kind == "default":
+            name = pod.name(job.info.framework)
+            self._add_event(job, pod, "Scheduled", f"Successfully assigned {naming.NAMESPACE}/{name} to {node}",
+                            self.component)
         uid = pod.uid
         self._after(self._start_delay(job), lambda: self._container_start(job, key, uid))
 

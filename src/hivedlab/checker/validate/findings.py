@@ -39,8 +39,8 @@ RULES: dict[str, str] = {
     "manifest-scheduler": "a pod template's schedulerName that is not the scheduler its PodGroup is for",
     "manifest-group": "a group-name annotation that names no PodGroup of the file, or a pod template without one",
     "manifest-min-member": "a PodGroup's minMember against the TFJob's replicas (more: never starts; fewer: partial)",
-    "manifest-operator": "what tf-operator itself refuses (two chiefs, no container named tensorflow) or drops "
-                         "(v1 fields in a v1beta1 TFJob)",
+    "manifest-operator": "what tf-operator marks Failed without a pod (a Chief and a Master, two Evaluators, no "
+                         "container named tensorflow) or drops (v1 fields in a v1beta1 TFJob)",
     "manifest-gpu": "nvidia.com/gpu limits: whole numbers, requests equal to limits",
     "expected-rejection": "a file under a rejected/ folder that is accepted after all",
 }

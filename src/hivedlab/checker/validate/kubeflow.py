@@ -137,23 +137,31 @@ def _check_tfjob(index: int, tfjob: dict[str, Any], groups: Mapping[str, tuple[i
 
 
 def _check_operator(index: int, tfjob: dict[str, Any], out: _Out) -> None:
-    """What tf-operator refuses before it makes a pod (pkg/apis/tensorflow/validation/validation.go,
-    `ValidateBetaOneTFJobSpec` and the training operator's `ValidateV1TFJobSpec`: more than one Chief/Master, a replica
-    without a container named `tensorflow`), and what a v1beta1 object silently loses (fields of v1 only)."""
+    """What tf-operator turns down after kubectl created the TFJob (kubeflow/tf-operator v0.5.0,
+    pkg/apis/tensorflow/validation/validation.go `ValidateBetaOneTFJobSpec`/`ValidateBetaTwoTFJobSpec`, and v1's
+    `ValidateV1TFJobSpec`): both a Chief and a Master, more than one Evaluator, a replica type without a container
+    named `tensorflow`. The operator then marks the TFJob Failed with reason `InvalidTFJobSpec` and starts no pod
+    (pkg/controller.v1beta2/tensorflow/job.go `addTFJob`); only its log says why. Also what a v1beta1 object loses
+    without a word (fields of v1 only)."""
     spec = tfjob["spec"]
-    chiefs = [role for role in spec["tfReplicaSpecs"] if role in CHIEF_TYPES]
+    specs = spec["tfReplicaSpecs"]
+    failed = "kubectl creates the TFJob, but tf-operator marks it Failed (InvalidTFJobSpec) and starts no pod"
+    chiefs = [role for role in specs if role in CHIEF_TYPES]
     if len(chiefs) > 1:
         out.add("manifest-operator", ERROR, f"/{index}/spec/tfReplicaSpecs/{chiefs[1]}",
-                f"both {' and '.join(chiefs)}: tf-operator refuses the TFJob (\"More than 1 chief/master found\"); "
-                "keep one")
+                f"both {' and '.join(chiefs)}: {failed} (its log: \"more than 1 chief/master found\"); keep one")
+    evaluators = (specs.get("Evaluator") or {}).get("replicas", 1)
+    if "Evaluator" in specs and isinstance(evaluators, int) and evaluators > 1:
+        out.add("manifest-operator", ERROR, f"/{index}/spec/tfReplicaSpecs/Evaluator/replicas",
+                f"{evaluators} Evaluator replicas: {failed} (its log: \"more than 1 evaluator found\"); keep one")
     for role, replica in pod_templates(tfjob):
         names = [c.get("name") for c in replica["template"]["spec"]["containers"]]
         if TF_CONTAINER not in names:
             where = f"/{index}/spec/tfReplicaSpecs/{_escape(role)}/template/spec/containers"
             out.add("manifest-operator", ERROR, where,
-                    f"{role} has no container named {TF_CONTAINER} (it has {', '.join(map(str, names))}): "
-                    f"tf-operator refuses the TFJob (\"There is no container named {TF_CONTAINER}\"); rename the "
-                    "training container")
+                    f"{role} has no container named {TF_CONTAINER} (it has {', '.join(map(str, names))}): {failed} "
+                    f"(its log: \"There is no container named {TF_CONTAINER} in {role}\"); rename the training "
+                    "container")
     if tfjob["apiVersion"] == "kubeflow.org/v1beta1":
         for key in (k for k in V1_ONLY_FIELDS if k in spec):
             out.add("manifest-operator", WARNING, f"/{index}/spec/{key}",

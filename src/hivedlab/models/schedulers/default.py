@@ -12,12 +12,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hivedlab.models.schedulers.resources import Node, Pod, free_on, histogram, insufficient, score, used_on
+from hivedlab.models.schedulers.resources import Node, Pod, free_on, histogram, insufficient, score, scored_on
 
 SCHEDULER_NAME = "default-scheduler"
 # the reason of the event a pod that fits no node gets (pkg/scheduler/scheduler.go, `recordSchedulingFailure`)
 WAIT_REASON = "FailedScheduling"
 _MIN_PRIORITY = -(2**31)
+# a node the pod may not use, as the 1.14 predicates word it (pkg/scheduler/algorithm/predicates/error.go):
+# OpenPAI's pods select `pai-worker` nodes; a TFJob's pod selects none, and the master's NoSchedule taint stops it
+NODE_SELECTOR = "node(s) didn't match node selector"
+TAINTS = "node(s) had taints that the pod didn't tolerate"
 
 
 @dataclass(frozen=True)
@@ -48,11 +52,12 @@ def fit_error(reasons: Sequence[str], total_nodes: int) -> str:
 class DefaultScheduler:
     """One scheduler process: the nodes it knows and its round-robin position among equally good nodes.
 
-    `other_nodes` are nodes that never fit a lab pod (the master: they fail the node selector)."""
+    `other_nodes` are nodes that never fit a lab pod (the master), each failing with `other_reason`."""
 
-    def __init__(self, nodes: Sequence[Node], other_nodes: int = 0) -> None:
+    def __init__(self, nodes: Sequence[Node], other_nodes: int = 0, other_reason: str = NODE_SELECTOR) -> None:
         self.nodes = tuple(nodes)
         self.other_nodes = other_nodes
+        self.other_reason = other_reason
         self._last_index = 0
 
     def schedule(self, pod: Pod, pods: Sequence[Pod]) -> Bind | Unschedulable:
@@ -64,14 +69,14 @@ class DefaultScheduler:
             if lacking:
                 reasons += [f"Insufficient {name}" for name in lacking]
             else:
-                feasible.append((score(node, used_on(node.name, pods), pod.request), node))
+                feasible.append((score(node, scored_on(node.name, pods), pod.request), node))
         if feasible:
             best = max(points for points, _ in feasible)
             top = [node for points, node in feasible if points == best]
             chosen = top[self._last_index % len(top)]
             self._last_index += 1
             return Bind(chosen.name)
-        reasons += ["node(s) didn't match node selector"] * self.other_nodes
+        reasons += [self.other_reason] * self.other_nodes
         message = fit_error(reasons, len(self.nodes) + self.other_nodes)
         return Unschedulable(message, self.preemption(pod, pods))
 

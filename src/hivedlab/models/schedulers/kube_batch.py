@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from hivedlab.models.schedulers.resources import Node, Pod, Resources, free_on, score, used_on
+from hivedlab.models.schedulers.resources import Node, Pod, Resources, free_on, score, scored_on
 
 SCHEDULER_NAME = "kube-batch"
 # the reason of the event a task that found no node gets: v1.PodReasonUnschedulable (pkg/scheduler/cache/cache.go,
@@ -46,8 +46,24 @@ class SessionResult:
     not_valid: dict[str, str] = field(default_factory=dict)  # group -> why the gang plugin skipped it
 
 
+# pkg/scheduler/api/resource_info.go: the margins `FitDelta` adds to each requested resource (10 millicores,
+# 10 MiB, 10 milli-GPUs)
+MIN_MILLI_CPU, MIN_MEMORY_MB, MIN_MILLI_GPU = 10, 10, 10
+
+
+def fit_delta(free: Resources, request: Resources) -> Resources:
+    """`NodeInfo.Idle.FitDelta(task.Resreq)`: what a node has left for the task, less a margin, for each resource the
+    task requests (others keep the node's idle amount); negative where it lacks. GPUs in milli-GPUs here, so a node
+    with exactly the GPUs asked for still counts as lacking them when something else did not fit."""
+    gpu = free.gpu * 1000 - (request.gpu * 1000 + MIN_MILLI_GPU) if request.gpu > 0 else free.gpu * 1000
+    cpu = free.cpu_milli - (request.cpu_milli + MIN_MILLI_CPU) if request.cpu_milli > 0 else free.cpu_milli
+    memory = free.memory_mb - (request.memory_mb + MIN_MEMORY_MB) if request.memory_mb > 0 else free.memory_mb
+    return Resources(gpu, cpu, memory)
+
+
 def fit_error(deltas: dict[str, Resources]) -> str:
-    """v0.4's job FitError: per node that passed the predicates but lacked room, the resources it lacked."""
+    """v0.4's job FitError (pkg/scheduler/api/job_info.go, `JobInfo.FitError`): per node that passed the predicates
+    but lacked room for the last task tried, the resources its `fit_delta` is short of."""
     if not deltas:
         return "0 nodes are available"
     reasons: dict[str, int] = {}
@@ -91,6 +107,7 @@ class KubeBatch:
         allocated: list[tuple[Pod, str]] = []
         deltas: dict[str, Resources] = {}
         for pod in pending:
+            deltas.clear()  # allocate.go: NodesFitDelta is reset for each task; the last task tried words the error
             node = self._best_node(pod, placed, deltas)
             if node is None:
                 continue
@@ -108,9 +125,9 @@ class KubeBatch:
         for node in self.nodes:
             free = free_on(node, placed)
             if not pod.request.fits_in(free):
-                deltas[node.name] = free - pod.request
+                deltas[node.name] = fit_delta(free, pod.request)
                 continue
-            points = score(node, used_on(node.name, placed), pod.request)
+            points = score(node, scored_on(node.name, placed), pod.request)
             if best is None or points > best[0]:
                 best = (points, node.name)
         return best[1] if best else None

@@ -8,6 +8,10 @@ from dataclasses import dataclass
 
 GPU = "nvidia.com/gpu"
 MAX_PRIORITY = 10  # Kubernetes' MaxPriority for one priority function
+# what the priorities count for a pod that requests no CPU or memory (Kubernetes v1.14
+# pkg/scheduler/algorithm/priorities/util/non_zero.go, `GetNonzeroRequests`): 100 millicores, 200 MiB
+DEFAULT_CPU_MILLI = 100
+DEFAULT_MEMORY_MB = 200
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,20 @@ def free_on(node: Node, pods: Iterable[Pod]) -> Resources:
     return node.capacity - used_on(node.name, pods)
 
 
+def nonzero(request: Resources) -> Resources:
+    """The request as the priorities count it: no CPU or no memory counts as the defaults above."""
+    return Resources(request.gpu, request.cpu_milli or DEFAULT_CPU_MILLI, request.memory_mb or DEFAULT_MEMORY_MB)
+
+
+def scored_on(node: str, pods: Iterable[Pod]) -> Resources:
+    """What the pods on a node add up to for the priorities (`NodeInfo.NonZeroRequest`)."""
+    total = Resources()
+    for pod in pods:
+        if pod.node == node:
+            total = total + nonzero(pod.request)
+    return total
+
+
 def insufficient(request: Resources, free: Resources) -> list[str]:
     """The resources a node lacks for the request, named as Kubernetes names them."""
     missing = []
@@ -76,9 +94,11 @@ def _fraction(requested: int, capacity: int) -> float:
 
 
 def score(node: Node, used: Resources, request: Resources) -> int:
-    """LeastRequested plus BalancedResourceAllocation on CPU and memory, each 0–10 (GPUs are not scored)."""
+    """LeastRequested plus BalancedResourceAllocation on CPU and memory, each 0–10 (GPUs are not scored); `used` as
+    `scored_on` counts it, and the request counted the same way (pkg/scheduler/algorithm/priorities/
+    resource_allocation.go of Kubernetes v1.14, `PriorityMap`)."""
     cap = node.capacity
-    after = used + request
+    after = used + nonzero(request)
     least = 0
     for want, total in ((after.cpu_milli, cap.cpu_milli), (after.memory_mb, cap.memory_mb)):
         least += (total - want) * MAX_PRIORITY // total if total > 0 and want <= total else 0
