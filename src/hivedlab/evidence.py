@@ -40,6 +40,11 @@ SOURCES = ("sim", "k8s")
 KINDS = ("object", "action")
 WATCH_TYPES = ("ADDED", "MODIFIED", "DELETED", "BOOKMARK", "LISTED")
 RESOURCES = ("pods", "events", "frameworks", "tfjobs", "podgroups")  # the last two: cluster k8s (docs/evidence.md)
+# What a rehearsal cluster's evidence carries (docs/checker.md#rehearsal-cluster-evidence-grading): its emulated
+# kubelets give every container an id with this scheme and label their Nodes; a real cluster's runtimes say docker://
+# or containerd://
+EMULATED_CONTAINER_PREFIX = "emulated://"
+EMULATED_NODE_LABEL = "hivedlab.rehearsal/emulated"
 ACTION_TYPES = ("plan", "config-switch", "restart", "submit", "stop", "step", "end", "watch")
 _HASH_KEY = ',"hash":"'
 _HASH_KEY_B = _HASH_KEY.encode()

@@ -74,6 +74,14 @@ class RunRecord:
     hardware: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # {on: group|manual, why?, notes?}
     openpai_version: str = ""  # GET /api/v2/info of the real cluster
     gpu_nodes: Mapping[str, Any] = field(default_factory=dict)  # plain Kubernetes: the GPU nodes it found
+    # what kind of cluster the real backend found: {kind: rehearsal, emulated_nodes: [...]} on the rehearsal cluster
+    # (real control plane, emulated kubelets and GPUs, docs/checker.md#rehearsal-cluster-evidence-grading); empty on
+    # a cluster of real machines
+    cluster_kind: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def rehearsal(self) -> bool:
+        return self.cluster_kind.get("kind") == "rehearsal"
 
     @classmethod
     def from_json(cls, data: object) -> RunRecord:
@@ -102,6 +110,7 @@ class RunRecord:
             hardware=hardware,
             openpai_version=_text(data.get("openpai_version")),
             gpu_nodes=_mapping(data.get("gpu_nodes")),
+            cluster_kind=_mapping(data.get("cluster_kind")),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -110,6 +119,8 @@ class RunRecord:
             data["openpai_version"] = self.openpai_version
         if self.gpu_nodes:
             data["gpu_nodes"] = dict(self.gpu_nodes)
+        if self.cluster_kind:
+            data["cluster_kind"] = dict(self.cluster_kind)
         data.update({
             "hivedlab_version": self.hivedlab_version,
             "cluster": self.cluster,
@@ -146,6 +157,7 @@ class RunRecord:
             hardware={**self.hardware, **later.hardware},
             openpai_version=later.openpai_version or self.openpai_version,
             gpu_nodes={**self.gpu_nodes, **later.gpu_nodes},
+            cluster_kind=later.cluster_kind or self.cluster_kind,
         )
 
 

@@ -165,6 +165,7 @@ def _write_record(
         hardware={r.run_id: _hardware_entry(r) for r in results},
         openpai_version=str(extra.get("openpai_version") or ""),
         gpu_nodes=gpus if isinstance(gpus := extra.get("gpu_nodes"), dict) else {},
+        cluster_kind=kind if isinstance(kind := extra.get("cluster_kind"), dict) else {},
     )
     previous = ctx.run_dir.read_record()
     if previous is not None and previous.continues(ctx.cluster, ctx.run_tag):

@@ -19,7 +19,13 @@ from hivedlab.checker.grading.facts import AttemptFact, attempt_facts, check_fac
 from hivedlab.checker.grading.findings import Finding
 from hivedlab.checker.grading.integrity import LogFacts, check_log
 from hivedlab.checker.grading.labspec import LabSpec
-from hivedlab.checker.grading.provenance import REAL_CLUSTERS, real_identity, sim_inputs, simulator_signs
+from hivedlab.checker.grading.provenance import (
+    REAL_CLUSTERS,
+    emulated_containers,
+    real_identity,
+    sim_inputs,
+    simulator_signs,
+)
 from hivedlab.checker.grading.submission import ExperimentFiles, Submission, read_submission
 from hivedlab.checker.judge import Judge, Judgement
 from hivedlab.evidence import EvidenceLog, read_evidence
@@ -40,6 +46,7 @@ class ExperimentResult:
     findings: tuple[Finding, ...] = ()
     attempts: tuple[AttemptFact, ...] | None = None  # the task attempts the evidence shows (for the report's facts)
     identity: frozenset[tuple[str, str]] = frozenset()  # a real-cluster log's unique values (provenance.real_identity)
+    rehearsal: bool = False  # ran on the rehearsal cluster: real control plane, emulated GPUs (run.json or the pods)
     # each member's turn graded on its own, when members took turns (docs/evidence.md); the fields above are then
     # those of the weakest turn (`_weakest`), the findings every turn's, the attempts the first turn's (the report's)
     turns: tuple[ExperimentResult, ...] = ()
@@ -105,7 +112,8 @@ def grade_experiment(sub: Submission, experiment: str, lab: LabSpec, judge: Judg
         turns = tuple(grade_run(sub, experiment, turn, lab, judge) for turn in files.turns)
         weakest = _weakest(turns)
         return replace(weakest, findings=tuple(f for t in turns for f in t.findings), attempts=turns[0].attempts,
-                       identity=frozenset().union(*(t.identity for t in turns)), turns=turns)
+                       identity=frozenset().union(*(t.identity for t in turns)), turns=turns,
+                       rehearsal=any(t.rehearsal for t in turns))
     return grade_run(sub, experiment, files, lab, judge)
 
 
@@ -157,6 +165,8 @@ def grade_run(sub: Submission, experiment: str, files: ExperimentFiles | None, l
         findings=tuple(findings),
         attempts=attempts,
         identity=real_identity(log.records) if facts.source == "k8s" else frozenset(),
+        rehearsal=facts.source == "k8s" and (bool(sub.record and sub.record.rehearsal)
+                                             or emulated_containers(log.records) > 0),
     )
 
 

@@ -29,6 +29,8 @@ _ITEM_TITLES = {
 }
 _PENALTY_TITLES = {
     "simulator-evidence": ("使用模拟集群的证据", "Simulator evidence where a real cluster was required"),
+    "rehearsal-evidence": ("演练集群的证据（真实控制面，模拟 GPU）",
+                           "Rehearsal-cluster evidence (real control plane, emulated GPUs)"),
     "broken-chain": ("证据日志哈希链断裂", "Evidence log hash chain broken"),
     "forgery": ("证据中有真实集群不会产生的记录", "Evidence a real cluster cannot produce"),
     "unsupported-claim": ("证据不支持的报告结论", "Report claim the evidence does not support"),

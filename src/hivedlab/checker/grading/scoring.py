@@ -304,6 +304,14 @@ def score_penalty(penalty: Penalty, group: GroupResult, rubric: Rubric,
             en += f"; not penalised: {excuse.en}"
             zh += f"；不扣分：{excuse.zh}"
         return PenaltyScore(penalty, len(hits), en, zh, tuple(r.files.evidence or "" for r in hits if r.files))
+    if penalty.check == "rehearsal-evidence":
+        rehearsed = [r for r in group.experiments if r.has_log and r.rehearsal] if rubric.require_real_cluster else []
+        ids = ", ".join(r.id for r in rehearsed)
+        en = (f"ran on the rehearsal cluster (OpenPAI's real control plane, emulated kubelets and GPUs): {ids}"
+              if rehearsed else "none")
+        zh = f"在演练集群上运行（OpenPAI 的真实控制面，kubelet 与 GPU 为模拟）：{ids}" if rehearsed else "无"
+        return PenaltyScore(penalty, len(rehearsed), en, zh,
+                            tuple(r.files.evidence or "" for r in rehearsed if r.files))
     kind = {"broken-chain": "chain", "forgery": "forgery", "unsupported-claim": "claim",
             "foreign-jobs": "foreign"}[penalty.check]
     found = [f for f in group.findings if f.kind == kind]

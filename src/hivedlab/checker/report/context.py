@@ -29,7 +29,7 @@ from hivedlab.checker.report.timeline import Rejection
 from hivedlab.checker.rules.common import INCONCLUSIVE
 from hivedlab.checker.verdicts import VERDICT_LABEL, VERDICT_TEXT, combined_verdict
 from hivedlab.evidence import parse_time
-from hivedlab.rundir import CHART_PNG, EVIDENCE
+from hivedlab.rundir import CHART_PNG, EVIDENCE, RunRecord
 
 Link = Callable[[str], str]  # run-dir-relative path -> href relative to the report
 
@@ -297,6 +297,11 @@ def member_names(inputs: RunInputs) -> dict[str, str]:
     return {m.user: m.name for m in inputs.members if m.user}
 
 
+def _emulated_nodes(record: RunRecord | None) -> list[object]:
+    nodes = record.cluster_kind.get("emulated_nodes") if record else None
+    return list(nodes) if isinstance(nodes, list) else []
+
+
 def build_context(inputs: RunInputs, lang: str, link: Link, charts: dict[str, str]) -> dict[str, Any]:
     """Everything the report template prints. `charts` maps experiment id (and each run's folder) -> PNG href."""
     main = [e for e in inputs.experiments if not e.plan.optional]
@@ -309,6 +314,8 @@ def build_context(inputs: RunInputs, lang: str, link: Link, charts: dict[str, st
     return {
         "lang": lang,
         "inconclusive_word": VERDICT_TEXT[INCONCLUSIVE].get(lang),
+        "rehearsal": bool(record and record.rehearsal),
+        "emulated_nodes": [md(str(n)) for n in _emulated_nodes(record)],
         "group": md(record.group if record else ""),
         "version": md(record.hivedlab_version if record else ""),
         "cluster": inputs.cluster,
@@ -368,6 +375,7 @@ def build_claims(inputs: RunInputs, lang: str, files: dict[str, dict[str, object
         "lang": lang,
         "cluster": inputs.cluster,
         "simulated": inputs.cluster == "sim",
+        "rehearsal": bool(inputs.record and inputs.record.rehearsal),
         "openpai_version": inputs.openpai_version or None,
         "run": {k: v for k, v in (inputs.record.to_json() if inputs.record else {}).items()
                 if k in ("hivedlab_version", "seed", "started", "finished")},
