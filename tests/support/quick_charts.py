@@ -23,3 +23,4 @@ def tiny_chart(data: ChartData, lang: str = "en", salt: str = "") -> tuple[bytes
 def stub_charts(monkeypatch: pytest.MonkeyPatch) -> None:
     """Replace the chart drawing for as long as `monkeypatch` lasts (a test, or a `MonkeyPatch.context()`)."""
     monkeypatch.setattr("hivedlab.checker.report.charts.draw", tiny_chart)
+    monkeypatch.setattr("hivedlab.checker.report.charts_paint.draw", tiny_chart)

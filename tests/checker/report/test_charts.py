@@ -15,18 +15,9 @@ from pathlib import Path
 import pytest
 
 from hivedlab.checker.report.build import build_report
-from hivedlab.checker.report.charts import (
-    ChartData,
-    Rejection,
-    Switch,
-    TaskAttempt,
-    bar_labels,
-    chart_data,
-    draw,
-    free_part,
-    legend_entries,
-    merge_shared,
-)
+from hivedlab.checker.report.charts import ChartData, Rejection, Switch, TaskAttempt, chart_data, draw, merge_shared
+from hivedlab.checker.report.charts_layout import bar_labels, legend_entries
+from hivedlab.checker.report.charts_paint import free_part
 from hivedlab.checker.report.text import clock
 from hivedlab.checker.report.timeline import timeline_for_chart
 from hivedlab.checker.timeline import vc_nodes_from_config
