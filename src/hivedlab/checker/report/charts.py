@@ -36,10 +36,12 @@ __all__ = ["Bar", "ChartData", "Lane", "Marker", "Rejection", "Switch", "TaskAtt
 def draw_many(jobs: Sequence[tuple[ChartData, str, str]]) -> list[tuple[bytes, str]]:
     """`draw(data, lang, salt)` for each job, in order. Drawing is most of a report's time, so where the platform
     forks and this process runs no other thread (a fork copies no lock another thread may hold), the charts are
-    drawn in forked worker processes, one per core; elsewhere one after the other. Either way the same bytes."""
+    drawn in forked worker processes, one per core, matplotlib imported once before the fork; elsewhere one after
+    the other. Either way the same bytes."""
     workers = min(len(jobs), os.cpu_count() or 1)
     if workers < 2 or "fork" not in multiprocessing.get_all_start_methods() or threading.active_count() > 1:
         return [charts_paint.draw(*job) for job in jobs]
+    charts_paint.preload()
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
         return list(pool.map(_draw_job, jobs))
 
