@@ -64,9 +64,13 @@ def font_measure() -> Measure:
 
     renderer = RendererAgg(1, 1, 72)  # type: ignore[no-untyped-call]  # 72 dots an inch: widths in points
 
+    @cache
+    def font(cjk: bool, size: float) -> FontProperties:
+        return FontProperties(family=[register_with_matplotlib() if cjk else LATIN_FAMILY], size=size)
+
+    @cache
     def measure(text: str, size: float) -> float:
-        family = register_with_matplotlib() if needs_cjk(text) else LATIN_FAMILY
-        props = FontProperties(family=[family], size=size)
+        props = font(needs_cjk(text), size)
         width, _, _ = renderer.get_text_width_height_descent(text, props, False)  # type: ignore[no-untyped-call]
         return float(width)
 
@@ -97,10 +101,10 @@ def draw(data: ChartData, lang: str = "en", salt: str = "") -> tuple[bytes, str]
 
 def preload() -> None:
     """Import matplotlib's figure and both backends and register the CJK font, so that processes forked afterwards
-    share them instead of each importing them again (about 0.4 s of CPU a process)."""
+    share them instead of each loading them again (about 0.4 s of CPU a process)."""
     import matplotlib.backends.backend_svg  # noqa: F401
 
-    font_measure()("", FONT)
+    font_measure()("中", FONT)  # loads the CJK font too
 
 
 def _set_cjk_font(fig: Figure) -> None:
