@@ -270,8 +270,9 @@ def test_a_chart_counts_from_the_reports_t0():
 
 
 def test_charts_drawn_in_forked_workers_are_the_bytes_drawn_one_by_one():
-    """`draw_many` forks only in a process without other threads (a pytest-xdist worker has some), so the parallel
-    path is taken in a fresh interpreter; both paths must give the same files."""
+    """`draw_many` forks only in a process without other threads (a pytest-xdist worker has some) and from
+    `parallel_from` charts on, so the parallel path is taken in a fresh interpreter; both paths must give the same
+    files."""
     script = (
         "import pickle, sys\n"
         "from hivedlab.checker.report import charts\n"
@@ -282,7 +283,7 @@ def test_charts_drawn_in_forked_workers_are_the_bytes_drawn_one_by_one():
         "        pools.append(args)\n"
         "        super().__init__(*args, **kwargs)\n"
         "charts.ProcessPoolExecutor = Pool\n"
-        "drawn = charts.draw_many(jobs())\n"
+        "drawn = charts.draw_many(jobs(), parallel_from=2)\n"
         "sys.stdout.buffer.write(pickle.dumps((len(pools), drawn)))\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, check=False, cwd=ROOT)

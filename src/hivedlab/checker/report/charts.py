@@ -30,16 +30,23 @@ from hivedlab.checker.report.charts_model import (
 from hivedlab.checker.report.charts_paint import draw
 
 __all__ = ["Bar", "ChartData", "Lane", "Marker", "Rejection", "Switch", "TaskAttempt", "VcBand", "chart_data", "draw",
-           "draw_many", "merge_shared"]
+           "draw_many", "merge_shared", "PARALLEL_FROM"]
 
 
-def draw_many(jobs: Sequence[tuple[ChartData, str, str]]) -> list[tuple[bytes, str]]:
-    """`draw(data, lang, salt)` for each job, in order. Drawing is most of a report's time, so where the platform
-    forks and this process runs no other thread (a fork copies no lock another thread may hold), the charts are
-    drawn in forked worker processes, one per core, matplotlib imported once before the fork; elsewhere one after
-    the other. Either way the same bytes."""
+PARALLEL_FROM = 8  # charts: fewer are drawn in this process (forked workers cost more CPU than they save wall time)
+
+
+def draw_many(jobs: Sequence[tuple[ChartData, str, str]],
+              parallel_from: int = PARALLEL_FROM) -> list[tuple[bytes, str]]:
+    """`draw(data, lang, salt)` for each job, in order. Drawing is most of a report's time. A few charts (the five
+    experiments' of `run all`) are drawn one after the other in this process: forked workers would each warm up
+    matplotlib's caches again and copy the pages they touch, about a quarter more CPU for the same charts. From
+    `parallel_from` charts on (every member's turn: 17), where the platform forks and this process runs no other
+    thread (a fork copies no lock another thread may hold), they are drawn in forked worker processes, one per core,
+    matplotlib loaded once before the fork, which shortens the wait. Either way the same bytes."""
     workers = min(len(jobs), os.cpu_count() or 1)
-    if workers < 2 or "fork" not in multiprocessing.get_all_start_methods() or threading.active_count() > 1:
+    if len(jobs) < parallel_from or workers < 2 or "fork" not in multiprocessing.get_all_start_methods() \
+            or threading.active_count() > 1:
         return [charts_paint.draw(*job) for job in jobs]
     charts_paint.preload()
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:

@@ -102,7 +102,8 @@ def draw(data: ChartData, lang: str = "en", salt: str = "") -> tuple[bytes, str]
 def preload() -> None:
     """Import matplotlib's figure and both backends and register the CJK font, so that processes forked afterwards
     share them instead of each loading them again (about 0.4 s of CPU a process)."""
-    import matplotlib.backends.backend_svg  # noqa: F401
+    import matplotlib.backends.backend_svg
+    import matplotlib.figure  # noqa: F401
 
     font_measure()("中", FONT)  # loads the CJK font too
 
