@@ -5,10 +5,11 @@ experiments on the manual's hardware and the other layouts the lab supports."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from hivedlab.checker.report.charts import ChartData, TaskAttempt, chart_data
+from hivedlab.checker.report.charts import ChartData, TaskAttempt, chart_data, draw
 from hivedlab.checker.report.inputs import load_run
 from hivedlab.checker.report.timeline import timeline_for_chart
 from hivedlab.cli.main import main
@@ -102,3 +103,36 @@ def test_a_legend_of_many_long_names_takes_fewer_columns_and_stays_on_the_canvas
                             10.0 * i, 10.0 * i + 5, "succeeded") for i in range(7)]
     chart = chart_layout(chart_data("legend", attempts, ("n1",), {}, 100), "en")
     assert chart.legend_columns < 4 and not collisions(chart)
+
+
+@pytest.mark.parametrize(("name", "lang"), [("kubeflow-gang@default", "zh"), ("kubeflow-gang@kube-batch", "en"),
+                                            ("priority-uneven-1-and-2-gpus", "zh"),
+                                            ("incremental-two-workers-4-gpus", "en")])
+def test_the_painted_texts_keep_to_the_layout(runs: dict[str, ChartData], name: str, lang: str,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """What matplotlib draws, measured on the figure itself: the texts placed on the canvas overlap nothing else
+    placed there, and they, the lane labels and the legend stay on the canvas."""
+    from matplotlib.figure import Figure
+
+    seen: list[list[str]] = []
+    save = Figure.savefig
+
+    def measure_then_save(self: Figure, *args: Any, **kwargs: Any) -> Any:
+        if not seen:
+            self.draw_without_rendering()
+            renderer = self._get_renderer()  # type: ignore[attr-defined]
+            canvas = self.bbox
+            placed = [(text.get_text(), text.get_window_extent(renderer)) for text in self.texts]
+            lanes = [(t.get_text(), t.get_window_extent(renderer)) for t in self.axes[0].get_yticklabels()]
+            legend = [("legend", legend.get_window_extent(renderer)) for legend in self.legends]
+            problems = [f"{text!r} leaves the canvas" for text, box in [*placed, *lanes, *legend]
+                        if box.x0 < canvas.x0 - 0.5 or box.x1 > canvas.x1 + 0.5 or box.y0 < canvas.y0 - 0.5
+                        or box.y1 > canvas.y1 + 0.5]
+            problems += [f"{a!r} overlaps {b!r}" for i, (a, box_a) in enumerate(placed) for b, box_b in placed[i + 1:]
+                         if box_a.overlaps(box_b)]
+            seen.append(problems)
+        return save(self, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", measure_then_save)
+    draw(runs[name], lang, salt=name)
+    assert seen == [[]]
