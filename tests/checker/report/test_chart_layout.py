@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from hivedlab.checker.report.charts import ChartData, TaskAttempt, chart_data, draw
+from hivedlab.checker.report.charts import ChartData, Switch, TaskAttempt, chart_data, draw
 from hivedlab.checker.report.inputs import load_run
 from hivedlab.checker.report.timeline import timeline_for_chart
 from hivedlab.cli.main import main
@@ -136,3 +136,10 @@ def test_the_painted_texts_keep_to_the_layout(runs: dict[str, ChartData], name: 
     monkeypatch.setattr(Figure, "savefig", measure_then_save)
     draw(runs[name], lang, salt=name)
     assert seen == [[]]
+
+
+def test_config_switches_close_together_keep_their_labels_apart() -> None:
+    attempts = [TaskAttempt("a", "train-0", 0, "n1", (0,), 0, 100, "succeeded")]
+    switches = (Switch(40.0, "config", "one-vc"), Switch(41.0, "restart"), Switch(42.0, "config", "two-vc"))
+    chart = chart_layout(chart_data("switches", attempts, ("n1",), {}, 100, switches), "zh")
+    assert [t.kind for t in chart.texts].count("switch") == 3 and not collisions(chart)

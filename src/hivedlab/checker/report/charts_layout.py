@@ -80,7 +80,7 @@ class BarLabel:
 
 @dataclass(frozen=True)
 class Placed:
-    """A text and its box: `kind` lane | vc | rejected | switch | title."""
+    """A text and its box: `kind` lane | vc | rejected | switch."""
 
     kind: str
     text: str
@@ -94,6 +94,7 @@ class ChartLayout:
     plot: Box  # the axes
     x_max: float  # seconds at the plot's right edge
     rows: int
+    headroom: float  # rows of space above the first row beyond the usual, for config switches' labels
     lane_rows: tuple[tuple[int, int], ...]  # per lane: its first row and how many
     bar_rows: tuple[tuple[int, ...], ...]  # per bar: the row on each of its lanes
     bar_boxes: tuple[Box, ...]  # every bar's rectangle on every lane it holds
@@ -111,7 +112,7 @@ class ChartLayout:
 
     def y(self, row: float) -> float:
         """The centre of a row (row 0 on top)."""
-        return self.plot.y1 - (0.7 + row) * ROW
+        return self.plot.y1 - (0.7 + self.headroom + row) * ROW
 
 
 def lane_label(lane: Lane, lang: str, short: dict[str, str] | None = None) -> str:
@@ -208,18 +209,21 @@ def layout(data: ChartData, lang: str, measure: Measure) -> ChartLayout:
     axis_below = TICK + FONT * LINE + 4 + FONT * LINE  # ticks, their labels, the axis' label
     bottom = GAP + legend_height + GAP + axis_below
     top = TITLE_FONT * LINE + 2 * GAP
-    height = max(172.8, top + (rows + 0.4) * ROW + bottom)
-    plot = Box(left, height - top - (rows + 0.4) * ROW, WIDTH - right, height - top)
-    empty = ChartLayout(WIDTH, height, plot, data.end * 1.03, rows, tuple(zip(firsts, counts, strict=True)), (), (),
+    x_max = data.end * 1.03
+    switch_levels = _switch_levels(data, lang, measure, (WIDTH - right - left) / x_max)
+    headroom = max(0, max(switch_levels, default=0)) * SMALL * LINE / ROW
+    height = max(172.8, top + (rows + 0.4 + headroom) * ROW + bottom)
+    plot = Box(left, height - top - (rows + 0.4 + headroom) * ROW, WIDTH - right, height - top)
+    empty = ChartLayout(WIDTH, height, plot, x_max, rows, headroom, tuple(zip(firsts, counts, strict=True)), (), (),
                         (), (), (), (), entries, columns, Box(0, 0, 0, 0), short)
     bar_rows = tuple(tuple(firsts[lane] + track[(i, lane)] for lane in bar.lanes) for i, bar in enumerate(data.bars))
     bar_boxes = [_bar_box(empty, bar, row) for bar, where in zip(data.bars, bar_rows, strict=True) for row in where]
     mark_rows = [firsts[m.lane] + _marker_track(data, m, track) for m in data.markers]
     mark_boxes = [Box(empty.x(m.time) - MARK, empty.y(r) - MARK, empty.x(m.time) + MARK, empty.y(r) + MARK)
                   for m, r in zip(data.markers, mark_rows, strict=True)]
-    texts = [Placed("lane", text, _text_box(measure, text, FONT, plot.x0 - TICK, empty.y(firsts[i] + counts[i] / 2
-                                                                                          - 0.5), "right"))
-             for i, text in enumerate(lane_texts)]
+    texts = [Placed("lane", text, _text_box(measure, text, FONT, plot.x0 - TICK, empty.y(first + (count - 1) / 2),
+                                            "right"))
+             for text, first, count in zip(lane_texts, firsts, counts, strict=True)]
     for band, text in zip(data.vc_bands, vc_texts, strict=True):
         middle = (empty.y(firsts[band.first]) + empty.y(firsts[band.last] + counts[band.last] - 1)) / 2
         texts.append(Placed("vc", text, _text_box(measure, text, VC_FONT, (plot.x1 + WIDTH) / 2, middle, "center")))
@@ -227,18 +231,39 @@ def layout(data: ChartData, lang: str, measure: Measure) -> ChartLayout:
     for marker, row in zip(data.markers, mark_rows, strict=True):
         if marker.kind == "rejected":
             texts.append(_rejection_text(empty, marker, lang, row, measure, taken))
-    for switch in data.switches:
-        text = switch_label(switch, lang)
-        box = _text_box(measure, text, SMALL, empty.x(switch.time) + 3, plot.y1 - 0.2 * ROW, "left")
-        if box.x1 > plot.x1:
-            box = _text_box(measure, text, SMALL, empty.x(switch.time) - 3, plot.y1 - 0.2 * ROW, "right")
-        texts.append(Placed("switch", text, box))
+    for switch, level in zip(data.switches, switch_levels, strict=True):  # at the plot's top, a line a level
+        y = plot.y1 - 2 - (level + 0.5) * SMALL * LINE
+        texts.append(Placed("switch", *_switch_text(empty, switch, lang, measure, y)))
     labels = _bar_labels(empty, data, lang, bar_rows, measure, [*mark_boxes, *(t.box for t in texts)])
     legend_top = plot.y0 - axis_below - GAP
     legend_box = Box((WIDTH - legend_width) / 2, legend_top - legend_height, (WIDTH + legend_width) / 2, legend_top)
-    return ChartLayout(WIDTH, height, plot, empty.x_max, rows, empty.lane_rows, bar_rows, tuple(bar_boxes),
+    return ChartLayout(WIDTH, height, plot, x_max, rows, headroom, empty.lane_rows, bar_rows, tuple(bar_boxes),
                        tuple(mark_rows), tuple(mark_boxes), tuple(labels), tuple(texts), entries, columns,
                        legend_box, short)
+
+
+def _switch_text(chart: ChartLayout, switch: Switch, lang: str, measure: Measure, y: float) -> tuple[str, Box]:
+    """A config switch's label beside its line, right of it where it fits."""
+    text, x = switch_label(switch, lang), chart.x(switch.time)
+    box = _text_box(measure, text, SMALL, x + 3, y, "left")
+    return text, box if box.x1 <= chart.plot.x1 else _text_box(measure, text, SMALL, x - 3, y, "right")
+
+
+def _switch_levels(data: ChartData, lang: str, measure: Measure, scale: float) -> list[int]:
+    """Each config switch's line of text at the plot's top (0 the first): the first whose labels it does not cover,
+    measured along the time axis (`scale` points a second)."""
+    taken: list[list[tuple[float, float]]] = []
+    levels = []
+    for switch in data.switches:
+        x, width = switch.time * scale, measure(switch_label(switch, lang), SMALL)
+        span = (x + 3, x + 3 + width) if x + 3 + width <= data.end * 1.03 * scale else (x - 3 - width, x - 3)
+        level = next((i for i, spans in enumerate(taken) if all(span[1] <= a or span[0] >= b for a, b in spans)),
+                     len(taken))
+        if level == len(taken):
+            taken.append([])
+        taken[level].append(span)
+        levels.append(level)
+    return levels
 
 
 def _bar_box(chart: ChartLayout, bar: Bar, row: int) -> Box:

@@ -162,7 +162,7 @@ def _paint(fig: Figure, ax: Axes, data: ChartData, chart: ChartLayout, lang: str
         ax.axvline(switch.time, color=_SWITCH_COLOUR[switch.kind], linestyle="-.", linewidth=1.2, zorder=1)
     ax.set_yticks([top - first - (count - 1) / 2 for first, count in chart.lane_rows],
                   [_plain(t.text) for t in chart.texts if t.kind == "lane"])
-    ax.set_ylim(-0.7, chart.rows - 0.3)
+    ax.set_ylim(-0.7, chart.rows - 0.3 + chart.headroom)
     ticks = _ticks(data.end)
     ax.set_xticks(ticks, [clock(t) for t in ticks])
     ax.set_xlim(0, chart.x_max)
