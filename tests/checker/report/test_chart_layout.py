@@ -143,3 +143,14 @@ def test_config_switches_close_together_keep_their_labels_apart() -> None:
     switches = (Switch(40.0, "config", "one-vc"), Switch(41.0, "restart"), Switch(42.0, "config", "two-vc"))
     chart = chart_layout(chart_data("switches", attempts, ("n1",), {}, 100, switches), "zh")
     assert [t.kind for t in chart.texts].count("switch") == 3 and not collisions(chart)
+
+
+def test_a_mark_sits_on_the_row_of_its_attempts_bar() -> None:
+    """A re-created attempt that never waited is marked where it was created, before its bar starts, on its row."""
+    attempts = [TaskAttempt("a", "ps-0", 0, "n1", (), 0, 100, "succeeded"),
+                TaskAttempt("b", "worker-0", 0, "n1", (), 10, 50, "preempted", preempted=True),
+                TaskAttempt("b", "worker-0", 1, "n1", (), 60, 90, "succeeded", recreated=True, created=55)]
+    data = chart_data("marks", attempts, ("n1",), {}, 100)
+    chart = chart_layout(data)
+    assert [(m.kind, row) for m, row in zip(data.markers, chart.mark_rows, strict=True)] == [("preempted", 1),
+                                                                                              ("recreated", 1)]

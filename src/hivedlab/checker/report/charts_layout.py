@@ -274,12 +274,12 @@ def _bar_box(chart: ChartLayout, bar: Bar, row: int) -> Box:
 
 
 def _marker_track(data: ChartData, marker: Marker, track: dict[tuple[int, int], int]) -> int:
-    """The row within its lane of the bar a mark belongs to (a rejection's lane has one row)."""
-    for index, bar in enumerate(data.bars):
-        if (bar.job, bar.task, bar.attempt) == (marker.job, marker.task, marker.attempt) and marker.lane in bar.lanes \
-                and bar.start <= marker.time <= bar.end:
-            return track[(index, marker.lane)]
-    return 0
+    """The row within its lane of the bar a mark belongs to (the attempt's bar on that lane nearest the mark's time;
+    a rejection's lane has one row)."""
+    key = (marker.job, marker.task, marker.attempt)
+    own = [(max(bar.start - marker.time, marker.time - bar.end, 0.0), index) for index, bar in enumerate(data.bars)
+           if (bar.job, bar.task, bar.attempt) == key and marker.lane in bar.lanes]
+    return track[(min(own)[1], marker.lane)] if own else 0
 
 
 def _rejection_text(chart: ChartLayout, marker: Marker, lang: str, row: int, measure: Measure,
