@@ -71,9 +71,8 @@ def _children_cpu() -> float:
 def _time(args: list[str], out: Path, tree: Path = ROOT) -> tuple[float, float, int]:
     """(wall, CPU, exit code) of `hivedlab run all ARGS --out OUT` run with `tree`'s code."""
     command = [sys.executable, "-m", "hivedlab", "run", "all", "--out", str(out), *args]
-    env = dict(os.environ)
-    if tree != ROOT:
-        env["PYTHONPATH"] = str(tree / "src" if (tree / "src" / "hivedlab").is_dir() else tree)
+    env = dict(os.environ)  # each checkout's own code, whichever the interpreter has installed
+    env["PYTHONPATH"] = str(tree / "src" if (tree / "src" / "hivedlab").is_dir() else tree)
     cpu, started = _children_cpu(), time.perf_counter()
     done = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True, check=False)
     elapsed, cpu = time.perf_counter() - started, _children_cpu() - cpu
