@@ -15,22 +15,12 @@ from pathlib import Path
 import pytest
 
 from hivedlab.checker.report.build import build_report
-from hivedlab.checker.report.charts import (
-    ChartData,
-    Rejection,
-    Switch,
-    TaskAttempt,
-    bar_labels,
-    chart_data,
-    draw,
-    free_part,
-    legend_entries,
-    merge_shared,
-)
+from hivedlab.checker.report.charts import ChartData, Rejection, Switch, TaskAttempt, chart_data, draw, merge_shared
+from hivedlab.checker.report.charts_layout import free_part, legend_entries
 from hivedlab.checker.report.text import clock
 from hivedlab.checker.report.timeline import timeline_for_chart
 from hivedlab.checker.timeline import vc_nodes_from_config
-from tests.support.charts import svg_texts
+from tests.support.charts import bar_labels, chart_layout, svg_texts
 from tests.support.paths import FIXTURES, ROOT
 
 REPORT_FIXTURES = FIXTURES / "report"
@@ -225,20 +215,25 @@ def test_a_short_bar_is_labelled_beside_it_and_a_wide_one_inside():
     data = chart_data("priority", _short_first_attempt(), NODES, TWO_VC, 740)
     labels = {(label.text, label.place) for label in bar_labels(data, "en")}
     assert labels == {("low train-0 (try 1)", "right"), ("train-0 (try 1)", "inside"), ("train-0 (try 2)", "inside")}
-    beside = next(label for label in bar_labels(data, "en") if label.place == "right")
-    assert beside.x == 8 and data.lanes[beside.lane].key == "hostname-dan"  # after the bar's end, past the ✖ there
+    chart = chart_layout(data, "en")
+    beside = next(label for label in chart.labels if label.place == "right")
+    assert data.lanes[beside.lane].key == "hostname-dan"
+    assert beside.box.x0 > chart.mark_boxes[0].x1 > chart.x(8)  # after the bar's end, past the ✖ there
+    inside = next(label for label in chart.labels if label.text == "train-0 (try 1)")
+    assert inside.box.x0 > beside.box.x1  # the wide bar's own label in the part the label beside leaves free
     assert "low train-0 (try 1)" in svg_texts(draw(data, "en", salt="short")[1])
 
 
 def test_a_short_bar_near_the_right_edge_is_labelled_before_it():
-    data = chart_data("late", [TaskAttempt("late", "t-0", 0, "n1", (0,), 95, 98, "succeeded")], ("n1",), {}, 100)
-    assert [(label.place, label.x) for label in bar_labels(data, "zh")] == [("left", 95)]
+    data = chart_data("late", [TaskAttempt("late", "train-0", 0, "n1", (0,), 95, 98, "succeeded")], ("n1",), {}, 100)
+    chart = chart_layout(data, "zh")
+    assert [label.place for label in chart.labels] == ["left"] and chart.labels[0].box.x1 < chart.x(95)
 
 
 def test_a_wide_bar_label_keeps_clear_of_a_label_beside():
     assert free_part((15, 375), [(8, 90)]) == (90, 375)
     assert free_part((0, 100), [(30, 40)]) == (40, 100)
-    assert free_part((10, 20), [(0, 30)]) == (10, 20)  # nothing left free: the whole bar
+    assert free_part((10, 20), [(0, 30)]) == (10, 10)  # nothing left free
 
 
 def test_a_rejected_submission_is_marked_at_its_submit_time():
@@ -275,8 +270,9 @@ def test_a_chart_counts_from_the_reports_t0():
 
 
 def test_charts_drawn_in_forked_workers_are_the_bytes_drawn_one_by_one():
-    """`draw_many` forks only in a process without other threads (a pytest-xdist worker has some), so the parallel
-    path is taken in a fresh interpreter; both paths must give the same files."""
+    """`draw_many` forks only in a process without other threads (a pytest-xdist worker has some) and from
+    `parallel_from` charts on, so the parallel path is taken in a fresh interpreter; both paths must give the same
+    files."""
     script = (
         "import pickle, sys\n"
         "from hivedlab.checker.report import charts\n"
@@ -287,7 +283,7 @@ def test_charts_drawn_in_forked_workers_are_the_bytes_drawn_one_by_one():
         "        pools.append(args)\n"
         "        super().__init__(*args, **kwargs)\n"
         "charts.ProcessPoolExecutor = Pool\n"
-        "drawn = charts.draw_many(jobs())\n"
+        "drawn = charts.draw_many(jobs(), parallel_from=2)\n"
         "sys.stdout.buffer.write(pickle.dumps((len(pools), drawn)))\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, check=False, cwd=ROOT)

@@ -1,0 +1,252 @@
+"""The data of a timeline chart: a pure function from task attempts to lanes, bars, markers, VC bands, config
+switches and rejected submissions (`chart_data`); what the tests check of a chart's content."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+WAIT_LANE_PREFIX = "waiting: "
+REJECTED_LANE_PREFIX = "rejected: "
+
+
+@dataclass(frozen=True)
+class TaskAttempt:
+    """What a chart needs of one task attempt; times are seconds since the experiment began."""
+
+    job: str
+    task: str
+    attempt: int
+    node: str | None = None
+    gpus: tuple[int, ...] = ()
+    start: float | None = None  # the container started running (None: never ran)
+    end: float | None = None  # the attempt ended (None: still running when the log ends)
+    outcome: str = ""
+    waiting: tuple[tuple[float, float | None], ...] = ()  # spans spent unschedulable (end None: still waiting)
+    preempted: bool = False
+    recreated: bool = False  # this attempt replaced an earlier one of the same task (same pod name, new uid)
+    created: float | None = None
+    bound: float | None = None  # the pod was bound to its node (gang members bind in the same round)
+
+
+@dataclass(frozen=True)
+class Lane:
+    key: str  # node name, "node/gpu<i>", WAIT_LANE_PREFIX + "job/task", or REJECTED_LANE_PREFIX + job
+    label: str  # what the lane is about, in no language: the kind's words are added when it is drawn
+    kind: str  # node | gpu | wait | rejected
+    node: str | None = None
+
+
+@dataclass(frozen=True)
+class Bar:
+    lanes: tuple[int, ...]  # indices into ChartData.lanes; several when a task holds several GPU lanes
+    start: float
+    end: float
+    job: str
+    task: str
+    attempt: int
+    kind: str  # run | wait
+    node: str | None = None
+    gpus: tuple[int, ...] = ()
+    open_end: bool = False  # still running / waiting when the log ends
+    outcome: str = ""
+
+
+@dataclass(frozen=True)
+class Marker:
+    lane: int
+    time: float
+    kind: str  # preempted | recreated | rejected
+    job: str
+    task: str
+    attempt: int
+    status: int | None = None  # a rejected submission's HTTP status
+
+
+@dataclass(frozen=True)
+class VcBand:
+    vc: str
+    first: int  # lane indices, inclusive
+    last: int
+
+
+@dataclass(frozen=True)
+class Switch:
+    """A plan step that switched HiveD's config or restarted HiveD while jobs ran: a vertical line on the chart."""
+
+    time: float
+    kind: str  # config | restart
+    name: str = ""  # the config switched to
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """A submission the REST server refused: it leaves no pod, only the runner's record of the reply."""
+
+    job: str
+    time: float  # when it was submitted
+    status: int | None
+    message: str
+
+
+@dataclass(frozen=True)
+class ChartData:
+    title: str
+    lanes: tuple[Lane, ...]
+    bars: tuple[Bar, ...]
+    markers: tuple[Marker, ...]
+    vc_bands: tuple[VcBand, ...]
+    jobs: tuple[str, ...]  # colour order
+    end: float
+    notes: tuple[str, ...] = field(default=())
+    switches: tuple[Switch, ...] = field(default=())
+    rejections: tuple[Rejection, ...] = field(default=())
+
+
+def _node_order(
+    nodes: tuple[str, ...], vc_nodes: dict[str, tuple[str, ...]]
+) -> tuple[list[str], list[tuple[str, list[str]]]]:
+    """Nodes grouped by VC (config order), then nodes no VC claims; returns (order, [(vc, nodes)])."""
+    order: list[str] = []
+    groups: list[tuple[str, list[str]]] = []
+    for vc, members in vc_nodes.items():
+        fresh = [n for n in members if n not in order]
+        if fresh:
+            order.extend(fresh)
+            groups.append((vc, fresh))
+    order.extend(n for n in nodes if n not in order)
+    return order, groups
+
+
+def chart_data(
+    title: str,
+    attempts: list[TaskAttempt] | tuple[TaskAttempt, ...],
+    nodes: tuple[str, ...] = (),
+    vc_nodes: dict[str, tuple[str, ...]] | None = None,
+    end: float | None = None,
+    switches: tuple[Switch, ...] = (),
+    rejections: tuple[Rejection, ...] = (),
+    origin: float = 0.0,
+) -> ChartData:
+    """Lay out an experiment's task attempts: node (or GPU) lanes grouped by VC, then one lane per waiting task, then
+    one lane per rejected submission (a mark at its submit time).
+
+    `nodes` are the cluster's nodes (so idle ones show), `vc_nodes` the nodes each VC's cells sit on
+    (`hivedlab.checker.timeline.vc_nodes_from_config`; VCs sharing nodes share a band), `end` the time the log ends
+    (open bars run to it), `switches` the plan steps that switched HiveD's config or restarted it (vertical lines),
+    `origin` the seconds from the report's T+0 to the times given (the chart then counts from T+0, so that a time on
+    it reads as the report prints the same instant).
+    """
+    if origin:
+        attempts = [_shifted(a, origin) for a in attempts]
+        end = None if end is None else end + origin
+        switches = tuple(replace(s, time=s.time + origin) for s in switches)
+        rejections = tuple(replace(r, time=r.time + origin) for r in rejections)
+    vc_nodes = merge_shared(vc_nodes or {})
+    seen_nodes = tuple(dict.fromkeys([*nodes, *(a.node for a in attempts if a.node)]))
+    times = [t for a in attempts for t in (a.start, a.end, a.created) if t is not None]
+    times += [t for a in attempts for span in a.waiting for t in span if t is not None]
+    times += [switch.time for switch in switches] + [r.time for r in rejections]
+    finish = max([end or 0.0, *times]) if times or end else 1.0
+    finish = finish if finish > 0 else 1.0
+
+    order, groups = _node_order(seen_nodes, vc_nodes)
+    gpus_by_node: dict[str, set[int]] = {}
+    for a in attempts:
+        if a.node:
+            gpus_by_node.setdefault(a.node, set()).update(a.gpus)
+    per_gpu = any(len(g) > 1 for g in gpus_by_node.values())
+
+    lanes: list[Lane] = []
+    lane_of: dict[tuple[str, int | None], int] = {}
+    first_lane: dict[str, int] = {}
+    for node in order:
+        first_lane[node] = len(lanes)
+        gpus = sorted(gpus_by_node.get(node, set()))
+        if per_gpu and gpus:
+            for gpu in gpus:
+                lane_of[(node, gpu)] = len(lanes)
+                lanes.append(Lane(f"{node}/gpu{gpu}", f"{node} GPU {gpu}", "gpu", node))
+        else:
+            lane_of[(node, None)] = len(lanes)
+            lanes.append(Lane(node, node, "node", node))
+    node_lane_count = len(lanes)
+
+    def node_lanes(a: TaskAttempt) -> tuple[int, ...]:
+        assert a.node is not None
+        if per_gpu and a.gpus:
+            return tuple(lane_of[(a.node, g)] for g in sorted(set(a.gpus)))
+        return (lane_of.get((a.node, None), first_lane[a.node]),)
+
+    bars: list[Bar] = []
+    markers: list[Marker] = []
+    for a in attempts:
+        waits = [(s, e) for s, e in a.waiting]
+        if waits:
+            key = f"{WAIT_LANE_PREFIX}{a.job}/{a.task}"
+            index = next((i for i, lane in enumerate(lanes) if lane.key == key), None)
+            if index is None:
+                index = len(lanes)
+                lanes.append(Lane(key, f"{a.job}/{a.task}", "wait"))
+            for s, e in waits:
+                bars.append(Bar((index,), s, finish if e is None else e, a.job, a.task, a.attempt, "wait",
+                                open_end=e is None, outcome=a.outcome))
+            if a.recreated:
+                markers.append(Marker(index, a.created if a.created is not None else waits[0][0], "recreated",
+                                      a.job, a.task, a.attempt))
+        if a.node and a.start is not None:
+            where = node_lanes(a)
+            bars.append(Bar(where, a.start, finish if a.end is None else a.end, a.job, a.task, a.attempt, "run",
+                            node=a.node, gpus=tuple(sorted(set(a.gpus))), open_end=a.end is None,
+                            outcome=a.outcome))
+            if a.preempted:
+                markers.append(Marker(where[0], finish if a.end is None else a.end, "preempted",
+                                      a.job, a.task, a.attempt))
+            if a.recreated and not waits:
+                markers.append(Marker(where[0], a.created if a.created is not None else a.start, "recreated",
+                                      a.job, a.task, a.attempt))
+
+    for r in rejections:
+        key = f"{REJECTED_LANE_PREFIX}{r.job}"
+        index = next((i for i, lane in enumerate(lanes) if lane.key == key), None)
+        if index is None:
+            index = len(lanes)
+            lanes.append(Lane(key, r.job, "rejected"))
+        markers.append(Marker(index, r.time, "rejected", r.job, "", 0, r.status))
+
+    bands = []
+    for vc, members in groups:
+        indices = [i for i, lane in enumerate(lanes[:node_lane_count]) if lane.node in members]
+        if indices:
+            bands.append(VcBand(vc, min(indices), max(indices)))
+    jobs = tuple(dict.fromkeys(a.job for a in sorted(attempts, key=_first_seen)))
+    return ChartData(title, tuple(lanes), tuple(bars), tuple(markers), tuple(bands), jobs, finish,
+                     switches=tuple(switches), rejections=tuple(rejections))
+
+
+def _shifted(a: TaskAttempt, by: float) -> TaskAttempt:
+    def move(t: float | None) -> float | None:
+        return None if t is None else t + by
+
+    return replace(a, start=move(a.start), end=move(a.end), created=move(a.created), bound=move(a.bound),
+                   waiting=tuple((s + by, move(e)) for s, e in a.waiting))
+
+
+def _first_seen(a: TaskAttempt) -> float:
+    candidates = [t for t in (a.created, a.start) if t is not None] + [s for s, _ in a.waiting]
+    return min(candidates) if candidates else float("inf")
+
+
+def merge_shared(vc_nodes: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+    """VCs whose nodes overlap (a cell chain shared by several VCs) become one band named `a+b`."""
+    merged: list[tuple[list[str], list[str]]] = []
+    for vc, nodes in vc_nodes.items():
+        if not nodes:
+            continue
+        for names, members in merged:
+            if set(members) & set(nodes):
+                names.append(vc)
+                members.extend(n for n in nodes if n not in members)
+                break
+        else:
+            merged.append(([vc], list(nodes)))
+    return {"+".join(names): tuple(members) for names, members in merged}
