@@ -143,3 +143,17 @@ def test_a_contrast_chart_has_node_lanes_and_no_vc_bands(kubeflow_run: Path, tmp
     assert {lane.kind for lane in data.lanes} <= {"node", "gpu", "wait", "rejected"}
     nodes = [lane.label for lane in data.lanes if lane.kind == "node"]
     assert nodes == sorted(nodes) and nodes
+
+
+def test_a_scheduler_without_vcs_is_never_said_to_leave_a_vcs_gpus_idle(cli, tmp_path: Path) -> None:
+    """gang under kube-batch: the idle GPU is named as a GPU (kube-batch knows nodes, not HiveD's VCs); under HiveD
+    the same sentence names the VC whose GPU it is."""
+    assert cli("run", "gang", "--scheduler", "kube-batch", "--out", str(tmp_path / "kb"), "--no-report").code == 0
+    assert cli("run", "gang", "--out", str(tmp_path / "hived"), "--no-report", "--seed", "1").code == 0
+    from hivedlab.checker.judge import judge_file
+
+    contrast = judge_file(tmp_path / "kb" / "contrast" / "gang@kube-batch" / "evidence.jsonl", "gang")
+    hived = judge_file(tmp_path / "hived" / "experiments" / "gang" / "evidence.jsonl", "gang")
+    said = " ".join(a.answer.en + " " + (a.summary.en if a.summary else "") for a in contrast.answers)
+    assert "although hostname-dan GPU 0 was free" in said and "VC default" not in said
+    assert "although VC default's hostname-dan GPU 0 was free" in hived.answers[0].answer.en

@@ -94,8 +94,11 @@ def free_cells(ctx: Context, vc: str, seq: float) -> tuple[int, tuple[LeafCell, 
     return spare, tuple(dict.fromkeys(free))
 
 
-def free_text(vc: str, spare: int, free: tuple[LeafCell, ...]) -> Text:
-    """`VC default's node-a GPU 1` (its own cells), or `1 GPU of VC default's quota (idle: …)` on a shared chain."""
+def free_text(vc: str, spare: int, free: tuple[LeafCell, ...], scheduler: str = "hived") -> Text:
+    """`VC default's node-a GPU 1` (its own cells), or `1 GPU of VC default's quota (idle: …)` on a shared chain. Under
+    a scheduler that knows no VCs (a contrast run, docs/other-schedulers.md) only the idle GPUs: `node-a GPU 1`."""
+    if scheduler != "hived":
+        return Text(cells_text(free), cells_text(free))
     if spare >= len(free):
         return Text(f"VC {vc} 的 {cells_text(free)}", f"VC {vc}'s {cells_text(free)}")
     return Text(f"VC {vc} 配额中的 {spare} 块 GPU（空闲的：{cells_text(free)}）",

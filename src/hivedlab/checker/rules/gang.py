@@ -67,7 +67,7 @@ def gang_waits(ctx: Context, rule: dict[str, Any]) -> Outcome:
     holder_node = next((a.node for a in holder.attempts if a.node), None)
     first_wait = min((w.mark for w in waits), key=lambda m: m.seq, default=None)
     spare, idle = free_cells(ctx, job.virtual_cluster or "", first_wait.seq) if first_wait is not None else (0, ())
-    free = free_text(job.virtual_cluster or "", spare, idle) if spare and idle else None
+    free = free_text(job.virtual_cluster or "", spare, idle, ctx.timeline.scheduler) if spare and idle else None
     facts = {"free_cells": cell_ids(idle)} if free else {}
     holder_text = Text(f"{who(holder).zh} 在 {holder_node} 上运行到 {clock(holder.end)}",
                        f"{who(holder).en} ran on {holder_node} until {clock(holder.end)}")

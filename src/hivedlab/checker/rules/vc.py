@@ -92,7 +92,7 @@ def _idle_while_waiting(ctx: Context, vc: str, attempt: Attempt) -> tuple[Text, 
     for seq in moments:
         spare, free = free_cells(ctx, vc, seq)
         if spare and free:
-            return free_text(vc, spare, free), free
+            return free_text(vc, spare, free, ctx.timeline.scheduler), free
     return None
 
 
