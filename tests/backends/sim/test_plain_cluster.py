@@ -39,8 +39,11 @@ def test_an_unknown_scheduler_is_refused(tmp_path: Path) -> None:
         PlainSimCluster(None, scheduler="volcano")
 
 
-def test_the_default_scheduler_preempts_by_priority_class(tmp_path: Path) -> None:
-    """Without VCs, a prod job takes a test job's node: PriorityClass preemption, with its own events."""
+def test_without_hived_every_job_has_openpais_priority_0_so_an_earlier_job_outranks_a_later_one(
+        tmp_path: Path) -> None:
+    """OpenPAI v1.2.0 with HiveD off gives every job priority 0 (rest-server k8s.js: `let jobPriority = 0; if
+    (launcherConfig.enabledHived) ...`), the pod priority then falling with the submission time: a later prod job
+    does not preempt earlier test jobs under the default scheduler; it waits until one of them ends."""
     log = tmp_path / "e.jsonl"
     writer = EvidenceWriter(log, "sim")
     OPEN_WRITERS.append(writer)
@@ -54,6 +57,12 @@ def test_the_default_scheduler_preempts_by_priority_class(tmp_path: Path) -> Non
     assert sim.submit("bob", "high", high).accepted
     sim.run_until_idle(600)
     seen = read_log(log)
-    preempted = events(seen, "Preempted")
-    assert len(preempted) == 1 and preempted[0].obj["source"]["component"] == "default-scheduler"
-    assert preempted[0].obj["message"].startswith("by default/")
+    assert events(seen, "Preempted") == []
+    pods = {s.obj["metadata"]["labels"]["userName"]: s.obj for s in seen if s.resource == "pods"}
+    assert pods["bob"]["spec"]["priority"] < pods["alice"]["spec"]["priority"]
+    waited = events(seen, "FailedScheduling")
+    assert waited and all(e.obj["source"]["component"] == "default-scheduler" for e in waited)
+    bound = [s for s in seen if s.resource == "pods" and s.obj["metadata"]["labels"]["userName"] == "bob"
+             and s.obj["spec"].get("nodeName")]
+    first_end = min(s.seq for s in seen if s.resource == "pods" and s.obj["status"].get("phase") == "Succeeded")
+    assert bound and bound[0].seq > first_end

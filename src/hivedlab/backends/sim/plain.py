@@ -116,6 +116,9 @@ class _TfJob:
         raise HivedlabError(f"TFJob {name} has no replica type for the job's task role {task_role!r}")
 
 
+NO_HIVED_PRIORITY = 0  # the job priority OpenPAI v1.2.0 gives every job when HiveD is off
+
+
 class PlainSimCluster(SimCluster):
     """A `hivedlab.backends.protocol.Backend` on virtual time whose pods Kubernetes' default scheduler
     (`scheduler="default"`) or kube-batch (`scheduler="kube-batch"`) places. `manifests`: a plan job's Kubeflow
@@ -198,6 +201,7 @@ class PlainSimCluster(SimCluster):
             self._pod_names[obj["metadata"]["name"]] = pod["metadata"]["name"]
             return pod
         served.openpai_pod(obj, job.info.role(labels["FC_TASKROLE_NAME"]).gpu, self.component)
+        obj["spec"]["priority"] = self._priority(job)
         spec, metadata = obj["spec"], obj["metadata"]
         if self.settings.tfjob:
             spec["priority"] = 0
@@ -293,7 +297,9 @@ class PlainSimCluster(SimCluster):
     # -- what the models see --------------------------------------------------------------------------------------
 
     def _priority(self, job: SimJob) -> int:
-        return 0 if self.settings.tfjob else naming.k8s_priority(job.info.priority, job.info.submit_epoch_s)
+        # with HiveD off, OpenPAI v1.2.0 gives every job priority 0 (k8s.js: `let jobPriority = 0; if
+        # (launcherConfig.enabledHived) ...`): an earlier job outranks a later one, whatever its jobPriorityClass
+        return 0 if self.settings.tfjob else naming.k8s_priority(NO_HIVED_PRIORITY, job.info.submit_epoch_s)
 
     def _model_pod(self, job: SimJob, key: TaskKey, pod: PodState) -> Pod:
         """The pod as the scheduler sees it: its request as the served pod asks (the TFJob's template, or the
