@@ -35,6 +35,7 @@ COMMANDS: dict[str, str] = {
     "accounts": "create the members' OpenPAI users, grant their VCs and write their tokens (manual step 3.1)",
     "doctor": "check a deployed cluster: nodes, rest-server, portal, HiveD's VCs and cells, tokens, unfinished jobs",
     "sim": "drive the simulated HiveD scheduler directly (sim replay CONFIG OPS.json)",
+    "rehearsal": "start or stop the rehearsal cluster: OpenPAI's real control plane here, GPUs emulated",
 }
 
 
@@ -94,6 +95,10 @@ def _command(name: str) -> Command:
         from hivedlab.cli.commands import doctor
 
         return doctor
+    elif name == "rehearsal":
+        from hivedlab.cli.commands import rehearsal
+
+        return rehearsal
     else:
         from hivedlab.cli.commands import sim
 
