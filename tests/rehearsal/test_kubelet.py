@@ -62,6 +62,9 @@ def test_a_running_pod_finishes_when_its_sleep_is_over_with_the_injected_code() 
     assert decide(running, WORKERS, Faults(), T0 + 60, 10) == Action("finish", "job-a-0", 0)
     faults = Faults(exit_codes={"job-a": 1})
     assert decide(running, WORKERS, faults, T0 + 60, 10) == Action("finish", "job-a-0", 1)
+    running["spec"]["containers"][0]["env"] = [{"name": "PAI_JOB_NAME", "value": "alice~gang-job"}]
+    by_job = Faults(exit_codes={"alice~gang": 3})
+    assert decide(running, WORKERS, by_job, T0 + 60, 10) == Action("finish", "job-a-0", 3)
 
 
 def test_graceful_deletion_ends_a_running_container_with_143_then_confirms_the_deletion() -> None:

@@ -37,13 +37,14 @@ class Worker:
 
 @dataclass(frozen=True)
 class Faults:
-    """What a test injected: nodes to report NotReady; exit codes by a part of the pod's name."""
+    """What a test injected: nodes to report NotReady; exit codes by a part of the pod's name or of its OpenPAI job
+    (`user~job`, the PAI_JOB_NAME the rest-server gives the app container; pod names are hashes)."""
 
     not_ready: frozenset[str] = frozenset()
     exit_codes: dict[str, int] = field(default_factory=dict)
 
-    def exit_code(self, pod_name: str) -> int:
-        return next((code for part, code in self.exit_codes.items() if part in pod_name), 0)
+    def exit_code(self, names: str) -> int:
+        return next((code for part, code in self.exit_codes.items() if part in names), 0)
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,15 @@ def user_commands(pod: dict[str, Any]) -> str:
             if env.get("name") == "USER_CMD":
                 return str(env.get("value") or "")
     return "\n".join(" ".join(c.get("command") or []) + " " + " ".join(c.get("args") or []) for c in containers)
+
+
+def job_id(pod: dict[str, Any]) -> str:
+    """OpenPAI's `user~job` of a task pod (its app container's PAI_JOB_NAME), or ''."""
+    for container in (pod.get("spec") or {}).get("containers") or []:
+        for env in container.get("env") or []:
+            if env.get("name") == "PAI_JOB_NAME":
+                return str(env.get("value") or "")
+    return ""
 
 
 def run_seconds(commands: str, speedup: float) -> float:
@@ -189,5 +199,5 @@ def decide(pod: dict[str, Any], workers: dict[str, Worker], faults: Faults, now:
         return Action("start", meta["name"])
     started = status.get("startTime")
     if started and now >= _epoch(started) + run_seconds(user_commands(pod), speedup):
-        return Action("finish", meta["name"], faults.exit_code(meta["name"]))
+        return Action("finish", meta["name"], faults.exit_code(f"{meta['name']} {job_id(pod)}"))
     return None

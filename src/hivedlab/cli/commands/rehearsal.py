@@ -23,7 +23,7 @@ on loopback ports; only the kubelets, containers and GPUs are emulated. The lab 
   down    stop exactly the processes `up` started and remove the cluster's state
   switch  two-vc|one-vc: what paictl's config push does (HiveD, the per-VC schedulers, the rest-server restart)
   fault   inject a failure: a node NotReady (--not-ready NODE, --ready NODE), a container exit code
-          (--exit-code PART=CODE: pods whose name contains PART), --clear
+          (--exit-code PART=CODE: pods whose name or OpenPAI job `user~job` contains PART), --clear
   env     the shell lines that point hivedlab, kubectl and the lab at the cluster
 
 Home: --home, else HIVEDLAB_REHEARSAL_HOME, else ~/.cache/hivedlab/rehearsal (never inside a repository)."""
@@ -32,7 +32,7 @@ EXAMPLES = """\
   hivedlab rehearsal build                                   # once: Kubernetes 1.20.2 (about 10 minutes on 2 cores)
   hivedlab rehearsal up --programs ~/openpai-programs --inventory group.yaml --speedup 10
   eval "$(hivedlab rehearsal env)"; hivedlab run smoke --cluster pai --inventory group.yaml
-  hivedlab rehearsal fault --exit-code job-config-3=1        # the next such pod's container exits 1
+  hivedlab rehearsal fault --exit-code alice~job-config-3=1  # alice's job-config-3 pods end with exit code 1
   hivedlab rehearsal switch one-vc                           # the manual's step 4.5
   hivedlab rehearsal status; hivedlab rehearsal down
 """
