@@ -21,7 +21,7 @@ from hivedlab.backends.pai.hived_inspect import hived_url as default_hived_url
 from hivedlab.backends.pai.live import LiveView
 from hivedlab.backends.pai.stop import StopResult, jobs_left, run_state, stop_hint, stop_jobs, submitted_jobs
 from hivedlab.backends.pai.tokens import check_tokens, load_tokens, token_source
-from hivedlab.backends.watcher import LISTED_WITHIN_S, Watcher
+from hivedlab.backends.watcher import LISTED_WITHIN_S, Watcher, make_api_client
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.evidence import EvidenceWriter
 from hivedlab.group.inventory import load_inventory
@@ -30,6 +30,21 @@ from hivedlab.models.openpai.rest import PaiClient, PaiError, RestCall
 __all__ = ["PaiBackend", "open_backend", "leftover_note", "stop_run"]
 
 DEFAULT_KUBECONFIG = "~/pai-deploy/kube/config"
+# The label of a node whose kubelet and GPUs are emulated (the rehearsal cluster, docs/rehearsal.md): a run that sees
+# one says in run.json `cluster_kind: {kind: rehearsal, emulated_nodes: [...]}`, so grading can tell it apart.
+EMULATED_NODE_LABEL = "hivedlab.rehearsal/emulated"
+
+
+def emulated_nodes(kubeconfig: Path, context: str | None) -> list[str]:
+    """The cluster's nodes labelled as emulated (empty on a real cluster, or when the nodes cannot be listed)."""
+    try:
+        from kubernetes import client
+
+        api = client.CoreV1Api(make_api_client(str(kubeconfig), context))
+        nodes = api.list_node(label_selector=f"{EMULATED_NODE_LABEL}=true", _request_timeout=10)
+    except Exception:  # noqa: BLE001 - no permission to list nodes, no answer: nothing to say about them
+        return []
+    return sorted(n.metadata.name for n in nodes.items)
 
 
 def _master_ip(inventory: Any) -> str | None:
@@ -225,6 +240,9 @@ def open_backend(
     if watcher_factory is not None:
         backend.watcher = watcher_factory(tap)
     elif config is not None:  # always, without a factory: found (or refused) above
-        backend.watcher = default_watcher(tap, kubeconfig=config, context=context or env.get("HIVEDLAB_KUBE_CONTEXT"),
-                                          namespace=namespace)
+        kube_context = context or env.get("HIVEDLAB_KUBE_CONTEXT")
+        emulated = emulated_nodes(config, kube_context)
+        if emulated:
+            backend.run_info["cluster_kind"] = {"kind": "rehearsal", "emulated_nodes": emulated}
+        backend.watcher = default_watcher(tap, kubeconfig=config, context=kube_context, namespace=namespace)
     return backend
