@@ -66,6 +66,8 @@ def test_smoke_is_consistent_and_its_evidence_shows_emulated_containers(cluster:
     assert run.returncode == 0, run.stdout + run.stderr
     verdicts = json.loads((out / "experiments" / "smoke" / "verdicts.json").read_text(encoding="utf-8"))
     assert verdicts["verdict"] == "consistent"
+    record = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    assert record["cluster_kind"] == {"kind": "rehearsal", "emulated_nodes": ["hostname-carol", "hostname-dan"]}
     evidence = (out / "experiments" / "smoke" / "evidence.jsonl").read_text(encoding="utf-8")
     assert "emulated://" in evidence
     kubectl = load_settings().paths.program("kubectl")

@@ -15,8 +15,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from hivedlab.backends.pai import EMULATED_NODE_LABEL
+
 EMULATED = "emulated://"
-EMULATED_LABEL = "hivedlab.rehearsal/emulated"
+EMULATED_LABEL = EMULATED_NODE_LABEL  # what the real backend recognises (run.json `cluster_kind`)
 GPU_RESOURCE = "nvidia.com/gpu"
 MANAGED_RESOURCE = "hivedscheduler.microsoft.com/pod-scheduling-enable"
 FUSE_RESOURCE = "github.com/fuse"  # every OpenPAI task pod asks for one (its FUSE device plugin)
