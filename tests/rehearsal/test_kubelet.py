@@ -93,7 +93,9 @@ def test_statuses_mark_the_containers_as_emulated() -> None:
 def test_the_node_has_the_gpus_as_capacity_and_the_emulated_label() -> None:
     node = node_object(WORKERS["w1"])
     assert node["status"]["capacity"][GPU_RESOURCE] == "4"
-    assert node["metadata"]["labels"][EMULATED_LABEL] == "true"
+    assert node["metadata"]["labels"][EMULATED_LABEL] == "true" and node["metadata"]["labels"]["pai-worker"] == "true"
+    master = node_object(Worker("m", "10.0.0.9", 0, master=True))
+    assert master["status"]["capacity"][GPU_RESOURCE] == "0" and master["metadata"]["labels"]["pai-master"] == "true"
     taints = [{"key": NOT_READY_TAINT, "effect": "NoSchedule"}, {"key": "other", "effect": "NoSchedule"}]
     assert untainted({"spec": {"taints": taints}}) == [taints[1]]
     assert untainted({"spec": {"taints": taints[1:]}}) is None

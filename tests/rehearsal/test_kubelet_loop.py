@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from hivedlab.backends.watcher import make_api_client
+from hivedlab.group.inventory import load_inventory
 from hivedlab.rehearsal.kubelet import NOT_READY_TAINT, Worker
-from hivedlab.rehearsal.kubelet_loop import Api, Kubelets, read_faults, update_faults
+from hivedlab.rehearsal.kubelet_loop import Api, Kubelets, read_faults, update_faults, workers_of
 from tests.support.k8s_server import KUBECONFIG
 from tests.support.k8s_writes import WritableApiServer
 
@@ -103,3 +104,9 @@ def test_injected_failures_reach_the_running_emulator(api: tuple[WritableApiServ
     assert read_faults(faults).not_ready == frozenset({"w2"})
     assert update_faults(faults, [], ["w2"], {}).not_ready == frozenset()
     assert update_faults(faults, [], [], {}, clear=True).exit_codes == {}
+
+
+def test_the_example_groups_workers_and_master_become_nodes() -> None:
+    nodes = workers_of(load_inventory(None))
+    assert {n: (w.gpus, w.master) for n, w in nodes.items()} == {
+        "hostname-carol": (1, False), "hostname-dan": (1, False), "hostname-bob": (0, True)}

@@ -32,9 +32,13 @@ _UNIT = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
 @dataclass(frozen=True)
 class Worker:
-    name: str  # the node name: the worker's hostname, as HiveD's config names it
+    """A machine the emulator registers as a Node: a worker (its GPUs), or the master (none; `hivedlab doctor`
+    expects it among the nodes, as quick-start makes it one)."""
+
+    name: str  # the node name: the machine's hostname, as HiveD's config names it
     ip: str
     gpus: int
+    master: bool = False
 
 
 @dataclass(frozen=True)
@@ -80,8 +84,8 @@ def node_object(worker: Worker) -> dict[str, Any]:
               GPU_RESOURCE: str(worker.gpus), MANAGED_RESOURCE: "1k", FUSE_RESOURCE: "10k"}
     return {
         "apiVersion": "v1", "kind": "Node",
-        "metadata": {"name": worker.name, "labels": {"kubernetes.io/hostname": worker.name, "pai-worker": "true",
-                                                     EMULATED_LABEL: "true"}},
+        "metadata": {"name": worker.name, "labels": {"kubernetes.io/hostname": worker.name, EMULATED_LABEL: "true",
+                                                     "pai-master" if worker.master else "pai-worker": "true"}},
         "spec": {},
         "status": {"capacity": dict(amount), "allocatable": dict(amount),
                    "addresses": [{"type": "InternalIP", "address": worker.ip},

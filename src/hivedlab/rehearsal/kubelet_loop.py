@@ -39,8 +39,13 @@ MERGE = "application/merge-patch+json"
 
 
 def workers_of(inventory: Inventory) -> dict[str, Worker]:
-    return {w.hostname: Worker(w.hostname, w.ip or "127.0.0.1", w.gpus if w.gpus > 0 else 1)
-            for w in inventory.workers}
+    """The inventory's workers (at least one GPU each), then its masters that are not workers (no GPU)."""
+    nodes = {w.hostname: Worker(w.hostname, w.ip or "127.0.0.1", w.gpus if w.gpus > 0 else 1)
+             for w in inventory.workers}
+    for member in inventory.members:
+        if "master" in member.roles and member.hostname and member.hostname not in nodes:
+            nodes[member.hostname] = Worker(member.hostname, member.ip or "127.0.0.1", 0, master=True)
+    return nodes
 
 
 @dataclass

@@ -29,6 +29,7 @@ from hivedlab.basics.secrets import write_secret
 from hivedlab.group.inventory import Inventory
 from hivedlab.group.layouts import CONFIG_VCS, plan_layout
 from hivedlab.rehearsal import configs, probes
+from hivedlab.rehearsal.kubelet_loop import workers_of
 from hivedlab.rehearsal.programs import PAI_VERSION, Programs, require
 from hivedlab.rehearsal.settings import Settings, need_programs
 from hivedlab.rehearsal.supervisor import Started, Supervisor, alive, load_record, stop_all
@@ -229,7 +230,7 @@ class Stack:
                 "--speedup", f"{speedup:g}", "--faults", str(self.s.paths.faults)]
         if inventory_path:
             argv += ["--inventory", inventory_path]
-        names = [w.hostname for w in self.inventory.workers]
+        names = list(workers_of(self.inventory))
         started = self.sup.start("emulated-kubelets", argv)
         self.sup.wait(started, lambda: all(self._node_ready(n) for n in names), READY_S)
 
