@@ -4,7 +4,13 @@ The steps (`build_steps`, pure) and their runner. Debian bookworm ships the whol
 `kubernetes 1.20.5+really1.20.2`; it is fetched with `apt-get source` through a temporary apt configuration (a
 `deb-src` line of its own, nothing of the system's apt setup changes), put at `$GOPATH/src/k8s.io/kubernetes`, its
 vendored `modern-go/reflect2` v1.0.1 (which crashes under Go >= 1.18) replaced by Debian's v1.0.2, `make
-generated_files` run, and each program built with Debian's Go in GOPATH mode. Needs `golang-go dpkg-dev rsync
+generated_files` run, and each program built with Debian's Go in GOPATH mode.
+
+One fix goes into the tree before the build (`with_extender_preemption`): v1.20.2's kube-scheduler never hands its
+extenders to the scheduling framework, so the preemption plugin never calls an extender's preempt verb (kubernetes
+issue #102971, fixed by #103019 and its release-1.20 cherry-pick #103031). Without it HiveD is never asked to preempt:
+the preemptor is nominated with no victim and waits until the lower-priority job ends. The course's kube-scheduler
+1.14 calls the extender; the fix makes 1.20.2 do the same. Needs `golang-go dpkg-dev rsync
 golang-github-modern-go-reflect2-dev` (and `etcd-server postgresql` to run).
 """
 
@@ -25,6 +31,24 @@ DEBIAN_PACKAGES = ("golang-go", "dpkg-dev", "rsync", "golang-github-modern-go-re
 SOURCE_LINE = "deb-src http://deb.debian.org/debian bookworm main\n"
 REFLECT2 = Path("/usr/share/gocode/src/github.com/modern-go/reflect2")
 VERSION_PACKAGE = "k8s.io/kubernetes/vendor/k8s.io/component-base/version"
+SCHEDULER_FACTORY = Path("pkg/scheduler/factory.go")
+NOMINATOR_OPTION = "frameworkruntime.WithPodNominator(nominator),"
+EXTENDERS_OPTION = "frameworkruntime.WithExtenders(extenders),"
+
+
+def with_extender_preemption(factory: str) -> str:
+    """kube-scheduler's factory.go with the profiles given the extenders (kubernetes #103019); unchanged when the
+    option is already there. Refuses a file that does not look like v1.20's."""
+    if EXTENDERS_OPTION in factory:
+        return factory
+    lines = factory.splitlines(keepends=True)
+    at = [i for i, line in enumerate(lines) if line.strip() == NOMINATOR_OPTION]
+    if len(at) != 1:
+        raise HivedlabError(f"{SCHEDULER_FACTORY} is not v1.20.2's: no single `{NOMINATOR_OPTION}` line to add the "
+                            "extenders after")
+    indent = lines[at[0]][: len(lines[at[0]]) - len(lines[at[0]].lstrip())]
+    lines.insert(at[0] + 1, f"{indent}{EXTENDERS_OPTION}\n")
+    return "".join(lines)
 
 
 @dataclass(frozen=True)
@@ -98,6 +122,8 @@ def build(paths: Paths, say: Callable[[str], None] = print) -> None:
     paths.logs.mkdir(parents=True, exist_ok=True)
     paths.bin.mkdir(parents=True, exist_ok=True)
     fetched = tree(paths).is_dir()
+    if fetched:
+        _patch(paths)
     log = paths.logs / "build.log"
     for step in build_steps(paths, fetched):
         say(f"{step.what} ... (log: {log})")
@@ -108,3 +134,12 @@ def build(paths: Paths, say: Callable[[str], None] = print) -> None:
             raise HivedlabError(f"{step.what} failed (exit {done.returncode}); see {log}")
         if step.what.startswith("apt-get source"):
             _place_tree(paths)
+            _patch(paths)
+
+
+def _patch(paths: Paths) -> None:
+    factory = tree(paths) / SCHEDULER_FACTORY
+    text = factory.read_text(encoding="utf-8")
+    patched = with_extender_preemption(text)
+    if patched != text:
+        factory.write_text(patched, encoding="utf-8")
