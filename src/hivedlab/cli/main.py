@@ -49,6 +49,8 @@ COMMANDS: dict[str, CommandEntry] = {
     "doctor": CommandEntry("doctor", "check a deployed cluster: nodes, rest-server, portal, HiveD's VCs and cells, "
                                      "tokens, unfinished jobs"),
     "sim": CommandEntry("sim", "drive the simulated HiveD scheduler directly (sim replay CONFIG OPS.json)"),
+    "rehearsal": CommandEntry("rehearsal", "start or stop the rehearsal cluster: OpenPAI's real control plane here, "
+                                           "GPUs emulated"),
 }
 
 
@@ -62,6 +64,7 @@ def _command(name: str) -> Command:
     """The subcommand's module, imported now."""
     module: Command = importlib.import_module(f"hivedlab.cli.commands.{COMMANDS[name].module}")
     return module
+
 
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a program its pipe closed
 

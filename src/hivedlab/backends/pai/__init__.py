@@ -22,14 +22,32 @@ from hivedlab.backends.pai.kubeconfig import DEFAULT_KUBECONFIG, find_kubeconfig
 from hivedlab.backends.pai.live import LiveView
 from hivedlab.backends.pai.stop import StopResult, jobs_left, run_state, stop_hint, stop_jobs, submitted_jobs
 from hivedlab.backends.pai.tokens import check_tokens, load_tokens, token_source
-from hivedlab.backends.watcher import LISTED_WITHIN_S, Watcher
+from hivedlab.backends.watcher import LISTED_WITHIN_S, Watcher, make_api_client
 from hivedlab.basics.errors import HivedlabError
-from hivedlab.evidence import EvidenceWriter
+from hivedlab.evidence import EMULATED_NODE_LABEL, EvidenceWriter
 from hivedlab.group.inventory import Inventory, load_inventory
 from hivedlab.models.openpai.rest import PaiClient, RestCall, modelled_version
 from hivedlab.rundir import RunDir, run_location
 
-__all__ = ["DEFAULT_KUBECONFIG", "PaiBackend", "find_kubeconfig", "leftover_note", "open_backend", "stop_run"]
+
+def emulated_nodes(kubeconfig: Path, context: str | None) -> list[str]:
+    """The cluster's nodes labelled as emulated (the rehearsal cluster's; empty on a real cluster, or when the nodes
+    cannot be listed): a run that sees them records `cluster_kind: {kind: rehearsal, emulated_nodes}` in run.json,
+    so grading and the report can tell it apart (docs/rehearsal.md)."""
+    try:
+        from kubernetes import client
+
+        api = client.CoreV1Api(make_api_client(str(kubeconfig), context))
+        nodes = api.list_node(label_selector=f"{EMULATED_NODE_LABEL}=true", _request_timeout=10)
+    except Exception:  # noqa: BLE001 - no permission to list nodes, no answer: nothing to say about them
+        return []
+    return sorted(n.metadata.name for n in nodes.items)
+
+
+
+__all__ = ["DEFAULT_KUBECONFIG", "EMULATED_NODE_LABEL", "PaiBackend", "find_kubeconfig", "leftover_note",
+           "open_backend", "stop_run"]
+
 
 def _run_clients(run_dir: Path, state: RunState, env: dict[str, str], pai_url: str | None,
                  token_file: str | Path | None, retries: int = 4) -> dict[str, PaiClient]:
@@ -171,6 +189,9 @@ def open_backend(
     if watcher_factory is not None:
         backend.watcher = watcher_factory(tap)
     elif config is not None:  # always, without a factory: found (or refused) above
-        backend.watcher = default_watcher(tap, kubeconfig=config, context=context or env.get("HIVEDLAB_KUBE_CONTEXT"),
-                                          namespace=namespace)
+        kube_context = context or env.get("HIVEDLAB_KUBE_CONTEXT")
+        emulated = emulated_nodes(config, kube_context)
+        if emulated:
+            backend.run_info["cluster_kind"] = {"kind": "rehearsal", "emulated_nodes": emulated}
+        backend.watcher = default_watcher(tap, kubeconfig=config, context=kube_context, namespace=namespace)
     return backend

@@ -1,0 +1,111 @@
+"""Where the rehearsal cluster keeps its state, and the loopback ports its programs listen on.
+
+Two folders, both outside any repository:
+- the home (`--home`, else `HIVEDLAB_REHEARSAL_HOME`, else `~/.cache/hivedlab/rehearsal`): the Debian build of
+  Kubernetes (`bin/`), and while the cluster runs its state (`run/`: certificates, tokens, configs, etcd's and
+  PostgreSQL's data, the record of started processes) and its logs (`logs/`);
+- the programs (`--programs`, else `HIVEDLAB_REHEARSAL_PROGRAMS`): the user's folder of OpenPAI's programs
+  (`hivedlab.rehearsal.programs`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from hivedlab.basics.errors import HivedlabError
+from hivedlab.basics.secrets import refuse_inside_repository
+
+ENV_HOME = "HIVEDLAB_REHEARSAL_HOME"
+ENV_PROGRAMS = "HIVEDLAB_REHEARSAL_PROGRAMS"
+DEFAULT_HOME = "~/.cache/hivedlab/rehearsal"
+KUBE_PROGRAMS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl")
+
+
+@dataclass(frozen=True)
+class Ports:
+    """Loopback ports, chosen away from the ones a real master uses so that both can live on one machine."""
+
+    etcd: int = 23790
+    etcd_peer: int = 23800
+    apiserver: int = 26443
+    controller_manager: int = 26257
+    scheduler_base: int = 26259  # the i-th VC's kube-scheduler serves its health on scheduler_base + i
+    hived: int = 29096
+    rest_server: int = 9186  # OpenPAI's own port: hivedlab's client then asks it directly, without pylon's /rest-server
+    write_merger: int = 29187
+    postgres: int = 25432
+
+
+@dataclass(frozen=True)
+class Paths:
+    """Every file the rehearsal cluster reads or writes, derived from the home folder."""
+
+    home: Path
+
+    @property
+    def bin(self) -> Path:
+        return self.home / "bin"
+
+    @property
+    def logs(self) -> Path:
+        return self.home / "logs"
+
+    @property
+    def run(self) -> Path:
+        return self.home / "run"
+
+    @property
+    def record(self) -> Path:
+        return self.run / "processes.json"
+
+    @property
+    def kubeconfig(self) -> Path:
+        return self.run / "kubeconfig"
+
+    @property
+    def admin_token(self) -> Path:
+        return self.run / "admin-token"
+
+    @property
+    def faults(self) -> Path:
+        return self.run / "kubelet-faults.json"
+
+    def program(self, name: str) -> Path:
+        return self.bin / name
+
+
+@dataclass(frozen=True)
+class Settings:
+    paths: Paths
+    programs: Path | None
+    ports: Ports = Ports()
+
+
+def resolve_home(option: str | None, environ: Mapping[str, str]) -> Path:
+    """The home folder: the option, the variable, or the default; refused inside a git work tree (it holds tokens)."""
+    home = Path(option or environ.get(ENV_HOME) or DEFAULT_HOME).expanduser().absolute()
+    refuse_inside_repository(home, "the rehearsal cluster's folder",
+                             f"choose another with --home or {ENV_HOME} (default {DEFAULT_HOME})")
+    return home
+
+
+def resolve_programs(option: str | None, environ: Mapping[str, str]) -> Path | None:
+    value = option or environ.get(ENV_PROGRAMS)
+    return Path(value).expanduser().absolute() if value else None
+
+
+def load_settings(home: str | None = None, programs: str | None = None,
+                  environ: Mapping[str, str] | None = None) -> Settings:
+    env = os.environ if environ is None else environ
+    return Settings(Paths(resolve_home(home, env)), resolve_programs(programs, env))
+
+
+def need_programs(settings: Settings) -> Path:
+    if settings.programs is None:
+        raise HivedlabError(f"no folder of OpenPAI's programs: name it with --programs or {ENV_PROGRAMS} "
+                            "(docs/rehearsal.md) / 未指定 OpenPAI 程序所在目录：请用 --programs 或 "
+                            f"{ENV_PROGRAMS} 指定")
+    return settings.programs

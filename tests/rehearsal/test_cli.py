@@ -1,0 +1,60 @@
+"""`hivedlab rehearsal`: help, bad arguments, status and fault on a home with nothing started."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("HIVEDLAB_REHEARSAL_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("HIVEDLAB_REHEARSAL_PROGRAMS", raising=False)
+    return tmp_path / "home"
+
+
+def test_help_has_examples(cli: Callable[..., Any]) -> None:
+    result = cli("rehearsal", "--help")
+    assert result.code == 0 and "hivedlab rehearsal up --programs" in result.out
+
+
+def test_a_bad_action_is_a_usage_error(cli: Callable[..., Any]) -> None:
+    result = cli("rehearsal", "start")
+    assert result.code == 2 and "invalid choice" in result.err
+
+
+def test_status_names_what_is_missing_and_that_the_cluster_is_down(cli: Callable[..., Any], home: Path) -> None:
+    result = cli("rehearsal", "status", "--programs", str(home.parent / "no-programs"))
+    assert result.code == 0
+    assert "MISSING  kube-apiserver" in result.out and "hivedscheduler" in result.out
+    assert result.out.rstrip().endswith("cluster: down")
+
+
+def test_up_without_programs_is_one_line(cli: Callable[..., Any], home: Path) -> None:
+    result = cli("rehearsal", "up")
+    assert result.code == 2 and "HIVEDLAB_REHEARSAL_PROGRAMS" in result.err and result.err.count("\n") == 1
+
+
+def test_a_home_inside_a_repository_is_refused(cli: Callable[..., Any], home: Path) -> None:
+    result = cli("rehearsal", "status", "--home", str(REPO / "rehearsal-home"))
+    assert result.code == 2 and "inside the git repository" in result.err
+
+
+def test_fault_writes_what_the_emulator_reads(cli: Callable[..., Any], home: Path) -> None:
+    result = cli("rehearsal", "fault", "--not-ready", "w2", "--exit-code", "job-x=3")
+    assert result.code == 0
+    assert json.loads(result.out) == {"not_ready": ["w2"], "exit_codes": {"job-x": 3}}
+    assert cli("rehearsal", "fault", "--exit-code", "job-x=three").code == 2
+    assert json.loads(cli("rehearsal", "fault", "--clear").out) == {"not_ready": [], "exit_codes": {}}
+
+
+def test_env_and_switch_need_a_cluster_that_is_up(cli: Callable[..., Any], home: Path) -> None:
+    assert "not up" in cli("rehearsal", "env").err
+    assert "not up" in cli("rehearsal", "switch", "one-vc").err
+    assert "needs a config" in cli("rehearsal", "switch").err
