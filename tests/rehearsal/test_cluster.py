@@ -67,10 +67,11 @@ def test_smoke_is_consistent_and_its_evidence_shows_emulated_containers(cluster:
     verdicts = json.loads((out / "experiments" / "smoke" / "verdicts.json").read_text(encoding="utf-8"))
     assert verdicts["verdict"] == "consistent"
     record = json.loads((out / "run.json").read_text(encoding="utf-8"))
-    assert record["cluster_kind"] == {"kind": "rehearsal", "emulated_nodes": ["hostname-carol", "hostname-dan"]}
+    assert record["cluster_kind"] == {"kind": "rehearsal",
+                                      "emulated_nodes": ["hostname-bob", "hostname-carol", "hostname-dan"]}
     evidence = (out / "experiments" / "smoke" / "evidence.jsonl").read_text(encoding="utf-8")
     assert "emulated://" in evidence
     kubectl = load_settings().paths.program("kubectl")
     nodes = subprocess.run([str(kubectl), "get", "nodes", "-l", "hivedlab.rehearsal/emulated=true", "-o", "name"],
                            capture_output=True, text=True, check=False, env={**os.environ, **cluster})
-    assert nodes.returncode == 0 and nodes.stdout.count("node/") == 2
+    assert nodes.returncode == 0 and nodes.stdout.count("node/") == 3  # the master and the two workers

@@ -43,7 +43,8 @@ def pod(phase: str | None = None, node: str | None = "w1", command: str = "sleep
 
 @pytest.mark.parametrize(("commands", "speedup", "seconds"), [
     ("sleep 60", 1, 60), ("sleep 2m\nsleep 30", 1, 150), ("sleep 600", 10, 60), ("echo hi", 1, MIN_RUN_S),
-    ("sleep 1h", 3600, MIN_RUN_S),
+    ("sleep 1h", 3600, MIN_RUN_S), ("python3 examples/mnist/main.py --epochs 1\n", 1, 60),
+    ("nvidia-smi\npython3 train.py", 2, 30.5),
 ])
 def test_run_seconds_sums_the_sleeps_and_divides_by_the_speedup(commands: str, speedup: float,
                                                                 seconds: float) -> None:
@@ -103,7 +104,7 @@ def test_the_node_has_the_gpus_as_capacity_and_the_emulated_label() -> None:
 
 def test_commands_come_from_user_cmd_else_the_command_line() -> None:
     assert user_commands(pod(command="sleep 5")) == "sleep 5"
-    bare = {"spec": {"containers": [{"name": "c", "command": ["sh", "-c"], "args": ["sleep 7"]}]}}
+    bare = {"spec": {"containers": [{"name": "c", "command": ["sleep"], "args": ["7"]}]}}
     assert run_seconds(user_commands(bare), 1) == 7
 
 

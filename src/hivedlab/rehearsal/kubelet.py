@@ -2,7 +2,8 @@
 
 There are no containers. A bound pod is set Running at once, with container ids that say `emulated://`; it runs as
 long as the job's commands would sleep (`sleep N`, `sleep 2m`, summed; at least `MIN_RUN_S`), divided by the
-speed-up factor, measured from the pod's `status.startTime`, so a restarted emulator goes on where it was. Its app
+speed-up factor (a command without a sleep counts as the simulator counts it: a short command 1 s, training 60 s),
+measured from the pod's `status.startTime`, so a restarted emulator goes on where it was. Its app
 container then exits 0, or the exit code a test injected. A pod being deleted gracefully (a deletionTimestamp) ends
 its running container with 143 (SIGTERM) and is then deleted for good, as a kubelet confirms a graceful deletion. A
 node a test marks NotReady starts no pod and reports Ready=False.
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from hivedlab.backends.sim.settings import SHORT_COMMANDS, SimSettings
 from hivedlab.evidence import EMULATED_CONTAINER_PREFIX, EMULATED_NODE_LABEL
 
 EMULATED = EMULATED_CONTAINER_PREFIX  # the container ids grading recognises (docs/checker.md, rehearsal evidence)
@@ -28,6 +30,7 @@ MIN_RUN_S = 1.0
 KUBELET_VERSION = "v1.20.2-hivedlab-emulated"
 _SLEEP = re.compile(r"\bsleep\s+(\d+(?:\.\d+)?)([smhd]?)\b")
 _UNIT = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+SIM = SimSettings()  # the simulator's defaults: the same job runs as long here as there
 
 
 @dataclass(frozen=True)
@@ -132,8 +135,18 @@ def job_id(pod: dict[str, Any]) -> str:
     return ""
 
 
+def command_seconds(line: str) -> float:
+    """One command's run time as the simulator counts it (`hivedlab.backends.sim.settings`): its `sleep`s; else a
+    short command (`echo`, `nvidia-smi`, ...) takes `short_command_s`; anything else is training, `training_s`."""
+    sleeps = _SLEEP.findall(line)
+    if sleeps:
+        return sum(float(n) * _UNIT[unit] for n, unit in sleeps)
+    words = line.split()
+    return SIM.short_command_s if words and words[0] in SHORT_COMMANDS else SIM.training_s
+
+
 def run_seconds(commands: str, speedup: float) -> float:
-    total = sum(float(n) * _UNIT[unit] for n, unit in _SLEEP.findall(commands))
+    total = sum(command_seconds(line) for line in commands.splitlines() if line.strip())
     return max(MIN_RUN_S, total / speedup)
 
 

@@ -111,6 +111,8 @@ class Stack:
         api = self.sup.start("kube-apiserver", configs.apiserver_argv(self.p.kube["kube-apiserver"], self.run,
                                                                      self.ports))
         self.sup.wait(api, lambda: self._api_ok("/readyz"), READY_S)
+        # the apiserver makes the `default` namespace a moment after it is ready
+        self.sup.wait(api, lambda: self._api_ok("/api/v1/namespaces/default"), READY_S)
         for path, body in configs.bootstrap_objects():
             status, answer = probes.send("POST", configs.apiserver_url(self.ports) + path, body, ca=self.ca,
                                          token=self.secret["kube_token"])

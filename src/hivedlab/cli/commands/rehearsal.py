@@ -6,9 +6,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hivedlab.basics.errors import EXIT_FINDINGS, EXIT_OK, HivedlabError
 from hivedlab.cli.options import new_parser
+
+if TYPE_CHECKING:  # imported when they run: `hivedlab --help` stays cheap
+    from hivedlab.rehearsal.settings import Settings
+    from hivedlab.rehearsal.stack import Cluster
 
 DESCRIPTION = """\
 The rehearsal cluster: etcd, kube-apiserver, kube-controller-manager, one kube-scheduler per VC with HiveD v0.3.4
@@ -30,7 +36,7 @@ Home: --home, else HIVEDLAB_REHEARSAL_HOME, else ~/.cache/hivedlab/rehearsal (ne
 
 EXAMPLES = """\
   hivedlab rehearsal build                                   # once: Kubernetes 1.20.2 (about 10 minutes on 2 cores)
-  hivedlab rehearsal up --programs ~/openpai-programs --inventory group.yaml --speedup 10
+  hivedlab rehearsal up --programs ~/openpai-programs --inventory group.yaml --speedup 5
   eval "$(hivedlab rehearsal env)"; hivedlab run smoke --cluster pai --inventory group.yaml
   hivedlab rehearsal fault --exit-code alice~job-config-3=1  # alice's job-config-3 pods end with exit code 1
   hivedlab rehearsal switch one-vc                           # the manual's step 4.5
@@ -63,21 +69,15 @@ def _inventory_path(value: str | None) -> str | None:
     return os.path.abspath(value) if value else None
 
 
-def _env_lines(cluster: object) -> list[str]:
-    from hivedlab.rehearsal.stack import Cluster
-
-    assert isinstance(cluster, Cluster)
+def _env_lines(cluster: Cluster) -> list[str]:
     return [f"export HIVEDLAB_PAI_URL={cluster.pai_url}", f"export HIVEDLAB_HIVED_URL={cluster.hived_url}",
             f"export KUBECONFIG={cluster.kubeconfig}",
             f"# OpenPAI admin's token (hivedlab accounts --admin-token-file): {cluster.pai_admin_token_file}"]
 
 
-def _fault(args: argparse.Namespace, path: object) -> str:
-    from pathlib import Path
-
+def _fault(args: argparse.Namespace, path: Path) -> str:
     from hivedlab.rehearsal.kubelet_loop import update_faults
 
-    assert isinstance(path, Path)
     codes: dict[str, int] = {}
     for item in args.exit_code:
         part, _, code = item.partition("=")
@@ -133,13 +133,11 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _status(settings: object) -> int:
+def _status(settings: Settings) -> int:
     from hivedlab.rehearsal.programs import check_parts
-    from hivedlab.rehearsal.settings import Settings
     from hivedlab.rehearsal.stack import read_cluster
     from hivedlab.rehearsal.supervisor import alive, load_record
 
-    assert isinstance(settings, Settings)
     parts = check_parts(settings.paths, settings.programs)
     for part in parts:
         print(f"{'ok' if part.problem is None else 'MISSING':8} {part.name}: {part.problem or part.path}")
