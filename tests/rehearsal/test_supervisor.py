@@ -18,19 +18,20 @@ def test_start_records_and_stop_all_stops_exactly_the_recorded_processes(tmp_pat
     record = tmp_path / "processes.json"
     supervisor = Supervisor(record, tmp_path / "logs")
     started = supervisor.start("sleeper", SLEEPER)
-    supervisor.wait(started, lambda: True, 5)
+    child = supervisor.children[started.pid]
+    supervisor.wait(started, lambda: alive(started), 5)  # alive once it has exec'd the recorded command line
     stranger = subprocess.Popen(SLEEPER)
     try:
         assert [p.name for p in load_record(record)] == ["sleeper"]
-        assert alive(started)
         said = stop_all(record)
-        supervisor.children[started.pid].wait(5)
+        child.wait(5)
         assert said == [f"sleeper: stopped (pid {started.pid})"]
         assert not record.exists()
         assert stranger.poll() is None
     finally:
-        stranger.kill()
-        stranger.wait()
+        for process in (stranger, child):
+            process.kill()
+            process.wait()
 
 
 def test_a_reused_pid_is_left_alone(tmp_path: Path) -> None:
