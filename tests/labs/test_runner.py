@@ -168,6 +168,23 @@ def test_an_interrupt_is_recorded_then_raised(tmp_path: Path) -> None:
     assert acts[-1] == {"type": "end", "status": "interrupted", "reason": "interrupted by the user"}
 
 
+def test_a_real_run_cut_short_in_its_first_experiment_keeps_its_run_tag(tmp_path: Path) -> None:
+    """The run record is written before anything is submitted: running again resumes the run (the command reads the
+    tag back, so the backend finds the jobs it submitted by name) instead of submitting them under a new tag."""
+    from hivedlab.cli.commands.run import _previous_run_tag
+
+    class Interrupting(SimCluster):
+        def advance_until(self, predicate: Any, timeout_s: float) -> bool:
+            raise KeyboardInterrupt
+
+    ctx = RunContext(tmp_path, "pai", None, INVENTORY, "20260101t000000")
+    with pytest.raises(KeyboardInterrupt):
+        run_experiments([load_plan("gang")], lambda plan, writer: Interrupting(writer), ctx)
+    assert _previous_run_tag(tmp_path) == "20260101t000000"
+    run = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
+    assert run["finished"] is None and run["experiments"] == []
+
+
 def test_a_simulated_rerun_into_the_same_folder_is_refused_and_destroys_nothing(tmp_path: Path) -> None:
     from hivedlab.basics.errors import HivedlabError
 

@@ -47,6 +47,9 @@ def run_experiments(
     write_atomic(ctx.run_dir.inventory_path, _inventory_text(ctx.inventory))
     results: list[ExperimentRun] = []
     extra: dict[str, Any] = {}
+    # the record first, before anything is submitted: a real run cut short in its first experiment keeps its run
+    # tag, so running it again resumes it (finds its jobs by name) instead of submitting them under a new tag
+    _write_record(ctx, started, results, extra, finished=False)
     for turn in turns:
         plan = turn.plan
         folder = _run_folder(ctx, turn)
