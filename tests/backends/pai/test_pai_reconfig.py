@@ -38,3 +38,14 @@ def test_a_switch_without_a_terminal_is_refused(world, tmp_path):  # noqa: F811
     assert backend.submit("alice", "vc1-job", job("vc1-job-alice-r1")).accepted
     with pytest.raises(HivedlabError, match="paictl"):
         backend.switch_config("one-vc", ONE_VC)
+
+
+def test_on_the_rehearsal_cluster_the_switch_is_its_own_command(world, tmp_path):  # noqa: F811
+    """The rehearsal cluster has no paictl: the switch it needs is `hivedlab rehearsal switch` (docs/rehearsal.md)."""
+    backend, _, _ = make(world, tmp_path, experiment="reconfig")
+    backend.run_info["cluster_kind"] = {"kind": "rehearsal", "emulated_nodes": ["hostname-carol", "hostname-dan"]}
+    backend.switch_config("two-vc", TWO_VC)
+    assert backend.submit("alice", "vc1-job", job("vc1-job-alice-r1")).accepted
+    with pytest.raises(HivedlabError, match="hivedlab rehearsal switch one-vc") as caught:
+        backend.switch_config("one-vc", ONE_VC)
+    assert "paictl commands" not in str(caught.value)

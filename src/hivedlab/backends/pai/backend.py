@@ -217,6 +217,12 @@ class PaiBackend:
                           "paictl commands it prints")
             message_zh = (f"集群当前的 VC 为 {sorted(running)}，'{name}' 配置需要 {sorted(wanted)}："
                           f"请运行 hivedlab scheduler-config {name} 并执行它打印的 paictl 命令")
+            if (self.run_info.get("cluster_kind") or {}).get("kind") == "rehearsal":  # no paictl there: its own step
+                message_en = (f"the rehearsal cluster runs HiveD VCs {sorted(running)}, the '{name}' config needs "
+                              f"{sorted(wanted)}: run `hivedlab rehearsal switch {name}` (what paictl's config push "
+                              "does on a real cluster)")
+                message_zh = (f"演练集群当前的 VC 为 {sorted(running)}，'{name}' 配置需要 {sorted(wanted)}："
+                              f"请运行 hivedlab rehearsal switch {name}（相当于真实集群上 paictl 推送配置）")
             if not self.interactive:
                 raise HivedlabError(f"{message_en} / {message_zh}")
             if self.view:
