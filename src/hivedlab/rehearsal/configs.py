@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from hivedlab.models.openpai.naming import scheduler_name
 from hivedlab.rehearsal.programs import PAI_VERSION
 from hivedlab.rehearsal.settings import Ports
 
@@ -24,11 +25,6 @@ ADMIN_USER = "admin"
 REST_DEFAULTS = {"RATE_LIMIT_API_PER_MIN": "600", "RATE_LIMIT_LIST_JOB_PER_MIN": "60",
                  "RATE_LIMIT_SUBMIT_JOB_PER_HOUR": "60", "SCHEDULE_PORT_START": "15000", "SCHEDULE_PORT_END": "40000",
                  "JWT_TOKEN_EXPIRE_TIME": "7d", "SQL_MAX_CONNECTION": "50", "DEBUGGING_RESERVATION_SECONDS": "604800"}
-
-
-def scheduler_name(vc: str) -> str:
-    """The kube-scheduler of one VC, as the rest-server names it in a task's `schedulerName`."""
-    return f"hivedscheduler-ds-{vc}"
 
 
 def apiserver_url(ports: Ports) -> str:

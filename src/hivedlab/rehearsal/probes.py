@@ -22,29 +22,25 @@ def _context(ca: Path | None) -> ssl.SSLContext:
 
 def get(url: str, *, ca: Path | None = None, token: str | None = None, timeout_s: float = 2.0) -> tuple[int, Any]:
     """(HTTP status, JSON body or text); status 0 when nothing answers."""
-    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"} if token else {})
-    try:
-        with urllib.request.urlopen(request, timeout=timeout_s,
-                                    context=_context(ca) if url.startswith("https") else None) as response:
-            status, raw = response.status, response.read()
-    except urllib.error.HTTPError as exc:
-        status, raw = exc.code, exc.read()
-    except (OSError, ValueError):
-        return 0, None
-    try:
-        return status, json.loads(raw)
-    except ValueError:
-        return status, raw.decode(errors="replace")
+    return _call(urllib.request.Request(url, headers=_auth(token)), timeout_s, ca)
 
 
 def send(method: str, url: str, body: Any, *, ca: Path | None, token: str | None,
          timeout_s: float = 5.0) -> tuple[int, Any]:
-    data = json.dumps(body).encode()
-    headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {token}"} if token else {})}
-    request = urllib.request.Request(url, data=data, headers=headers, method=method)
+    """`get` for a request with a JSON body."""
+    headers = {"Content-Type": "application/json", **_auth(token)}
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers, method=method)
+    return _call(request, timeout_s, ca)
+
+
+def _auth(token: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+def _call(request: urllib.request.Request, timeout_s: float, ca: Path | None) -> tuple[int, Any]:
+    https = request.full_url.startswith("https")
     try:
-        with urllib.request.urlopen(request, timeout=timeout_s,
-                                    context=_context(ca) if url.startswith("https") else None) as response:
+        with urllib.request.urlopen(request, timeout=timeout_s, context=_context(ca) if https else None) as response:
             status, raw = response.status, response.read()
     except urllib.error.HTTPError as exc:
         status, raw = exc.code, exc.read()

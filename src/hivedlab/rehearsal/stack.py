@@ -28,6 +28,7 @@ from hivedlab.basics.files import write_atomic
 from hivedlab.basics.secrets import write_secret
 from hivedlab.group.inventory import Inventory
 from hivedlab.group.layouts import CONFIG_VCS, plan_layout
+from hivedlab.models.openpai.naming import scheduler_name
 from hivedlab.rehearsal import configs, probes
 from hivedlab.rehearsal.kubelet_loop import workers_of
 from hivedlab.rehearsal.programs import PAI_VERSION, Programs, require
@@ -167,7 +168,7 @@ class Stack:
         hived = self.sup.start("hivedscheduler", [str(self.p.hived), "--v=2", "--logtostderr"], env, cwd=self.run)
         self.sup.wait(hived, lambda: probes.ok(configs.hived_url(self.ports) + "/v1/inspect/clusterstatus"), READY_S)
         for index, vc in enumerate(CONFIG_VCS[config]):
-            name = configs.scheduler_name(vc)
+            name = scheduler_name(vc)
             conf = self.run / f"{name}.yaml"
             write_atomic(conf, configs.scheduler_config(vc, index, self.s.paths.kubeconfig, self.ports))
             port = configs.scheduler_health_port(index, self.ports)
@@ -305,7 +306,7 @@ def switch(settings: Settings, inventory: Inventory, config: str) -> Cluster:
         raise HivedlabError("the rehearsal cluster is not up: run `hivedlab rehearsal up` first")
     stack = Stack(settings, inventory, require(settings.paths, need_programs(settings)))
     plan_layout(config, inventory)
-    names = {"rest-server", "hivedscheduler"} | {configs.scheduler_name(vc) for vcs in CONFIG_VCS.values()
+    names = {"rest-server", "hivedscheduler"} | {scheduler_name(vc) for vcs in CONFIG_VCS.values()
                                                    for vc in vcs}
     stop_all(settings.paths.record, only=names)
     stack.sup.started = load_record(settings.paths.record)

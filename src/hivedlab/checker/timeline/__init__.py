@@ -19,7 +19,7 @@ The shapes the report's charts use:
 """
 
 from hivedlab.checker.pod_facts import LeafCell, VcShare, hived_reason, vc_cells_from_config, vc_nodes_from_config
-from hivedlab.checker.timeline.builder import TURN_MARK, TimelineBuilder, build_timeline, display_names
+from hivedlab.checker.timeline.builder import TimelineBuilder, build_timeline, display_names
 from hivedlab.checker.timeline.facts import (
     OUTCOMES,
     Attempt,
@@ -31,7 +31,7 @@ from hivedlab.checker.timeline.facts import (
     Wait,
 )
 from hivedlab.models.kubeflow.manifests import WAIT_REASONS
-from hivedlab.models.openpai.naming import framework_name
+from hivedlab.models.openpai.naming import TURN_MARK, framework_name
 
 __all__ = [
     "OUTCOMES", "TURN_MARK", "WAIT_REASONS", "Attempt", "JobTimeline", "LeafCell", "Mark", "Step", "Submission",

@@ -24,7 +24,7 @@ from hivedlab.checker.timeline.facts import Attempt, JobTimeline, Mark, Step, Su
 from hivedlab.evidence import Record, parse_time
 from hivedlab.models.kubeflow.manifests import WAIT_REASONS, tf_pod, tfjob_state
 from hivedlab.models.openpai.jobstate import rest_state
-from hivedlab.models.openpai.naming import framework_name
+from hivedlab.models.openpai.naming import TURN_MARK, framework_name
 from hivedlab.models.scheduler_messages import TRANSIENT, classify
 
 
@@ -406,9 +406,6 @@ def build_timeline(records: Iterable[Record], job_names: dict[str, str] | None =
     for record in records:
         builder.feed(record)
     return builder.result()
-
-
-TURN_MARK = "turn-"  # in a member's turn's job names, before the run tag (runner.turns.job_name_for)
 
 
 def display_names(jobs: tuple[JobTimeline, ...], experiment: str, run_tag: str) -> dict[str, str]:

@@ -9,6 +9,9 @@ NAMESPACE = "default"
 _NOT_ALNUM = re.compile(r"[^a-z0-9]")
 
 
+TURN_MARK = "turn-"  # in a member's turn's job names, before the run tag (hivedlab.runner.turns.job_name_for)
+
+
 def job_id(user: str, job_name: str) -> str:
     """`<user>~<job>`, the REST job id and the PAI_JOB_NAME of the containers."""
     return f"{user}~{job_name}"
