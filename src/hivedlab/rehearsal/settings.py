@@ -6,13 +6,16 @@ Two folders, both outside any repository:
   PostgreSQL's data, the record of started processes) and its logs (`logs/`);
 - the programs (`--programs`, else `HIVEDLAB_REHEARSAL_PROGRAMS`): the user's folder of OpenPAI's programs
   (`hivedlab.rehearsal.programs`).
+
+Two clusters live side by side on one machine when each has its own home and its own port offset (`--port-offset`,
+else `HIVEDLAB_REHEARSAL_PORT_OFFSET`), added to every loopback port below.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from hivedlab.basics.errors import HivedlabError
@@ -20,6 +23,7 @@ from hivedlab.basics.secrets import refuse_inside_repository
 
 ENV_HOME = "HIVEDLAB_REHEARSAL_HOME"
 ENV_PROGRAMS = "HIVEDLAB_REHEARSAL_PROGRAMS"
+ENV_PORT_OFFSET = "HIVEDLAB_REHEARSAL_PORT_OFFSET"
 DEFAULT_HOME = "~/.cache/hivedlab/rehearsal"
 KUBE_PROGRAMS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl")
 
@@ -37,6 +41,9 @@ class Ports:
     rest_server: int = 9186  # OpenPAI's own port: hivedlab's client then asks it directly, without pylon's /rest-server
     write_merger: int = 29187
     postgres: int = 25432
+
+    def shifted(self, offset: int) -> Ports:
+        return Ports(**{name: port + offset for name, port in asdict(self).items()})
 
 
 @dataclass(frozen=True)
@@ -97,10 +104,23 @@ def resolve_programs(option: str | None, environ: Mapping[str, str]) -> Path | N
     return Path(value).expanduser().absolute() if value else None
 
 
+def resolve_ports(option: int | None, environ: Mapping[str, str]) -> Ports:
+    """The default ports moved by the offset (the option, else the variable, else 0)."""
+    text = str(option) if option is not None else environ.get(ENV_PORT_OFFSET, "0")
+    try:
+        offset = int(text)
+    except ValueError:
+        raise HivedlabError(f"{ENV_PORT_OFFSET} must be an integer, not {text!r}") from None
+    ports = Ports().shifted(offset)
+    if offset < 0 or max(asdict(ports).values()) > 65535 - 100:
+        raise HivedlabError(f"port offset {offset} is out of range: 0 to {65535 - 100 - max(asdict(Ports()).values())}")
+    return ports
+
+
 def load_settings(home: str | None = None, programs: str | None = None,
-                  environ: Mapping[str, str] | None = None) -> Settings:
+                  environ: Mapping[str, str] | None = None, port_offset: int | None = None) -> Settings:
     env = os.environ if environ is None else environ
-    return Settings(Paths(resolve_home(home, env)), resolve_programs(programs, env))
+    return Settings(Paths(resolve_home(home, env)), resolve_programs(programs, env), resolve_ports(port_offset, env))
 
 
 def need_programs(settings: Settings) -> Path:

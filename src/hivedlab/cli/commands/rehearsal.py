@@ -53,6 +53,9 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument("--home", metavar="DIR", help="the cluster's folder (default: HIVEDLAB_REHEARSAL_HOME or "
                         "~/.cache/hivedlab/rehearsal)")
     parser.add_argument("--programs", metavar="DIR", help="OpenPAI's programs (default: HIVEDLAB_REHEARSAL_PROGRAMS)")
+    parser.add_argument("--port-offset", type=int, metavar="N",
+                        help="added to every loopback port, for a second cluster beside the first (default: "
+                        "HIVEDLAB_REHEARSAL_PORT_OFFSET or 0)")
     parser.add_argument("--inventory", metavar="FILE", help="group inventory (default: the shipped example)")
     parser.add_argument("--config", dest="start_config", choices=("two-vc", "one-vc"), default="two-vc",
                         help="up: the HiveD config to start with (default: two-vc, the manual's step 4.1)")
@@ -94,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
     from hivedlab.rehearsal import stack
     from hivedlab.rehearsal.settings import load_settings
 
-    settings = load_settings(args.home, args.programs)
+    settings = load_settings(args.home, args.programs, port_offset=args.port_offset)
     if args.action == "build":
         from hivedlab.rehearsal.build import build
 
