@@ -8,11 +8,13 @@ Two folders, both outside any repository:
   (`hivedlab.rehearsal.programs`).
 
 Two clusters live side by side on one machine when each has its own home and its own port offset (`--port-offset`,
-else `HIVEDLAB_REHEARSAL_PORT_OFFSET`), added to every loopback port below.
+else `HIVEDLAB_REHEARSAL_PORT_OFFSET`, else the one a running cluster of that home was started with), added to every
+loopback port below.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -69,6 +71,11 @@ class Paths:
         return self.run / "processes.json"
 
     @property
+    def cluster(self) -> Path:
+        """What `up` started (`hivedlab.rehearsal.stack.Cluster`), while the cluster is up."""
+        return self.run / "cluster.json"
+
+    @property
     def kubeconfig(self) -> Path:
         return self.run / "kubeconfig"
 
@@ -104,9 +111,18 @@ def resolve_programs(option: str | None, environ: Mapping[str, str]) -> Path | N
     return Path(value).expanduser().absolute() if value else None
 
 
-def resolve_ports(option: int | None, environ: Mapping[str, str]) -> Ports:
-    """The default ports moved by the offset (the option, else the variable, else 0)."""
-    text = str(option) if option is not None else environ.get(ENV_PORT_OFFSET, "0")
+def recorded_offset(paths: Paths) -> int:
+    """The port offset of the cluster that runs from this home (0 when none runs, or the record is unreadable)."""
+    try:
+        value = json.loads(paths.cluster.read_text(encoding="utf-8")).get("port_offset", 0)
+    except (OSError, ValueError, AttributeError):
+        return 0
+    return value if isinstance(value, int) else 0
+
+
+def resolve_ports(option: int | None, environ: Mapping[str, str], recorded: int = 0) -> Ports:
+    """The default ports moved by the offset (the option, else the variable, else the running cluster's)."""
+    text = str(option) if option is not None else environ.get(ENV_PORT_OFFSET, str(recorded))
     try:
         offset = int(text)
     except ValueError:
@@ -120,7 +136,12 @@ def resolve_ports(option: int | None, environ: Mapping[str, str]) -> Ports:
 def load_settings(home: str | None = None, programs: str | None = None,
                   environ: Mapping[str, str] | None = None, port_offset: int | None = None) -> Settings:
     env = os.environ if environ is None else environ
-    return Settings(Paths(resolve_home(home, env)), resolve_programs(programs, env), resolve_ports(port_offset, env))
+    paths = Paths(resolve_home(home, env))
+    return Settings(paths, resolve_programs(programs, env), resolve_ports(port_offset, env, recorded_offset(paths)))
+
+
+def port_offset(settings: Settings) -> int:
+    return settings.ports.apiserver - Ports().apiserver
 
 
 def need_programs(settings: Settings) -> Path:

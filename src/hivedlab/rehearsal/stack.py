@@ -17,7 +17,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,13 +27,13 @@ import yaml
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import write_atomic
 from hivedlab.basics.secrets import write_secret
-from hivedlab.group.inventory import Inventory
+from hivedlab.group.inventory import Inventory, load_inventory
 from hivedlab.group.layouts import CONFIG_VCS, plan_layout
 from hivedlab.models.openpai.naming import scheduler_name
 from hivedlab.rehearsal import configs, probes
 from hivedlab.rehearsal.kubelet_loop import workers_of
 from hivedlab.rehearsal.programs import PAI_VERSION, Programs, require
-from hivedlab.rehearsal.settings import Settings, need_programs
+from hivedlab.rehearsal.settings import Settings, load_settings, need_programs, port_offset
 from hivedlab.rehearsal.supervisor import Started, Supervisor, alive, load_record, stop_all
 
 READY_S = 60.0
@@ -53,6 +54,8 @@ class Cluster:
     apiserver: str
     kubeconfig: str
     pai_admin_token_file: str
+    programs: str | None = None  # the switch restarts HiveD and the rest-server from this folder
+    port_offset: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return {"kind": "rehearsal", **self.__dict__}
@@ -247,12 +250,8 @@ class Stack:
         return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions) and not taints
 
 
-def cluster_file(settings: Settings) -> Path:
-    return settings.paths.run / "cluster.json"
-
-
 def read_cluster(settings: Settings) -> Cluster | None:
-    path = cluster_file(settings)
+    path = settings.paths.cluster
     if not path.is_file():
         return None
     data = json.loads(path.read_text(encoding="utf-8"))
@@ -293,8 +292,9 @@ def up(settings: Settings, inventory: Inventory, inventory_path: str | None, con
         stop_all(settings.paths.record)
         raise
     cluster = Cluster(config, inventory_path, speedup, stack.pai_url, configs.hived_url(settings.ports),
-                      configs.apiserver_url(settings.ports), str(settings.paths.kubeconfig), str(token_file))
-    write_atomic(cluster_file(settings), json.dumps(cluster.as_dict(), indent=2) + "\n")
+                      configs.apiserver_url(settings.ports), str(settings.paths.kubeconfig), str(token_file),
+                      str(need_programs(settings)), port_offset(settings))
+    write_atomic(settings.paths.cluster, json.dumps(cluster.as_dict(), indent=2) + "\n")
     return cluster, time.monotonic() - begin
 
 
@@ -304,6 +304,8 @@ def switch(settings: Settings, inventory: Inventory, config: str) -> Cluster:
     cluster = read_cluster(settings)
     if cluster is None or not running(settings):
         raise HivedlabError("the rehearsal cluster is not up: run `hivedlab rehearsal up` first")
+    if settings.programs is None and cluster.programs:
+        settings = replace(settings, programs=Path(cluster.programs))
     stack = Stack(settings, inventory, require(settings.paths, need_programs(settings)))
     plan_layout(config, inventory)
     names = {"rest-server", "hivedscheduler"} | {scheduler_name(vc) for vcs in CONFIG_VCS.values()
@@ -313,8 +315,26 @@ def switch(settings: Settings, inventory: Inventory, config: str) -> Cluster:
     stack.hived(config)
     stack.rest_server()
     changed = Cluster(**{**cluster.__dict__, "config": config})
-    write_atomic(cluster_file(settings), json.dumps(changed.as_dict(), indent=2) + "\n")
+    write_atomic(settings.paths.cluster, json.dumps(changed.as_dict(), indent=2) + "\n")
     return changed
+
+
+def switcher_for(hived_url: str, environ: Mapping[str, str] | None = None) -> Callable[[str], None] | None:
+    """`switch` of the rehearsal cluster run from this machine's home (`HIVEDLAB_REHEARSAL_HOME` or the default)
+    whose HiveD answers at `hived_url`, for a run that needs another config; None when no such cluster is up here."""
+    try:
+        settings = load_settings(environ=environ)
+        cluster = read_cluster(settings)
+    except (HivedlabError, OSError, ValueError, TypeError):
+        return None
+    if cluster is None or cluster.hived_url.rstrip("/") != hived_url.rstrip("/") or not running(settings):
+        return None
+    inventory = load_inventory(cluster.inventory)
+
+    def switch_to(config: str) -> None:
+        switch(settings, inventory, config)
+
+    return switch_to
 
 
 def down(settings: Settings) -> list[str]:

@@ -78,6 +78,11 @@ def _pai_factory(opening: Opening) -> BackendFactory:
     members = submitting_members(opening.turns, opening.inventory)
 
     def make(plan: Plan, writer: EvidenceWriter) -> Backend:
-        return open_backend(writer, opening.inventory, members=members)
+        backend = open_backend(writer, opening.inventory, members=members)
+        if (backend.run_info.get("cluster_kind") or {}).get("kind") == "rehearsal":
+            from hivedlab.rehearsal.stack import switcher_for
+
+            backend.switcher = switcher_for(backend.hived_url)
+        return backend
 
     return make

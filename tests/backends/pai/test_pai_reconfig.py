@@ -49,3 +49,32 @@ def test_on_the_rehearsal_cluster_the_switch_is_its_own_command(world, tmp_path)
     with pytest.raises(HivedlabError, match="hivedlab rehearsal switch one-vc") as caught:
         backend.switch_config("one-vc", ONE_VC)
     assert "paictl commands" not in str(caught.value)
+
+
+def test_a_rehearsal_cluster_run_from_this_machine_is_switched_by_the_run_itself(world, tmp_path):  # noqa: F811
+    """With the local rehearsal's switch at hand (hivedlab.rehearsal.stack.switcher_for) the run does what the admin
+    would, without a terminal, then waits for HiveD to show the new VCs as after paictl."""
+    _, hived, _ = world
+    switched = []
+
+    def switch(name):
+        switched.append(name)
+        hived.vcs = ["default"]
+
+    backend, _, _ = make(world, tmp_path, experiment="reconfig")
+    backend.run_info["cluster_kind"] = {"kind": "rehearsal", "emulated_nodes": ["hostname-carol", "hostname-dan"]}
+    backend.switcher = switch
+    backend.switch_config("two-vc", TWO_VC)
+    assert switched == []  # already in place: nothing to do
+    assert backend.submit("alice", "vc1-job", job("vc1-job-alice-r1")).accepted
+    backend.switch_config("one-vc", ONE_VC)
+    assert switched == ["one-vc"] and backend.vcs == {"default"}
+
+
+def test_a_switch_that_does_not_take_is_reported(world, tmp_path):  # noqa: F811
+    backend, _, _ = make(world, tmp_path, experiment="reconfig")
+    backend.switcher = lambda name: None  # HiveD keeps its two VCs
+    backend.switch_timeout_s = 0.0
+    backend.switch_config("two-vc", TWO_VC)
+    with pytest.raises(HivedlabError, match=r"did not show the VCs \['default'\]"):
+        backend.switch_config("one-vc", ONE_VC)

@@ -176,6 +176,9 @@ class PaiBackend:
         self.index = _ObservedIndex()
         self.vcs: set[str] = set()
         self.run_info: dict[str, Any] = {}
+        # the config switch of a rehearsal cluster this machine runs (hivedlab.rehearsal.stack.switcher_for): it
+        # stands for the admin's paictl commands, so a run switches by itself instead of asking
+        self.switcher: Callable[[str], None] | None = None
 
     # ---------------------------------------------------------------- helpers
 
@@ -223,11 +226,16 @@ class PaiBackend:
                               "does on a real cluster)")
                 message_zh = (f"演练集群当前的 VC 为 {sorted(running)}，'{name}' 配置需要 {sorted(wanted)}："
                               f"请运行 hivedlab rehearsal switch {name}（相当于真实集群上 paictl 推送配置）")
-            if not self.interactive:
+            if self.switcher is not None:
+                self._say(f"switching the rehearsal cluster to '{name}' as `hivedlab rehearsal switch {name}` "
+                          f"does / 演练集群切换到 {name}")
+                self.switcher(name)
+            elif not self.interactive:
                 raise HivedlabError(f"{message_en} / {message_zh}")
-            if self.view:
-                self.view.pause()
-            self._ask(f"{message_en}\n{message_zh}\nPress Enter when done / 完成后按回车: ")
+            else:
+                if self.view:
+                    self.view.pause()
+                self._ask(f"{message_en}\n{message_zh}\nPress Enter when done / 完成后按回车: ")
             self._say(f"waiting for HiveD to show {sorted(wanted)} / 等待 HiveD 使用新配置")
             if not wait_for_vcs(self.hived_url, wanted, self.switch_timeout_s, poll_s=self.poll_s,
                                 sleep=self._sleep, clock=self._clock):

@@ -72,9 +72,9 @@ def _inventory_path(value: str | None) -> str | None:
     return os.path.abspath(value) if value else None
 
 
-def _env_lines(cluster: Cluster) -> list[str]:
+def _env_lines(cluster: Cluster, home: Path) -> list[str]:
     return [f"export HIVEDLAB_PAI_URL={cluster.pai_url}", f"export HIVEDLAB_HIVED_URL={cluster.hived_url}",
-            f"export KUBECONFIG={cluster.kubeconfig}",
+            f"export KUBECONFIG={cluster.kubeconfig}", f"export HIVEDLAB_REHEARSAL_HOME={home}",
             f"# OpenPAI admin's token (hivedlab accounts --admin-token-file): {cluster.pai_admin_token_file}"]
 
 
@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
         cluster, seconds = stack.up(settings, load_inventory(inventory_path), inventory_path, args.start_config,
                                     args.speedup)
         print(f"the rehearsal cluster is up in {seconds:.1f} s ({cluster.config}) / 演练集群已启动")
-        print("\n".join(_env_lines(cluster)))
+        print("\n".join(_env_lines(cluster, settings.paths.home)))
         return EXIT_OK
     if args.action == "status":
         return _status(settings)
@@ -132,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
     current = stack.read_cluster(settings)
     if current is None:
         raise HivedlabError("the rehearsal cluster is not up: run `hivedlab rehearsal up` first")
-    print("\n".join(_env_lines(current)))
+    print("\n".join(_env_lines(current, settings.paths.home)))
     return EXIT_OK
 
 
