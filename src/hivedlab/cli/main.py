@@ -49,6 +49,8 @@ COMMANDS: dict[str, CommandEntry] = {
     "doctor": CommandEntry("doctor", "check a deployed cluster: nodes, rest-server, portal, HiveD's VCs and cells, "
                                      "tokens, unfinished jobs"),
     "sim": CommandEntry("sim", "drive the simulated HiveD scheduler directly (sim replay CONFIG OPS.json)"),
+    "compare-streams": CommandEntry("compare_streams", "compare two runs' streams, e.g. the simulator's and the "
+                                                       "rehearsal cluster's (docs/simulator-vs-rehearsal.md)"),
     "rehearsal": CommandEntry("rehearsal", "start or stop the rehearsal cluster: OpenPAI's real control plane here, "
                                            "GPUs emulated"),
 }

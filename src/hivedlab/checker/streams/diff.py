@@ -1,0 +1,98 @@
+"""Comparing two streams fact by fact (pure): each fact whose values differ is one `Difference`, documented when the
+known differences (`known`) make the two sides agree, undocumented otherwise."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from hivedlab.checker.streams.known import KnownDifference
+from hivedlab.checker.streams.model import Stream
+
+_ABSENT = object()
+
+
+@dataclass(frozen=True)
+class Difference:
+    path: str
+    a: Any
+    b: Any
+    known: tuple[str, ...] = ()  # the ids of the documented differences that explain it; none: undocumented
+
+    @property
+    def documented(self) -> bool:
+        return bool(self.known)
+
+    def line(self) -> str:
+        """One line: the fact, both values, and what explains it."""
+        why = f"  [documented: {', '.join(self.known)}]" if self.known else ""
+        return f"{self.path}: A={_show(self.a)} B={_show(self.b)}{why}"
+
+    def as_json(self) -> dict[str, Any]:
+        return {"path": self.path, "a": None if self.a is _ABSENT else self.a,
+                "b": None if self.b is _ABSENT else self.b, "absent": [s for s, v in (("a", self.a), ("b", self.b))
+                                                                       if v is _ABSENT], "known": list(self.known)}
+
+
+def _show(value: Any) -> str:
+    return "(absent)" if value is _ABSENT else json.dumps(value, ensure_ascii=False)
+
+
+def side_of(stream: Stream) -> str:
+    """`sim` for the simulator's log, `rehearsal` for a real (or rehearsal) cluster's."""
+    return "sim" if stream.source == "sim" else "rehearsal"
+
+
+def _rewrite(value: Any, entry: KnownDifference) -> Any:
+    if isinstance(value, list):
+        items = [v for v in value if not (entry.drop and isinstance(v, str) and entry.drop.search(v))]
+        return [_rewrite(v, entry) for v in items]
+    if isinstance(value, str):
+        for pattern, replacement in entry.rewrite:
+            value = pattern.sub(replacement, value)
+    return value
+
+
+def _collapse(value: Any) -> Any:
+    """A list with its repeats collapsed again (a rewrite can make two neighbours equal)."""
+    if not isinstance(value, list):
+        return value
+    out: list[Any] = []
+    for item in value:
+        if not out or out[-1] != item:
+            out.append(item)
+    return out
+
+
+def _explain(path: str, a: Any, b: Any, sides: tuple[str, str], known: tuple[KnownDifference, ...]) -> tuple[str, ...]:
+    """The ids of the entries that, applied in order, make `a` and `b` agree; () when they do not."""
+    used: list[str] = []
+    for entry in known:
+        if not entry.applies(path):
+            continue
+        before = (a, b)
+        a = _collapse(_rewrite(a, entry)) if entry.on(sides[0]) else a
+        b = _collapse(_rewrite(b, entry)) if entry.on(sides[1]) else b
+        scalar = not isinstance(a, list) and not isinstance(b, list)
+        if scalar and (entry.compare == "any" or (entry.compare == "presence" and bool(a) == bool(b))):
+            a = b
+        if (a, b) != before:
+            used.append(entry.id)
+        if a == b:
+            return tuple(used)
+    return ()
+
+
+def diff_streams(a: Stream, b: Stream, known: tuple[KnownDifference, ...] = ()) -> list[Difference]:
+    """Every fact whose values differ, in the order of A's facts (then B's own), each marked with what explains it."""
+    facts_a, facts_b = a.facts(), b.facts()
+    sides = (side_of(a), side_of(b))
+    out = []
+    for path in [*facts_a, *(p for p in facts_b if p not in facts_a)]:
+        va, vb = facts_a.get(path, _ABSENT), facts_b.get(path, _ABSENT)
+        if va == vb:
+            continue
+        ids = () if _ABSENT in (va, vb) else _explain(path, va, vb, sides, known)
+        out.append(Difference(path, va, vb, ids))
+    return out

@@ -1,0 +1,107 @@
+"""The documented differences between the simulator's stream and the rehearsal cluster's: one data file,
+`configs/known-differences.yaml`, read by the differ and listed by docs/simulator-vs-rehearsal.md (a test
+holds the two together).
+
+Each entry names the facts it applies to (`fields`: patterns over the flattened paths where `*` matches anything, e.g.
+`job[*].framework_states`) and how it makes the two sides comparable, applied in this order:
+
+- `drop`: a regular expression; list items it matches are removed (on `side`: sim, rehearsal or both);
+- `rewrite`: `[pattern, replacement]` pairs applied to the strings of `side` (a list's items, or a value);
+- `compare: presence` (a number or a text, not a list): the same when both are zero/empty or both are not;
+- `compare: any` (a number or a text): the same whatever they are (a fact that only shows how the run was timed).
+
+A fact whose values differ but agree once the entries are applied is a documented difference (its entries named);
+one that still differs is not."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from hivedlab.basics.errors import HivedlabError
+from hivedlab.basics.files import read_yaml
+from hivedlab.basics.resources import CONFIGS
+
+KNOWN_FILE = CONFIGS / "known-differences.yaml"
+CATEGORIES = ("simplification", "kubernetes-1.20", "rehearsal")
+SIDES = ("sim", "rehearsal", "both")
+
+
+@dataclass(frozen=True)
+class KnownDifference:
+    id: str
+    category: str  # simplification (the simulator's), kubernetes-1.20 (the rehearsal's 1.20 vs the course's 1.14/1.15),
+    #                rehearsal (the emulated kubelets, or the rehearsal's machinery)
+    fields: tuple[str, ...]
+    summary_en: str
+    summary_zh: str
+    course: str  # what the course's Kubernetes 1.14/1.15 (and the simulator) do
+    kubernetes_1_20: str  # what the rehearsal cluster's 1.20.2 does ("" when it is not a 1.20 difference)
+    side: str = "both"
+    drop: re.Pattern[str] | None = None
+    rewrite: tuple[tuple[re.Pattern[str], str], ...] = ()
+    compare: str = ""  # "", "presence" or "any"
+
+    def applies(self, path: str) -> bool:
+        return any(_glob(pattern).fullmatch(path) for pattern in self.fields)
+
+    def on(self, side: str) -> bool:
+        return self.side in ("both", side)
+
+
+@cache
+def _glob(pattern: str) -> re.Pattern[str]:
+    """A path pattern: `*` matches anything, every other character (brackets included) only itself."""
+    return re.compile(".*".join(re.escape(part) for part in pattern.split("*")))
+
+
+def _text(entry: dict[str, Any], key: str, where: str) -> str:
+    value = entry.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise HivedlabError(f"{where}: `{key}` must be a non-empty text")
+    return value.strip()
+
+
+def _entry(entry: Any, where: str) -> KnownDifference:
+    if not isinstance(entry, dict):
+        raise HivedlabError(f"{where}: an entry must be a mapping")
+    category, side = entry.get("category"), entry.get("side", "both")
+    if category not in CATEGORIES:
+        raise HivedlabError(f"{where}: category must be one of {', '.join(CATEGORIES)}")
+    if side not in SIDES:
+        raise HivedlabError(f"{where}: side must be one of {', '.join(SIDES)}")
+    fields = entry.get("fields")
+    if not isinstance(fields, list) or not fields or not all(isinstance(f, str) for f in fields):
+        raise HivedlabError(f"{where}: `fields` must be a list of path patterns")
+    summary = entry.get("summary") or {}
+    try:
+        drop = re.compile(str(entry["drop"])) if "drop" in entry else None
+        rewrite = tuple((re.compile(str(pair[0])), str(pair[1])) for pair in entry.get("rewrite") or ())
+    except (re.error, IndexError, TypeError) as exc:
+        raise HivedlabError(f"{where}: a bad pattern: {exc}") from exc
+    compare = str(entry.get("compare") or "")
+    if compare not in ("", "presence", "any"):
+        raise HivedlabError(f"{where}: compare must be presence or any")
+    if drop is None and not rewrite and not compare:
+        raise HivedlabError(f"{where}: an entry needs drop, rewrite or compare")
+    return KnownDifference(
+        id=_text(entry, "id", where), category=str(category), fields=tuple(fields),
+        summary_en=_text(summary, "en", f"{where}: summary"), summary_zh=_text(summary, "zh", f"{where}: summary"),
+        course=_text(entry, "course", where), kubernetes_1_20=str(entry.get("kubernetes_1_20") or "").strip(),
+        side=str(side), drop=drop, rewrite=rewrite, compare=compare)
+
+
+def load_known(path: Path = KNOWN_FILE) -> tuple[KnownDifference, ...]:
+    """The documented differences, in the file's order; a one-line error for a malformed file."""
+    data = read_yaml(path)
+    entries = data.get("differences") if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        raise HivedlabError(f"{path.name}: expected a mapping with a `differences` list")
+    known = tuple(_entry(entry, f"{path.name}: entry {index + 1}") for index, entry in enumerate(entries))
+    ids = [k.id for k in known]
+    if len(set(ids)) != len(ids):
+        raise HivedlabError(f"{path.name}: an id is used twice")
+    return known

@@ -1,0 +1,77 @@
+"""The normalized stream of one experiment run: what each job, task and task attempt went through, with names made
+comparable across runs (run tags, uids and times removed; timing kept only as order). Built by `extract`, compared
+by `diff` (docs/simulator-vs-rehearsal.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class AttemptStream:
+    """One task attempt (one pod uid): where it ran, the pod phases it went through, its events, how it ended."""
+
+    node: str | None
+    gpus: tuple[int, ...]
+    phases: tuple[str, ...]  # pod phases in order, repeats collapsed; `Deleted` when the pod was deleted
+    events: tuple[str, ...]  # `Reason: message` (normalized) in order, repeats collapsed
+    failed_scheduling: int  # FailedScheduling occurrences that are waits (count, or 1 + series.count)
+    transient: int  # FailedScheduling occurrences that are transient errors (scheduler_messages.TRANSIENT)
+    waits: tuple[str, ...]  # the classes of its FailedScheduling messages, in order, repeats collapsed
+    outcome: str
+    exit_code: int | None
+    fc_exit_code: int | None
+    preempted_by: str | None  # the preemptor's task, from the Preempted event
+
+
+@dataclass(frozen=True)
+class JobStream:
+    """One OpenPAI job, named `<plan key>@<user>`."""
+
+    label: str
+    submit: tuple[str, ...]  # `<HTTP status> <normalized message>` per submit record
+    framework_states: tuple[str, ...]
+    rest_states: tuple[str, ...]  # the REST state the rest-server derives from each Framework state
+    state: str
+    exit_code: int | None
+    tasks: tuple[tuple[str, tuple[AttemptStream, ...]], ...]  # (`role/index`, its attempts in order)
+
+
+@dataclass(frozen=True)
+class Stream:
+    """One experiment run's stream."""
+
+    experiment: str | None
+    source: str | None  # `sim` or `k8s` (the log's source)
+    configs: tuple[str, ...]  # the HiveD configs in force, in order of their switch records
+    steps: tuple[str, ...]  # `<step index>:<status>` of the runner's step records
+    end: str | None
+    jobs: tuple[JobStream, ...]
+    start_order: tuple[str, ...]  # tasks in the order their first attempt started
+    preemptions: tuple[str, ...]  # `<victim> <- <preemptor>` in order
+
+    def facts(self) -> dict[str, Any]:
+        """The stream flattened: one path (`job[low@alice].task[train/0].attempt[0].node`) per fact."""
+        out: dict[str, Any] = {
+            "experiment": self.experiment, "configs": list(self.configs), "steps": list(self.steps),
+            "end": self.end, "jobs": [job.label for job in self.jobs], "start_order": list(self.start_order),
+            "preemptions": list(self.preemptions),
+        }
+        for job in self.jobs:
+            head = f"job[{job.label}]"
+            out.update({f"{head}.submit": list(job.submit), f"{head}.framework_states": list(job.framework_states),
+                        f"{head}.rest_states": list(job.rest_states), f"{head}.state": job.state,
+                        f"{head}.exit_code": job.exit_code, f"{head}.tasks": [name for name, _ in job.tasks]})
+            for name, attempts in job.tasks:
+                out[f"{head}.task[{name}].attempts"] = len(attempts)
+                for index, attempt in enumerate(attempts):
+                    at = f"{head}.task[{name}].attempt[{index}]"
+                    out.update({f"{at}.node": attempt.node, f"{at}.gpus": list(attempt.gpus),
+                                f"{at}.phases": list(attempt.phases), f"{at}.events": list(attempt.events),
+                                f"{at}.failed_scheduling": attempt.failed_scheduling,
+                                f"{at}.transient": attempt.transient,
+                                f"{at}.waits": list(attempt.waits), f"{at}.outcome": attempt.outcome,
+                                f"{at}.exit_code": attempt.exit_code, f"{at}.fc_exit_code": attempt.fc_exit_code,
+                                f"{at}.preempted_by": attempt.preempted_by})
+        return out
