@@ -29,14 +29,30 @@ def leaf_count(cells: Any) -> int:
 
 
 def fetch_vcs(base_url: str, *, timeout_s: float = 10.0, session: requests.Session | None = None) -> dict[str, int]:
-    """{VC name: leaf cells} as the running HiveD reports them. Raises requests' errors when it is not reachable."""
+    """{VC name: leaf cells of its own} as the running HiveD reports them (`own_cells`); a VC with none is left out.
+    Raises requests' errors when it is not reachable."""
     getter = session or requests
     response = getter.get(base_url.rstrip("/") + VCS_PATH, timeout=timeout_s)
     response.raise_for_status()
     data = response.json()
     if not isinstance(data, dict):
         raise ValueError("HiveD's inspect API did not answer with a mapping of VCs")
-    return {str(name): leaf_count(cells) for name, cells in data.items()}
+    own = {str(name): own_cells(cells) for name, cells in data.items()}
+    return {name: leaf_count(cells) for name, cells in own.items() if cells}
+
+
+OPPORTUNISTIC_SUFFIX = "-opp"  # utils.go generateOTVirtualCell: an opportunistic pod's cell shown in its VC
+
+
+def own_cells(cells: Any) -> list[Any]:
+    """A VC's cells without the stand-ins HiveD v0.3.4 shows for opportunistic pods (`<physical address>-opp`,
+    hived_algorithm.go addLeafCell). A pod bound in a VC that the config no longer has (one running across a config
+    switch) is kept as such a stand-in, and its VC stays in the view with no cell once it ends (releaseLeafCell leaves
+    the empty entry), so a VC with no cell of its own is not one of the config's."""
+    if not isinstance(cells, list):
+        return []
+    return [c for c in cells if not (isinstance(c, dict)
+                                     and str(c.get("cellAddress", "")).endswith(OPPORTUNISTIC_SUFFIX))]
 
 
 def fetch_cluster_status(base_url: str, *, timeout_s: float = 10.0) -> tuple[Any, Any]:
