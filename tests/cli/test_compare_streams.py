@@ -61,7 +61,8 @@ def test_an_undocumented_difference_exits_1_and_names_the_fact(cli: Callable[...
     assert result.code == 1
     report = json.loads(result.out)
     paths = [d["path"] for d in report["experiments"][0]["differences"] if not d["known"]]
-    assert paths == ["job[gang@alice].task[train/0].attempt[0].node"] and report["undocumented"] == 1
+    assert paths == ["placements", "job[gang@alice].placements", "job[gang@alice].task[train/0].attempt[0].node"]
+    assert report["undocumented"] == 3
 
 
 def test_run_directories_compare_experiment_by_experiment(cli: Callable[..., Any], tmp_path: Path) -> None:

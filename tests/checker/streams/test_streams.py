@@ -67,7 +67,8 @@ def test_a_stream_names_jobs_by_plan_key_and_user_and_keeps_the_preemption_order
     facts = stream.facts()
     assert facts["jobs"] == ["high@alice", "low@alice"]
     assert stream.preemptions == ("low@alice:train/0 <- high@alice:train/0",)
-    assert stream.start_order == ("low@alice:train/0", "high@alice:train/0")
+    assert stream.start_order == ("low@alice", "high@alice")
+    assert facts["job[low@alice].placements"] == ["hostname-dan:0"]  # the cells it used
     first = "job[low@alice].task[train/0].attempt[0]"
     assert facts[f"{first}.outcome"] == "preempted" and facts[f"{first}.preempted_by"] == "high@alice:train/0"
     assert facts[f"{first}.phases"] == ["Pending", "Running", "Deleted"]

@@ -4,10 +4,11 @@ known differences (`known`) make the two sides agree, undocumented otherwise."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
-from hivedlab.checker.streams.known import KnownDifference
+from hivedlab.checker.streams.known import SAME, KnownDifference
 from hivedlab.checker.streams.model import Stream
 
 _ABSENT = object()
@@ -51,6 +52,14 @@ def _rewrite(value: Any, entry: KnownDifference) -> Any:
     if isinstance(value, str):
         for pattern, replacement in entry.rewrite:
             value = pattern.sub(replacement, value)
+    elif entry.rewrite and (value is None or isinstance(value, int | float)):
+        text = json.dumps(value)
+        for pattern, replacement in entry.rewrite:
+            text = pattern.sub(replacement, text)
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = text
     return value
 
 
@@ -65,17 +74,37 @@ def _collapse(value: Any) -> Any:
     return out
 
 
-def _explain(path: str, a: Any, b: Any, sides: tuple[str, str], known: tuple[KnownDifference, ...]) -> tuple[str, ...]:
-    """The ids of the entries that, applied in order, make `a` and `b` agree; () when they do not."""
+_SCOPES = {"attempt": re.compile(r"^(job\[[^]]*\]\.task\[[^]]*\]\.attempt\[\d+\])\."),
+           "job": re.compile(r"^(job\[[^]]*\])\.")}
+
+
+def _holds(entry: KnownDifference, path: str, facts: tuple[dict[str, Any], dict[str, Any]]) -> bool:
+    """Whether the entry's `when` conditions hold for the fact at `path` (facts of its attempt or job)."""
+    for key, wanted in entry.when:
+        scope, _, name = key.partition(".")
+        found = _SCOPES[scope].match(path)
+        if found is None:
+            return False
+        ref = f"{found.group(1)}.{name}"
+        va, vb = facts[0].get(ref, _ABSENT), facts[1].get(ref, _ABSENT)
+        if not (va == vb and va is not _ABSENT if wanted == SAME else va == wanted and vb == wanted):
+            return False
+    return True
+
+
+def _explain(path: str, a: Any, b: Any, context: tuple[str, str, str | None, dict[str, Any], dict[str, Any]],
+             known: tuple[KnownDifference, ...]) -> tuple[str, ...]:
+    """The ids of the entries that, applied in order, make `a` and `b` agree; () when they do not. `context`: the
+    sides of A and B, the experiment, and both streams' facts."""
+    sides, facts = context[:2], context[3:]
     used: list[str] = []
     for entry in known:
-        if not entry.applies(path):
+        if not entry.applies(path, context[2]) or not _holds(entry, path, facts):
             continue
         before = (a, b)
         a = _collapse(_rewrite(a, entry)) if entry.on(sides[0]) else a
         b = _collapse(_rewrite(b, entry)) if entry.on(sides[1]) else b
-        scalar = not isinstance(a, list) and not isinstance(b, list)
-        if scalar and (entry.compare == "any" or (entry.compare == "presence" and bool(a) == bool(b))):
+        if entry.compare == "any" or (entry.compare == "presence" and bool(a) == bool(b)):
             a = b
         if (a, b) != before:
             used.append(entry.id)
@@ -87,12 +116,12 @@ def _explain(path: str, a: Any, b: Any, sides: tuple[str, str], known: tuple[Kno
 def diff_streams(a: Stream, b: Stream, known: tuple[KnownDifference, ...] = ()) -> list[Difference]:
     """Every fact whose values differ, in the order of A's facts (then B's own), each marked with what explains it."""
     facts_a, facts_b = a.facts(), b.facts()
-    sides = (side_of(a), side_of(b))
+    context = (side_of(a), side_of(b), a.experiment or b.experiment, facts_a, facts_b)
     out = []
     for path in [*facts_a, *(p for p in facts_b if p not in facts_a)]:
         va, vb = facts_a.get(path, _ABSENT), facts_b.get(path, _ABSENT)
         if va == vb:
             continue
-        ids = () if _ABSENT in (va, vb) else _explain(path, va, vb, sides, known)
+        ids = () if _ABSENT in (va, vb) else _explain(path, va, vb, context, known)
         out.append(Difference(path, va, vb, ids))
     return out

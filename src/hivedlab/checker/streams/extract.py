@@ -175,12 +175,8 @@ def extract(records: Sequence[Record]) -> Stream:
         timeline = replace(timeline, jobs=tuple(job for job in timeline.jobs if job.submissions))
     trace = _trace(records)
     names = Names(timeline)
-    started = sorted(((a.started.seq, names.pods[a.uid]) for job in timeline.jobs for a in job.attempts
-                      if a.started is not None), key=lambda pair: pair[0])
-    start_order: list[str] = []
-    for _, task in started:
-        if task not in start_order:
-            start_order.append(task)
+    started = sorted((job.first_started.seq, names.jobs[job.framework_name]) for job in timeline.jobs
+                     if job.first_started is not None)
     preempted = sorted(((a.preempted.seq, names.pods[a.uid], names.preemptor(a.preempted_by))
                         for job in timeline.jobs for a in job.attempts if a.preempted is not None),
                        key=lambda item: item[0])
@@ -188,4 +184,5 @@ def extract(records: Sequence[Record]) -> Stream:
         experiment=timeline.experiment, source=timeline.source, configs=tuple(trace.configs),
         steps=tuple(trace.steps), end=timeline.end_status,
         jobs=tuple(sorted((_job(job, trace, names) for job in timeline.jobs), key=lambda j: j.label)),
-        start_order=tuple(start_order), preemptions=tuple(f"{victim} <- {by}" for _, victim, by in preempted))
+        start_order=tuple(label for _, label in started),
+        preemptions=tuple(f"{victim} <- {by}" for _, victim, by in preempted))

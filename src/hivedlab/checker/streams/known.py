@@ -6,12 +6,16 @@ Each entry names the facts it applies to (`fields`: patterns over the flattened 
 `job[*].framework_states`) and how it makes the two sides comparable, applied in this order:
 
 - `drop`: a regular expression; list items it matches are removed (on `side`: sim, rehearsal or both);
-- `rewrite`: `[pattern, replacement]` pairs applied to the strings of `side` (a list's items, or a value);
-- `compare: presence` (a number or a text, not a list): the same when both are zero/empty or both are not;
-- `compare: any` (a number or a text): the same whatever they are (a fact that only shows how the run was timed).
+- `rewrite`: `[pattern, replacement]` pairs applied to the values of `side` (a list's items, or a value; a number
+  or null as its JSON text, e.g. `["^143$", "0"]`);
+- `compare: presence`: the same when both are zero/empty or both are not;
+- `compare: any`: the same whatever they are (a fact that only shows how the run was timed).
+
+`when` (optional) limits an entry to facts of an attempt or job whose other fact is a given value on both sides, or
+the same on both (`same`): `{attempt.fc_exit_code: -220}`, `{job.placements: same}`.
 
 A fact whose values differ but agree once the entries are applied is a documented difference (its entries named);
-one that still differs is not."""
+one that still differs is not. `experiments` (optional) limits an entry to those plans."""
 
 from __future__ import annotations
 
@@ -28,6 +32,8 @@ from hivedlab.basics.resources import CONFIGS
 KNOWN_FILE = CONFIGS / "known-differences.yaml"
 CATEGORIES = ("simplification", "kubernetes-1.20", "rehearsal")
 SIDES = ("sim", "rehearsal", "both")
+SCOPES = ("attempt", "job")
+SAME = "same"
 
 
 @dataclass(frozen=True)
@@ -44,8 +50,12 @@ class KnownDifference:
     drop: re.Pattern[str] | None = None
     rewrite: tuple[tuple[re.Pattern[str], str], ...] = ()
     compare: str = ""  # "", "presence" or "any"
+    experiments: tuple[str, ...] = ()  # only these plans (all when empty)
+    when: tuple[tuple[str, Any], ...] = ()  # (`attempt.<fact>` or `job.<fact>`, a value or SAME)
 
-    def applies(self, path: str) -> bool:
+    def applies(self, path: str, experiment: str | None = None) -> bool:
+        if self.experiments and experiment not in self.experiments:
+            return False
         return any(_glob(pattern).fullmatch(path) for pattern in self.fields)
 
     def on(self, side: str) -> bool:
@@ -82,6 +92,10 @@ def _entry(entry: Any, where: str) -> KnownDifference:
         rewrite = tuple((re.compile(str(pair[0])), str(pair[1])) for pair in entry.get("rewrite") or ())
     except (re.error, IndexError, TypeError) as exc:
         raise HivedlabError(f"{where}: a bad pattern: {exc}") from exc
+    when = entry.get("when") or {}
+    if not isinstance(when, dict) or any(str(k).partition(".")[0] not in SCOPES or not str(k).partition(".")[2]
+                                         for k in when):
+        raise HivedlabError(f"{where}: `when` must map attempt.<fact> or job.<fact> to a value or `same`")
     compare = str(entry.get("compare") or "")
     if compare not in ("", "presence", "any"):
         raise HivedlabError(f"{where}: compare must be presence or any")
@@ -91,7 +105,9 @@ def _entry(entry: Any, where: str) -> KnownDifference:
         id=_text(entry, "id", where), category=str(category), fields=tuple(fields),
         summary_en=_text(summary, "en", f"{where}: summary"), summary_zh=_text(summary, "zh", f"{where}: summary"),
         course=_text(entry, "course", where), kubernetes_1_20=str(entry.get("kubernetes_1_20") or "").strip(),
-        side=str(side), drop=drop, rewrite=rewrite, compare=compare)
+        side=str(side), drop=drop, rewrite=rewrite, compare=compare,
+        experiments=tuple(str(e) for e in entry.get("experiments") or ()),
+        when=tuple((str(k), v) for k, v in when.items()))
 
 
 def load_known(path: Path = KNOWN_FILE) -> tuple[KnownDifference, ...]:

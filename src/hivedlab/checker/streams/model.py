@@ -48,7 +48,7 @@ class Stream:
     steps: tuple[str, ...]  # `<step index>:<status>` of the runner's step records
     end: str | None
     jobs: tuple[JobStream, ...]
-    start_order: tuple[str, ...]  # tasks in the order their first attempt started
+    start_order: tuple[str, ...]  # jobs in the order their first task started
     preemptions: tuple[str, ...]  # `<victim> <- <preemptor>` in order
 
     def facts(self) -> dict[str, Any]:
@@ -57,12 +57,16 @@ class Stream:
             "experiment": self.experiment, "configs": list(self.configs), "steps": list(self.steps),
             "end": self.end, "jobs": [job.label for job in self.jobs], "start_order": list(self.start_order),
             "preemptions": list(self.preemptions),
+            "placements": sorted({f"{a.node}:{','.join(map(str, a.gpus))}" for job in self.jobs for _, attempts
+                                  in job.tasks for a in attempts if a.node is not None}),  # the cells the run used
         }
         for job in self.jobs:
             head = f"job[{job.label}]"
             out.update({f"{head}.submit": list(job.submit), f"{head}.framework_states": list(job.framework_states),
                         f"{head}.rest_states": list(job.rest_states), f"{head}.state": job.state,
-                        f"{head}.exit_code": job.exit_code, f"{head}.tasks": [name for name, _ in job.tasks]})
+                        f"{head}.exit_code": job.exit_code, f"{head}.tasks": [name for name, _ in job.tasks],
+                        f"{head}.placements": sorted({f"{a.node}:{','.join(map(str, a.gpus))}" for _, attempts
+                                                      in job.tasks for a in attempts if a.node is not None})})
             for name, attempts in job.tasks:
                 out[f"{head}.task[{name}].attempts"] = len(attempts)
                 for index, attempt in enumerate(attempts):
