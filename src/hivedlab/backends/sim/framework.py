@@ -110,6 +110,9 @@ class FrameworkController:
         fw = job.framework
         if fw is None or fw.attempt_id != attempt_id or job.completing is not None:
             return
+        # the attempt's ConfigMap created first (controller.go syncFrameworkState: AttemptCreationRequested)
+        job.set_framework(state="AttemptCreationRequested", transition=self.clock.k8s_time())
+        self._emit_framework(job)
         gap = self.settings.pod_create_gap_s
         for position, key in enumerate(job.task_keys):
             if gap and position:
@@ -248,6 +251,9 @@ class FrameworkController:
                 job.set_task(key, state="Completed", transition=now, completion_time=now, code=kill_code)
         job.recreate.clear()
         self._emit_framework(job)
+        # the ConfigMap's deletion requested, its pods go with it (controller.go: AttemptDeletionRequested)
+        job.set_framework(state="AttemptDeletionRequested", transition=now)
+        self._emit_framework(job)
         for key in list(job.pods):
             self._delete_pod(job, key)
         self._maybe_attempt_deleted(job)
@@ -265,6 +271,8 @@ class FrameworkController:
             return
         completion, fw = job.completing, job.framework
         assert fw is not None
+        if fw.state == "Completed":  # written once: a later pod removal finds the Framework done
+            return
         now = self.clock.k8s_time()
         decision = should_retry(job.info.retry, completion.code, fw.accountable_retried)
         if decision.retry and not job.stop_requested:
@@ -277,9 +285,10 @@ class FrameworkController:
             self._emit_framework(job)
             self._new_attempt(job, decision.accountable)
             return
-        job.set_framework(
-            state="Completed", transition=now, attempt_completion_time=now, completion_time=now, retry_delay_sec=None
-        )
+        # completeFrameworkAttempt writes AttemptCompleted; the next sync, with no retry, Completed (controller.go)
+        job.set_framework(state="AttemptCompleted", transition=now, attempt_completion_time=now, retry_delay_sec=None)
+        self._emit_framework(job)
+        job.set_framework(state="Completed", transition=now, completion_time=now)
         self._emit_framework(job)
 
     def _new_attempt(self, job: SimJob, accountable: bool) -> None:
