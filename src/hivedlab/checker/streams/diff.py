@@ -46,6 +46,8 @@ def side_of(stream: Stream) -> str:
 
 
 def _rewrite(value: Any, entry: KnownDifference) -> Any:
+    if value is _ABSENT:
+        return value
     if isinstance(value, list):
         items = [v for v in value if not (entry.drop and isinstance(v, str) and entry.drop.search(v))]
         return [_rewrite(v, entry) for v in items]
@@ -101,6 +103,8 @@ def _explain(path: str, a: Any, b: Any, context: tuple[str, str, str | None, dic
     for entry in known:
         if not entry.applies(path, context[2]) or not _holds(entry, path, facts):
             continue
+        if _ABSENT in (a, b) and entry.compare != "any":  # a fact on one side only: only `any` explains it
+            continue
         before = (a, b)
         a = _collapse(_rewrite(a, entry)) if entry.on(sides[0]) else a
         b = _collapse(_rewrite(b, entry)) if entry.on(sides[1]) else b
@@ -122,6 +126,6 @@ def diff_streams(a: Stream, b: Stream, known: tuple[KnownDifference, ...] = ()) 
         va, vb = facts_a.get(path, _ABSENT), facts_b.get(path, _ABSENT)
         if va == vb:
             continue
-        ids = () if _ABSENT in (va, vb) else _explain(path, va, vb, context, known)
+        ids = _explain(path, va, vb, context, known)
         out.append(Difference(path, va, vb, ids))
     return out
