@@ -150,3 +150,49 @@ def test_a_pattern_matches_brackets_literally() -> None:
                                      "compare": "any", "summary": {"en": "e", "zh": "z"}, "course": "c"}, "e")
     assert entry.applies("job[low@alice].state") and not entry.applies("jobs.state")
     assert not entry.applies("job[low@alice].task[train/0].attempt[0].state.extra")
+
+
+def _one_task(node: str | None, outcome: str, fc_code: int | None, source: str, experiment: str = "incremental",
+              extra_job: bool = False) -> Stream:
+    from hivedlab.checker.streams import AttemptStream, JobStream
+
+    attempt = AttemptStream(node=node, gpus=(0,) if node else (), phases=("Pending",), events=(), failed_scheduling=0,
+                            transient=0, waits=(), outcome=outcome, exit_code=None, fc_exit_code=fc_code,
+                            preempted_by=None)
+    job = JobStream("elastic@alice", (), (), (), "SUCCEEDED", 0, (("train/1", (attempt,)),))
+    jobs = (job, JobStream("late@alice", ("202",), (), (), "WAITING", None, ())) if extra_job else (job,)
+    return Stream(experiment, source, ("one-vc",), (), "finished", jobs, (), ())
+
+
+def _entry_of(**fields: Any) -> KnownDifference:
+    return _entry({"id": "e", "category": "rehearsal", "summary": {"en": "e", "zh": "z"}, "course": "c", **fields},
+                  "e")
+
+
+def test_when_limits_an_entry_to_attempts_whose_other_fact_agrees() -> None:
+    entry = _entry_of(fields=["job[*].task[*].attempt[*].node"], compare="any", when={"attempt.fc_exit_code": -220})
+    killed = diff_streams(_one_task(None, "job-completed", -220, "sim"),
+                          _one_task("hostname-dan", "job-completed", -220, "k8s"), (entry,))
+    at = "job[elastic@alice].task[train/1].attempt[0]"
+    assert [(d.path, d.known) for d in killed] == [
+        ("placements", ()), ("job[elastic@alice].placements", ()), (f"{at}.node", ("e",)), (f"{at}.gpus", ())]
+    ran = diff_streams(_one_task(None, "job-completed", -220, "sim"),
+                       _one_task("hostname-dan", "succeeded", 0, "k8s"), (entry,))
+    assert all(not d.documented for d in ran)
+
+
+def test_a_fact_on_one_side_only_is_explained_only_by_compare_any() -> None:
+    a, b = _one_task(None, "x", None, "sim"), _one_task(None, "x", None, "k8s", extra_job=True)
+    rewrite = _entry_of(fields=["job[late@*]*"], rewrite=[["202", "403"]])
+    assert all(not d.documented for d in diff_streams(a, b, (rewrite,)))
+    anything = _entry_of(fields=["job[late@*]*", "jobs"], compare="any")
+    assert all(d.documented for d in diff_streams(a, b, (anything,)))
+    other_plan = _entry_of(fields=["job[late@*]*", "jobs"], compare="any", experiments=["gang"])
+    assert all(not d.documented for d in diff_streams(a, b, (other_plan,)))
+
+
+def test_a_bad_when_is_one_line() -> None:
+    from hivedlab.basics.errors import HivedlabError
+
+    with pytest.raises(HivedlabError, match="`when` must map"):
+        _entry_of(fields=["a"], compare="any", when={"task.node": "same"})
