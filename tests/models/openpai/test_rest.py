@@ -60,6 +60,8 @@ def test_base_url_normalisation():
     assert rest.normalize_base_url("http://10.0.1.2") == "http://10.0.1.2/rest-server"
     assert rest.normalize_base_url("10.0.1.2/") == "http://10.0.1.2/rest-server"
     assert rest.normalize_base_url("http://10.0.1.2:9186") == "http://10.0.1.2:9186"
+    assert rest.normalize_base_url("http://127.0.0.1:12186") == "http://127.0.0.1:12186"  # a moved rehearsal
+    assert rest.normalize_base_url("http://127.0.0.1") == "http://127.0.0.1/rest-server"
     assert rest.normalize_base_url("https://pai.example/rest-server/") == "https://pai.example/rest-server"
     with pytest.raises(PaiError, match="not an OpenPAI URL"):
         rest.normalize_base_url("ftp://x")

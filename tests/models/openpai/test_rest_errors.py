@@ -116,7 +116,8 @@ def test_a_server_that_never_answers_times_out(raw) -> None:
     hold = threading.Event()
     server = raw(lambda conn: (hold.wait(5), conn.close()))
     sleeps: list[float] = []
-    error = failure(PaiClient(server.url, sleep=sleeps.append, retries=1, timeout_s=0.3), lambda c: c.info())
+    pylon = f"{server.url}/rest-server"  # a loopback port alone is the rest-server itself (a rehearsal cluster)
+    error = failure(PaiClient(pylon, sleep=sleeps.append, retries=1, timeout_s=0.3), lambda c: c.info())
     hold.set()
     assert error.en.startswith(f"the rest-server at {server.url}/rest-server accepted the connection but did not "
                                "answer after 0.3 s")
@@ -134,7 +135,7 @@ def test_a_connect_timeout_names_the_address_and_port() -> None:
 def test_a_dropped_connection_is_retried_then_named(raw) -> None:
     server = raw(lambda conn: (conn.recv(4096), conn.close()))
     sleeps: list[float] = []
-    error = failure(PaiClient(server.url, sleep=sleeps.append, retries=1), lambda c: c.info())
+    error = failure(PaiClient(f"{server.url}/rest-server", sleep=sleeps.append, retries=1), lambda c: c.info())
     assert error.en.startswith(f"the connection to {server.url}/rest-server was dropped before a reply")
     assert "断开" in error.zh and len(sleeps) == 1
 

@@ -150,15 +150,22 @@ def fetch_portal(pai_url: str, timeout_s: float = 10.0) -> tuple[str, int, str]:
     return url, response.status_code, response.headers.get("Content-Type", "")
 
 
+def _direct(host: str, port: int | None) -> bool:
+    """The rest-server itself, not pylon: its port 9186, or a loopback port other than HTTP's (the rehearsal
+    cluster's rest-server, on 9186 moved by its port offset; pylon never listens on loopback, docs/rehearsal.md)."""
+    return port == DIRECT_PORT or (host in ("127.0.0.1", "localhost", "::1") and port not in (None, 80, 443))
+
+
 def normalize_base_url(url: str) -> str:
-    """`http://master` -> `http://master/rest-server` (pylon); `http://master:9186` and explicit paths stay."""
+    """`http://master` -> `http://master/rest-server` (pylon); `http://master:9186`, a loopback port (the
+    rehearsal cluster) and explicit paths stay."""
     text = url.strip().rstrip("/")
     parts = urlsplit(text if "://" in text else f"http://{text}")
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise PaiError(f"not an OpenPAI URL: {url!r} (expected http://<master>)",
                        f"不是 OpenPAI 地址：{url!r}（应为 http://<master 的 IP>）")
     base = f"{parts.scheme}://{parts.netloc}{parts.path}"
-    if not parts.path and parts.port != DIRECT_PORT:
+    if not parts.path and not _direct(parts.hostname, parts.port):
         base += "/rest-server"
     return base
 
