@@ -71,6 +71,11 @@ class Paths:
         return self.run / "processes.json"
 
     @property
+    def lock(self) -> Path:
+        """Held while `up`, `switch` or `down` runs (`hivedlab.rehearsal.supervisor.exclusive`)."""
+        return self.home / "lock"
+
+    @property
     def cluster(self) -> Path:
         """What `up` started (`hivedlab.rehearsal.stack.Cluster`), while the cluster is up."""
         return self.run / "cluster.json"

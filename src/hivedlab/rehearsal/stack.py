@@ -34,7 +34,7 @@ from hivedlab.rehearsal import configs, probes
 from hivedlab.rehearsal.kubelet_loop import workers_of
 from hivedlab.rehearsal.programs import PAI_VERSION, Programs, require
 from hivedlab.rehearsal.settings import Settings, load_settings, need_programs, port_offset
-from hivedlab.rehearsal.supervisor import Started, Supervisor, alive, load_record, stop_all
+from hivedlab.rehearsal.supervisor import Started, Supervisor, alive, exclusive, load_record, stop_all
 
 READY_S = 60.0
 INIT_TRIES = 3
@@ -156,11 +156,16 @@ class Stack:
             argv = ["runuser", "-u", "postgres", "--", *argv]
         pg = self.sup.start("postgresql", argv)
         self.sup.wait(pg, lambda: probes.port_open(self.ports.postgres), READY_S)
-        created = subprocess.run([str(self.p.postgres_bin / "createdb"), "-h", "127.0.0.1", "-p",
-                                  str(self.ports.postgres), "-U", "root", "openpai"],
-                                 capture_output=True, text=True, check=False)
-        if created.returncode and "already exists" not in created.stderr:
-            raise HivedlabError(f"createdb failed: {created.stderr.strip()[-300:]}")
+        deadline = time.monotonic() + READY_S
+        while True:  # the port opens before the server takes connections ("the database system is starting up")
+            created = subprocess.run([str(self.p.postgres_bin / "createdb"), "-h", "127.0.0.1", "-p",
+                                      str(self.ports.postgres), "-U", "root", "openpai"],
+                                     capture_output=True, text=True, check=False)
+            if not created.returncode or "already exists" in created.stderr:
+                return
+            if "starting up" not in created.stderr or time.monotonic() > deadline:
+                raise HivedlabError(f"createdb failed: {created.stderr.strip()[-300:]}")
+            time.sleep(0.2)
 
     # -- HiveD and its schedulers -------------------------------------------------------------------------------
     def hived(self, config: str) -> None:
@@ -266,6 +271,12 @@ def running(settings: Settings) -> list[Started]:
 def up(settings: Settings, inventory: Inventory, inventory_path: str | None, config: str = "two-vc",
        speedup: float = 1.0) -> tuple[Cluster, float]:
     """Start everything; on any failure stop what was started. Returns the cluster and the seconds it took."""
+    with exclusive(settings.paths.lock):
+        return _up(settings, inventory, inventory_path, config, speedup)
+
+
+def _up(settings: Settings, inventory: Inventory, inventory_path: str | None, config: str,
+        speedup: float) -> tuple[Cluster, float]:
     if running(settings):
         raise HivedlabError("the rehearsal cluster is already up (`hivedlab rehearsal status`); run "
                             "`hivedlab rehearsal down` first / 演练集群已在运行")
@@ -301,6 +312,11 @@ def up(settings: Settings, inventory: Inventory, inventory_path: str | None, con
 def switch(settings: Settings, inventory: Inventory, config: str) -> Cluster:
     """What OpenPAI's `paictl` config push and service restart do: HiveD restarts with the new config, the per-VC
     schedulers follow its VCs, the rest-server restarts (it reads HiveD's config at start)."""
+    with exclusive(settings.paths.lock):
+        return _switch(settings, inventory, config)
+
+
+def _switch(settings: Settings, inventory: Inventory, config: str) -> Cluster:
     cluster = read_cluster(settings)
     if cluster is None or not running(settings):
         raise HivedlabError("the rehearsal cluster is not up: run `hivedlab rehearsal up` first")
@@ -338,6 +354,11 @@ def switcher_for(hived_url: str, environ: Mapping[str, str] | None = None) -> Ca
 
 
 def down(settings: Settings) -> list[str]:
+    with exclusive(settings.paths.lock):
+        return _down(settings)
+
+
+def _down(settings: Settings) -> list[str]:
     said = stop_all(settings.paths.record)
     pg_folder = settings.paths.run / "pg-folder"
     if pg_folder.is_file():
