@@ -20,6 +20,7 @@ from tests.support.fakepai import TOKEN_DAYS, FakePai, make_jwt
 from tests.support.k8s_server import FakeApiServer
 from tests.support.paths import FIXTURES, ROOT
 from tests.support.transcript_recorder import RecordingProxy, Secrets, Upstream
+from tests.support.transcript_topics import KUBE_VIEWS, kube_cut, polled_once
 from tests.support.transcripts import (
     REDACTED,
     Exchange,
@@ -271,3 +272,26 @@ def test_a_fake_that_regresses_fails_the_recorded_replay(serve, monkeypatch):
     pai, secrets = pai_for(transcript, serve)
     found = replay(transcript, pai.server.url, secrets, before=job_state_as_recorded(pai))
     assert any("taskRoles" in difference for difference in found)
+
+
+def test_a_recorded_flow_is_cut_to_what_the_project_reads():
+    """A run's polling keeps one answer per job state; an API server's list its first objects, the watch the ADDED
+    events of those, compared in name order, without managedFields or the pod template's bulk."""
+    def detail(state: str, job: str = "alice~a") -> Exchange:
+        return Exchange("GET", f"/rest-server/api/v2/jobs/{job}", 200, {"jobStatus": {"state": state,
+                                                                                      "executionType": "START"}})
+    polled = [detail("WAITING"), detail("WAITING"), detail("RUNNING"), detail("RUNNING", "bob~b"),
+              Exchange("GET", "/", 404), detail("SUCCEEDED")]
+    assert [e.body["jobStatus"]["state"] for e in polled_once(polled)] == ["WAITING", "RUNNING", "SUCCEEDED"]
+
+    def pod(name: str) -> dict[str, Any]:
+        return {"metadata": {"name": name, "managedFields": [{}]}, "spec": {"nodeName": "n", "containers": [{}]}}
+    listed = Exchange("GET", KUBE_VIEWS[0], 200, {"kind": "PodList", "items": [pod("p0"), pod("p1"), pod("p2")]})
+    events = [{"type": "ADDED", "object": {"kind": "Pod", **pod(n)}} for n in ("p2", "p1", "p0")]
+    watch = Exchange("GET", KUBE_VIEWS[2], 200, events + [{"type": "MODIFIED", "object": pod("p0")}],
+                     stream="json-lines")
+    cut_list, cut_watch = kube_cut([listed, watch])
+    assert [i["metadata"] for i in cut_list.body["items"]] == [{"name": "p0"}, {"name": "p1"}]
+    assert cut_list.body["items"][0]["spec"] == {"nodeName": "n"} and "first 2 of 3 items" in cut_list.note
+    assert [e["object"]["metadata"]["name"] for e in cut_watch.body] == ["p1", "p0"]
+    assert cut_watch.order == "object.metadata.name" and cut_watch.fields[0] == "0.type"

@@ -288,12 +288,19 @@ def record(rec: Recorder) -> None:
     rec.flow("end")
 
 
+EXAMPLE = ROOT / "configs" / "group.example.yaml"
+
+
+def _layout(inventory: Path) -> list[tuple[str, int]]:
+    return sorted((m.hostname, m.gpus) for m in load_inventory(str(inventory)).members if m.hostname)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.support.record_transcripts", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--home", type=Path, required=True, help="the rehearsal cluster's home (it must be up)")
-    parser.add_argument("--inventory", type=Path, required=True, help="the inventory the cluster was started with")
-    parser.add_argument("--work", type=Path, required=True, help="a folder outside the repository for run dirs")
+    parser.add_argument("--home", type=Path, help="the rehearsal cluster's home (it must be up)")
+    parser.add_argument("--inventory", type=Path, help="the inventory the cluster was started with")
+    parser.add_argument("--work", type=Path, help="a folder outside the repository for run dirs")
     parser.add_argument("--out", type=Path, default=FIXTURES / "transcripts", help="where the transcripts go")
     parser.add_argument("--from-recording", type=Path, metavar="FILE",
                         help="write the transcripts again from a recording.json that an earlier run left in --work")
@@ -301,6 +308,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.from_recording:
         saved = json.loads(args.from_recording.read_text(encoding="utf-8"))
         return _write(load_recording(args.from_recording), saved["secrets"], args.out)
+    if not (args.home and args.inventory and args.work):
+        parser.error("--home, --inventory and --work are needed to record (or give --from-recording FILE)")
+    if _layout(args.inventory) != _layout(EXAMPLE):
+        parser.error("record with the manual's layout (a copy of configs/group.example.yaml): the HiveD transcripts "
+                     "are replayed against configs/hived/*.yaml")
     work = args.work.resolve()
     if work.is_relative_to(ROOT):
         parser.error("--work must be outside the repository (it holds tokens and passwords)")

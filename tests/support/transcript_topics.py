@@ -1,4 +1,4 @@
-"""Which recorded exchanges go into which transcript (docs/transcripts.md#what-each-recorded-file-covers): the flows
+"""Which recorded exchanges go into which transcript (docs/transcripts.md#what-each-file-covers): the flows
 `record_transcripts` ran, cut to what the project reads — a job polled fifty times keeps its first answer in each
 state — with the setup each transcript's replay starts from.
 """
