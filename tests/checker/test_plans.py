@@ -142,6 +142,14 @@ def test_unknown_id_suggests(tmp_path: Path) -> None:
         load_plan("gnag")
 
 
+def test_a_folder_named_like_a_plan_is_not_taken_for_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`hivedlab run smoke --out smoke`, run again from the same folder: `smoke` there is the run's folder."""
+    (tmp_path / "smoke").mkdir()
+    (tmp_path / "gang").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert load_plan("smoke").id == "smoke" and load_plan("gang").id == "gang"
+
+
 def test_invalid_yaml(tmp_path: Path) -> None:
     path = tmp_path / "x.yaml"
     path.write_text("id: [unclosed\n", encoding="utf-8")

@@ -46,6 +46,8 @@ NO_VICTIM_SKIP = ("// No potential victims are found, and so we don't need to ev
 NOMINATOR_OPTION = "frameworkruntime.WithPodNominator(nominator),"
 EXTENDERS_OPTION = "frameworkruntime.WithExtenders(extenders),"
 
+BUILD_LOG = "build.log"  # under the home's logs/, kept by `up` (stack.clear_logs)
+
 
 def with_extender_preemption(factory: str) -> str:
     """kube-scheduler's factory.go with the profiles given the extenders (kubernetes #103019); unchanged when the
@@ -148,7 +150,7 @@ def build(paths: Paths, say: Callable[[str], None] = print) -> None:
     fetched = tree(paths).is_dir()
     if fetched:
         _patch(paths)
-    log = paths.logs / "build.log"
+    log = paths.logs / BUILD_LOG
     for step in build_steps(paths, fetched):
         say(f"{step.what} ... (log: {log})")
         with log.open("ab") as out:

@@ -31,6 +31,7 @@ from hivedlab.group.inventory import Inventory, load_inventory
 from hivedlab.group.layouts import CONFIG_VCS, plan_layout
 from hivedlab.models.openpai.naming import scheduler_name
 from hivedlab.rehearsal import configs, probes
+from hivedlab.rehearsal.build import BUILD_LOG
 from hivedlab.rehearsal.kubelet_loop import workers_of
 from hivedlab.rehearsal.programs import PAI_VERSION, Programs, require
 from hivedlab.rehearsal.settings import Settings, load_settings, need_programs, port_offset
@@ -286,8 +287,7 @@ def _up(settings: Settings, inventory: Inventory, inventory_path: str | None, co
     if settings.paths.run.exists():
         shutil.rmtree(settings.paths.run)
     settings.paths.run.mkdir(parents=True, mode=0o700)
-    if settings.paths.logs.exists():
-        shutil.rmtree(settings.paths.logs)
+    clear_logs(settings.paths.logs)
     stack = Stack(settings, inventory, programs)
     try:
         stack.prepare()
@@ -307,6 +307,19 @@ def _up(settings: Settings, inventory: Inventory, inventory_path: str | None, co
                       str(need_programs(settings)), port_offset(settings))
     write_atomic(settings.paths.cluster, json.dumps(cluster.as_dict(), indent=2) + "\n")
     return cluster, time.monotonic() - begin
+
+
+def clear_logs(logs: Path) -> None:
+    """The last `up`'s logs go before the next one; the build's log (`build.log`, of `rehearsal build`) stays."""
+    if not logs.is_dir():
+        return
+    for path in logs.iterdir():
+        if path.name == BUILD_LOG:
+            continue
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
 
 
 def switch(settings: Settings, inventory: Inventory, config: str) -> Cluster:
