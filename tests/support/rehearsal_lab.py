@@ -2,8 +2,8 @@
 
 Such tests run only when HIVEDLAB_REHEARSAL_PROGRAMS names the folder of OpenPAI's programs and `hivedlab rehearsal
 build` has built Kubernetes in the home (HIVEDLAB_REHEARSAL_HOME or the default); `missing_parts` says why not. The
-tests' cluster has a home of its own (the build's bin/ linked in) and its ports moved by TEST_PORT_OFFSET, so a
-cluster the user runs is never touched.
+tests' clusters have a home of their own (the build's bin/ linked in) and ports moved by an offset per pytest
+worker (`port_offset`), so a cluster the user runs is never touched and two tests' clusters never meet.
 """
 
 from __future__ import annotations
@@ -19,7 +19,12 @@ from hivedlab.rehearsal.programs import check_parts
 from hivedlab.rehearsal.settings import load_settings
 
 MEMBERS = ("alice", "bob", "carol", "dan")
-TEST_PORT_OFFSET = 4000
+TEST_PORT_OFFSET = 4000  # the tests' clusters: 4000, then 1000 more per pytest-xdist worker (gw0, gw1, ...)
+
+
+def port_offset() -> int:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    return TEST_PORT_OFFSET + 1000 * (int(worker) if worker.isdigit() else 0)
 
 
 def missing_parts() -> str | None:
@@ -42,7 +47,7 @@ def rehearsal_lab(folder: Path, config: str, vcs: Sequence[str], speedup: int) -
     home = folder / "rehearsal-home"
     home.mkdir()
     (home / "bin").symlink_to(load_settings().paths.bin)
-    own = {"HIVEDLAB_REHEARSAL_HOME": str(home), "HIVEDLAB_REHEARSAL_PORT_OFFSET": str(TEST_PORT_OFFSET)}
+    own = {"HIVEDLAB_REHEARSAL_HOME": str(home), "HIVEDLAB_REHEARSAL_PORT_OFFSET": str(port_offset())}
     up = hivedlab("rehearsal", "up", "--config", config, "--speedup", str(speedup), env=own)
     assert up.returncode == 0, up.stderr
     env = {**own, **dict(line.removeprefix("export ").split("=", 1) for line in up.stdout.splitlines()
