@@ -23,7 +23,7 @@ def test_reconfig_runs_unattended_and_is_consistent(tmp_path: Path) -> None:
         out = tmp_path / "out"
         run = hivedlab("run", "reconfig", "--cluster", "pai", "--out", str(out), "--lang", "en", env=env)
         assert run.returncode == 0, run.stdout + run.stderr
-        assert "switching the rehearsal cluster to 'one-vc'" in run.stdout
+        assert "switching the rehearsal cluster to 'one-vc'" in run.stderr  # the run's progress lines
         verdicts = json.loads((out / "experiments" / "reconfig" / "verdicts.json").read_text(encoding="utf-8"))
         assert verdicts["verdict"] == "consistent", [a["answer"]["en"] for a in verdicts["answers"]]
         by_kind = {a["kind"]: a["answer"]["en"] for a in verdicts["answers"]}
