@@ -55,6 +55,7 @@ users:
 
 PATHS = {
     "/api/v1/namespaces/default/pods": "pods",
+    "/api/v1/pods": "pods",  # every namespace's (all of this fake's pods are in `default`)
     "/api/v1/namespaces/default/events": "events",
     "/apis/frameworkcontroller.microsoft.com/v1/namespaces/default/frameworks": "frameworks",
     "/api/v1/nodes": "nodes",
