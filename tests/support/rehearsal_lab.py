@@ -41,14 +41,15 @@ def hivedlab(*args: str, env: dict[str, str] | None = None, timeout: float = 600
 
 
 @contextmanager
-def rehearsal_lab(folder: Path, config: str, vcs: Sequence[str], speedup: int) -> Iterator[dict[str, str]]:
+def rehearsal_lab(folder: Path, config: str, vcs: Sequence[str], speedup: int,
+                  extra: Sequence[str] = ()) -> Iterator[dict[str, str]]:
     """`up` with `config` in a home of its own under `folder`, every member's account granted `vcs`; yields the
     environment a run needs (`LAB`: the folder for its output). `down` afterwards, whatever happened."""
     home = folder / "rehearsal-home"
     home.mkdir()
     (home / "bin").symlink_to(load_settings().paths.bin)
     own = {"HIVEDLAB_REHEARSAL_HOME": str(home), "HIVEDLAB_REHEARSAL_PORT_OFFSET": str(port_offset())}
-    up = hivedlab("rehearsal", "up", "--config", config, "--speedup", str(speedup), env=own)
+    up = hivedlab("rehearsal", "up", "--config", config, "--speedup", str(speedup), *extra, env=own)
     assert up.returncode == 0, up.stderr
     env = {**own, **dict(line.removeprefix("export ").split("=", 1) for line in up.stdout.splitlines()
                          if line.startswith("export "))}

@@ -1,5 +1,5 @@
 """`up`, `status`, `down` and the config switch of the rehearsal cluster: which process starts when, with what, and
-how each is known to be ready (docs/rehearsal.md, "Order of start").
+how each is known to be ready (docs/rehearsal.md, "Order of start"; with `--kubeflow`, "Kubeflow's programs").
 
 State kept in the home's `run/` while the cluster is up: `cluster.json` (what `status` and a run's record read),
 the secrets (`secrets.json`, mode 600: the Kubernetes admin token, OpenPAI's admin password, the JWT secret, the
