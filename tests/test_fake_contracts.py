@@ -7,14 +7,20 @@ from __future__ import annotations
 import base64
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
 
 import pytest
+import requests
 
 from tests.support.fakehived import FakeHived
 from tests.support.fakepai import TOKEN_DAYS, FakePai, make_jwt
 from tests.support.k8s_server import FakeApiServer
 from tests.support.paths import FIXTURES, ROOT
+from tests.support.transcript_recorder import RecordingProxy, Secrets, Upstream
+from tests.support.transcript_topics import KUBE_VIEWS, kube_cut, polled_once
 from tests.support.transcripts import (
     REDACTED,
     Exchange,
@@ -30,8 +36,6 @@ from tests.support.transcripts import (
 
 TRANSCRIPTS = FIXTURES / "transcripts"
 PASSWORDS = {"short": "12345", "wrong": "not-the-password"}
-NODE_READY = {"True": ("KubeletReady", "kubelet is posting ready status"),  # the kubelet's and the node controller's
-              "Unknown": ("NodeStatusUnknown", "Kubelet stopped posting node status.")}
 
 
 class PaiSecrets:
@@ -78,6 +82,8 @@ def pai_for(transcript: Transcript, serve) -> tuple[FakePai, PaiSecrets]:
     return pai, secrets
 
 
+JOB_DETAIL = "/rest-server/api/v2/jobs/"
+CLUSTER_DECIDES = ("containerNodeName", "containerExitCode", "retries")  # HiveD's placement, the exit, FC's retries
 OPENPAI = transcripts(TRANSCRIPTS / "openpai")
 HIVED = transcripts(TRANSCRIPTS / "hived")
 KUBERNETES = transcripts(TRANSCRIPTS / "kubernetes")
@@ -89,34 +95,74 @@ def test_there_are_transcripts_for_each_fake():
     assert {p.stem for p in KUBERNETES} >= {"lists"}
 
 
+def job_state_as_recorded(pai: FakePai) -> Callable[[Exchange], None]:
+    """Before a read of a job's detail, the fake's job takes the state the real one had: FrameworkController moves
+    it on a real cluster, the fake's tests set it (`FakePai.set_state`)."""
+    def before(exchange: Exchange) -> None:
+        route = exchange.path.split("?")[0]
+        if exchange.method == "GET" and route == JOB_DETAIL.rstrip("/") and isinstance(exchange.body, list):
+            for row in exchange.body:  # a list shows each job's state too
+                job_id = f"{row['username']}~{row['name']}"
+                if job_id in pai.jobs and pai.jobs[job_id]["jobStatus"]["state"] != row["state"]:
+                    pai.set_state(job_id, row["state"], executionType=row["executionType"])
+        status = exchange.body.get("jobStatus") if isinstance(exchange.body, dict) else None
+        if exchange.method != "GET" or not route.startswith(JOB_DETAIL) or not isinstance(status, dict):
+            return
+        job_id = unquote(route[len(JOB_DETAIL):])
+        if job_id in pai.jobs and "/" not in job_id:
+            decided = [{key: task[key] for key in CLUSTER_DECIDES if key in task}
+                       for role in (exchange.body.get("taskRoles") or {}).values() for task in role["taskStatuses"]]
+            pai.set_state(job_id, status["state"], decided, executionType=status["executionType"])
+    return before
+
+
+def described(transcript: Transcript) -> bool:
+    """A hand-written transcript names its upstream sources; a recorded one where it was recorded."""
+    return bool(transcript.sources) if transcript.origin == "hand-written" else \
+        transcript.origin == "recorded" and bool(transcript.setup.get("recordedOn"))
+
+
 @pytest.mark.parametrize("path", OPENPAI, ids=[p.stem for p in OPENPAI])
 def test_fakepai_answers_as_the_rest_server_did(path: Path, serve):
     transcript = load_transcript(path)
-    assert (transcript.program, transcript.version) == ("openpai-rest-server", "v1.2.0") and transcript.sources
+    assert (transcript.program, transcript.version) == ("openpai-rest-server", "v1.2.0") and described(transcript)
     pai, secrets = pai_for(transcript, serve)
-    assert replay(transcript, pai.server.url, secrets) == []
+    assert replay(transcript, pai.server.url, secrets, before=job_state_as_recorded(pai)) == []
 
 
 @pytest.mark.parametrize("path", HIVED, ids=[p.stem for p in HIVED])
 def test_fakehived_answers_as_hived_did(path: Path, serve):
     transcript = load_transcript(path)
-    assert (transcript.program, transcript.version) == ("hivedscheduler", "v0.3.4") and transcript.sources
+    assert (transcript.program, transcript.version) == ("hivedscheduler", "v0.3.4") and described(transcript)
     hived = FakeHived(serve, (ROOT / transcript.setup["config"]).read_text(encoding="utf-8"))
     assert replay(transcript, hived.url, lambda kind, user: "") == []
+
+
+WRITERS_METADATA = ("annotations", "ownerReferences", "generateName", "finalizers")
+
+
+def recorded_objects(transcript: Transcript) -> list[tuple[str, dict[str, Any]]]:
+    """The objects of the transcript's first list of each resource its setup names (`setup.objects`)."""
+    found: list[tuple[str, dict[str, Any]]] = []
+    for resource in ("nodes", "pods", "frameworks"):
+        names = transcript.setup.get(resource)
+        lists = [e for e in transcript.exchanges if e.status == 200 and isinstance(e.body, dict)
+                 and e.path.split("?")[0].endswith("/" + resource) and isinstance(e.body.get("items"), list)]
+        if names is not None and lists:
+            found += [(resource, item) for item in lists[0].body["items"] if item["metadata"]["name"] in names]
+    return found
 
 
 @pytest.mark.parametrize("path", KUBERNETES, ids=[p.stem for p in KUBERNETES])
 def test_the_fake_api_server_answers_as_kubernetes_did(path: Path):
     transcript = load_transcript(path)
-    assert transcript.program == "kube-apiserver" and transcript.sources
+    assert transcript.program == "kube-apiserver" and described(transcript)
     with FakeApiServer() as api:
-        for node in transcript.setup["nodes"]:
-            reason, message = NODE_READY[node["ready"]]
-            api.add("nodes", node["name"], labels={"kubernetes.io/hostname": node["name"]}, spec={},
-                    status={"conditions": [{"type": "Ready", "status": node["ready"], "reason": reason,
-                                            "message": message}]})
-        for pod in transcript.setup["pods"]:
-            api.add("pods", pod["name"], labels=pod["labels"], spec={}, status={"phase": pod["phase"]})
+        for resource, item in recorded_objects(transcript):
+            metadata = item["metadata"]
+            api.add(resource, metadata["name"], labels=metadata.get("labels") or {},
+                    meta={key: metadata[key] for key in WRITERS_METADATA if key in metadata},
+                    **{key: value for key, value in item.items() if key not in ("kind", "apiVersion", "metadata")})
         assert replay(transcript, api.url, lambda kind, user: "not-a-secret") == []
 
 
@@ -171,3 +217,81 @@ def test_no_fixture_holds_a_token_or_a_password():
         if found:
             leaks[str(path.relative_to(FIXTURES))] = found[:3]
     assert leaks == {}
+
+
+# ------------------------------------------------------------------ the recorder
+
+
+def test_the_recorder_redacts_what_it_learnt_from_answers_urls_and_yaml(serve, tmp_path):
+    """A token the recorder only ever saw in an answer (an application token) is redacted wherever it comes back:
+    in an Authorization header, a URL's query and a YAML body; a password sent at login likewise."""
+    pai = FakePai(serve)
+    secrets = Secrets()
+    with RecordingProxy(Upstream(pai.url, strip="/rest-server"), secrets) as proxy, requests.Session() as http:
+        http.trust_env = False
+        base = proxy.url + "/rest-server/api/v2"
+        login = http.post(f"{base}/authn/basic/login", json={"username": "alice", "password": "alice-pass"}).json()
+        bearer = {"Authorization": f"Bearer {login['token']}"}
+        app = http.post(f"{base}/tokens/application", headers=bearer).json()["token"]
+        basic = base64.b64encode(f"alice:{app}".encode()).decode()
+        assert http.get(f"{base}/jobs?username=alice&token={app}", headers=bearer).status_code == 200
+        protocol = f"name: leak\ntaskRoles:\n  t:\n    instances: 1\n    commands: [echo {app}]\n"
+        assert http.post(f"{base}/jobs", data=protocol, headers={**bearer, "Content-Type": "text/yaml"}).ok
+        assert http.get(f"{base}/users/alice", headers={"Authorization": f"Basic {basic}"}).status_code == 200
+        taken = proxy.taken()
+    assert [e.status for e in taken] == [200, 200, 200, 202, 200]
+    assert taken[1].fields == ("application",) and taken[3].request_body == protocol  # YAML kept as text
+    path = tmp_path / "recorded.json"
+    write_transcript(path, Transcript("openpai-rest-server", "v1.2.0", "recorded", (), {}, tuple(taken)),
+                     secrets.mapping())
+    text = path.read_text(encoding="utf-8")
+    assert app not in text and login["token"] not in text and "alice-pass" not in text and basic not in text
+    assert find_secrets(text) == []
+    again = load_transcript(path).exchanges
+    assert again[2].path == "/rest-server/api/v2/jobs?username=alice&token=<token:alice>"
+    assert "echo <token:alice>" in again[3].request_body and again[0].request_body["password"] == "<password:alice>"
+    assert again[4].request_headers["Authorization"] == "Basic <basic:alice>"
+
+
+def test_the_recorder_streams_a_watch_and_keeps_its_events():
+    with FakeApiServer() as api:
+        api.add("pods", "p0", spec={}, status={"phase": "Pending"})
+        with RecordingProxy(Upstream(api.url), Secrets()) as proxy:
+            lines = requests.get(proxy.url + "/api/v1/namespaces/default/pods?watch=true&resourceVersion=0"
+                                 "&timeoutSeconds=1", timeout=10).text.splitlines()
+            (watch,) = proxy.taken()
+    assert [json.loads(line)["type"] for line in lines] == ["ADDED"] == [e["type"] for e in watch.body]
+    assert watch.stream == "json-lines" and watch.fields == ("0.type", "0.object.kind", "0.object.metadata.name")
+
+
+def test_a_fake_that_regresses_fails_the_recorded_replay(serve, monkeypatch):
+    """The recorded jobs transcript catches a fake whose job detail loses its tasks again."""
+    path = TRANSCRIPTS / "openpai" / "jobs.json"
+    transcript = load_transcript(path)
+    monkeypatch.setattr("tests.support.fakepai._attempt", lambda job, roles, tasks: None)
+    pai, secrets = pai_for(transcript, serve)
+    found = replay(transcript, pai.server.url, secrets, before=job_state_as_recorded(pai))
+    assert any("taskRoles" in difference for difference in found)
+
+
+def test_a_recorded_flow_is_cut_to_what_the_project_reads():
+    """A run's polling keeps one answer per job state; an API server's list its first objects, the watch the ADDED
+    events of those, compared in name order, without managedFields or the pod template's bulk."""
+    def detail(state: str, job: str = "alice~a") -> Exchange:
+        return Exchange("GET", f"/rest-server/api/v2/jobs/{job}", 200, {"jobStatus": {"state": state,
+                                                                                      "executionType": "START"}})
+    polled = [detail("WAITING"), detail("WAITING"), detail("RUNNING"), detail("RUNNING", "bob~b"),
+              Exchange("GET", "/", 404), detail("SUCCEEDED")]
+    assert [e.body["jobStatus"]["state"] for e in polled_once(polled)] == ["WAITING", "RUNNING", "SUCCEEDED"]
+
+    def pod(name: str) -> dict[str, Any]:
+        return {"metadata": {"name": name, "managedFields": [{}]}, "spec": {"nodeName": "n", "containers": [{}]}}
+    listed = Exchange("GET", KUBE_VIEWS[0], 200, {"kind": "PodList", "items": [pod("p0"), pod("p1"), pod("p2")]})
+    events = [{"type": "ADDED", "object": {"kind": "Pod", **pod(n)}} for n in ("p2", "p1", "p0")]
+    watch = Exchange("GET", KUBE_VIEWS[2], 200, events + [{"type": "MODIFIED", "object": pod("p0")}],
+                     stream="json-lines")
+    cut_list, cut_watch = kube_cut([listed, watch])
+    assert [i["metadata"] for i in cut_list.body["items"]] == [{"name": "p0"}, {"name": "p1"}]
+    assert cut_list.body["items"][0]["spec"] == {"nodeName": "n"} and "first 2 of 3 items" in cut_list.note
+    assert [e["object"]["metadata"]["name"] for e in cut_watch.body] == ["p1", "p0"]
+    assert cut_watch.order == "object.metadata.name" and cut_watch.fields[0] == "0.type"

@@ -7,7 +7,7 @@ from typing import Any
 
 from hivedlab.checker.rules.common import CONSISTENT, INCONCLUSIVE, INCONSISTENT, Context
 from hivedlab.checker.rules.reconfig import RULES
-from hivedlab.checker.timeline import Attempt, JobTimeline, Mark, Step, Submission, Timeline
+from hivedlab.checker.timeline import Attempt, JobTimeline, Mark, Step, Submission, Timeline, Wait
 
 T0 = 1_767_254_400.0  # 2026-01-01T08:00:00Z
 SWITCH = {"switch_config": "one-vc"}
@@ -57,7 +57,7 @@ def test_a_task_that_kept_running_is_consistent() -> None:
 def test_without_the_switch_every_kind_is_inconclusive() -> None:
     rules: dict[str, dict[str, Any]] = {
         "survives-switch": {"jobs": ["vc1-job"], "config": "one-vc"},
-        "refused-after-switch": {"job": "vc1-job", "config": "one-vc", "status": 403},
+        "submission-after-switch": {"job": "vc1-job", "vc": "vc1", "config": "one-vc"},
         "stranded-after-switch": {"job": "vc1-job", "vc": "vc1", "config": "one-vc"},
     }
     running = job("vc1-job", "fw1", attempt("u1", 2, 3, "hostname-dan"))
@@ -66,14 +66,45 @@ def test_without_the_switch_every_kind_is_inconclusive() -> None:
         assert verdict == INCONCLUSIVE and "no switch to the one-vc config" in answer, kind
 
 
-def test_an_accepted_submission_after_the_switch_is_inconsistent() -> None:
-    accepted = job("late-vc1", "fw3", submitted=12)
-    verdict, _ = judge("refused-after-switch", {"job": "late-vc1", "config": "one-vc", "status": 403}, accepted)
-    assert verdict == INCONSISTENT
-    refused = job("late-vc1", "fw3", submitted=12, status=403,
-                  message="User alice is not allowed to do operation in vc1")
-    rule = {"job": "late-vc1", "config": "one-vc", "status": 403, "message": "not allowed to do operation in vc1"}
-    assert judge("refused-after-switch", rule, refused)[0] == CONSISTENT
+LATE = {"job": "late-vc1", "vc": "vc1", "config": "one-vc"}
+REFUSED = "User alice is not allowed to do operation in vc1"
+
+
+def test_a_submission_to_the_removed_vc_while_its_job_ran_is_accepted_and_never_scheduled() -> None:
+    """The rehearsal cluster's answer: HiveD still lists vc1 for the lazy-preempted vc1 job, the rest-server keeps
+    the grant (202), and no scheduler serves vc1, so the new pod is never tried."""
+    holder = job("vc1-job", "fw1", attempt("u1", 2, 3, "hostname-dan"))
+    late = job("late-vc1", "fw3", attempt("u3", 13), submitted=12)
+    verdict, answer = judge("submission-after-switch", LATE, holder, late)
+    assert verdict == CONSISTENT
+    assert "got HTTP 202" in answer and "still lists vc1" in answer and "never scheduled" in answer
+    assert "hivedscheduler-ds-vc1" in answer
+
+
+def test_what_contradicts_it_is_inconsistent() -> None:
+    holder = job("vc1-job", "fw1", attempt("u1", 2, 3, "hostname-dan"))
+    refused = job("late-vc1", "fw3", submitted=12, status=403, message=REFUSED)
+    verdict, answer = judge("submission-after-switch", LATE, holder, refused)
+    assert verdict == INCONSISTENT and "should have been accepted" in answer
+    ran = job("late-vc1", "fw3", attempt("u3", 13, 14, "hostname-carol"), submitted=12)
+    verdict, answer = judge("submission-after-switch", LATE, holder, ran)
+    assert verdict == INCONSISTENT and "bound to hostname-carol" in answer
+    wait = Wait(mark(14), "VC vc1 not found", "VC vc1 not found")
+    tried = job("late-vc1", "fw3", Attempt(pod_name="fw3-train-0", uid="u3", task_role="train", task_index=0,
+                                            created=mark(13), waits=(wait,)), submitted=12)
+    verdict, answer = judge("submission-after-switch", LATE, holder, tried)
+    assert verdict == INCONSISTENT and "a scheduler wrote an event" in answer
+
+
+def test_without_a_job_of_the_removed_vc_the_submission_is_refused() -> None:
+    refused = job("late-vc1", "fw3", submitted=12, status=403, message=REFUSED)
+    verdict, answer = judge("submission-after-switch", LATE, refused)
+    assert verdict == CONSISTENT and "dropped its grant" in answer
+    accepted = job("late-vc1", "fw3", attempt("u3", 13), submitted=12)
+    verdict, answer = judge("submission-after-switch", LATE, accepted)
+    assert verdict == INCONSISTENT and "HTTP 403 was expected" in answer
+    ended_before = job("vc1-job", "fw1", attempt("u1", 2, 3, "hostname-dan", terminated=8))
+    assert judge("submission-after-switch", LATE, ended_before, refused)[0] == CONSISTENT
 
 
 def test_a_stranded_job_that_ran_again_is_inconsistent() -> None:

@@ -74,6 +74,16 @@ def doctor(cli, cluster, *extra):
                str(cluster.token_file), "--lang", "en", *extra)
 
 
+def test_the_rehearsal_clusters_portal_is_skipped_not_failed(cli, cluster, k8s):
+    """Emulated nodes mark the rehearsal cluster, which has no pylon and no portal (docs/rehearsal.md)."""
+    k8s.add("nodes", "hostname-extra", labels={"hivedlab.rehearsal/emulated": "true"}, **ready())
+    result = doctor(cli, cluster)
+    assert "[SKIP] portal      not part of the rehearsal cluster (emulated nodes hostname-extra): skipped" \
+        in result.out
+    assert json.loads(doctor(cli, cluster, "--format", "json").out)["findings"][2]["status"] == "skipped"
+    assert not any(r["path"] == "/" for r in cluster.pai.requests)  # the portal is not asked
+
+
 def by_check(result) -> dict[str, list[dict]]:
     found: dict[str, list[dict]] = {}
     for finding in json.loads(result.out)["findings"]:

@@ -92,3 +92,17 @@ def test_the_gang_run_goes_through_the_cli(cli, tmp_path, monkeypatch):
         "all-or-nothing": "consistent", "no-deadlock": "consistent"}
     assert json.loads((out / "run.json").read_text())["cluster"] == "k8s"
     assert (out / "report.md").is_file()
+
+
+@pytest.mark.parametrize("cluster, scheduler, runs", [
+    ("k8s", None, [("kubeflow-gang", "default"), ("kubeflow-gang", "kube-batch")]),
+    ("k8s", "kube-batch", [("kubeflow-gang", "kube-batch")]),
+    ("sim", None, [("kubeflow-gang", "default"), ("kubeflow-gang", "kube-batch")]),
+])
+def test_each_scheduler_runs_once(cluster, scheduler, runs):
+    """On the rehearsal cluster each run went twice (the plan was expanded per scheduler before the k8s form was
+    chosen, and again after)."""
+    from hivedlab.cli.commands.run import plans_to_run
+
+    plans, _ = plans_to_run("kubeflow-gang", cluster, scheduler, None)
+    assert [(plan.id, plan.scheduler) for plan in plans] == runs

@@ -110,3 +110,31 @@ def test_the_example_groups_workers_and_master_become_nodes() -> None:
     nodes = workers_of(load_inventory(None))
     assert {n: (w.gpus, w.master) for n, w in nodes.items()} == {
         "hostname-carol": (1, False), "hostname-dan": (1, False), "hostname-bob": (0, True)}
+
+
+class RecordingApi:
+    """An `Api` that answers the pod list with pods of two namespaces and records every other call."""
+
+    def __init__(self, pods: list[dict[str, Any]]) -> None:
+        self.pods = pods
+        self.calls: list[tuple[str, str]] = []
+
+    def call(self, method: str, path: str, body: Any = None, content_type: str = "", query: Any = None) -> Any:
+        if method == "GET" and path == "/api/v1/pods":
+            return 200, {"items": self.pods}
+        self.calls.append((method, path))
+        return (404, None) if method == "GET" else (200, {})
+
+
+def test_pods_of_every_namespace_are_run_where_they_live() -> None:
+    """OpenPAI's pods live in `default`, a Kubeflow run's in a namespace of its own (hivedlab-kubeflow-gang-...)."""
+    pods = [{"metadata": {"name": name, "namespace": namespace, "uid": name},
+             "spec": {"nodeName": "w1", "containers": [{"name": "tensorflow", "args": ["sleep", "5"]}]},
+             "status": {"phase": "Pending"}}
+            for name, namespace in (("fw-train-0", "default"), ("tfjob-worker-0", "hivedlab-kubeflow-gang-x"))]
+    api = RecordingApi(pods)
+    kubelets = Kubelets(api, {"w1": Worker("w1", "10.0.0.1", 1)}, clock=Clock())  # type: ignore[arg-type]
+    assert kubelets.run_once() == ["start fw-train-0", "start tfjob-worker-0"]
+    patched = [path for method, path in api.calls if method == "PATCH" and "/pods/" in path]
+    assert patched == ["/api/v1/namespaces/default/pods/fw-train-0/status",
+                       "/api/v1/namespaces/hivedlab-kubeflow-gang-x/pods/tfjob-worker-0/status"]

@@ -9,6 +9,7 @@ import pytest
 
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.rehearsal.settings import ENV_PORT_OFFSET, Ports, load_settings
+from hivedlab.rehearsal.stack import clear_logs
 
 
 def test_a_port_offset_moves_every_port_so_two_clusters_do_not_meet(tmp_path: Path) -> None:
@@ -30,3 +31,13 @@ def test_an_offset_that_is_no_port_is_refused_in_one_line(tmp_path: Path, value:
         load_settings(str(tmp_path), environ={ENV_PORT_OFFSET: value})
     assert "\n" not in str(refused.value)
     assert value in str(refused.value)
+
+
+def test_up_clears_the_last_logs_but_keeps_the_builds(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    (logs / "old").mkdir(parents=True)
+    for name in ("build.log", "kube-apiserver.log", "old/x.log"):
+        (logs / name).write_text("…", encoding="utf-8")
+    clear_logs(logs)
+    assert sorted(p.name for p in logs.iterdir()) == ["build.log"]
+    clear_logs(tmp_path / "none")  # no logs yet: nothing to do

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hivedlab.basics.errors import HivedlabError
-from hivedlab.rehearsal.supervisor import Started, Supervisor, alive, load_record, save_record, stop_all
+from hivedlab.rehearsal.supervisor import Started, Supervisor, alive, exclusive, load_record, save_record, stop_all
 
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(60)"]
 
@@ -64,3 +64,14 @@ def test_an_unreadable_record_is_one_line(tmp_path: Path) -> None:
     record.write_text("{", encoding="utf-8")
     with pytest.raises(HivedlabError, match="unreadable"):
         load_record(record)
+
+
+def test_a_second_command_on_the_same_home_is_refused_while_the_first_holds_it(tmp_path: Path) -> None:
+    lock = tmp_path / "home" / "lock"
+    with exclusive(lock):
+        with pytest.raises(HivedlabError, match="another `hivedlab rehearsal` command") as refused:
+            with exclusive(lock):
+                pass
+        assert "\n" not in str(refused.value)
+    with exclusive(lock):  # free again once the first is done
+        pass

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,9 +20,18 @@ from tests.support.paths import ROOT
 HIVED = "http://127.0.0.1:29096"
 
 
+def alive_as(pid: int) -> tuple[str, ...]:
+    raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    return tuple(part.decode() for part in raw.split(b"\0") if part)
+
+
 @pytest.fixture
 def process() -> Iterator[subprocess.Popen[bytes]]:
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    argv = [sys.executable, "-c", "import time; time.sleep(60)"]
+    child = subprocess.Popen(argv)
+    deadline = time.monotonic() + 10
+    while alive_as(child.pid) != tuple(argv) and time.monotonic() < deadline:  # forked, not yet exec'd
+        time.sleep(0.01)
     yield child
     child.kill()
     child.wait()

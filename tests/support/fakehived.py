@@ -119,7 +119,9 @@ class FakeHived:
         if path == PHYSICAL:
             return json_reply(200, self.physical)
         if path == VIRTUAL.rstrip("/"):  # Go's ServeMux: a subtree pattern redirects its bare path
-            return 301, {"Location": VIRTUAL, "Content-Type": "text/html; charset=utf-8"}, b""
+            # net/http server.go `Redirect`: for a GET, a small HTML body, `fmt.Fprintln`'d (two newlines)
+            body = f'<a href="{VIRTUAL}">Moved Permanently</a>.\n\n'.encode()
+            return 301, {"Location": VIRTUAL, "Content-Type": "text/html; charset=utf-8"}, body
         if path == VIRTUAL:
             return json_reply(200, self.virtual)
         if path.startswith(VIRTUAL):

@@ -93,6 +93,8 @@ class FakePai:
         self.app_tokens = {make_jwt(u, application=True): u for u in self.users}  # Basic auth
         self.info = {"name": "PAI RESTful API", "version": "v1.2.0", "launcherType": "k8s", "authnMethod": "basic"}
         self.jobs: dict[str, dict[str, Any]] = {}
+        self.roles: dict[str, dict[str, int]] = {}  # job id → its task roles' instances (the submitted protocol)
+        self.gpus: dict[str, int] = {}  # job id → the GPUs it asks for
         self.faults: list[tuple[str, str, Any, bool]] = []
         self.auto_advance: tuple[int, int] | None = None  # (GETs until RUNNING, GETs until SUCCEEDED)
         self.gets: dict[str, int] = {}
@@ -109,9 +111,15 @@ class FakePai:
         """Answer the next `method` request under `prefix` with `reply`; `after`: process it first (lost reply)."""
         self.faults.append((method, prefix, reply, after))
 
-    def set_state(self, job_id: str, state: str, **extra: Any) -> None:
+    def set_state(self, job_id: str, state: str, tasks: list[dict[str, Any]] | None = None, **extra: Any) -> None:
+        """The job's Framework moves to `state` (as FrameworkController moves it): its attempt exists from then on,
+        so the detail shows the attempt, its tasks (`tasks`: per task, what the cluster decided — `containerNodeName`,
+        `containerExitCode`, `retries`) and, once completed, its exit."""
         with self.lock:
-            self.jobs[job_id]["jobStatus"].update(state=state, **extra)
+            job = self.jobs[job_id]
+            status = job["jobStatus"]
+            status.update(state=state, **extra)
+            _attempt(job, self.roles.get(job_id, {}), tasks or [])
 
     @property
     def requests(self) -> list[dict[str, Any]]:
@@ -170,7 +178,7 @@ class FakePai:
             return json_reply(200, self.info)
         if route == "/api/v2/authn/basic/login" and method == "POST":
             return self._login(body)
-        if not route.startswith(("/api/v2/jobs", "/api/v2/users", "/api/v2/virtual-clusters")):
+        if not route.startswith(("/api/v2/jobs", "/api/v2/users", "/api/v2/virtual-clusters", "/api/v2/tokens")):
             return error(404, "NoApiError", f"API {route} is not found.")  # config/express.js: no router took it
         if not handler.headers.get("Authorization"):
             return error(401, "UnauthorizedUserError", "Guest is not allowed to do this operation.")
@@ -189,7 +197,9 @@ class FakePai:
                 return error(403, "ForbiddenUserError", "Applications are not allowed to do this operation.")
             return self._users(user, method, route, body)
         if route == "/api/v2/virtual-clusters":
-            return json_reply(200, {vc: {"capacity": 50, "resourcesTotal": {"gpu": 1}} for vc in self.vcs})
+            return json_reply(200, {vc: _vc_info(self.vcs) for vc in self.vcs})
+        if route == "/api/v2/tokens/application" and method == "POST":
+            return self._application_token(user, claims)
         return error(404, "NoApiError", f"API {route} is not found.")
 
     def _login(self, body: bytes):
@@ -207,6 +217,18 @@ class FakePai:
         # `hasGitHubPAT` is the user's `extension.githubPAT`: absent for a user made by `createUser`, so not in the JSON
         return json_reply(200, {"user": user, "token": token, "admin": user in self.admins})
 
+    def _application_token(self, user: str, claims: dict[str, Any]):
+        """`routes/token.js` `POST /application` (mounted at `/api/v2/tokens`): `checkNotApplication`, then
+        `models/token.js` `create(username, true)`, a JWT `{username, application: true}` without expiry; 200
+        `{token, application: true}`."""
+        if claims.get("application"):
+            return error(403, "ForbiddenUserError", "Applications are not allowed to do this operation.")
+        with self.lock:
+            self.logins += 1
+            token = make_jwt(user, application=True, exp=None) + f"{self.logins:04d}"
+            self.app_tokens[token] = user
+        return json_reply(200, {"token": token, "application": True})
+
     def _list(self, route: str):
         """`controllers/v2/job.js` `list`: comma lists of username, vc, state; `convertFrameworkSummary` items."""
         query = parse_qs(urlsplit(route).query)
@@ -216,13 +238,27 @@ class FakePai:
 
         names, vcs, states = wanted("username"), wanted("vc"), wanted("state")
         with self.lock:
+            # controllers/v2/job.js `list`: "default order is submissionTime,DESC"
+            newest_first = sorted(reversed(list(self.jobs.items())),  # the later of two in one millisecond first
+                                  key=lambda item: -item[1]["jobStatus"].get("submissionTime", 0))
             return json_reply(200, [
-                {"debugId": "0" * 32, "name": j["name"], "username": s["username"], "state": s["state"],
-                 "subState": s.get("subState"), "executionType": s.get("executionType", "START"),
-                 "retries": s.get("retries", 0), "virtualCluster": s["virtualCluster"]}
-                for j in self.jobs.values() for s in [j["jobStatus"]]
+                self._summary(job_id, j) for job_id, j in newest_first for s in [j["jobStatus"]]
                 if (not names or s["username"] in names) and (not vcs or s["virtualCluster"] in vcs)
                 and (not states or s["state"] in states)])
+
+    def _summary(self, job_id: str, job: dict[str, Any]) -> dict[str, Any]:
+        """`models/v2/job/k8s.js` `convertFrameworkSummary`: the job's row of the framework table."""
+        s = job["jobStatus"]
+        roles = self.roles.get(job_id, {})
+        return {"debugId": job.get("debugId", "0" * 32), "name": job["name"], "username": s["username"],
+                "state": s["state"], "subState": s.get("subState"), "executionType": s.get("executionType", "START"),
+                "retries": s.get("retries", 0), "retryDetails": s.get("retryDetails", {"user": 0, "platform": 0,
+                                                                                       "resource": 0}),
+                "retryDelayTime": s.get("retryDelayTime"), "submissionTime": s.get("submissionTime", 0),
+                "createdTime": s.get("createdTime"), "completedTime": s.get("completedTime"),
+                "appExitCode": s.get("appExitCode"), "virtualCluster": s["virtualCluster"],
+                "totalGpuNumber": self.gpus.get(job_id, 0), "totalTaskNumber": sum(roles.values()),
+                "totalTaskRoleNumber": len(roles)}
 
     def _job(self, user: str, method: str, route: str):
         """`controllers/v2/job.js` `get` and `execute`."""
@@ -326,6 +362,10 @@ class FakePai:
             if vc not in self.grants.get(user, set()) or vc not in self.vcs:  # ... then put's checkUserVC
                 return error(403, "ForbiddenUserError", f"User {user} is not allowed to do operation in {vc}")
             now_ms = int(time.time() * 1000)
+            self.roles[job_id] = {role: int(spec.get("instances", 1)) for role, spec in protocol["taskRoles"].items()}
+            self.gpus[job_id] = sum(int(spec.get("instances", 1)) * int((spec.get("resourcePerInstance") or {})
+                                                                        .get("gpu", 0))
+                                    for spec in protocol["taskRoles"].values())
             self.jobs[job_id] = {  # models/v2/job/k8s.js convertFrameworkDetail of a Framework not yet started
                 "debugId": "0" * 32, "name": name, "taskRoles": {},
                 "jobStatus": {"username": user, "state": "WAITING", "subState": "AttemptCreationPending",
@@ -333,7 +373,8 @@ class FakePai:
                               "retryDetails": {"user": 0, "platform": 0, "resource": 0}, "retryDelayTime": None,
                               "createdTime": now_ms, "completedTime": None, "appId": None, "appProgress": 0,
                               "appTrackingUrl": "", "appLaunchedTime": None, "appCompletedTime": None,
-                              "appExitCode": None, "appExitDiagnostics": None, "appExitMessages": None,
+                              "appExitCode": None, "appExitSpec": None, "appExitDiagnostics": None,
+                              "appExitMessages": None,
                               "appExitTriggerMessage": None, "appExitTriggerTaskRoleName": None,
                               "appExitTriggerTaskIndex": None, "appExitType": None, "virtualCluster": vc,
                               "submissionTime": now_ms},
@@ -341,6 +382,17 @@ class FakePai:
         if self.on_submit:
             self.on_submit(job_id)
         return json_reply(202, {"status": 202, "message": f"Update job {name} for user {user} successfully."})
+
+
+def _vc_info(vcs: list[str]) -> dict[str, Any]:
+    """`models/v2/virtual-cluster/k8s.js` `getVcList`: per VC its resources (`cpu, memory, gpu, vCores, GPUs`) used,
+    guaranteed and total, and, "for compatibility", `capacity`, `maxCapacity`, `usedCapacity` in percent of the
+    cluster; `dedicated` is false. The fake gives each VC one GPU-cell of the lab's SKU (2 CPUs, 4096 MB)."""
+    def resources(cells: int) -> dict[str, int]:
+        return {"cpu": 2 * cells, "memory": 4096 * cells, "gpu": cells, "vCores": 2 * cells, "GPUs": cells}
+    share = 100 // max(len(vcs), 1)
+    return {"capacity": share, "usedCapacity": 0, "dedicated": False, "resourcesUsed": resources(0),
+            "resourcesGuaranteed": resources(1), "resourcesTotal": resources(1), "maxCapacity": share}
 
 
 def _invalid_user_fields(fields: Any, *, creating: bool) -> str | None:
@@ -358,3 +410,86 @@ def _invalid_user_fields(fields: Any, *, creating: bool) -> str | None:
     if password is not None and len(str(password)) < 6:
         return 'child "password" fails because ["password" length must be at least 6 characters long]'
     return None
+
+
+# ------------------------------------------------------------------ a Framework's attempt, as the job detail shows it
+
+SUB_STATES = {"WAITING": "AttemptPreparing", "RUNNING": "AttemptRunning", "STOPPING": "AttemptDeletionPending",
+              "SUCCEEDED": "Completed", "FAILED": "Completed", "STOPPED": "Completed"}
+# k8s-job-exit-spec.yaml (src/k8s-job-exit-spec/config/): the exit spec of the codes a lab job ends with
+EXIT_SPECS = {
+    0: {"code": 0, "phrase": "Succeeded", "issuer": "USER_CONTAINER", "causer": "USER_CONTAINER",
+        "type": "USER_SUCCESS", "stage": "COMPLETING", "behavior": "UNKNOWN", "reaction": "NEVER_RETRY",
+        "repro": ["User program exits with exitcode 0"]},
+    -210: {"code": -210, "phrase": "StopFrameworkRequested", "issuer": "PAI_FC", "causer": "USER_STOP",
+           "type": "USER_STOP", "stage": "UNKNOWN", "behavior": "PERMANENT", "reaction": "NEVER_RETRY",
+           "reason": "User has requested to stop the job", "repro": ["Stop a job"]},
+}
+EXIT_SPECS[-220] = {"code": -220, "phrase": "FrameworkAttemptCompletion", "issuer": "PAI_FC", "causer": "USER_STOP",
+                    "type": "USER_STOP", "stage": "UNKNOWN", "behavior": "PERMANENT", "reaction": "NEVER_RETRY",
+                    "reason": "Stop to complete current job attempt",
+                    "repro": ["Stop a job with long running container"]}
+EXIT_CODES = {"SUCCEEDED": 0, "STOPPED": -210, "FAILED": 1}
+TASK_EXIT_CODES = {"STOPPED": -220}  # a task still running when its job is stopped
+# (diagnostics, trigger message, completion type) as FrameworkController completes a Framework
+# (pkg/apis/frameworkcontroller/v1/completion.go): by its tasks' success, or stopped (no trigger, type Failed)
+COMPLETIONS = {
+    "SUCCEEDED": ("Pod succeeded", "SucceededTaskCount 1 has reached MinSucceededTaskCount 1 in the TaskRole",
+                  "Succeeded"),
+    "STOPPED": ("User has requested to stop the Framework", None, "Failed"),
+}
+
+
+def _exit_spec(code: int | None) -> dict[str, Any] | None:
+    """`generateExitSpec`: the exit spec's entry of the code (an unknown code: its number only)."""
+    return None if code is None else EXIT_SPECS.get(code, {"code": code})
+
+
+def _attempt(job: dict[str, Any], roles: dict[str, int], tasks: list[dict[str, Any]]) -> None:
+    """`models/v2/job/k8s.js` `convertFrameworkDetail` and `convertTaskDetail` once the Framework has an attempt:
+    `appId` is its `instanceUID`, `subState` the Framework's state, `appLaunchedTime` its `runTime`, each task role
+    lists its tasks; a completed attempt has its completion status (code, exit spec, diagnostics, trigger)."""
+    status = job["jobStatus"]
+    state, now_ms = status["state"], int(time.time() * 1000)
+    status["subState"] = SUB_STATES.get(state, status["subState"])
+    status["appId"] = status["appId"] or f"0_{job['debugId'][:8]}-0000-0000-0000-000000000000"
+    if state != "WAITING":
+        status["appLaunchedTime"] = status["appLaunchedTime"] or now_ms
+    done = status["subState"] == "Completed"
+    code = status["appExitCode"] if status["appExitCode"] is not None else EXIT_CODES.get(state) if done else None
+    first_role = next(iter(roles), "taskrole")
+    spec = _exit_spec(code)
+    if done:
+        diagnostics, trigger, kind = COMPLETIONS.get(state, ("Pod failed", "a task failed", "Failed"))
+        status.update(completedTime=status["completedTime"] or now_ms, appProgress=1,
+                      appCompletedTime=status["appCompletedTime"] or now_ms, appExitCode=code,
+                      appExitSpec=spec, appExitDiagnostics=diagnostics,
+                      appExitMessages={"container": None, "runtime": None, "launcher": diagnostics},
+                      appExitTriggerMessage=trigger, appExitTriggerTaskRoleName=first_role if trigger else None,
+                      appExitTriggerTaskIndex=0 if trigger else None, appExitType=kind)
+    given = iter(tasks)
+    job["taskRoles"] = {
+        role: {"taskRoleStatus": {"name": role},
+               "taskStatuses": [_task(job, role, index, state, code, next(given, {})) for index in range(count)]}
+        for role, count in roles.items()}
+
+
+def _task(job: dict[str, Any], role: str, index: int, state: str, code: int | None,
+          given: dict[str, Any]) -> dict[str, Any]:
+    """`convertTaskDetail`: the task's pod (its uid is the container id), node, ports, exit; HiveD's affinity group
+    `default/<pod name>`."""
+    pod = f"{job['debugId']}-{role}-{index}"
+    node = given.get("containerNodeName", "")
+    exit_code = given.get("containerExitCode", TASK_EXIT_CODES.get(state, code))
+    return {"taskIndex": index, "taskState": state, "containerId": f"{job['debugId'][:8]}-{index:04d}-0000-0000",
+            "containerIp": "", "containerNodeName": node, "containerPorts": {"ssh": "20000", "http": "20001"},
+            "containerGpus": None,
+            "containerLog": f"http://:9103/log-manager/tail/{job['jobStatus']['username']}/{job['name']}/{role}/",
+            "containerExitCode": exit_code, "containerExitSpec": _exit_spec(exit_code),
+            "containerExitDiagnostics": None if exit_code is None else "Stop to complete current FrameworkAttempt"
+            if exit_code == -220 else job["jobStatus"]["appExitDiagnostics"],
+            "retries": int(given.get("retries", 0)), "accountableRetries": int(given.get("retries", 0)),
+            "createdTime": job["jobStatus"]["createdTime"], "completedTime": job["jobStatus"]["appCompletedTime"],
+            "currentAttemptLaunchedTime": job["jobStatus"]["appLaunchedTime"] or job["jobStatus"]["createdTime"],
+            "currentAttemptCompletedTime": job["jobStatus"]["appCompletedTime"],
+            "hived": {"affinityGroupName": f"default/{pod}", "lazyPreempted": None, "lazyPreemptionStatus": None}}

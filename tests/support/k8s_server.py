@@ -55,6 +55,7 @@ users:
 
 PATHS = {
     "/api/v1/namespaces/default/pods": "pods",
+    "/api/v1/pods": "pods",  # every namespace's (all of this fake's pods are in `default`)
     "/api/v1/namespaces/default/events": "events",
     "/apis/frameworkcontroller.microsoft.com/v1/namespaces/default/frameworks": "frameworks",
     "/api/v1/nodes": "nodes",
@@ -156,14 +157,21 @@ class FakeApiServer(ServedApi):
         self.cond.notify_all()
         return snapshot
 
-    def add(self, resource: str, name: str, labels: dict[str, str] | None = None, **fields: Any) -> dict[str, Any]:
+    def add(self, resource: str, name: str, labels: dict[str, str] | None = None,
+            meta: dict[str, Any] | None = None, **fields: Any) -> dict[str, Any]:
+        """A new object as its writer makes it (`meta`: what the writer puts in its metadata besides the labels,
+        e.g. annotations, ownerReferences); the server adds uid, resourceVersion, selfLink and creationTimestamp."""
         kind, api = KINDS[resource]
         labels = {"type": "kube-launcher-task"} if labels is None and resource == "pods" else (labels or {})
         path = next(p for p, r in PATHS.items() if r == resource)
-        metadata = {"name": name, "namespace": "default", "selfLink": f"{path}/{name}", "uid": str(uuid.uuid4()),
-                    "creationTimestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "labels": labels}
+        metadata: dict[str, Any] = {
+            "name": name, "namespace": "default", "selfLink": f"{path}/{name}", "uid": str(uuid.uuid4()),
+            "creationTimestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "labels": labels}
         if resource == "nodes":  # cluster-scoped
             del metadata["namespace"]
+        if resource == "frameworks":  # customresource/strategy.go `PrepareForCreate`: a new custom object's
+            metadata["generation"] = 1  # generation is 1
+        metadata.update(meta or {})
         obj = {"kind": kind, "apiVersion": api, "metadata": metadata, **fields}
         with self.cond:
             self.objects[resource][obj["metadata"]["uid"]] = obj
@@ -229,7 +237,10 @@ class FakeApiServer(ServedApi):
                     items = [json.loads(json.dumps(o)) for o in server.objects[resource].values()
                              if self._match(o, query.get("labelSelector", ""))]
                     version = str(server.rv)
-                for item in items:  # list items come without kind/apiVersion, as from a real API server
+                for item in items if resource != "frameworks" else ():
+                    # a built-in type's list items come without kind/apiVersion (the typed list drops their TypeMeta);
+                    # a custom resource's keep theirs: apiextensions-apiserver serves them as stored, unstructured
+                    # (staging/src/k8s.io/apiextensions-apiserver/pkg/registry/customresource/etcd.go)
                     item.pop("kind", None)
                     item.pop("apiVersion", None)
                 kind, api = KINDS[resource]

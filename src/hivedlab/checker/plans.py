@@ -230,7 +230,7 @@ def plan_from_dict(data: Any, path: Path) -> Plan:
 def _resolve(path_or_id: str | Path, folder: Path) -> Path:
     text = str(path_or_id)
     candidate = Path(text)
-    if candidate.suffix in (".yaml", ".yml") or candidate.exists():
+    if candidate.suffix in (".yaml", ".yml") or candidate.is_file():  # a folder named `smoke` is no plan
         return candidate
     found = folder / f"{text}.yaml"
     smoke = SMOKE_PLANS / f"{text}.yaml"

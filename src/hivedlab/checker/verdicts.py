@@ -26,8 +26,8 @@ kind, its parameters in parentheses, and when it is consistent:
 - survives-switch (jobs, config): every task running at the switch to `config` still ran at the next submission (or
   ended by itself)
 - preempts-one-of (preemptor, jobs): `preempts` with any one of `jobs` as the victim (whichever HiveD picked)
-- refused-after-switch (job, config, status, message): submitted after the switch, refused with HTTP `status` and
-  `message`
+- submission-after-switch (job, vc, config): submitted to the removed `vc` after the switch; accepted and never
+  scheduled while a job of `vc` ran at the switch, else refused with HTTP 403
 - stranded-after-switch (job, vc, config): the job of the removed `vc` was preempted after the switch and never bound
   again
 - gpu-exclusive (every experiment, not in plans): no two pods held the same leaf cell at once

@@ -10,7 +10,15 @@ One fix goes into the tree before the build (`with_extender_preemption`): v1.20.
 extenders to the scheduling framework, so the preemption plugin never calls an extender's preempt verb (kubernetes
 issue #102971, fixed by #103019 and its release-1.20 cherry-pick #103031). Without it HiveD is never asked to preempt:
 the preemptor is nominated with no victim and waits until the lower-priority job ends. The course's kube-scheduler
-1.14 calls the extender; the fix makes 1.20.2 do the same. Needs `golang-go dpkg-dev rsync
+1.14 calls the extender; the fix makes 1.20.2 do the same.
+
+A second change (`with_victimless_candidates`) puts back 1.14's choice of the nodes offered to the extender's preempt
+verb: 1.14's `selectVictimsOnNode` (pkg/scheduler/core/generic_scheduler.go) keeps a node where the pod fits once the
+lower-priority pods are gone even when there are none, and HiveD then names its own victims there; 1.20's
+(`defaultpreemption.selectVictimsOnNode`) drops such a node. HiveD's victims need not have a lower Kubernetes priority:
+after a config switch it demotes the jobs of a deleted VC to opportunistic while their pods keep their prod priority
+class, and a test job preempts them (HiveD's reconfig test "delete VC"). Seen on the rehearsal cluster before the
+change: the reconfig experiment's test job waited for the demoted job to end. Needs `golang-go dpkg-dev rsync
 golang-github-modern-go-reflect2-dev` (and `etcd-server postgresql` to run).
 """
 
@@ -32,8 +40,13 @@ SOURCE_LINE = "deb-src http://deb.debian.org/debian bookworm main\n"
 REFLECT2 = Path("/usr/share/gocode/src/github.com/modern-go/reflect2")
 VERSION_PACKAGE = "k8s.io/kubernetes/vendor/k8s.io/component-base/version"
 SCHEDULER_FACTORY = Path("pkg/scheduler/factory.go")
+DEFAULT_PREEMPTION = Path("pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go")
+NO_VICTIM_SKIP = ("// No potential victims are found, and so we don't need to evaluate the node again since its state "
+                  "didn't change.", "if len(potentialVictims) == 0 {", "return nil, 0, false", "}")
 NOMINATOR_OPTION = "frameworkruntime.WithPodNominator(nominator),"
 EXTENDERS_OPTION = "frameworkruntime.WithExtenders(extenders),"
+
+BUILD_LOG = "build.log"  # under the home's logs/, kept by `up` (stack.clear_logs)
 
 
 def with_extender_preemption(factory: str) -> str:
@@ -49,6 +62,19 @@ def with_extender_preemption(factory: str) -> str:
     indent = lines[at[0]][: len(lines[at[0]]) - len(lines[at[0]].lstrip())]
     lines.insert(at[0] + 1, f"{indent}{EXTENDERS_OPTION}\n")
     return "".join(lines)
+
+
+def with_victimless_candidates(source: str) -> str:
+    """default_preemption.go without 1.20's early return for a node with no lower-priority pod (the comment and the
+    three lines of NO_VICTIM_SKIP); unchanged when they are gone already. Refuses a file that is not v1.20's."""
+    lines = source.splitlines(keepends=True)
+    stripped = [line.strip() for line in lines]
+    at = [i for i in range(len(lines)) if tuple(stripped[i:i + len(NO_VICTIM_SKIP)]) == NO_VICTIM_SKIP]
+    if not at:
+        if "func selectVictimsOnNode(" not in source:
+            raise HivedlabError(f"{DEFAULT_PREEMPTION} is not v1.20.2's: it has no selectVictimsOnNode")
+        return source
+    return "".join(lines[:at[0]] + lines[at[0] + len(NO_VICTIM_SKIP):])
 
 
 @dataclass(frozen=True)
@@ -124,7 +150,7 @@ def build(paths: Paths, say: Callable[[str], None] = print) -> None:
     fetched = tree(paths).is_dir()
     if fetched:
         _patch(paths)
-    log = paths.logs / "build.log"
+    log = paths.logs / BUILD_LOG
     for step in build_steps(paths, fetched):
         say(f"{step.what} ... (log: {log})")
         with log.open("ab") as out:
@@ -138,8 +164,10 @@ def build(paths: Paths, say: Callable[[str], None] = print) -> None:
 
 
 def _patch(paths: Paths) -> None:
-    factory = tree(paths) / SCHEDULER_FACTORY
-    text = factory.read_text(encoding="utf-8")
-    patched = with_extender_preemption(text)
-    if patched != text:
-        factory.write_text(patched, encoding="utf-8")
+    for relative, change in ((SCHEDULER_FACTORY, with_extender_preemption),
+                             (DEFAULT_PREEMPTION, with_victimless_candidates)):
+        path = tree(paths) / relative
+        text = path.read_text(encoding="utf-8")
+        patched = change(text)
+        if patched != text:
+            path.write_text(patched, encoding="utf-8")

@@ -34,7 +34,7 @@ from hivedlab.rehearsal.kubelet import (
 )
 
 POLL_S = 0.5
-PODS = "/api/v1/namespaces/default/pods"
+PODS = "/api/v1/pods"  # every namespace: OpenPAI's pods are in `default`, a Kubeflow run's in a namespace of its own
 MERGE = "application/merge-patch+json"
 
 
@@ -125,7 +125,7 @@ class Kubelets:
             action = decide(pod, self.workers, faults, self.clock(), self.speedup)
             if action is None:
                 continue
-            path = f"{PODS}/{action.name}"
+            path = f"/api/v1/namespaces/{pod['metadata'].get('namespace') or 'default'}/pods/{action.name}"
             if action.kind == "start":
                 worker = self.workers[pod["spec"]["nodeName"]]
                 self.api.call("PATCH", f"{path}/status", running_status(pod, worker, self.clock()), MERGE)

@@ -43,6 +43,8 @@ class Ports:
     rest_server: int = 9186  # OpenPAI's own port: hivedlab's client then asks it directly, without pylon's /rest-server
     write_merger: int = 29187
     postgres: int = 25432
+    default_scheduler: int = 26249  # with --kubeflow: Kubernetes' default scheduler (health on this + 50)
+    kube_batch: int = 28080  # with --kubeflow: kube-batch's metrics
 
     def shifted(self, offset: int) -> Ports:
         return Ports(**{name: port + offset for name, port in asdict(self).items()})
@@ -69,6 +71,11 @@ class Paths:
     @property
     def record(self) -> Path:
         return self.run / "processes.json"
+
+    @property
+    def lock(self) -> Path:
+        """Held while `up`, `switch` or `down` runs (`hivedlab.rehearsal.supervisor.exclusive`)."""
+        return self.home / "lock"
 
     @property
     def cluster(self) -> Path:

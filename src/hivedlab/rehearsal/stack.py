@@ -1,5 +1,5 @@
 """`up`, `status`, `down` and the config switch of the rehearsal cluster: which process starts when, with what, and
-how each is known to be ready (docs/rehearsal.md, "Order of start").
+how each is known to be ready (docs/rehearsal.md, "Order of start"; with `--kubeflow`, "Kubeflow's programs").
 
 State kept in the home's `run/` while the cluster is up: `cluster.json` (what `status` and a run's record read),
 the secrets (`secrets.json`, mode 600: the Kubernetes admin token, OpenPAI's admin password, the JWT secret, the
@@ -30,11 +30,13 @@ from hivedlab.basics.secrets import write_secret
 from hivedlab.group.inventory import Inventory, load_inventory
 from hivedlab.group.layouts import CONFIG_VCS, plan_layout
 from hivedlab.models.openpai.naming import scheduler_name
-from hivedlab.rehearsal import configs, probes
+from hivedlab.rehearsal import configs, kubeflow, probes
+from hivedlab.rehearsal.build import BUILD_LOG
+from hivedlab.rehearsal.kubeflow import KubeflowPrograms
 from hivedlab.rehearsal.kubelet_loop import workers_of
 from hivedlab.rehearsal.programs import PAI_VERSION, Programs, require
 from hivedlab.rehearsal.settings import Settings, load_settings, need_programs, port_offset
-from hivedlab.rehearsal.supervisor import Started, Supervisor, alive, load_record, stop_all
+from hivedlab.rehearsal.supervisor import Started, Supervisor, alive, exclusive, load_record, stop_all
 
 READY_S = 60.0
 INIT_TRIES = 3
@@ -56,6 +58,7 @@ class Cluster:
     pai_admin_token_file: str
     programs: str | None = None  # the switch restarts HiveD and the rest-server from this folder
     port_offset: int = 0
+    kubeflow: str | None = None  # the Kubeflow programs' folder, when `up --kubeflow` started them
 
     def as_dict(self) -> dict[str, Any]:
         return {"kind": "rehearsal", **self.__dict__}
@@ -156,11 +159,16 @@ class Stack:
             argv = ["runuser", "-u", "postgres", "--", *argv]
         pg = self.sup.start("postgresql", argv)
         self.sup.wait(pg, lambda: probes.port_open(self.ports.postgres), READY_S)
-        created = subprocess.run([str(self.p.postgres_bin / "createdb"), "-h", "127.0.0.1", "-p",
-                                  str(self.ports.postgres), "-U", "root", "openpai"],
-                                 capture_output=True, text=True, check=False)
-        if created.returncode and "already exists" not in created.stderr:
-            raise HivedlabError(f"createdb failed: {created.stderr.strip()[-300:]}")
+        deadline = time.monotonic() + READY_S
+        while True:  # the port opens before the server takes connections ("the database system is starting up")
+            created = subprocess.run([str(self.p.postgres_bin / "createdb"), "-h", "127.0.0.1", "-p",
+                                      str(self.ports.postgres), "-U", "root", "openpai"],
+                                     capture_output=True, text=True, check=False)
+            if not created.returncode or "already exists" in created.stderr:
+                return
+            if "starting up" not in created.stderr or time.monotonic() > deadline:
+                raise HivedlabError(f"createdb failed: {created.stderr.strip()[-300:]}")
+            time.sleep(0.2)
 
     # -- HiveD and its schedulers -------------------------------------------------------------------------------
     def hived(self, config: str) -> None:
@@ -231,6 +239,37 @@ class Stack:
         write_secret(path, str(body["token"]))
         return path
 
+    # -- Kubeflow (up --kubeflow) --------------------------------------------------------------------------------
+    def kubeflow(self, programs: KubeflowPrograms) -> None:
+        """The CRDs and the default Queue, then the default scheduler, kube-batch and tf-operator."""
+        api = configs.apiserver_url(self.ports)
+        for path in programs.crds:
+            for crd in (d for d in yaml.safe_load_all(path.read_text(encoding="utf-8")) if isinstance(d, dict)):
+                status, _ = probes.send("POST", f"{api}/apis/{crd.get('apiVersion')}/customresourcedefinitions", crd,
+                                        ca=self.ca, token=self.secret["kube_token"])
+                if status not in (200, 201, 409):
+                    raise HivedlabError(f"the apiserver refused the CRD of {path}: HTTP {status}")
+        deadline = time.monotonic() + READY_S
+        while not all(self._api_ok(p) for p in kubeflow.SERVED):
+            if time.monotonic() > deadline:
+                raise HivedlabError(f"the CRDs are not served within {READY_S:g} s: {', '.join(kubeflow.SERVED)}")
+            time.sleep(0.2)
+        status, _ = probes.send("POST", f"{api}/apis/scheduling.incubator.k8s.io/v1alpha1/queues",
+                                kubeflow.DEFAULT_QUEUE, ca=self.ca, token=self.secret["kube_token"])
+        if status not in (200, 201, 409):
+            raise HivedlabError(f"the apiserver refused kube-batch's default Queue: HTTP {status}")
+        config = self.run / "default-scheduler.yaml"
+        write_atomic(config, kubeflow.default_scheduler_config(self.s.paths.kubeconfig, self.ports))
+        scheduler = self.sup.start("default-scheduler", kubeflow.default_scheduler_argv(
+            self.p.kube["kube-scheduler"], config, self.ports))
+        self.sup.wait(scheduler, lambda: probes.ok(kubeflow.default_scheduler_health(self.ports)), READY_S)
+        batch = self.sup.start("kube-batch", kubeflow.kube_batch_argv(programs, self.s.paths.kubeconfig, self.ports))
+        self.sup.wait(batch, lambda: probes.port_open(self.ports.kube_batch), READY_S)
+        operator = self.sup.start("tf-operator", kubeflow.tf_operator_argv(programs),
+                                  {**os.environ, "KUBECONFIG": str(self.s.paths.kubeconfig)})
+        self.sup.wait(operator, lambda: "Started workers" in Path(operator.log).read_text(errors="replace"),
+                      READY_S)
+
     def kubelets(self, inventory_path: str | None, speedup: float) -> None:
         argv = [sys.executable, "-m", "hivedlab.rehearsal.kubelet_loop", "--kubeconfig", str(self.s.paths.kubeconfig),
                 "--speedup", f"{speedup:g}", "--faults", str(self.s.paths.faults)]
@@ -264,19 +303,26 @@ def running(settings: Settings) -> list[Started]:
 
 
 def up(settings: Settings, inventory: Inventory, inventory_path: str | None, config: str = "two-vc",
-       speedup: float = 1.0) -> tuple[Cluster, float]:
-    """Start everything; on any failure stop what was started. Returns the cluster and the seconds it took."""
+       speedup: float = 1.0, kubeflow_folder: Path | None = None) -> tuple[Cluster, float]:
+    """Start everything (with `kubeflow_folder`: also the Kubeflow parts); on any failure stop what was started.
+    Returns the cluster and the seconds it took."""
+    with exclusive(settings.paths.lock):
+        return _up(settings, inventory, inventory_path, config, speedup, kubeflow_folder)
+
+
+def _up(settings: Settings, inventory: Inventory, inventory_path: str | None, config: str,
+        speedup: float, kubeflow_folder: Path | None) -> tuple[Cluster, float]:
     if running(settings):
         raise HivedlabError("the rehearsal cluster is already up (`hivedlab rehearsal status`); run "
                             "`hivedlab rehearsal down` first / 演练集群已在运行")
     programs = require(settings.paths, need_programs(settings))
+    kubeflow_programs = kubeflow.require_kubeflow(kubeflow_folder) if kubeflow_folder else None
     plan_layout(config, inventory)  # refuse an inventory that cannot hold the config before anything starts
     begin = time.monotonic()
     if settings.paths.run.exists():
         shutil.rmtree(settings.paths.run)
     settings.paths.run.mkdir(parents=True, mode=0o700)
-    if settings.paths.logs.exists():
-        shutil.rmtree(settings.paths.logs)
+    clear_logs(settings.paths.logs)
     stack = Stack(settings, inventory, programs)
     try:
         stack.prepare()
@@ -288,19 +334,40 @@ def up(settings: Settings, inventory: Inventory, inventory_path: str | None, con
         stack.rest_server()
         token_file = stack.admin_login()
         stack.kubelets(inventory_path, speedup)
+        if kubeflow_programs is not None:
+            stack.kubeflow(kubeflow_programs)
     except BaseException:
         stop_all(settings.paths.record)
         raise
     cluster = Cluster(config, inventory_path, speedup, stack.pai_url, configs.hived_url(settings.ports),
                       configs.apiserver_url(settings.ports), str(settings.paths.kubeconfig), str(token_file),
-                      str(need_programs(settings)), port_offset(settings))
+                      str(need_programs(settings)), port_offset(settings),
+                      str(kubeflow_folder) if kubeflow_folder else None)
     write_atomic(settings.paths.cluster, json.dumps(cluster.as_dict(), indent=2) + "\n")
     return cluster, time.monotonic() - begin
+
+
+def clear_logs(logs: Path) -> None:
+    """The last `up`'s logs go before the next one; the build's log (`build.log`, of `rehearsal build`) stays."""
+    if not logs.is_dir():
+        return
+    for path in logs.iterdir():
+        if path.name == BUILD_LOG:
+            continue
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
 
 
 def switch(settings: Settings, inventory: Inventory, config: str) -> Cluster:
     """What OpenPAI's `paictl` config push and service restart do: HiveD restarts with the new config, the per-VC
     schedulers follow its VCs, the rest-server restarts (it reads HiveD's config at start)."""
+    with exclusive(settings.paths.lock):
+        return _switch(settings, inventory, config)
+
+
+def _switch(settings: Settings, inventory: Inventory, config: str) -> Cluster:
     cluster = read_cluster(settings)
     if cluster is None or not running(settings):
         raise HivedlabError("the rehearsal cluster is not up: run `hivedlab rehearsal up` first")
@@ -338,6 +405,11 @@ def switcher_for(hived_url: str, environ: Mapping[str, str] | None = None) -> Ca
 
 
 def down(settings: Settings) -> list[str]:
+    with exclusive(settings.paths.lock):
+        return _down(settings)
+
+
+def _down(settings: Settings) -> list[str]:
     said = stop_all(settings.paths.record)
     pg_folder = settings.paths.run / "pg-folder"
     if pg_folder.is_file():

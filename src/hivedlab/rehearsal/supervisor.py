@@ -8,12 +8,14 @@ left alone).
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -108,6 +110,24 @@ def last_line(log: Path) -> str:
     except OSError:
         return "(no log)"
     return lines[-1][:300] if lines else "(empty log)"
+
+
+@contextmanager
+def exclusive(lock: Path) -> Iterator[None]:
+    """Hold the home's lock while a command starts or stops its processes: a second `up` in the same home would
+    rewrite the first one's secrets and record under it and leave its processes running unrecorded."""
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with lock.open("a+", encoding="utf-8") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise HivedlabError(f"another `hivedlab rehearsal` command is starting or stopping the cluster of "
+                                f"{lock.parent}: wait for it to end, or use another --home / 另一个 hivedlab "
+                                "rehearsal 命令正在启动或停止这个集群：请等它结束，或用 --home 换一个目录") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def stop_all(record: Path, wait_s: float = STOP_WAIT_S, only: set[str] | None = None) -> list[str]:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import requests
 
-from hivedlab.backends.pai.findings import Finding, bad, ok
+from hivedlab.backends.pai.findings import Finding, bad, ok, skipped
 from hivedlab.backends.pai.hived_cells import compare_cells, expected_cells, observed_cells
 from hivedlab.backends.pai.hived_inspect import fetch_cluster_status
 from hivedlab.backends.pai.kubeconfig import find_kubeconfig
@@ -39,7 +39,8 @@ def check_deployment(pai_url: str, hived_url: str, inventory: Inventory, tokens:
     rest-server answers."""
     findings = check_nodes(kubeconfig, inventory)
     rest = check_rest_server(pai_url)
-    findings += [rest, check_portal(pai_url)]
+    emulated = _emulated(kubeconfig)
+    findings += [rest, check_portal(pai_url) if not emulated else rehearsal_portal(emulated)]
     hived_findings, vcs = check_hived(hived_url, inventory, config)
     findings += hived_findings
     if rest.status == "ok":
@@ -129,6 +130,21 @@ def check_portal(pai_url: str) -> Finding:
     if status != 200 or "html" not in content_type:
         return bad("portal", f"门户 {url} 返回 {status}", f"the portal {url} answered {status}", *fix)
     return ok("portal", f"门户 {url} 可以访问", f"the portal {url} answers")
+
+
+def rehearsal_portal(emulated: list[str]) -> Finding:
+    """The rehearsal cluster (its nodes labelled as emulated) has no pylon and no web portal: nothing to check."""
+    return skipped("portal", f"演练集群（模拟节点 {', '.join(emulated)}）没有门户，跳过",
+                   f"not part of the rehearsal cluster (emulated nodes {', '.join(emulated)}): skipped")
+
+
+def _emulated(kubeconfig: str | None) -> list[str]:
+    from hivedlab.backends.pai import emulated_nodes
+
+    try:
+        return emulated_nodes(find_kubeconfig(kubeconfig, os.environ), None)
+    except HivedlabError:
+        return []
 
 
 def check_hived(base: str, inventory: Inventory, config: str | None) -> tuple[list[Finding], list[str]]:

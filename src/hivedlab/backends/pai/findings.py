@@ -11,7 +11,7 @@ from hivedlab.basics.text import Text
 @dataclass(frozen=True)
 class Finding:
     check: str
-    status: str  # ok | warning | error
+    status: str  # ok | skipped | warning | error
     message: Text
     fix: Text | None = None
 
@@ -22,6 +22,11 @@ class Finding:
 
 def ok(check: str, zh: str, en: str) -> Finding:
     return Finding(check, "ok", Text(zh, en))
+
+
+def skipped(check: str, zh: str, en: str) -> Finding:
+    """A check that does not apply to this cluster (the rehearsal cluster's portal): neither passed nor failed."""
+    return Finding(check, "skipped", Text(zh, en))
 
 
 def bad(check: str, zh: str, en: str, fix_zh: str, fix_en: str, status: str = "error") -> Finding:

@@ -12,6 +12,7 @@ import requests
 HIVED_PORT = 30096  # NodePort of hivedscheduler-service on the PAI master
 VCS_PATH = "/v1/inspect/clusterstatus/virtualclusters"
 PHYSICAL_PATH = "/v1/inspect/clusterstatus/physicalcluster"
+OPPORTUNISTIC_SUFFIX = "-opp"
 
 
 def hived_url(master_ip: str) -> str:
@@ -28,42 +29,41 @@ def leaf_count(cells: Any) -> int:
     return 0
 
 
+def configured_vcs(status: Any) -> dict[str, list[Any]]:
+    """HiveD's VirtualClusters status without what is not the config's: HiveD v0.3.4 lists each leaf cell an
+    opportunistic pod uses under the pod's VC as a made-up virtual cell `<physical address>-opp`
+    (pkg/algorithm/utils.go generateOTVirtualCell, hived_algorithm.go allocateLeafCell), even for a VC the config no
+    longer has (a job left running across a config switch), and keeps that VC's key with an empty list once the pod
+    is gone (deleteOTVirtualCell). Seen on the rehearsal cluster: `{"default": [...], "vc1": []}` after the switch to
+    one-vc while a vc1 job ran."""
+    if not isinstance(status, dict):
+        raise ValueError("HiveD's inspect API did not answer with a mapping of VCs")
+    vcs = {}
+    for name, cells in status.items():
+        kept = [c for c in cells or [] if not (isinstance(c, dict)
+                                              and str(c.get("cellAddress", "")).endswith(OPPORTUNISTIC_SUFFIX))]
+        if kept:
+            vcs[str(name)] = kept
+    return vcs
+
+
 def fetch_vcs(base_url: str, *, timeout_s: float = 10.0, session: requests.Session | None = None) -> dict[str, int]:
-    """{VC name: leaf cells of its own} as the running HiveD reports them (`own_cells`); a VC with none is left out.
-    Raises requests' errors when it is not reachable."""
+    """{VC name: leaf cells} as the running HiveD reports them. Raises requests' errors when it is not reachable."""
     getter = session or requests
     response = getter.get(base_url.rstrip("/") + VCS_PATH, timeout=timeout_s)
     response.raise_for_status()
-    data = response.json()
-    if not isinstance(data, dict):
-        raise ValueError("HiveD's inspect API did not answer with a mapping of VCs")
-    own = {str(name): own_cells(cells) for name, cells in data.items()}
-    return {name: leaf_count(cells) for name, cells in own.items() if cells}
-
-
-OPPORTUNISTIC_SUFFIX = "-opp"  # utils.go generateOTVirtualCell: an opportunistic pod's cell shown in its VC
-
-
-def own_cells(cells: Any) -> list[Any]:
-    """A VC's cells without the stand-ins HiveD v0.3.4 shows for opportunistic pods (`<physical address>-opp`,
-    hived_algorithm.go addLeafCell). A pod bound in a VC that the config no longer has (one running across a config
-    switch) is kept as such a stand-in, and its VC stays in the view with no cell once it ends (releaseLeafCell leaves
-    the empty entry), so a VC with no cell of its own is not one of the config's."""
-    if not isinstance(cells, list):
-        return []
-    return [c for c in cells if not (isinstance(c, dict)
-                                     and str(c.get("cellAddress", "")).endswith(OPPORTUNISTIC_SUFFIX))]
+    return {name: leaf_count(cells) for name, cells in configured_vcs(response.json()).items()}
 
 
 def fetch_cluster_status(base_url: str, *, timeout_s: float = 10.0) -> tuple[Any, Any]:
-    """The physical cluster's and the virtual clusters' status trees. Raises requests' errors (and ValueError for an
-    answer that is not JSON) when HiveD does not answer them."""
+    """The physical cluster's and the virtual clusters' status trees (the config's cells only). Raises requests'
+    errors (and ValueError for an answer that is not JSON) when HiveD does not answer them."""
     answers = []
     for path in (PHYSICAL_PATH, VCS_PATH):
         response = requests.get(base_url.rstrip("/") + path, timeout=timeout_s)
         response.raise_for_status()
         answers.append(response.json())
-    return answers[0], answers[1]
+    return answers[0], configured_vcs(answers[1])
 
 
 def wait_for_vcs(

@@ -52,6 +52,7 @@ class FrameworkController:
         self.other_nodes = other_nodes  # K8s nodes that are not workers (the master): they fail the node selector
         self.scheduler: Any = None
         self.config_mapping: dict[str, Any] | None = None
+        self.granted_vcs: set[str] | None = None  # the VCs the rest-server lets members use (None: the config's)
         self.jobs: dict[tuple[str, str], SimJob] = {}
         self._enqueued: dict[str, tuple[int, int]] = {}  # pod uid -> (time, order) it entered the K8s queue
         self._order = 0

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from hivedlab.backends.protocol import Reply
@@ -33,11 +33,12 @@ def _leaves(cell: Mapping[str, Any]) -> int:
     return sum(_leaves(child) for child in children if isinstance(child, Mapping))
 
 
-def vc_leaf_cells(scheduler: Any, config: Mapping[str, Any]) -> dict[str, dict[str, int]]:
-    """What rest-server reads from HiveD's VC status (docs/openpai-model.md#skus-and-the-vc-status): per VC, leaf
-    cells per leaf type of its top cells, opportunistic (−1) entries skipped."""
+def vc_leaf_cells(scheduler: Any) -> dict[str, dict[str, int]]:
+    """What rest-server reads from HiveD's VC status (docs/openpai-model.md#skus-and-the-vc-status): per VC HiveD
+    lists, leaf cells per leaf type of its top cells, opportunistic (−1) entries skipped; a VC listed only for its
+    opportunistic cells has none (and no cell type)."""
     out: dict[str, dict[str, int]] = {}
-    for vc in (config.get("virtualClusters") or {}) if isinstance(config, Mapping) else {}:
+    for vc in scheduler.listed_vcs():
         counts: dict[str, int] = {}
         for cell in scheduler.vc_status(vc) or []:
             if isinstance(cell, Mapping) and cell.get("leafCellType"):
@@ -47,11 +48,13 @@ def vc_leaf_cells(scheduler: Any, config: Mapping[str, Any]) -> dict[str, dict[s
     return out
 
 
-def admit(protocol: str, user: str, config: Mapping[str, Any], scheduler: Any) -> Any:
-    """rest-server's admission: the `AdmittedJob`, or the error `Reply`."""
-    quota = vc_leaf_cells(scheduler, config)
+def admit(protocol: str, user: str, config: Mapping[str, Any], scheduler: Any,
+          granted: Collection[str] | None = None) -> Any:
+    """rest-server's admission: the `AdmittedJob`, or the error `Reply`. `granted`: the VCs the user may use (None:
+    every VC of the config, as `hivedlab accounts` grants them)."""
+    quota = vc_leaf_cells(scheduler)
     try:
-        return admission.admit_job(protocol, user, config, quota)
+        return admission.admit_job(protocol, user, config, quota, user_vcs=granted)
     except admission.Rejection as rejection:
         body: dict[str, Any] = {"message": rejection.message}
         if rejection.code:

@@ -65,10 +65,10 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({"ok": not errors, "findings": [f.as_dict() for f in findings]}, ensure_ascii=False,
                          indent=2))
     else:
-        marks = {"ok": "OK  ", "warning": "WARN", "error": "FAIL"}
+        marks = {"ok": "OK  ", "skipped": "SKIP", "warning": "WARN", "error": "FAIL"}
         for f in findings:
             print(f"[{marks[f.status]}] {f.check:<11} {f.message.get(args.lang)}")
-            if f.fix and f.status != "ok":
+            if f.fix and f.status not in ("ok", "skipped"):
                 print(f"       -> {f.fix.get(args.lang)}")
         failed = len(errors)
         print(("结果：" + ("全部通过" if not failed else f"{failed} 项未通过")) if args.lang == "zh" else

@@ -59,6 +59,8 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument("--inventory", metavar="FILE", help="group inventory (default: the shipped example)")
     parser.add_argument("--config", dest="start_config", choices=("two-vc", "one-vc"), default="two-vc",
                         help="up: the HiveD config to start with (default: two-vc, the manual's step 4.1)")
+    parser.add_argument("--kubeflow", metavar="DIR", help="up: also start the default scheduler, kube-batch v0.4 and "
+                        "tf-operator v0.5 from this folder (default: HIVEDLAB_REHEARSAL_KUBEFLOW; docs/rehearsal.md)")
     parser.add_argument("--speedup", type=float, default=1.0, metavar="X",
                         help="up: jobs' sleeps run X times faster (default: 1)")
     parser.add_argument("--not-ready", action="append", default=[], metavar="NODE")
@@ -106,13 +108,15 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
     if args.action == "up":
         inventory_path = _inventory_path(args.inventory)
+        from hivedlab.rehearsal.kubeflow import resolve_folder
+
         cluster, seconds = stack.up(settings, load_inventory(inventory_path), inventory_path, args.start_config,
-                                    args.speedup)
+                                    args.speedup, resolve_folder(args.kubeflow))
         print(f"the rehearsal cluster is up in {seconds:.1f} s ({cluster.config}) / 演练集群已启动")
         print("\n".join(_env_lines(cluster, settings.paths.home)))
         return EXIT_OK
     if args.action == "status":
-        return _status(settings)
+        return _status(settings, args.kubeflow)
     if args.action == "down":
         for line in stack.down(settings):
             print(line)
@@ -136,12 +140,15 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _status(settings: Settings) -> int:
+def _status(settings: Settings, kubeflow_option: str | None) -> int:
+    from hivedlab.rehearsal.kubeflow import check_kubeflow, resolve_folder
     from hivedlab.rehearsal.programs import check_parts
     from hivedlab.rehearsal.stack import read_cluster
     from hivedlab.rehearsal.supervisor import alive, load_record
 
-    parts = check_parts(settings.paths, settings.programs)
+    cluster = read_cluster(settings)
+    kubeflow = resolve_folder(kubeflow_option) or (Path(cluster.kubeflow) if cluster and cluster.kubeflow else None)
+    parts = check_parts(settings.paths, settings.programs) + (check_kubeflow(kubeflow) if kubeflow else [])
     for part in parts:
         print(f"{'ok' if part.problem is None else 'MISSING':8} {part.name}: {part.problem or part.path}")
     if settings.programs is None:
@@ -150,6 +157,5 @@ def _status(settings: Settings) -> int:
     down = [p for p in started if not alive(p)]
     for process in started:
         print(f"{'running' if alive(process) else 'STOPPED':8} {process.name} (pid {process.pid}, log {process.log})")
-    cluster = read_cluster(settings)
     print(f"cluster: {'up, ' + cluster.config if cluster and started and not down else 'down'}")
     return EXIT_FINDINGS if down else EXIT_OK

@@ -92,9 +92,19 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     return parser
 
 
-def _plans(experiment: str, scheduler: str | None) -> list[Any]:
-    """The plans to run, one per scheduler: `all` is the five HiveD experiments; `--scheduler` picks one scheduler,
-    else each plan runs under its own `schedulers`."""
+def plans_to_run(experiment: str, cluster: str, scheduler: str | None,
+                 manifests: str | None) -> tuple[list[Any], str]:
+    """The runs, one per plan and scheduler, and on --cluster k8s the manifests' form (else "")."""
+    if cluster == "k8s":
+        from hivedlab.runner import k8s_plans
+
+        return k8s_plans(_selected(experiment, None), scheduler, manifests)
+    return [plan.for_scheduler(name) for plan in _selected(experiment, scheduler)
+            for name in ((scheduler,) if scheduler else plan.schedulers)], ""
+
+
+def _selected(experiment: str, scheduler: str | None) -> list[Any]:
+    """The plans: `all` is the five HiveD experiments; `--scheduler` must be one a plan can run under."""
     from hivedlab.checker.plans import load_plan, main_plans
 
     if experiment == "all":  # the main experiments; an optional plan (e.g. reconfig) runs only by its id
@@ -107,7 +117,7 @@ def _plans(experiment: str, scheduler: str | None) -> list[Any]:
         if scheduler == "hived" and "hived" not in plan.schedulers:
             raise HivedlabError(f"{plan.id} runs only without HiveD ({', '.join(plan.schedulers)}): "
                                 "leave out --scheduler or pick one of those")
-    return [plan.for_scheduler(name) for plan in plans for name in ((scheduler,) if scheduler else plan.schedulers)]
+    return plans
 
 
 def _summary(results: list[ExperimentRun], verdicts: dict[str, ExperimentVerdict], lang: str
@@ -189,13 +199,7 @@ def run(args: argparse.Namespace) -> int:
         raise HivedlabError("--scheduler volcano runs on --cluster k8s only: the simulator models kube-batch")
     if args.cluster != "k8s" and (args.manifests or args.kubeconfig or args.context):
         raise HivedlabError("--manifests, --kubeconfig and --context are for --cluster k8s")
-    form = ""
-    if args.cluster == "k8s":
-        from hivedlab.runner import k8s_plans
-
-        plans, form = k8s_plans(_plans(args.experiment, None), args.scheduler, args.manifests)
-    else:
-        plans = _plans(args.experiment, args.scheduler)
+    plans, form = plans_to_run(args.experiment, args.cluster, args.scheduler, args.manifests)
     inventory = load_inventory(args.inventory)
     out = Path(args.out)
     if args.replace and args.cluster != "sim":

@@ -482,6 +482,9 @@ class HivedScheduler:
     def vc_status(self, vc: str) -> list[dict[str, Any]]:
         return inspect_views.vc_status(self, vc)
 
+    def listed_vcs(self) -> list[str]:
+        return inspect_views.listed_vcs(self)
+
     def affinity_groups(self) -> dict[str, Any]:
         return inspect_views.affinity_groups(self)
 

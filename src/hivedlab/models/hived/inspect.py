@@ -79,14 +79,22 @@ def virtual_status(sched: SchedulerState, cell: VirtualCell, top: bool = False) 
     return out
 
 
+def listed_vcs(sched: SchedulerState) -> list[str]:
+    """The VCs HiveD's status lists: the config's, then any other VC an opportunistic cell was ever listed under (a
+    job of a VC the config no longer has, lazy-preempted at recovery). HiveD appends such cells to
+    `apiClusterStatus.VirtualClusters[vc]`, creating the key, and deleteOTVirtualCell leaves the key with an empty
+    list (pkg/algorithm/hived_algorithm.go allocateLeafCell/releaseLeafCell, utils.go)."""
+    return sched.vc_names + sorted(vc for vc in sched.opp_entries if vc not in sched.vc_preassigned)
+
+
 def vc_status(sched: SchedulerState, vc: str) -> list[dict[str, Any]]:
-    if vc not in sched.vc_preassigned:
+    if vc not in sched.vc_preassigned and vc not in sched.opp_entries:
         raise UserError(f"VC {vc} not found")
     out: list[dict[str, Any]] = []
-    for by_level in sched.vc_preassigned[vc].values():
+    for by_level in sched.vc_preassigned.get(vc, {}).values():
         for cells in by_level.values():
             out.extend(virtual_status(sched, cell, True) for cell in cells)
-    out.extend(virtual_status(sched, cell, True) for cell in sched.vc_pinned[vc].values())
+    out.extend(virtual_status(sched, cell, True) for cell in sched.vc_pinned.get(vc, {}).values())
     for leaf in sched.opp_entries.get(vc, []):
         entry = _base(sched, leaf, False)
         entry.update({"cellAddress": f"{leaf.address}-opp", "cellState": USED, "cellPriority": -1})
@@ -96,7 +104,7 @@ def vc_status(sched: SchedulerState, vc: str) -> list[dict[str, Any]]:
 
 def cluster_status(sched: SchedulerState) -> dict[str, Any]:
     physical = [physical_status(sched, top, True) for chain in sched.chains for top in sched.tops[chain]]
-    return {"physicalCluster": physical, "virtualClusters": {vc: vc_status(sched, vc) for vc in sched.vc_names}}
+    return {"physicalCluster": physical, "virtualClusters": {vc: vc_status(sched, vc) for vc in listed_vcs(sched)}}
 
 
 def _group_view(group: Group) -> dict[str, Any]:

@@ -1,0 +1,53 @@
+"""Against the real programs (marker `rehearsal`): kubeflow-gang on the rehearsal cluster with Kubernetes' default
+scheduler, kube-batch v0.4 and tf-operator v0.5 (`rehearsal up --kubeflow`). Runs only when
+HIVEDLAB_REHEARSAL_KUBEFLOW also names the folder of those programs (docs/rehearsal.md, "Kubeflow's programs")."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from hivedlab.rehearsal.kubeflow import ENV_KUBEFLOW, check_kubeflow
+from tests.support.rehearsal_lab import hivedlab, missing_parts, rehearsal_lab
+
+pytestmark = [pytest.mark.rehearsal, pytest.mark.slow]
+
+FOUR_SINGLE_GPU = """\
+group: four-single-gpu
+members:
+  - {name: Alice, user: alice, roles: [dev-box], hostname: k8s-dev, ip: 192.0.2.9}
+  - {name: Bob, user: bob, roles: [master], hostname: k8s-master, ip: 192.0.2.10}
+  - {name: Carol, user: carol, roles: [worker], hostname: k8s-g1, ip: 192.0.2.11, gpus: 1}
+  - {name: Dan, user: dan, roles: [worker], hostname: k8s-g2, ip: 192.0.2.12, gpus: 1}
+  - {name: Erin, user: erin, roles: [worker], hostname: k8s-g3, ip: 192.0.2.13, gpus: 1}
+  - {name: Frank, user: frank, roles: [worker], hostname: k8s-g4, ip: 192.0.2.14, gpus: 1}
+"""
+
+
+def _missing() -> str | None:
+    folder = os.environ.get(ENV_KUBEFLOW)
+    if not folder:
+        return f"{ENV_KUBEFLOW} names no folder of kube-batch and tf-operator"
+    problems = [f"{p.name}: {p.problem}" for p in check_kubeflow(Path(folder)) if p.problem]
+    return missing_parts() or ("; ".join(problems) or None)
+
+
+def test_kubeflow_gang_runs_under_both_schedulers_and_kube_batch_is_all_or_nothing(tmp_path: Path) -> None:
+    missing = _missing()
+    if missing:
+        pytest.skip(f"no Kubeflow rehearsal cluster to start: {missing}")
+    inventory = tmp_path / "four.yaml"
+    inventory.write_text(FOUR_SINGLE_GPU, encoding="utf-8")
+    with rehearsal_lab(tmp_path, "two-vc", ["default"], speedup=5,
+                       extra=("--inventory", str(inventory), "--kubeflow", os.environ[ENV_KUBEFLOW])) as env:
+        out = tmp_path / "out"
+        run = hivedlab("run", "kubeflow-gang", "--cluster", "k8s", "--out", str(out), "--lang", "en", env=env)
+        assert run.stdout.count("kubeflow-gang@default") == 1 and run.stdout.count("kubeflow-gang@kube-batch") == 1
+        batch = json.loads((out / "contrast" / "kubeflow-gang@kube-batch" / "verdicts.json").read_text())
+        assert batch["verdict"] == "consistent", [a["answer"]["en"] for a in batch["answers"]]
+        default = json.loads((out / "contrast" / "kubeflow-gang@default" / "verdicts.json").read_text())
+        by_rule = {a["rule"]: a for a in default["answers"]}
+        assert by_rule["partial-start"]["verdict"] == "consistent", by_rule["partial-start"]["answer"]["en"]
