@@ -144,7 +144,8 @@ def test_stop(tmp_path: Path) -> None:
     assert sim.job_status("alice", "long").state == "STOPPING"
     assert sim.advance_until(lambda: sim.job_status("alice", "long").finished, 60)
     status = sim.job_status("alice", "long")
-    assert status.state == "STOPPED" and status.tasks[0].exit_code == -210
+    # a stopped task completes with -220 (FrameworkAttemptCompletion): FC v0.8.0 controller.go completeFrameworkAttempt
+    assert status.state == "STOPPED" and status.tasks[0].exit_code == -220
     seen = read_log(log)
     assert [s.watch for s in seen if s.resource == "pods"][-1] == "DELETED"
     assert seen[-1].obj["spec"]["executionType"] == "Stop"

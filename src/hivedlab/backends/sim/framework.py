@@ -264,8 +264,10 @@ class FrameworkController:
         if job.completing is not None or job.framework is None or job.framework.state == "Completed":
             self._emit_framework(job)
             return
+        # the attempt completes with -210; each task not yet completed gets -220 (controller.go
+        # completeFrameworkAttempt: "Stop to complete current FrameworkAttempt"), as the rehearsal cluster showed
         completion = AttemptCompletion(CODE_STOP_REQUESTED, "", -1, DIAGNOSTICS[CODE_STOP_REQUESTED])
-        self._complete_attempt(job, completion, kill_code=CODE_STOP_REQUESTED)
+        self._complete_attempt(job, completion)
 
     def _maybe_attempt_deleted(self, job: SimJob) -> None:
         if job.completing is None or job.pods:
