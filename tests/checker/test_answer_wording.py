@@ -43,3 +43,20 @@ def test_consistent_answers_of_the_reworded_rules_have_one_sentence_summaries(cl
         summary = answer["summary"]
         assert summary["zh"].count("。") == 1 and summary["zh"].endswith("。"), (rule, summary["zh"])
         assert summary["en"].endswith(".") and len(summary["en"]) < len(answer["answer"]["en"]), rule
+
+
+@pytest.mark.parametrize("layout", ["manual", "mixed"])
+def test_a_second_task_that_took_the_gpu_its_sibling_freed_ran_after_it_not_with_it(cli, tmp_path, layout):
+    """The rehearsal cluster's record: task 1 waited, took the GPU task 0 freed while job-config-5 still ran, and
+    was stopped when the job succeeded. The answer said "all tasks started at once"."""
+    import gzip
+
+    log = tmp_path / "evidence.jsonl"
+    log.write_bytes(gzip.decompress((FIXTURES / "stream-pairs" / layout / "incremental" / "rehearsal.jsonl.gz")
+                                    .read_bytes()))
+    result = cli("check", str(log), "--experiment", "incremental", "--format", "json")
+    answer = {a["rule"]: a for a in json.loads(result.out)["answers"]}["tasks-one-after-another"]
+    assert answer["verdict"] == "consistent"
+    assert "which task 0 freed when it ended" in answer["answer"]["en"] and "at once" not in answer["answer"]["en"]
+    assert "FrameworkController stopped it because" in answer["answer"]["en"]
+    assert "ran on the one the first freed" in answer["summary"]["en"] and "先后运行" in answer["summary"]["zh"]

@@ -30,6 +30,7 @@ from hivedlab.checker.rules.common import (
     who,
 )
 from hivedlab.checker.timeline import Attempt, JobTimeline
+from hivedlab.models.openpai.jobstate import CODE_ATTEMPT_COMPLETION
 from hivedlab.models.scheduler_messages import Unknown
 
 DEFAULT_TOLERANCE = {"sim": 0.0, "k8s": 30.0}
@@ -180,6 +181,16 @@ def gang_together(ctx: Context, rule: dict[str, Any]) -> Outcome:
                    summary=summary)
 
 
+def _freed_by(early: dict[int, Attempt], task: Attempt) -> tuple[int, Attempt] | None:
+    """The earlier task whose GPU `task` took: it ran on the same node and ended before `task` started."""
+    if task.started is None:
+        return None
+    for i, a in early.items():
+        if a.node == task.node and a.ended is not None and a.ended.seq <= task.started.seq:
+            return i, a
+    return None
+
+
 def incremental(ctx: Context, rule: dict[str, Any]) -> Outcome:
     """Some task started while `while` ran; the others waited (for `reason`) and started later, or never because the
     job had already succeeded (minSucceededInstances: 1, docs/openpai-model.md#job-states)."""
@@ -193,7 +204,12 @@ def incremental(ctx: Context, rule: dict[str, Any]) -> Outcome:
         return missing(f"{who(job).zh} 只出现了 {len(tasks)} 个子任务",
                        f"only {len(tasks)} task(s) of {who(job).en} appeared")
     holder_end = released_at(holder)
-    early = {i: a for i, a in tasks.items() if a.started and a.started.t < holder_end}
+    # a task that first waited and then started while the holder still ran took a GPU a sibling freed: it ran after
+    # that sibling, not with it (on the rehearsal cluster's instant containers it may even start before
+    # FrameworkController stops it for the job's success)
+    started = {i: a for i, a in tasks.items() if a.started and a.started.t < holder_end}
+    early = {i: a for i, a in started.items()
+             if not (a.waits and _freed_by({j: b for j, b in started.items() if j != i}, a))}
     rest = {i: a for i, a in tasks.items() if i not in early}
     evidence = list(seqs(holder.end, job.finished, *(a.started for a in tasks.values())))
     if not early:
@@ -218,6 +234,7 @@ def incremental(ctx: Context, rule: dict[str, Any]) -> Outcome:
     reason = rule.get("reason")
     holder_nodes = {a.node for a in holder.attempts if a.node}
     never_ran: list[int] = []
+    after_sibling: list[int] = []
     for i, a in rest.items():
         reasons = sorted({w.reason for w in a.waits})
         evidence += [w.mark.seq for w in a.waits[:1]]
@@ -233,7 +250,19 @@ def incremental(ctx: Context, rule: dict[str, Any]) -> Outcome:
         if reason and reasons and not any(reason in r for r in reasons):
             return Outcome(INCONSISTENT, waited + Text(f"，原因不是“{reason}”。", f", not for '{reason}'."),
                            tuple(sorted(set(evidence))))
-        if a.started is not None:
+        sibling = _freed_by(early, a)
+        if a.started is not None and a.started.t < holder_end and sibling is not None:
+            k, b = sibling
+            stopped = (Text(f"，直到 {who(job).zh} 成功（minSucceededInstances 为 1）后被 FrameworkController 停止",
+                            f", until FrameworkController stopped it because {who(job).en} had SUCCEEDED "
+                            "(minSucceededInstances: 1)") if job.state == "SUCCEEDED"
+                       and a.fc_exit_code == CODE_ATTEMPT_COMPLETION else Text("", ""))
+            after_sibling.append(i)
+            lines.append(waited + Text(f"，{k} 号子任务于 {clock(b.ended)} 结束后，于 {clock(a.started)} 在它释放的 "
+                                       f"{where(a)} 上运行", f" and ran from {clock(a.started)} on {where(a)}, which "
+                                       f"task {k} freed when it ended at {clock(b.ended)}") + stopped)
+            evidence += [m.seq for m in (b.ended, a.started) if m is not None]
+        elif a.started is not None:
             freed = Text(f" {who(holder).zh} 释放的", f" the one {who(holder).en} freed,") if a.node in holder_nodes \
                 else Text("", "")
             lines.append(waited + Text(f"，{who(holder).zh} 结束后于 {clock(a.started)} 在{freed.zh} {where(a)} 上运行",
@@ -261,6 +290,14 @@ def incremental(ctx: Context, rule: dict[str, Any]) -> Outcome:
                        f"{later.zh}等待空闲的 GPU，但任务已成功（minSucceededInstances 为 1），它从未运行。",
                        f"{first.en.capitalize()} started without waiting for the whole job; {later.en} waited for "
                        "a free GPU but never ran, because the job had already succeeded (minSucceededInstances: 1).")
+    elif after_sibling:
+        close = Text("。子任务先后运行，而不是一起等待、一起开始。",
+                     ". The tasks ran one after the other instead of waiting and starting together.")
+        summary = Text(f"{first.zh}不等整个任务就开始运行；{later.zh}等待空闲的 GPU，"
+                       "在先开始的子任务释放 GPU 后才运行：子任务先后运行。",
+                       f"{first.en.capitalize()} started without waiting for the whole job; "
+                       f"{later.en} waited for a free GPU and ran on the one the first freed: the tasks ran one after "
+                       "the other.")
     else:
         close = Text("。子任务先后运行，而不是一起等待、一起开始。",
                      ". The tasks ran one after the other instead of waiting and starting together.")
