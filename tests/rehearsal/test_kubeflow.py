@@ -15,8 +15,8 @@ from hivedlab.rehearsal.kubeflow import (
     default_scheduler_argv,
     default_scheduler_config,
     kube_batch_argv,
+    kubeflow_folder,
     require_kubeflow,
-    resolve_folder,
     tf_operator_argv,
 )
 from hivedlab.rehearsal.settings import Ports
@@ -51,9 +51,9 @@ def test_another_series_and_missing_parts_are_named_in_one_line(tmp_path: Path) 
 
 
 def test_the_folder_comes_from_the_option_or_the_variable(tmp_path: Path) -> None:
-    assert resolve_folder(None, {}) is None
-    assert resolve_folder(None, {ENV_KUBEFLOW: str(tmp_path)}) == tmp_path
-    assert resolve_folder(str(tmp_path / "other"), {ENV_KUBEFLOW: str(tmp_path)}) == tmp_path / "other"
+    assert kubeflow_folder(None, {}) is None
+    assert kubeflow_folder(None, {ENV_KUBEFLOW: str(tmp_path)}) == tmp_path
+    assert kubeflow_folder(str(tmp_path / "other"), {ENV_KUBEFLOW: str(tmp_path)}) == tmp_path / "other"
 
 
 def test_the_programs_start_as_their_charts_start_them_on_moved_ports(tmp_path: Path) -> None:

@@ -17,12 +17,13 @@ scheduler with the default profile (`default-scheduler`). The `default` Queue is
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from hivedlab.basics.errors import HivedlabError
-from hivedlab.rehearsal.programs import Part
-from hivedlab.rehearsal.settings import Ports
+from hivedlab.rehearsal.programs import Part, version_file
+from hivedlab.rehearsal.settings import Ports, resolve_folder
 
 ENV_KUBEFLOW = "HIVEDLAB_REHEARSAL_KUBEFLOW"
 KUBE_BATCH_SERIES = "v0.4."
@@ -42,32 +43,20 @@ class KubeflowPrograms:
     crds: tuple[Path, ...]
 
 
-def resolve_folder(option: str | None, environ: dict[str, str] | None = None) -> Path | None:
-    env = os.environ if environ is None else environ
-    value = option or env.get(ENV_KUBEFLOW)
-    return Path(value).expanduser().absolute() if value else None
-
-
-def _versioned(folder: Path, binary: str, series: str) -> str | None:
-    if not (folder / binary).is_file():
-        return f"{folder / binary} is missing"
-    stamp = folder / "VERSION"
-    found = stamp.read_text(encoding="utf-8").strip() if stamp.is_file() else ""
-    if not found.startswith(series):
-        return f"{stamp} says {found!r}, want {series}x" if found else f"{stamp} is missing (write the tag in it)"
-    return None
+def kubeflow_folder(option: str | None, environ: Mapping[str, str] | None = None) -> Path | None:
+    return resolve_folder(option, os.environ if environ is None else environ, ENV_KUBEFLOW)
 
 
 def check_kubeflow(folder: Path) -> list[Part]:
     """Each Kubeflow part with its problem (None: ready)."""
     crds = sorted((folder / "kube-batch" / "crds").glob("*.yaml"))
     return [
-        Part("kube-batch", str(folder / "kube-batch"), _versioned(folder / "kube-batch", "kube-batch",
-                                                                  KUBE_BATCH_SERIES)),
+        Part("kube-batch", str(folder / "kube-batch"), version_file(folder / "kube-batch", "kube-batch",
+                                                                    KUBE_BATCH_SERIES)),
         Part("kube-batch CRDs", str(folder / "kube-batch" / "crds"),
              None if crds else f"{folder / 'kube-batch' / 'crds'} holds no CRD (the tag's config/crds/*.yaml)"),
-        Part("tf-operator", str(folder / "tf-operator"), _versioned(folder / "tf-operator", "tf-operator",
-                                                                    TF_OPERATOR_SERIES)),
+        Part("tf-operator", str(folder / "tf-operator"), version_file(folder / "tf-operator", "tf-operator",
+                                                                      TF_OPERATOR_SERIES)),
         Part("TFJob CRD", str(folder / "tf-operator" / "crd.yaml"),
              None if (folder / "tf-operator" / "crd.yaml").is_file() else
              f"{folder / 'tf-operator' / 'crd.yaml'} is missing (the TFJob CRD serving v1beta1 and v1beta2)"),

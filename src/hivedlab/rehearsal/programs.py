@@ -56,14 +56,19 @@ class Programs:
     exit_spec: Path
 
 
-def _version_file(folder: Path, binary: str, version: str) -> str | None:
+def version_file(folder: Path, binary: str, version: str) -> str | None:
+    """The binary's problem (None: ready): missing, or a VERSION beside it other than `version` (a version ending
+    in a dot is a series: `v0.4.` takes any v0.4.x)."""
     exe = folder / binary
     if not exe.is_file():
         return f"{exe} is missing"
     stamp = folder / "VERSION"
     found = stamp.read_text(encoding="utf-8").strip() if stamp.is_file() else None
-    if found != version:
-        return f"{stamp} says {found!r}, want {version!r}" if found else f"{stamp} is missing (write {version} in it)"
+    series = version.endswith(".")
+    if not found:
+        return f"{stamp} is missing (write {f'the tag, {version}x,' if series else version} in it)"
+    if found != version and not (series and found.startswith(version)):
+        return f"{stamp} says {found!r}, want {f'{version}x' if series else repr(version)}"
     return None
 
 
@@ -101,9 +106,9 @@ def check_parts(paths: Paths, programs: Path | None, which: Callable[[str], str 
         return parts
     parts += [
         Part("hivedscheduler", str(programs / "hivedscheduler"),
-             _version_file(programs / "hivedscheduler", "hivedscheduler", HIVED_VERSION)),
+             version_file(programs / "hivedscheduler", "hivedscheduler", HIVED_VERSION)),
         Part("frameworkcontroller", str(programs / "frameworkcontroller"),
-             _version_file(programs / "frameworkcontroller", "frameworkcontroller", FC_VERSION)),
+             version_file(programs / "frameworkcontroller", "frameworkcontroller", FC_VERSION)),
         Part("rest-server", str(programs / "rest-server"),
              _package(programs / "rest-server", "pai-rest-server", "version", PAI_VERSION)),
         Part("database-controller", str(programs / "database-controller" / "src"),

@@ -113,8 +113,9 @@ def resolve_home(option: str | None, environ: Mapping[str, str]) -> Path:
     return home
 
 
-def resolve_programs(option: str | None, environ: Mapping[str, str]) -> Path | None:
-    value = option or environ.get(ENV_PROGRAMS)
+def resolve_folder(option: str | None, environ: Mapping[str, str], variable: str) -> Path | None:
+    """A folder the user names: the option, else the variable (OpenPAI's programs, the Kubeflow programs)."""
+    value = option or environ.get(variable)
     return Path(value).expanduser().absolute() if value else None
 
 
@@ -144,7 +145,8 @@ def load_settings(home: str | None = None, programs: str | None = None,
                   environ: Mapping[str, str] | None = None, port_offset: int | None = None) -> Settings:
     env = os.environ if environ is None else environ
     paths = Paths(resolve_home(home, env))
-    return Settings(paths, resolve_programs(programs, env), resolve_ports(port_offset, env, recorded_offset(paths)))
+    return Settings(paths, resolve_folder(programs, env, ENV_PROGRAMS),
+                    resolve_ports(port_offset, env, recorded_offset(paths)))
 
 
 def port_offset(settings: Settings) -> int:

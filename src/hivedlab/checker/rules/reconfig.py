@@ -114,10 +114,12 @@ def preempts_one_of(ctx: Context, rule: dict[str, Any]) -> Outcome:
     return outcomes[0]
 
 
-def _holders(ctx: Context, vc: str, switch: Mark) -> list[JobTimeline]:
-    """The jobs of `vc` running at the switch: HiveD re-adds them lazy-preempted and lists `vc` for their
-    opportunistic cells, so the restarted rest-server keeps `vc` and its grants (docs/experiment-plans.md)."""
-    return [job for job in ctx.timeline.jobs if job.virtual_cluster == vc and _running_at(job, switch) is not None]
+def _holders(ctx: Context, vc: str, switch: Mark) -> list[tuple[JobTimeline, Attempt]]:
+    """The jobs of `vc` running at the switch, each with its running attempt: HiveD re-adds them lazy-preempted and
+    lists `vc` for their opportunistic cells, so the restarted rest-server keeps `vc` and its grants
+    (docs/experiment-plans.md)."""
+    return [(job, attempt) for job in ctx.timeline.jobs if job.virtual_cluster == vc
+            for attempt in (_running_at(job, switch),) if attempt is not None]
 
 
 def submission_after_switch(ctx: Context, rule: dict[str, Any]) -> Outcome:
@@ -149,10 +151,10 @@ def submission_after_switch(ctx: Context, rule: dict[str, Any]) -> Outcome:
         why = Text(f"；切换时没有 {vc} 的任务在运行，应返回 HTTP 403：{refused}。",
                    f"; no job of {vc} ran at the switch, so HTTP 403 was expected: {refused}.")
         return Outcome(INCONSISTENT, got + said + why, seqs(switch, sub.mark))
-    held = join([who(h) for h in holders], "、", ", ")
+    held = join([who(h) for h, _ in holders], "、", ", ")
     because = Text(f"切换时 {held.zh} 仍在运行，HiveD 继续列出 {vc}，rest-server 保留了 {vc} 的授权",
                    f"{held.en} ran at the switch, so HiveD still lists {vc} and the rest-server kept its grant")
-    holder_seqs = [m for h in holders for a in h.attempts if _running_at(h, switch) is a for m in (a.started,) if m]
+    holder_seqs = [a.started for _, a in holders if a.started is not None]
     if not sub.accepted:
         return Outcome(INCONSISTENT, got + Text(f"（{sub.message}）；但", f" ({sub.message}); but ") + because
                        + Text("，提交应被接受。", ", so it should have been accepted."),

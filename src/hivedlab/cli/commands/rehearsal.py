@@ -108,10 +108,10 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
     if args.action == "up":
         inventory_path = _inventory_path(args.inventory)
-        from hivedlab.rehearsal.kubeflow import resolve_folder
+        from hivedlab.rehearsal.kubeflow import kubeflow_folder
 
         cluster, seconds = stack.up(settings, load_inventory(inventory_path), inventory_path, args.start_config,
-                                    args.speedup, resolve_folder(args.kubeflow))
+                                    args.speedup, kubeflow_folder(args.kubeflow))
         print(f"the rehearsal cluster is up in {seconds:.1f} s ({cluster.config}) / 演练集群已启动")
         print("\n".join(_env_lines(cluster, settings.paths.home)))
         return EXIT_OK
@@ -141,13 +141,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _status(settings: Settings, kubeflow_option: str | None) -> int:
-    from hivedlab.rehearsal.kubeflow import check_kubeflow, resolve_folder
+    from hivedlab.rehearsal.kubeflow import check_kubeflow, kubeflow_folder
     from hivedlab.rehearsal.programs import check_parts
     from hivedlab.rehearsal.stack import read_cluster
     from hivedlab.rehearsal.supervisor import alive, load_record
 
     cluster = read_cluster(settings)
-    kubeflow = resolve_folder(kubeflow_option) or (Path(cluster.kubeflow) if cluster and cluster.kubeflow else None)
+    kubeflow = kubeflow_folder(kubeflow_option) or (Path(cluster.kubeflow) if cluster and cluster.kubeflow else None)
     parts = check_parts(settings.paths, settings.programs) + (check_kubeflow(kubeflow) if kubeflow else [])
     for part in parts:
         print(f"{'ok' if part.problem is None else 'MISSING':8} {part.name}: {part.problem or part.path}")
