@@ -71,3 +71,9 @@ def test_the_rest_server_finds_hived_the_apiserver_and_its_files() -> None:
     kinds = [(path, body["metadata"]["name"]) for path, body in configs.bootstrap_objects()]
     assert ("/api/v1/namespaces/default/configmaps", "pai-version") in kinds
     assert {n for p, n in kinds if p == "/api/v1/namespaces"} == set(configs.PAI_NAMESPACES)
+
+
+def test_the_apiserver_keeps_filling_self_links_as_the_courses_kubernetes_does(tmp_path: Path) -> None:
+    """kube-batch v0.4's event recorder names an object by its selfLink; without it no kube-batch event is written."""
+    argv = configs.apiserver_argv(tmp_path / "kube-apiserver", tmp_path, PORTS)
+    assert "--feature-gates=RemoveSelfLink=false" in argv

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -111,3 +112,46 @@ def test_commands_come_from_user_cmd_else_the_command_line() -> None:
 def test_faults_parse_leniently() -> None:
     assert parse_faults({"not_ready": ["w1"], "exit_codes": {"a": "3"}}) == Faults(frozenset({"w1"}), {"a": 3})
     assert parse_faults(["junk"]) == Faults()
+
+
+def tf_pod(name: str, task: str, index: int, started: float | None, members: dict[str, int],
+           command: str = "python tf_cnn_benchmarks.py") -> dict[str, Any]:
+    """A pod as tf-operator v0.5 makes it: TF_CONFIG names every task of the job as `<pod>.<namespace>.svc:2222`."""
+    cluster = {kind: [f"{name}-{kind}-{i}.ns.svc:2222" for i in range(count)] for kind, count in members.items()}
+    config = {"cluster": cluster, "task": {"type": task, "index": index}, "environment": "cloud"}
+    status: dict[str, Any] = {"phase": "Running", "startTime": rfc3339(started)} if started is not None else {}
+    return {"metadata": {"name": f"{name}-{task}-{index}", "namespace": "ns", "uid": f"u-{task}-{index}"},
+            "spec": {"nodeName": "w1", "containers": [{"name": "tensorflow", "command": command.split(),
+                                                       "env": [{"name": "TF_CONFIG", "value": json.dumps(config)}]}]},
+            "status": status}
+
+
+def _by_name(*pods: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    return {(p["metadata"]["namespace"], p["metadata"]["name"]): p for p in pods}
+
+
+def test_a_tensorflow_task_trains_only_once_every_task_of_its_cluster_runs() -> None:
+    members = {"ps": 1, "worker": 2}
+    worker0 = tf_pod("j", "worker", 0, T0, members)
+    ps = tf_pod("j", "ps", 0, T0, members)
+    waiting = tf_pod("j", "worker", 1, None, members)
+    pods = _by_name(worker0, ps, waiting)
+    assert decide(worker0, WORKERS, Faults(), T0 + 600, 1, pods) is None  # worker 1 never started: no progress
+    late = tf_pod("j", "worker", 1, T0 + 100, members)
+    pods = _by_name(worker0, ps, late)
+    assert decide(worker0, WORKERS, Faults(), T0 + 159, 1, pods) is None
+    assert decide(worker0, WORKERS, Faults(), T0 + 160, 1, pods) == Action("finish", "j-worker-0", 0)
+    assert decide(worker0, WORKERS, Faults(), T0 + 160, 1, _by_name(worker0, ps)) is None  # a task gone: waits
+
+
+def test_a_parameter_server_serves_until_it_is_deleted() -> None:
+    members = {"ps": 1, "worker": 1}
+    ps, worker = tf_pod("j", "ps", 0, T0, members), tf_pod("j", "worker", 0, T0, members)
+    assert decide(ps, WORKERS, Faults(), T0 + 86400, 1, _by_name(ps, worker)) is None
+    ps["metadata"]["deletionTimestamp"] = rfc3339(T0 + 90)
+    assert decide(ps, WORKERS, Faults(), T0 + 90, 1, _by_name(ps, worker)) == Action("finish", "j-ps-0", SIGTERM_EXIT)
+
+
+def test_a_pod_without_tf_config_runs_from_its_own_start_whatever_else_runs() -> None:
+    assert decide(pod("Running", command="sleep 60"), WORKERS, Faults(), T0 + 60, 1, {}) == Action("finish",
+                                                                                                   "job-a-0", 0)

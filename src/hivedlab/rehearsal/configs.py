@@ -64,6 +64,12 @@ def etcd_argv(etcd: str, data: Path, ports: Ports) -> list[str]:
             "--initial-cluster", f"rehearsal={peer}", "--log-level", "warn"]
 
 
+# Kubernetes 1.20 stops filling metadata.selfLink (the RemoveSelfLink gate turned on); the course's 1.14/1.15 fill it.
+# kube-batch v0.4's event recorder (client-go 1.13, tools/reference.GetReference) needs it to name an object: without
+# it, every event kube-batch writes is dropped ("selfLink was empty, can't make reference").
+SELF_LINK = "--feature-gates=RemoveSelfLink=false"
+
+
 def apiserver_argv(binary: Path, run: Path, ports: Ports) -> list[str]:
     """ServiceAccount admission is off: no token controller makes the namespaces' default service accounts."""
     return [str(binary), f"--etcd-servers=http://{LOOPBACK}:{ports.etcd}", f"--bind-address={LOOPBACK}",
@@ -73,7 +79,7 @@ def apiserver_argv(binary: Path, run: Path, ports: Ports) -> list[str]:
             "--service-cluster-ip-range=10.96.0.0/24", "--service-account-issuer=https://kubernetes.default.svc",
             f"--service-account-key-file={run / 'serving.key'}",
             f"--service-account-signing-key-file={run / 'serving.key'}",
-            "--disable-admission-plugins=ServiceAccount", "--allow-privileged=true", "--v=1"]
+            "--disable-admission-plugins=ServiceAccount", "--allow-privileged=true", SELF_LINK, "--v=1"]
 
 
 def controller_manager_argv(binary: Path, kubeconfig_path: Path, ports: Ports) -> list[str]:

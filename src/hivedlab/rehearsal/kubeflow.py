@@ -32,6 +32,10 @@ LOOPBACK = "127.0.0.1"
 DEFAULT_QUEUE = {"apiVersion": "scheduling.incubator.k8s.io/v1alpha1", "kind": "Queue",
                  "metadata": {"name": "default"}, "spec": {"weight": 1}}
 # what must be served before the operator and kube-batch start (their informers fail on a missing resource)
+# kubeadm's master taint: the Kubeflow article's cluster (kubeadm) has it, so a pod that asks for no GPU (a TFJob's
+# parameter server) is not placed on the master. OpenPAI's runs leave the master untainted: kube-scheduler 1.20 checks
+# taints before node affinity, and would word the master's FailedScheduling reason differently from the recorded runs.
+MASTER_TAINT = {"key": "node-role.kubernetes.io/master", "effect": "NoSchedule"}
 SERVED = ("/apis/kubeflow.org/v1beta1/tfjobs", "/apis/scheduling.incubator.k8s.io/v1alpha1/podgroups",
           "/apis/scheduling.incubator.k8s.io/v1alpha1/queues")
 

@@ -4,14 +4,23 @@ There are no containers. A bound pod is set Running at once, with container ids 
 long as the job's commands would sleep (`sleep N`, `sleep 2m`, summed; at least `MIN_RUN_S`), divided by the
 speed-up factor (a command without a sleep counts as the simulator counts it: a short command 1 s, training 60 s),
 measured from the pod's `status.startTime`, so a restarted emulator goes on where it was. Its app
-container then exits 0, or the exit code a test injected. A pod being deleted gracefully (a deletionTimestamp) ends
-its running container with 143 (SIGTERM) and is then deleted for good, as a kubelet confirms a graceful deletion. A
-node a test marks NotReady starts no pod and reports Ready=False.
+container then exits 0, or the exit code a test injected.
+
+A TensorFlow task of a TFJob (tf-operator gives its containers `TF_CONFIG`, the cluster of every task) behaves as
+TensorFlow 1's distributed training does, as the simulator's TFJob mode does: a task's session waits until every task
+of its cluster answers ("CreateSession still waiting for response from worker"), so its training time counts from the
+moment the last of them started; a parameter server serves (`server.join()`) until it is deleted.
+
+A pod being deleted gracefully (a deletionTimestamp) ends its running container with 143 (SIGTERM) and is then
+deleted for good, as a kubelet confirms a graceful deletion. A node a test marks NotReady starts no pod and reports
+Ready=False.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -135,6 +144,44 @@ def job_id(pod: dict[str, Any]) -> str:
     return ""
 
 
+def tf_config(pod: dict[str, Any]) -> dict[str, Any] | None:
+    """The TF_CONFIG tf-operator put on the pod's containers (`{"cluster": {type: [host:port]}, "task": {...}}`)."""
+    for container in (pod.get("spec") or {}).get("containers") or []:
+        for env in container.get("env") or []:
+            if env.get("name") == "TF_CONFIG":
+                try:
+                    config = json.loads(str(env.get("value") or ""))
+                except ValueError:
+                    return None
+                return config if isinstance(config, dict) else None
+    return None
+
+
+def training_start(pod: dict[str, Any], pods: Mapping[tuple[str, str], dict[str, Any]]) -> float | None:
+    """When the pod's app began its work: its own start; for a TensorFlow task, the start of the last task of its
+    cluster (`<pod>.<namespace>.svc:<port>`), None while one has not started or is gone."""
+    started = (pod.get("status") or {}).get("startTime")
+    config = tf_config(pod)
+    if not started or config is None:
+        return _epoch(started) if started else None
+    namespace = pod["metadata"].get("namespace") or "default"
+    latest = _epoch(started)
+    for hosts in (config.get("cluster") or {}).values():
+        for host in hosts if isinstance(hosts, list) else []:
+            peer = pods.get((namespace, str(host).split(".", 1)[0]))
+            peer_started = ((peer or {}).get("status") or {}).get("startTime")
+            if not peer_started:
+                return None
+            latest = max(latest, _epoch(peer_started))
+    return latest
+
+
+def serves_forever(pod: dict[str, Any]) -> bool:
+    """A TensorFlow parameter server: it never ends by itself."""
+    config = tf_config(pod)
+    return config is not None and str((config.get("task") or {}).get("type", "")).lower() == "ps"
+
+
 def command_seconds(line: str) -> float:
     """One command's run time as the simulator counts it (`hivedlab.backends.sim.settings`): its `sleep`s; else a
     short command (`echo`, `nvidia-smi`, ...) takes `short_command_s`; anything else is training, `training_s`."""
@@ -199,9 +246,10 @@ def finished_status(pod: dict[str, Any], code: int, now: float) -> dict[str, Any
     }}
 
 
-def decide(pod: dict[str, Any], workers: dict[str, Worker], faults: Faults, now: float,
-           speedup: float) -> Action | None:
-    """What the kubelet of the pod's node does with it now (None: nothing, or not one of ours)."""
+def decide(pod: dict[str, Any], workers: dict[str, Worker], faults: Faults, now: float, speedup: float,
+           pods: Mapping[tuple[str, str], dict[str, Any]] | None = None) -> Action | None:
+    """What the kubelet of the pod's node does with it now (None: nothing, or not one of ours); `pods` are every
+    pod by (namespace, name), where a TensorFlow task looks for the other tasks of its cluster."""
     meta, spec, status = pod["metadata"], pod.get("spec") or {}, pod.get("status") or {}
     node = spec.get("nodeName")
     if node not in workers:
@@ -216,7 +264,9 @@ def decide(pod: dict[str, Any], workers: dict[str, Worker], faults: Faults, now:
         return None
     if phase != "Running":
         return Action("start", meta["name"])
-    started = status.get("startTime")
-    if started and now >= _epoch(started) + run_seconds(user_commands(pod), speedup):
+    if serves_forever(pod):
+        return None
+    started = training_start(pod, pods or {})
+    if started is not None and now >= started + run_seconds(user_commands(pod), speedup):
         return Action("finish", meta["name"], faults.exit_code(f"{meta['name']} {job_id(pod)}"))
     return None

@@ -121,8 +121,10 @@ class Kubelets:
         if status != 200 or not listing:
             return []
         done = []
-        for pod in listing.get("items") or []:
-            action = decide(pod, self.workers, faults, self.clock(), self.speedup)
+        items = listing.get("items") or []
+        pods = {(p["metadata"].get("namespace") or "default", p["metadata"].get("name")): p for p in items}
+        for pod in items:
+            action = decide(pod, self.workers, faults, self.clock(), self.speedup, pods)
             if action is None:
                 continue
             path = f"/api/v1/namespaces/{pod['metadata'].get('namespace') or 'default'}/pods/{action.name}"

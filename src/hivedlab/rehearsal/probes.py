@@ -26,9 +26,9 @@ def get(url: str, *, ca: Path | None = None, token: str | None = None, timeout_s
 
 
 def send(method: str, url: str, body: Any, *, ca: Path | None, token: str | None,
-         timeout_s: float = 5.0) -> tuple[int, Any]:
-    """`get` for a request with a JSON body."""
-    headers = {"Content-Type": "application/json", **_auth(token)}
+         timeout_s: float = 5.0, content_type: str = "application/json") -> tuple[int, Any]:
+    """`get` for a request with a JSON body (a PATCH: `content_type` names the patch's kind)."""
+    headers = {"Content-Type": content_type, **_auth(token)}
     request = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers, method=method)
     return _call(request, timeout_s, ca)
 

@@ -33,7 +33,8 @@ from hivedlab.models.openpai.naming import scheduler_name
 from hivedlab.rehearsal import configs, kubeflow, probes
 from hivedlab.rehearsal.build import BUILD_LOG
 from hivedlab.rehearsal.kubeflow import KubeflowPrograms
-from hivedlab.rehearsal.kubelet_loop import workers_of
+from hivedlab.rehearsal.kubelet import untainted
+from hivedlab.rehearsal.kubelet_loop import MERGE, workers_of
 from hivedlab.rehearsal.programs import PAI_VERSION, Programs, require
 from hivedlab.rehearsal.settings import Settings, load_settings, need_programs, port_offset
 from hivedlab.rehearsal.supervisor import Started, Supervisor, alive, exclusive, load_record, stop_all
@@ -241,8 +242,15 @@ class Stack:
 
     # -- Kubeflow (up --kubeflow) --------------------------------------------------------------------------------
     def kubeflow(self, programs: KubeflowPrograms) -> None:
-        """The CRDs and the default Queue, then the default scheduler, kube-batch and tf-operator."""
+        """The master's taint, the CRDs and the default Queue, then the default scheduler, kube-batch and
+        tf-operator."""
         api = configs.apiserver_url(self.ports)
+        for master in (w.name for w in workers_of(self.inventory).values() if w.master):
+            taint = {"spec": {"taints": [kubeflow.MASTER_TAINT]}}
+            status, _ = probes.send("PATCH", f"{api}/api/v1/nodes/{master}", taint, ca=self.ca,
+                                    token=self.secret["kube_token"], content_type=MERGE)
+            if status != 200:
+                raise HivedlabError(f"the apiserver refused the master's taint on {master}: HTTP {status}")
         for path in programs.crds:
             for crd in (d for d in yaml.safe_load_all(path.read_text(encoding="utf-8")) if isinstance(d, dict)):
                 status, _ = probes.send("POST", f"{api}/apis/{crd.get('apiVersion')}/customresourcedefinitions", crd,
@@ -285,8 +293,8 @@ class Stack:
         if status != 200 or not isinstance(node, dict):
             return False
         conditions = (node.get("status") or {}).get("conditions") or []
-        taints = (node.get("spec") or {}).get("taints") or []
-        return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions) and not taints
+        return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions) and \
+            untainted(node) is None
 
 
 def read_cluster(settings: Settings) -> Cluster | None:
