@@ -6,8 +6,8 @@ Names follow the real programs (kubeflow/tf-operator v0.5.3): the runner names a
 `<file stem>-<member>-<experiment>-<run tag>` in a namespace `hivedlab-<experiment>-<scheduler>-<run tag>` (the
 simulator: `default`); tf-operator names a pod `<TFJob>-<replica type>-<index>` with the labels `tf-job-name`,
 `tf-replica-type`, `tf-replica-index` (`GenGeneralName`, `GenLabels`), keeps every condition of the TFJob with the
-current one last and true (`status.go`, `updateTFJobConditions`), and writes its events on the TFJob
-(`SuccessfulCreatePod`, `ExitedWithCode: Pod: <namespace>.<pod> exited with code N`, `TFJobSucceeded`)."""
+current one last and true (`pkg/controller.v1beta2/tensorflow/status.go`, `setCondition`), and writes its events on
+the TFJob (`SuccessfulCreatePod`, `ExitedWithCode: Pod: <namespace>.<pod> exited with code N`, `TFJobSucceeded`)."""
 
 from __future__ import annotations
 

@@ -8,16 +8,13 @@ from pathlib import Path
 
 from hivedlab.checker.streams import diff_streams, extract, load_known
 from hivedlab.checker.streams.extract import Names
+from hivedlab.checker.streams.known import _entry
 from hivedlab.checker.timeline import build_timeline
 from hivedlab.evidence import read_evidence
 from tests.support.kubeflow_run import write_gang_run
 
 JOB = "job[job1@alice]"
 WORKER = f"{JOB}.task[worker/0].attempt[0]"
-
-
-def _facts(path: Path) -> dict[str, object]:
-    return extract(read_evidence(path).records).facts()
 
 
 def test_a_tfjob_stream_holds_its_conditions_its_events_and_its_podgroup(tmp_path: Path) -> None:
@@ -64,3 +61,15 @@ def test_the_namespace_is_a_placeholder_only_where_it_names_an_object() -> None:
     kept = "default-scheduler: insufficient capacity in VC default. not-default/p"
     assert names.message(kept) == kept
     assert Names(build_timeline(())).message("default/p-0") == "default/p-0"  # an OpenPAI run: no namespace given
+
+
+def test_a_documented_difference_may_be_limited_to_one_contrast_run(tmp_path: Path) -> None:
+    entry = _entry({"id": "e", "category": "rehearsal", "summary": {"en": "e", "zh": "z"}, "course": "c",
+                    "fields": [f"{JOB}.podgroup_events"], "compare": "any",
+                    "experiments": ["kubeflow-gang@kube-batch"]}, "e")
+    for scheduler, documented in (("kube-batch", True), ("default", False)):
+        sim = extract(read_evidence(write_gang_run(tmp_path / "sim.jsonl", "sim", scheduler)).records)
+        real = extract(read_evidence(write_gang_run(tmp_path / "k8s.jsonl", "k8s", scheduler,
+                                                    unschedulable=5)).records)
+        assert [(d.path, d.documented) for d in diff_streams(sim, real, (entry,))] == [
+            (f"{JOB}.podgroup_events", documented)]

@@ -110,8 +110,9 @@ def _trace(records: Sequence[Record]) -> _Trace:
 
 
 def _kubeflow_object(trace: _Trace, resource: str, watch_type: str | None, obj: dict[str, Any]) -> None:
-    """A TFJob's last true condition (tf-operator's `status.go` keeps every condition, the current one last and
-    true), or a PodGroup's phase; the run's namespace from its TFJobs."""
+    """A TFJob's last true condition (tf-operator v0.5.3 `pkg/controller.v1beta2/tensorflow/status.go`,
+    `setCondition`: a condition set again moves to the end, true; Succeeded and Failed turn Running false), or a
+    PodGroup's phase; the run's namespace from its TFJobs."""
     meta = obj.get("metadata") or {}
     name, status = str(meta["name"]), obj.get("status") or {}
     if resource == "tfjobs":
@@ -215,7 +216,7 @@ def _job(job: JobTimeline, trace: _Trace, names: Names) -> JobStream:
     for _, state in states:
         _append(rest, state)
     name = job.framework_name  # a TFJob's name on a plain Kubernetes cluster
-    groups = [group for group, owner in trace.podgroup_jobs.items() if owner == name]
+    groups = [group for group, owner in trace.podgroup_jobs.items() if owner == name] or [name]  # tf-operator's name
     return JobStream(
         label=names.jobs[name],
         submit=tuple(f"{s.status} {names.message(s.message or '')}".strip() for s in job.submissions),
@@ -224,7 +225,7 @@ def _job(job: JobTimeline, trace: _Trace, names: Names) -> JobStream:
         tasks=tuple((task, tuple(attempts)) for task, attempts in sorted(tasks.items())),
         events=_counted(trace.owned_events.get(("TFJob", name), {}), names),
         podgroup_events=tuple(e for g in groups for e in _counted(trace.owned_events.get(("PodGroup", g), {}), names)),
-        podgroup_phases=tuple(p for g in groups for p in trace.podgroups[g]))
+        podgroup_phases=tuple(p for g in groups for p in trace.podgroups.get(g, ())))
 
 
 def extract(records: Sequence[Record]) -> Stream:
