@@ -1,5 +1,5 @@
 """`hivedlab compare-streams`: help, bad input (one-line error, exit 2), and two runs compared (exit 0 when only
-documented differences, 1 otherwise)."""
+documented differences, 1 otherwise), contrast runs (`contrast/<id>@<scheduler>/`) among their experiments."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tests.support.kubeflow_run import write_gang_run
 from tests.support.scenario import Scenario
 
 
@@ -36,6 +37,13 @@ def test_help_has_examples(cli: Callable[..., Any]) -> None:
 def test_a_missing_run_is_a_one_line_error(cli: Callable[..., Any], tmp_path: Path) -> None:
     result = cli("compare-streams", str(tmp_path / "nope"), str(tmp_path))
     assert result.code == 2 and len(result.err.strip().splitlines()) == 1 and "no such run directory" in result.err
+
+
+def test_a_directory_without_runs_says_where_it_looked(cli: Callable[..., Any], tmp_path: Path) -> None:
+    (tmp_path / "contrast" / "jobs" / "kubeflow-gang@default").mkdir(parents=True)  # job files, no log
+    result = cli("compare-streams", str(tmp_path), str(tmp_path))
+    assert result.code == 2 and len(result.err.strip().splitlines()) == 1
+    assert "no experiments/*/evidence.jsonl or contrast/*/evidence.jsonl" in result.err
 
 
 def test_a_broken_chain_is_refused(cli: Callable[..., Any], tmp_path: Path) -> None:
@@ -77,3 +85,26 @@ def test_run_directories_compare_experiment_by_experiment(cli: Callable[..., Any
     assert cli("compare-streams", str(tmp_path / "a"), str(tmp_path / "b"), "--experiment", "gang").code == 0
     bad = cli("compare-streams", str(tmp_path / "a"), str(tmp_path / "b"), "--experiment", "gnag")
     assert bad.code == 2 and "in neither run" in bad.err
+
+
+def test_contrast_runs_are_compared_as_experiments(cli: Callable[..., Any], tmp_path: Path) -> None:
+    for side, source in (("a", "sim"), ("b", "k8s")):
+        for scheduler in ("default", "kube-batch"):
+            folder = tmp_path / side / "contrast" / f"kubeflow-gang@{scheduler}"
+            folder.mkdir(parents=True)
+            write_gang_run(folder / "evidence.jsonl", source, scheduler)
+        (tmp_path / side / "experiments" / "gang").mkdir(parents=True)
+        _gang(tmp_path / side / "experiments" / "gang" / "evidence.jsonl", source)
+    result = cli("compare-streams", str(tmp_path / "a"), str(tmp_path / "b"))
+    assert result.code == 0, result.out
+    assert [line for line in result.out.splitlines() if line.startswith("==")] == [
+        "== gang (A: sim, B: rehearsal)", "== kubeflow-gang@default (A: sim, B: rehearsal)",
+        "== kubeflow-gang@kube-batch (A: sim, B: rehearsal)"]
+    one = cli("compare-streams", str(tmp_path / "a"), str(tmp_path / "b"), "--experiment", "kubeflow-gang@kube-batch",
+              "--format", "json")
+    assert one.code == 0 and [e["experiment"] for e in json.loads(one.out)["experiments"]] == [
+        "kubeflow-gang@kube-batch"]
+    logs = [str(tmp_path / side / "contrast" / "kubeflow-gang@default" / "evidence.jsonl") for side in "ab"]
+    assert "== kubeflow-gang@default (A: sim, B: rehearsal)" in cli("compare-streams", *logs).out
+    bad = cli("compare-streams", str(tmp_path / "a"), str(tmp_path / "b"), "--experiment", "kubeflow-gang")
+    assert bad.code == 2 and "kubeflow-gang@default, kubeflow-gang@kube-batch" in bad.err

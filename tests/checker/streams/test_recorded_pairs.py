@@ -1,6 +1,7 @@
 """The recorded stream pairs (tests/fixtures/stream-pairs/, docs/simulator-vs-rehearsal.md): each plan on each layout
-as the rehearsal cluster ran it. The simulator runs the same plan on the same layout again here, and its stream must
-match the recorded rehearsal stream beyond the documented differences."""
+as the rehearsal cluster ran it, and the Kubeflow plan's contrast runs (`kubeflow/kubeflow-gang@<scheduler>/`). The
+simulator runs the same plan on the same layout (under the same scheduler) again here, and its stream must match the
+recorded rehearsal stream beyond the documented differences."""
 
 from __future__ import annotations
 
@@ -19,6 +20,16 @@ from tests.support.transcripts import find_secrets
 PAIRS = FIXTURES / "stream-pairs"
 RECORDED = "rehearsal.jsonl.gz"
 CASES = sorted(log.parent for log in PAIRS.glob(f"*/*/{RECORDED}"))
+OPENPAI_LAYOUTS = {"manual", "four-gpu", "mixed"}
+KUBEFLOW = "kubeflow"  # the layout of the Kubeflow plan's contrast runs, one folder per scheduler
+PROVISIONAL = pytest.mark.xfail(strict=False, reason="provisional recording: the simulator's Kubeflow path and the "
+                                "rehearsal are being changed; re-recorded on main")
+
+
+def _case(case: Path) -> Any:
+    """One replay; the Kubeflow recordings are provisional."""
+    marks = [PROVISIONAL] if case.parent.name == KUBEFLOW else []
+    return pytest.param(case, id=f"{case.parent.name}/{case.name}", marks=marks)
 
 
 def _unpacked(folder: Path, tmp_path: Path) -> Path:
@@ -30,21 +41,26 @@ def _unpacked(folder: Path, tmp_path: Path) -> Path:
 
 def test_every_layout_and_plan_is_recorded() -> None:
     layouts = {case.parent.name for case in CASES}
-    assert layouts == {"manual", "four-gpu", "mixed"}
+    assert layouts == OPENPAI_LAYOUTS | {KUBEFLOW}
     for layout in layouts:
         assert (PAIRS / layout / "inventory.yaml").is_file()
-    assert len(CASES) == 3 * 7, [f"{c.parent.name}/{c.name}" for c in CASES]
+    assert len(CASES) == 3 * 7 + 2, [f"{c.parent.name}/{c.name}" for c in CASES]
+    assert sorted(c.name for c in CASES if c.parent.name == KUBEFLOW) == [
+        "kubeflow-gang@default", "kubeflow-gang@kube-batch"]
 
 
-@pytest.mark.parametrize("case", CASES, ids=[f"{c.parent.name}/{c.name}" for c in CASES])
+@pytest.mark.parametrize("case", [_case(c) for c in CASES])
 def test_the_simulator_matches_the_recorded_rehearsal(case: Path, tmp_path: Path,
                                                       cli: Callable[..., Any]) -> None:
     recorded = read_stream(_unpacked(case, tmp_path))
-    assert recorded.source == "k8s" and recorded.experiment == case.name
-    ran = cli("run", case.name, "--cluster", "sim", "--seed", "1", "--inventory", str(case.parent / "inventory.yaml"),
-              "--out", str(tmp_path / "sim"), "--no-report", "--lang", "en")
+    assert recorded.source == "k8s" and recorded.run_id == case.name
+    plan, _, scheduler = case.name.partition("@")
+    ran = cli("run", plan, *(("--scheduler", scheduler) if scheduler else ()), "--cluster", "sim", "--seed", "1",
+              "--inventory", str(case.parent / "inventory.yaml"), "--out", str(tmp_path / "sim"), "--no-report",
+              "--lang", "en")
     assert ran.code in (0, 1), ran.err
-    simulated = read_stream(tmp_path / "sim" / "experiments" / case.name / "evidence.jsonl")
+    home = "contrast" if scheduler else "experiments"
+    simulated = read_stream(tmp_path / "sim" / home / case.name / "evidence.jsonl")
     undocumented = [d.line() for d in diff_streams(simulated, recorded, load_known()) if not d.documented]
     assert undocumented == []
 

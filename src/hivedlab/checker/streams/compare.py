@@ -1,5 +1,6 @@
-"""Comparing two runs, each a run directory (every experiment both hold) or one evidence log: the streams read,
-diffed and summed up (docs/simulator-vs-rehearsal.md)."""
+"""Comparing two runs, each a run directory (every experiment both hold, contrast runs such as
+`kubeflow-gang@default` among them) or one evidence log: the streams read, diffed and summed up
+(docs/simulator-vs-rehearsal.md)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from hivedlab.checker.streams.extract import extract
 from hivedlab.checker.streams.known import KnownDifference, load_known
 from hivedlab.checker.streams.model import Stream
 from hivedlab.evidence import read_evidence
-from hivedlab.rundir import EVIDENCE, RunDir
+from hivedlab.rundir import CONTRAST, EVIDENCE, EXPERIMENTS
 
 
 @dataclass(frozen=True)
@@ -45,22 +46,24 @@ def read_stream(path: Path) -> Stream:
 
 
 def _logs(path: Path) -> dict[str, Path]:
-    """experiment id -> its log: a run directory's `experiments/<id>/evidence.jsonl`, or one log (named by its
-    plan record's experiment)."""
+    """run id -> its log: a run directory's `experiments/<id>/evidence.jsonl` and its contrast runs'
+    `contrast/<id>@<scheduler>/evidence.jsonl`, or one log (named by its plan record: the experiment, with
+    `@<scheduler>` for a contrast run)."""
     if path.is_dir():
-        root = RunDir(path).experiments_dir
-        found = {log.parent.name: log for log in sorted(root.glob(f"*/{EVIDENCE}"))}
+        found = {log.parent.name: log for home in (EXPERIMENTS, CONTRAST)
+                 for log in sorted((path / home).glob(f"*/{EVIDENCE}"))}
         if not found:
-            raise HivedlabError(f"{path}: no experiments/*/{EVIDENCE} in this directory")
+            raise HivedlabError(f"{path}: no {EXPERIMENTS}/*/{EVIDENCE} or {CONTRAST}/*/{EVIDENCE} in this directory")
         return found
     if not path.is_file():
         raise HivedlabError(f"{path}: no such run directory or evidence log")
-    return {read_stream(path).experiment or path.stem: path}
+    return {read_stream(path).run_id or path.stem: path}
 
 
 def compare_runs(a: Path, b: Path, experiment: str | None = None,
                  known: tuple[KnownDifference, ...] | None = None) -> list[ExperimentComparison]:
-    """Every experiment of A and B (or only `experiment`), compared; known differences from the shipped file."""
+    """Every experiment and contrast run of A and B (or only `experiment`, an experiment id or a contrast run's
+    `<id>@<scheduler>`), compared; known differences from the shipped file."""
     table = load_known() if known is None else known
     logs_a, logs_b = _logs(a), _logs(b)
     single = not a.is_dir() and not b.is_dir()

@@ -94,14 +94,15 @@ def _holds(entry: KnownDifference, path: str, facts: tuple[dict[str, Any], dict[
     return True
 
 
-def _explain(path: str, a: Any, b: Any, context: tuple[str, str, str | None, dict[str, Any], dict[str, Any]],
+def _explain(path: str, a: Any, b: Any,
+             context: tuple[str, str, tuple[str | None, str | None], dict[str, Any], dict[str, Any]],
              known: tuple[KnownDifference, ...]) -> tuple[str, ...]:
     """The ids of the entries that, applied in order, make `a` and `b` agree; () when they do not. `context`: the
-    sides of A and B, the experiment, and both streams' facts."""
+    sides of A and B, the experiment and run id, and both streams' facts."""
     sides, facts = context[:2], context[3:]
     used: list[str] = []
     for entry in known:
-        if not entry.applies(path, context[2]) or not _holds(entry, path, facts):
+        if not entry.applies(path, *context[2]) or not _holds(entry, path, facts):
             continue
         if _ABSENT in (a, b) and entry.compare != "any":  # a fact on one side only: only `any` explains it
             continue
@@ -120,7 +121,7 @@ def _explain(path: str, a: Any, b: Any, context: tuple[str, str, str | None, dic
 def diff_streams(a: Stream, b: Stream, known: tuple[KnownDifference, ...] = ()) -> list[Difference]:
     """Every fact whose values differ, in the order of A's facts (then B's own), each marked with what explains it."""
     facts_a, facts_b = a.facts(), b.facts()
-    context = (side_of(a), side_of(b), a.experiment or b.experiment, facts_a, facts_b)
+    context = (side_of(a), side_of(b), (a.experiment or b.experiment, a.run_id or b.run_id), facts_a, facts_b)
     out = []
     for path in [*facts_a, *(p for p in facts_b if p not in facts_a)]:
         va, vb = facts_a.get(path, _ABSENT), facts_b.get(path, _ABSENT)

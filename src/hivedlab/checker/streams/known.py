@@ -3,7 +3,7 @@
 holds the two together).
 
 Each entry names the facts it applies to (`fields`: patterns over the flattened paths where `*` matches anything, e.g.
-`job[*].framework_states`) and how it makes the two sides comparable, applied in this order:
+`job[*].states`) and how it makes the two sides comparable, applied in this order:
 
 - `drop`: a regular expression; list items it matches are removed (on `side`: sim, rehearsal or both);
 - `rewrite`: `[pattern, replacement]` pairs applied to the values of `side` (a list's items, or a value; a number
@@ -15,7 +15,8 @@ Each entry names the facts it applies to (`fields`: patterns over the flattened 
 the same on both (`same`): `{attempt.fc_exit_code: -220}`, `{job.placements: same}`.
 
 A fact whose values differ but agree once the entries are applied is a documented difference (its entries named);
-one that still differs is not. `experiments` (optional) limits an entry to those plans."""
+one that still differs is not. `experiments` (optional) limits an entry to those plans, or to those contrast runs
+(`kubeflow-gang@default`)."""
 
 from __future__ import annotations
 
@@ -53,8 +54,8 @@ class KnownDifference:
     experiments: tuple[str, ...] = ()  # only these plans (all when empty)
     when: tuple[tuple[str, Any], ...] = ()  # (`attempt.<fact>` or `job.<fact>`, a value or SAME)
 
-    def applies(self, path: str, experiment: str | None = None) -> bool:
-        if self.experiments and experiment not in self.experiments:
+    def applies(self, path: str, experiment: str | None = None, run_id: str | None = None) -> bool:
+        if self.experiments and experiment not in self.experiments and run_id not in self.experiments:
             return False
         return any(_glob(pattern).fullmatch(path) for pattern in self.fields)
 

@@ -27,15 +27,19 @@ class AttemptStream:
 
 @dataclass(frozen=True)
 class JobStream:
-    """One OpenPAI job, named `<plan key>@<user>`."""
+    """One job, named `<plan key>@<user>`: an OpenPAI job (a Framework) or, on a plain Kubernetes cluster, a TFJob
+    with the PodGroup of the same name."""
 
     label: str
     submit: tuple[str, ...]  # `<HTTP status> <normalized message>` per submit record
-    framework_states: tuple[str, ...]
+    states: tuple[str, ...]  # its controller's states in order: a Framework's `state`, a TFJob's last true condition
     rest_states: tuple[str, ...]  # the REST state the rest-server derives from each Framework state
     state: str
     exit_code: int | None
     tasks: tuple[tuple[str, tuple[AttemptStream, ...]], ...]  # (`role/index`, its attempts in order)
+    events: tuple[str, ...] = ()  # on the TFJob: `Reason: message (count N)` (normalized) in order
+    podgroup_events: tuple[str, ...] = ()  # on its PodGroup, the same way
+    podgroup_phases: tuple[str, ...] = ()  # its PodGroup's phases in order; `Deleted` when it was deleted
 
 
 @dataclass(frozen=True)
@@ -50,11 +54,21 @@ class Stream:
     jobs: tuple[JobStream, ...]
     start_order: tuple[str, ...]  # jobs in the order their first task started
     preemptions: tuple[str, ...]  # `<victim> <- <preemptor>` in order
+    scheduler: str = "hived"  # the plan record's scheduler: another one makes a contrast run
+
+    @property
+    def run_id(self) -> str | None:
+        """The run's name in a run directory: the experiment, or `<experiment>@<scheduler>` for a contrast run
+        (`contrast/<id>@<scheduler>/`, docs/other-schedulers.md)."""
+        if self.experiment is None or self.scheduler == "hived":
+            return self.experiment
+        return f"{self.experiment}@{self.scheduler}"
 
     def facts(self) -> dict[str, Any]:
         """The stream flattened: one path (`job[low@alice].task[train/0].attempt[0].node`) per fact."""
         out: dict[str, Any] = {
-            "experiment": self.experiment, "configs": list(self.configs), "steps": list(self.steps),
+            "experiment": self.experiment, "scheduler": self.scheduler, "configs": list(self.configs),
+            "steps": list(self.steps),
             "end": self.end, "jobs": [job.label for job in self.jobs], "start_order": list(self.start_order),
             "preemptions": list(self.preemptions),
             "placements": sorted({f"{a.node}:{','.join(map(str, a.gpus))}" for job in self.jobs for _, attempts
@@ -62,8 +76,10 @@ class Stream:
         }
         for job in self.jobs:
             head = f"job[{job.label}]"
-            out.update({f"{head}.submit": list(job.submit), f"{head}.framework_states": list(job.framework_states),
+            out.update({f"{head}.submit": list(job.submit), f"{head}.states": list(job.states),
                         f"{head}.rest_states": list(job.rest_states), f"{head}.state": job.state,
+                        f"{head}.events": list(job.events), f"{head}.podgroup_events": list(job.podgroup_events),
+                        f"{head}.podgroup_phases": list(job.podgroup_phases),
                         f"{head}.exit_code": job.exit_code, f"{head}.tasks": [name for name, _ in job.tasks],
                         f"{head}.placements": sorted({f"{a.node}:{','.join(map(str, a.gpus))}" for _, attempts
                                                       in job.tasks for a in attempts if a.node is not None})})
