@@ -64,7 +64,9 @@ def test_the_gang_experiment_runs_is_judged_and_cleaned_up(kube, world, kubeconf
         answers.update({a.rule: a.answer.en for a in verdict.answers})
     assert set(answers) == {"partial-start", "all-or-nothing", "deadlock", "no-deadlock"}
     assert "a partial start" in answers["partial-start"] and "all or nothing" in answers["all-or-nothing"]
-    assert "a deadlock" in answers["deadlock"] and "no deadlock" in answers["no-deadlock"]
+    # one operator thread creates one job's pods before the other's: no deadlock, the second job starts partially
+    assert answers["deadlock"].endswith("no deadlock.") and "after a partial start" in answers["deadlock"]
+    assert "no deadlock" in answers["no-deadlock"]
     assert not kube.objects["namespaces"] and not kube.objects["tfjobs"] and not kube.objects["pods"]
 
 
