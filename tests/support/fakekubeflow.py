@@ -166,7 +166,17 @@ class FakeKubeflow:
 
     def _create_pods(self, job: _Job) -> None:
         """Every pod of the job in one pass, each type's services after its pods (`reconcilePods`, then
-        `reconcileServices`), with the operator's events on the TFJob."""
+        `reconcileServices`), with the operator's events on the TFJob; first, with gang scheduling on, a PodGroup of
+        the TFJob's name unless there is one (jobcontroller.go `SyncPodGroup`, minMember every replica)."""
+        group = "scheduling.incubator.k8s.io"
+        if job.api_version.endswith("/v1beta1") and self.api.group_of("podgroups") == group and not any(
+                g["metadata"]["name"] == job.name for g in self.api.items("podgroups", job.namespace)):
+            owner = {"apiVersion": OPERATOR_V0_5, "kind": "TFJob", "name": job.name, "uid": job.uid,
+                     "controller": True, "blockOwnerDeletion": True}
+            self.api.put("podgroups", {
+                "apiVersion": f"{group}/v1alpha1", "kind": "PodGroup",
+                "metadata": {"name": job.name, "namespace": job.namespace, "ownerReferences": [owner]},
+                "spec": {"minMember": len(job.pods)}})
         for position, (name, role, index, template) in enumerate(job.pods):
             self._create_pod(job, name, role, index, template)
             job.created += 1
@@ -218,12 +228,14 @@ class FakeKubeflow:
             "count": 1})
 
     def _delete_orphans(self) -> None:
+        """The garbage collector: the pods and the operator's PodGroups of a deleted TFJob go with it."""
         owners = {(j.namespace, j.name) for j in self.jobs.values()}
-        for pod in self.api.items("pods"):
-            meta = pod["metadata"]
-            owner = (meta.get("ownerReferences") or [{}])[0].get("name")
-            if (meta["namespace"], owner) not in owners:
-                self.api.remove("pods", f"{meta['namespace']}/{meta['name']}")
+        for resource in ("pods", "podgroups"):
+            for obj in self.api.items(resource):
+                meta = obj["metadata"]
+                refs = meta.get("ownerReferences") or ([{}] if resource == "pods" else [])
+                if refs and (meta["namespace"], refs[0].get("name")) not in owners:
+                    self.api.remove(resource, f"{meta['namespace']}/{meta['name']}")
 
     # -- the scheduler -----------------------------------------------------------------------------------------------
     def _free(self) -> list[str]:
