@@ -126,3 +126,26 @@ def test_the_operator_records_its_events_on_the_tfjob(tmp_path: Path, scheduler:
     assert one["source"] == {"component": "tf-operator"}
     assert {k: one["involvedObject"][k] for k in ("apiVersion", "kind", "name")} == {
         "apiVersion": "kubeflow.org/v1beta2", "kind": "TFJob", "name": "job-a"}
+
+
+def test_kube_batch_keeps_the_podgroups_status_and_records_its_event(tmp_path: Path) -> None:
+    """kube-batch v0.4 on the PodGroup of the job that waits: the `Unschedulable` condition (`NotEnoughResources`),
+    the phase Pending (Running only with more than minMember tasks allocated), and a Warning `Unschedulable` event
+    "<pending>/<tasks> tasks in gang unschedulable: <FitError>" while it is Pending."""
+    seen = _two_jobs(tmp_path, "kube-batch")
+    groups = [s for s in seen if s.resource == "podgroups" and s.obj["metadata"]["name"] == "job-b"]
+    waiting = next(s.obj["status"] for s in groups if s.obj.get("status", {}).get("conditions"))
+    (condition,) = waiting["conditions"]
+    assert waiting["phase"] == "Pending"
+    assert {k: condition[k] for k in ("type", "status", "reason")} == {
+        "type": "Unschedulable", "status": "True", "reason": "NotEnoughResources"}
+    assert condition["message"].startswith("4/4 tasks in gang unschedulable: ")
+    assert all(s.obj.get("status", {}).get("phase") in (None, "Pending") for s in groups)  # exactly minMember
+    assert groups[-1].watch == "DELETED"
+    events = [s.obj for s in seen if s.resource == "events" and s.obj["involvedObject"]["kind"] == "PodGroup"
+              and s.obj["involvedObject"]["name"] == "job-b"]
+    assert events and {(e["type"], e["reason"], e["source"]["component"]) for e in events} == {
+        ("Warning", "Unschedulable", "kube-batch")}
+    fit_error = condition["message"].split(": ", 1)[1]
+    assert f"4/4 tasks in gang unschedulable: {fit_error}" in {e["message"] for e in events}
+    assert events[-1]["message"].startswith("0/4 tasks in gang unschedulable")  # still Pending once bound

@@ -7,6 +7,10 @@ The API shows what a cluster without HiveD holds (`hivedlab.backends.sim.served`
 rest-server makes them without HiveD (`nvidia.com/gpu`, no HiveD annotation), named after the deciding scheduler;
 a job given as a Kubeflow manifest (`manifests`) as a TFJob whose pods tf-operator v0.5 made from it. The
 schedulers read each pod's request from the pod the API shows, and their events keep each scheduler's own words.
+
+Over 400 lines for a reason: the schedulers' glue and what tf-operator v0.5 does with a TFJob's pods (creation in one
+pass, the parameter server, success and clean-up, its events) are hooks of one simulated cluster overriding
+FrameworkController's, and share its jobs, pods and API store.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from hivedlab.backends.protocol import Reply, SubmitResult
 from hivedlab.backends.sim import served
 from hivedlab.backends.sim.cluster import SimCluster
 from hivedlab.backends.sim.jobs import SimJob, TaskKey
-from hivedlab.backends.sim.recorder import TfJobEvents
+from hivedlab.backends.sim.recorder import ObjectEvents
 from hivedlab.backends.sim.store import ApiStore, Clock
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import read_text
@@ -108,6 +112,7 @@ class _TfJob:
     group_deleted: bool = False
     requests: dict[str, Resources] = field(default_factory=dict)  # replica type -> what each of its pods asks
     exited: dict[str, int] = field(default_factory=dict)  # pod -> the exit code the operator has seen
+    group_status: dict[str, Any] = field(default_factory=dict)  # the PodGroup's, as kube-batch writes it
 
     def replica_type(self, task_role: str) -> str:
         """The TFJob's replica type behind one of the simulated job's task roles (`worker` -> `Worker`)."""
@@ -145,7 +150,7 @@ class PlainSimCluster(SimCluster):
         self._tfjobs: dict[int, _TfJob] = {}  # job seq -> its TFJob
         self._by_framework: dict[str, SimJob] = {}
         self._pod_names: dict[str, str] = {}  # the OpenPAI model's pod name -> the name the API shows
-        self.operator_events = TfJobEvents(self.store, self.clock, self._event_nanos)
+        self.object_events = ObjectEvents(self.store, self.clock, self._event_nanos)
 
     def _start_hived(self, mapping: Any, name: str) -> None:
         """The config feeds the rest-server's admission and names the nodes; HiveD itself schedules nothing."""
@@ -274,7 +279,7 @@ class PlainSimCluster(SimCluster):
         record.group_deleted = watch_type == "DELETED"
         created = record.podgroup["metadata"].setdefault("creationTimestamp", self.clock.k8s_time())
         obj = served.stored(record.podgroup, uid=record.group_uid, resource_version=self.store.resource_version(),
-                            created=created)
+                            created=created, status=record.group_status or None)
         self.store.emit(watch_type, "podgroups", obj)
 
     def _tfjob_status(self, job: SimJob, record: _TfJob) -> dict[str, Any]:
@@ -327,15 +332,19 @@ class PlainSimCluster(SimCluster):
             super()._create_pod(job, key, emit_framework)
             return
         if operator.other_scheduler(record.tfjob):
-            self.operator_events.record(record.tfjob, record.uid, operator.SCHEDULER_NAME_SET)
+            self._operator_event(record, operator.SCHEDULER_NAME_SET)
         super()._create_pod(job, key, emit_framework)
-        self.operator_events.record(record.tfjob, record.uid, operator.CREATED_POD, record.pod_name(key))
+        self._operator_event(record, operator.CREATED_POD, record.pod_name(key))
         rtype = record.replica_type(key[0])
         count = dict(operator.replicas_by_type(record.tfjob))[rtype]
         if key[1] == count - 1:
             for index in range(count):
-                self.operator_events.record(record.tfjob, record.uid, operator.CREATED_SERVICE,
+                self._operator_event(record, operator.CREATED_SERVICE,
                                             record.pod_name((key[0], index)))
+
+    def _operator_event(self, record: _TfJob, what: tuple[str, str, str], *args: object) -> None:
+        self.object_events.record(operator.involved_object(record.tfjob, record.uid), operator.OPERATOR_COMPONENT,
+                                  what, *args)
 
     def _runs_until_deleted(self, job: SimJob, key: TaskKey) -> bool:
         """A parameter server never exits by itself (TensorFlow's `server.join()`): it runs until deleted."""
@@ -353,19 +362,19 @@ class PlainSimCluster(SimCluster):
             return
         record.exited[record.pod_name(key)] = code
         for name, exit_code in record.exited.items():
-            self.operator_events.record(record.tfjob, record.uid, operator.EXITED, naming.NAMESPACE, name, exit_code)
+            self._operator_event(record, operator.EXITED, naming.NAMESPACE, name, exit_code)
         running = [k for k, pod in job.pods.items() if pod.phase == "Running" and pod.deletion_timestamp is None]
         super()._task_completed(job, key, code)  # FrameworkController's policy may end it too: all workers done
         if not self._tfjob_succeeded(job, record):
             return
         name = record.tfjob["metadata"]["name"]
-        self.operator_events.record(record.tfjob, record.uid, operator.SUCCEEDED, name)
+        self._operator_event(record, operator.SUCCEEDED, name)
         if job.completing is None:
             self._complete_attempt(job, AttemptCompletion(CODE_SUCCEEDED, key[0], key[1], f"TFJob {name} succeeded"))
         for other in running:
-            self.operator_events.record(record.tfjob, record.uid, operator.DELETED_POD, record.pod_name(other))
-            self.operator_events.record(record.tfjob, record.uid, operator.DELETED_SERVICE, record.pod_name(other))
-        self.operator_events.record(record.tfjob, record.uid, operator.DELETED_PODGROUP, name)
+            self._operator_event(record, operator.DELETED_POD, record.pod_name(other))
+            self._operator_event(record, operator.DELETED_SERVICE, record.pod_name(other))
+        self._operator_event(record, operator.DELETED_PODGROUP, name)
 
     def _tfjob_succeeded(self, job: SimJob, record: _TfJob) -> bool:
         succeeded = {(record.replica_type(role), index) for (role, index) in job.task_keys
@@ -465,6 +474,32 @@ class PlainSimCluster(SimCluster):
         for uid, message in result.unschedulable.items():
             job, key = where[uid]
             self._failed_scheduling(job, key, message)
+        session = self.store.uid("session")
+        for group in groups:
+            job = next(j for j in self.jobs.values() if j.info.framework == group.name)
+            errors = [result.unschedulable[p.uid] for p in job.pods.values() if p.uid in result.unschedulable]
+            self._close_group(job, group.min_member, errors[0] if errors else kube_batch.fit_error({}), session)
+
+    def _close_group(self, job: SimJob, min_member: int, fit_error: str, session: str) -> None:
+        """A Kubeflow job's PodGroup as the session closes (`kube_batch.closed_status`), and, while its phase is
+        Pending or Unknown, kube-batch's `Unschedulable` event on it (cache.go `RecordJobStatusEvent`)."""
+        record = self._tfjobs.get(job.seq)
+        if record is None or record.podgroup is None or record.group_deleted:
+            return
+        live = [pod for pod in job.pods.values() if pod.deletion_timestamp is None]
+        allocated = sum(1 for pod in live if pod.node is not None and pod.finished_at is None)
+        group = kube_batch.GroupAtClose(min_member, len(live), allocated,
+                                        sum(1 for pod in live if pod.phase == "Running"))
+        status = kube_batch.closed_status(record.group_status, group, fit_error, session, self.clock.k8s_time())
+        if status != record.group_status:
+            record.group_status = status
+            self._emit_podgroup(record, "MODIFIED")
+        if status["phase"] in ("Pending", "Unknown"):
+            meta = record.podgroup["metadata"]
+            involved = {"apiVersion": str(record.podgroup["apiVersion"]), "kind": "PodGroup", "name": meta["name"],
+                        "namespace": meta["namespace"], "uid": record.group_uid}
+            self.object_events.record(involved, self.component, kube_batch.GANG_EVENT, group.pending, group.tasks,
+                                      fit_error)
 
     def _bind_to(self, job: SimJob, key: TaskKey, node: str) -> None:
         """Bind as the scheduler does: the pod gets the node; the default scheduler also records a `Scheduled` event

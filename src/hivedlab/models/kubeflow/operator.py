@@ -244,18 +244,8 @@ DELETED_SERVICE = ("Normal", "SuccessfulDeleteService", "Deleted service: {}")
 DELETED_PODGROUP = ("Normal", "SuccessfulDeletePodGroup", "Deleted PodGroup: {}")
 
 
-def tfjob_event(tfjob: Mapping[str, Any], uid: str, what: tuple[str, str, str], message: str, *, name: str,
-                event_uid: str, resource_version: str, first: str, last: str, count: int) -> dict[str, Any]:
-    """A core/v1 Event about a TFJob as client-go's recorder writes it for tf-operator (its involvedObject in the
-    operator's GroupVersion; a repeat of the same reason and message is the same event with its `count` bumped,
-    client-go's `EventCorrelator`)."""
+def involved_object(tfjob: Mapping[str, Any], uid: str) -> dict[str, str]:
+    """How an event names the TFJob: in the operator's GroupVersion (the scheme it registered the type under)."""
     meta = tfjob.get("metadata") or {}
-    namespace = str(meta.get("namespace", ""))
-    involved = {"apiVersion": OPERATOR_API, "kind": "TFJob", "name": str(meta.get("name")), "namespace": namespace,
-                "uid": uid}
-    return {"apiVersion": "v1", "kind": "Event",
-            "metadata": {"name": name, "namespace": namespace, "uid": event_uid, "resourceVersion": resource_version,
-                         "creationTimestamp": first},
-            "involvedObject": involved, "reason": what[1], "message": message,
-            "source": {"component": OPERATOR_COMPONENT}, "firstTimestamp": first, "lastTimestamp": last,
-            "count": count, "type": what[0], "eventTime": None, "reportingComponent": "", "reportingInstance": ""}
+    return {"apiVersion": OPERATOR_API, "kind": "TFJob", "name": str(meta.get("name")),
+            "namespace": str(meta.get("namespace", "")), "uid": uid}

@@ -12,8 +12,9 @@ gets the group's FitError.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from hivedlab.models.schedulers.resources import Node, Pod, Resources, free_on, score, scored_on
 
@@ -26,6 +27,12 @@ WAIT_REASON = "Unschedulable"
 NOT_ENOUGH_VALID_TASKS = "Not enough valid tasks for gang-scheduling"
 GANG_UNSCHEDULABLE = "tasks in gang unschedulable"
 GROUP_ANNOTATION = "scheduling.k8s.io/group-name"  # what tf-operator writes on each pod of a TFJob
+# pkg/apis/scheduling/v1alpha1/types.go: the PodGroup's condition type, its reason for a gang short of room
+PODGROUP_UNSCHEDULABLE = "Unschedulable"
+NOT_ENOUGH_RESOURCES = "NotEnoughResources"
+# pkg/scheduler/cache/cache.go `RecordJobStatusEvent`: the event on a PodGroup whose phase is Pending or Unknown,
+# "<pending tasks>/<tasks> tasks in gang unschedulable: <the job's FitError>"
+GANG_EVENT = ("Warning", PODGROUP_UNSCHEDULABLE, "{}/{} " + GANG_UNSCHEDULABLE + ": {}")
 
 
 @dataclass(frozen=True)
@@ -73,6 +80,58 @@ def fit_error(deltas: dict[str, Resources]) -> str:
                 reasons[name] = reasons.get(name, 0) + 1
     listed = ", ".join(sorted(f"{count} insufficient {name}" for name, count in reasons.items()))
     return f"0/{len(deltas)} nodes are available, {listed}."
+
+
+@dataclass(frozen=True)
+class GroupAtClose:
+    """A PodGroup's tasks when a session closes: how many there are, how many are allocated or bound (`allocated`,
+    `api.AllocatedStatus`), how many of those run, how many succeeded."""
+
+    min_member: int
+    tasks: int
+    allocated: int
+    running: int
+    succeeded: int = 0
+
+    @property
+    def pending(self) -> int:
+        return self.tasks - self.allocated - self.succeeded
+
+
+def closed_status(previous: Mapping[str, Any], group: GroupAtClose, fit_error: str, session: str,
+                  at: str) -> dict[str, Any]:
+    """The status kube-batch v0.4 writes on a PodGroup as a session closes: the gang plugin's `OnSessionClose` sets
+    the `Unschedulable` condition (reason `NotEnoughResources`, "<minMember - ready>/<tasks> tasks in gang
+    unschedulable: <FitError>") on a group short of ready tasks (allocated, bound, running or succeeded) and never
+    clears it; `framework/session.go` `jobStatus` makes the phase `Unknown` when tasks run while the condition was set
+    in this session, `Running` only when *more* than `minMember` tasks are allocated (so a group of exactly
+    `minMember` running tasks stays `Pending`), else `Pending`; the counts of running and succeeded tasks
+    (`omitempty`)."""
+    status = dict(previous)
+    conditions = [dict(c) for c in previous.get("conditions") or []]
+    ready = group.allocated + group.succeeded
+    unschedulable = ready < group.min_member
+    if unschedulable:
+        condition = {"type": PODGROUP_UNSCHEDULABLE, "status": "True", "transitionID": session,
+                     "lastTransitionTime": at, "reason": NOT_ENOUGH_RESOURCES,
+                     "message": f"{group.min_member - ready}/{group.tasks} {GANG_UNSCHEDULABLE}: {fit_error}"}
+        index = next((i for i, c in enumerate(conditions) if c.get("type") == PODGROUP_UNSCHEDULABLE), None)
+        if index is None:
+            conditions.append(condition)
+        else:
+            conditions[index] = condition
+    if group.running and unschedulable:
+        status["phase"] = "Unknown"
+    else:
+        status["phase"] = "Running" if group.allocated > group.min_member else "Pending"
+    if conditions:
+        status["conditions"] = conditions
+    for key, count in (("running", group.running), ("succeeded", group.succeeded)):
+        if count:
+            status[key] = count
+        else:
+            status.pop(key, None)
+    return status
 
 
 class KubeBatch:
