@@ -264,11 +264,18 @@ class FakeKubeflow:
             # kube-batch v0.4 pkg/scheduler/cache/cache.go, `RecordJobStatusEvent`: each waiting task gets the job's
             # FitError (pkg/scheduler/api/job_info.go `FitError`: the last task tried lacked a GPU on every node)
             # through `taskUnschedulable`, the PodGroup "<pending>/<tasks> tasks in gang unschedulable: <FitError>"
-            if not self._place(members, "Unschedulable", "0/4 nodes are available, 4 insufficient GPU.") and \
-                    not job.group_told:
+            # the gang plugin's `OnSessionClose`: the PodGroup's Unschedulable condition (NotEnoughResources), its
+            # phase Pending (framework/session.go `jobStatus`: Running only with more than minMember allocated)
+            fit_error = "0/4 nodes are available, 4 insufficient GPU."
+            if not self._place(members, "Unschedulable", fit_error) and not job.group_told:
                 job.group_told = True
-                self._group_event(job, f"{len(members)}/{len(job.pods)} tasks in gang unschedulable: "
-                                       "0/4 nodes are available, 4 insufficient GPU.")
+                message = f"{len(members)}/{len(job.pods)} tasks in gang unschedulable: {fit_error}"
+                self._group_event(job, message)
+                condition = {"type": "Unschedulable", "status": "True", "reason": "NotEnoughResources",
+                             "message": message}
+                status = {"phase": "Pending", "conditions": [condition]}
+                self.api.update("podgroups", f"{job.namespace}/{job.name}",
+                                functools.partial(_set_status, status=status))
 
     def _place(self, pods: list[dict[str, Any]], reason: str, message: str) -> bool:
         """Bind all the pods, or none and tell each why (once); whether they were bound."""
@@ -418,6 +425,10 @@ def _succeeded(tfjob: dict[str, Any], name: str) -> None:
     conditions = [{**c, "status": "False"} if c["type"] == "Running" else c for c in tfjob["status"]["conditions"]]
     tfjob["status"]["conditions"] = [*conditions,
                                      _condition("Succeeded", "TFJobSucceeded", f"TFJob {name} successfully completed.")]
+
+
+def _set_status(obj: dict[str, Any], status: dict[str, Any]) -> None:
+    obj["status"] = status
 
 
 def _run_on(pod: dict[str, Any], node: str) -> None:
