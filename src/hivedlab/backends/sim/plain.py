@@ -339,8 +339,7 @@ class PlainSimCluster(SimCluster):
         count = dict(operator.replicas_by_type(record.tfjob))[rtype]
         if key[1] == count - 1:
             for index in range(count):
-                self._operator_event(record, operator.CREATED_SERVICE,
-                                            record.pod_name((key[0], index)))
+                self._operator_event(record, operator.CREATED_SERVICE, record.pod_name((key[0], index)))
 
     def _operator_event(self, record: _TfJob, what: tuple[str, str, str], *args: object) -> None:
         self.object_events.record(operator.involved_object(record.tfjob, record.uid), operator.OPERATOR_COMPONENT,
@@ -377,6 +376,7 @@ class PlainSimCluster(SimCluster):
         self._operator_event(record, operator.DELETED_PODGROUP, name)
 
     def _tfjob_succeeded(self, job: SimJob, record: _TfJob) -> bool:
+        """status.go `updateStatusSingle`: every chief (or master) succeeded; without one, worker 0 or every worker."""
         succeeded = {(record.replica_type(role), index) for (role, index) in job.task_keys
                      if job.task((role, index)).code == CODE_SUCCEEDED}
         wanted = operator.replicas(record.tfjob)
@@ -384,7 +384,7 @@ class PlainSimCluster(SimCluster):
         if chiefs:
             return all(r in succeeded for r in chiefs)
         workers = [r for r in wanted if r[0] == "Worker"]
-        return ("Worker", 0) in succeeded or bool(workers) and all(r in succeeded for r in workers)
+        return ("Worker", 0) in succeeded or (bool(workers) and all(r in succeeded for r in workers))
 
     # -- what the models see --------------------------------------------------------------------------------------
 

@@ -146,7 +146,9 @@ def _job_fact(job: JobTimeline, state: str, tasks: list[Attempt], source: str) -
 def deadlock(ctx: Context, rule: dict[str, Any]) -> Outcome:
     """`expect: true`: each of `jobs` held nodes while other tasks of its own waited, at the same time, and none of
     them ever had every task bound (each waits for the others: a deadlock, ended only by stopping them);
-    `expect: false`: every job had all its tasks bound in the end. Anything else contradicts both: a job refused
+    `expect: false`: every job had all its tasks bound in the end (the answer says which job first started partially,
+    as one of two TFJobs does under Kubernetes' default scheduler: which tasks held nodes while which waited, until
+    when). Anything else contradicts both: a job refused
     outright, a job starved (never a task bound) or a partial start that never completed beside a job that did."""
     jobs = []
     for key in rule["jobs"]:
