@@ -5,9 +5,9 @@ plugins.
 `KubeBatch.session(groups, pods)` runs one session on a snapshot: a group with fewer pods than `minMember` is not
 valid and is skipped; the valid groups are taken by priority, then not-ready before ready, then creation; each
 group's pending pods are placed one by one on the best node with room (room taken by earlier allocations of the
-same session counts as used); a group's allocations become binds only once it has `minMember` pods allocated or
-running (all-or-nothing), otherwise they are dropped at the end of the session and every pending pod of the group
-gets the group's FitError.
+same session counts as used) until one finds none; a group's allocations become binds only once it has
+`minMember` pods allocated or running (all-or-nothing), otherwise they are dropped at the end of the session and
+every pending pod of the group gets the group's FitError.
 """
 
 from __future__ import annotations
@@ -169,7 +169,7 @@ class KubeBatch:
             deltas.clear()  # allocate.go: NodesFitDelta is reset for each task; the last task tried words the error
             node = self._best_node(pod, placed, deltas)
             if node is None:
-                continue
+                break  # allocate.go: a task that finds no node ends the group's turn ("the last processed")
             allocated.append((pod, node))
             placed.append(Pod(pod.uid, pod.name, pod.priority, pod.request, pod.order, node, pod.group))
         if running + len(allocated) >= group.min_member:
