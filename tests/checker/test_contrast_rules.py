@@ -1,6 +1,6 @@
 """The deadlock rule of runs without HiveD (src/hivedlab/checker/rules/contrast.py) on hand-made timelines: a
-deadlock, a run where every job started, a starved job, a refused job and a partial start that never completed are
-told apart, and only the first two can agree with a plan."""
+deadlock, a run where every job started (one of them, maybe, after a partial start), a starved job, a refused job and
+a partial start that never completed are told apart, and only the first two can agree with a plan."""
 
 from __future__ import annotations
 
@@ -47,6 +47,16 @@ def test_two_partial_starts_are_a_deadlock() -> None:
 def test_every_job_started_is_no_deadlock() -> None:
     verdict, answer = judge(False, job("a", 3, 3), job("b", 9, 9))
     assert verdict == CONSISTENT and answer.endswith("no deadlock.")
+
+
+def test_a_job_that_completed_after_a_partial_start_is_no_deadlock_and_says_so() -> None:
+    """Kubernetes' default scheduler with one operator thread: the second job's worker-0 held a node from 08:00:04
+    while worker-1 waited until the first job's GPUs freed (08:00:40); both completed."""
+    verdict, answer = judge(False, job("a", 3, 3), job("b", 4, 40))
+    assert verdict == CONSISTENT and answer.endswith("no deadlock.")
+    assert answer.startswith("all 2 tasks of a were bound; all 2 tasks of b were bound after a partial start: "
+                             "worker-0 (hostname-carol, 08:00:04) held nodes while worker-1 waited until 08:00:40")
+    assert "after a partial start" not in answer.split(";")[0]  # a's tasks were bound together
 
 
 @pytest.mark.parametrize("expect", [True, False])

@@ -3,12 +3,19 @@
 Each behaviour names the upstream function it follows; tests/backends/sim/test_served_pods.py holds the pods it
 makes to `hivedlab.models.kubeflow.operator`, written from the same sources:
 
-- the operator creates one pod of each TFJob per tick, in the manifest's replica order, and deletes a TFJob's pods
-  with it; a job whose pods all run for `run_ticks` ticks succeeds (its PS, which never exits, is deleted:
-  cleanPodPolicy Running). For a `kubeflow.org/v1beta1` TFJob it is tf-operator v0.5's `tf-operator.v1beta2`
-  started with `--enable-gang-scheduling`, as Kubeflow v0.5's tf-job-operator package deploys it (its CRD serves
-  v1beta1 and v1beta2): the pod is `createNewPod`'s (kubeflow/tf-operator v0.5.0,
-  pkg/controller.v1beta2/tensorflow/pod.go); for a `kubeflow.org/v1` TFJob the training operator v1's labels;
+- the operator creates all the pods of a new TFJob in one tick, replica type by replica type in the manifest's order,
+  each type's pods by index (tf-operator v0.5's one worker thread creates them in one pass: `--threadiness` 1,
+  cmd/tf-operator.v1beta2/app/options/options.go; controller.go `reconcileTFJobs`; Go's map order, which the fake
+  fixes as the manifest's), and deletes a TFJob's pods with it; a job whose pods all run for `run_ticks` ticks
+  succeeds (its PS, which never exits, is deleted: cleanPodPolicy Running, job.go `deletePodsAndServices`, and the
+  PodGroup of the job's name: jobcontroller.go `DeletePodGroup`). For a `kubeflow.org/v1beta1` TFJob it is tf-operator
+  v0.5's `tf-operator.v1beta2` started with `--enable-gang-scheduling`, as Kubeflow v0.5's tf-job-operator package
+  deploys it (its CRD serves v1beta1 and v1beta2): the pod is `createNewPod`'s (kubeflow/tf-operator v0.5.0,
+  pkg/controller.v1beta2/tensorflow/pod.go), and it records its events on the TFJob as `hivedlab.models.kubeflow.
+  operator` lists them (`SettedPodTemplateSchedulerName` per pod when a template names another scheduler,
+  `SuccessfulCreatePod`, `SuccessfulCreateService`, `ExitedWithCode`, `TFJobSucceeded`, `SuccessfulDeletePod`,
+  `SuccessfulDeleteService`, `SuccessfulDeletePodGroup`); for a `kubeflow.org/v1` TFJob the training operator v1's
+  labels, and no events;
 - the scheduler named by the pods binds them on four nodes of one GPU each: `default-scheduler` one pod at a time
   (a pod that does not fit gets FailedScheduling with Kubernetes v1.14's FitError), a gang scheduler a PodGroup's
   pods all at once, only when all of them exist and fit (otherwise each pod gets kube-batch v0.4's `Unschedulable`
@@ -51,6 +58,7 @@ class _Job:
     done: bool = False
     said: set[str] = field(default_factory=set)  # pods already told why they wait
     group_told: bool = False  # the PodGroup's own event recorded
+    events: dict[tuple[str, str], str] = field(default_factory=dict)  # (reason, message) -> the event's name
 
 
 def _gpus(pod: dict[str, Any]) -> int:
@@ -100,9 +108,8 @@ class FakeKubeflow:
             self.ticks += 1
             self._delete_orphans()
             for job in list(self.jobs.values()):
-                if job.created < len(job.pods):
-                    self._create_pod(job, *job.pods[job.created])
-                    job.created += 1
+                if not job.created:
+                    self._create_pods(job)
             self._schedule()
             self._progress()
 
@@ -151,12 +158,32 @@ class FakeKubeflow:
                 container["resources"]["requests"] = {**limits, **container["resources"].get("requests", {})}
         policy = replica.get("restartPolicy") or "Never"
         spec["restartPolicy"] = "Never" if policy == "ExitCode" else policy
-        named = {str(v["template"]["spec"].get("schedulerName") or "") for v in job.specs.values()}
-        if not named - {"", "kube-batch"}:
+        if not _other_scheduler(job.specs):
             spec["schedulerName"] = "kube-batch"
         spec.setdefault("schedulerName", "default-scheduler")
         spec["priority"] = 0
         return spec
+
+    def _create_pods(self, job: _Job) -> None:
+        """Every pod of the job in one pass, each type's services after its pods (`reconcilePods`, then
+        `reconcileServices`), with the operator's events on the TFJob; first, with gang scheduling on, a PodGroup of
+        the TFJob's name unless there is one (jobcontroller.go `SyncPodGroup`, minMember every replica)."""
+        group = "scheduling.incubator.k8s.io"
+        if job.api_version.endswith("/v1beta1") and self.api.group_of("podgroups") == group and not any(
+                g["metadata"]["name"] == job.name for g in self.api.items("podgroups", job.namespace)):
+            owner = {"apiVersion": OPERATOR_V0_5, "kind": "TFJob", "name": job.name, "uid": job.uid,
+                     "controller": True, "blockOwnerDeletion": True}
+            self.api.put("podgroups", {
+                "apiVersion": f"{group}/v1alpha1", "kind": "PodGroup",
+                "metadata": {"name": job.name, "namespace": job.namespace, "ownerReferences": [owner]},
+                "spec": {"minMember": len(job.pods)}})
+        for position, (name, role, index, template) in enumerate(job.pods):
+            self._create_pod(job, name, role, index, template)
+            job.created += 1
+            if position + 1 == len(job.pods) or job.pods[position + 1][1] != role:
+                for other, other_role, _, _ in job.pods:
+                    if other_role == role:
+                        self._job_event(job, "Normal", "SuccessfulCreateService", f"Created service: {other}")
 
     def _create_pod(self, job: _Job, name: str, role: str, index: int, template: dict[str, Any]) -> None:
         meta = template.get("metadata") or {}
@@ -164,6 +191,9 @@ class FakeKubeflow:
             spec = self._pod_spec(job, role, index, template)
             owner = {"apiVersion": OPERATOR_V0_5, "kind": "TFJob", "name": job.name, "uid": job.uid,
                      "controller": True, "blockOwnerDeletion": True}
+            if _other_scheduler(job.specs):  # pod.go `createNewPod`, gang scheduling on
+                self._job_event(job, "Warning", "SettedPodTemplateSchedulerName", "Another scheduler is specified "
+                                "when gang-scheduling is enabled and it will not be overwritten")
         else:
             spec = {"schedulerName": template["spec"].get("schedulerName", "default-scheduler"),
                     "containers": template["spec"]["containers"]}
@@ -174,17 +204,38 @@ class FakeKubeflow:
                          "labels": {**(meta.get("labels") or {}), **self._labels(job, role, index)},
                          "annotations": dict(meta.get("annotations") or {}), "ownerReferences": [owner]},
             "spec": spec, "status": {"phase": "Pending"}})
+        self._job_event(job, "Normal", "SuccessfulCreatePod", f"Created pod: {name}")  # pod_control.go `createPods`
         if job.created == 0:
             self.api.update("tfjobs", f"{job.namespace}/{job.name}", lambda o: o.setdefault("status", {}).update(
                 conditions=[_condition("Created", "TFJobCreated", f"TFJob {job.name} is created.")]))
 
+    def _job_event(self, job: _Job, kind: str, reason: str, message: str) -> None:
+        """An event tf-operator v0.5 records on the TFJob (source `tf-operator`); a repeat of the same reason and
+        message bumps the event's count (client-go's `EventCorrelator`). The training operator v1's: none."""
+        if not job.api_version.endswith("/v1beta1"):
+            return
+        name = job.events.get((reason, message))
+        if name is not None:
+            self.api.update("events", f"{job.namespace}/{name}",
+                            lambda o: o.update(count=o["count"] + 1))
+            return
+        name = job.events[(reason, message)] = f"{job.name}.{uuid.uuid4().hex[:16]}"
+        self.api.put("events", {
+            "kind": "Event", "apiVersion": "v1", "metadata": {"name": name, "namespace": job.namespace},
+            "involvedObject": {"kind": "TFJob", "apiVersion": OPERATOR_V0_5, "name": job.name,
+                               "namespace": job.namespace, "uid": job.uid},
+            "reason": reason, "message": message, "type": kind, "source": {"component": "tf-operator"},
+            "count": 1})
+
     def _delete_orphans(self) -> None:
+        """The garbage collector: the pods and the operator's PodGroups of a deleted TFJob go with it."""
         owners = {(j.namespace, j.name) for j in self.jobs.values()}
-        for pod in self.api.items("pods"):
-            meta = pod["metadata"]
-            owner = (meta.get("ownerReferences") or [{}])[0].get("name")
-            if (meta["namespace"], owner) not in owners:
-                self.api.remove("pods", f"{meta['namespace']}/{meta['name']}")
+        for resource in ("pods", "podgroups"):
+            for obj in self.api.items(resource):
+                meta = obj["metadata"]
+                refs = meta.get("ownerReferences") or ([{}] if resource == "pods" else [])
+                if refs and (meta["namespace"], refs[0].get("name")) not in owners:
+                    self.api.remove(resource, f"{meta['namespace']}/{meta['name']}")
 
     # -- the scheduler -----------------------------------------------------------------------------------------------
     def _free(self) -> list[str]:
@@ -213,11 +264,18 @@ class FakeKubeflow:
             # kube-batch v0.4 pkg/scheduler/cache/cache.go, `RecordJobStatusEvent`: each waiting task gets the job's
             # FitError (pkg/scheduler/api/job_info.go `FitError`: the last task tried lacked a GPU on every node)
             # through `taskUnschedulable`, the PodGroup "<pending>/<tasks> tasks in gang unschedulable: <FitError>"
-            if not self._place(members, "Unschedulable", "0/4 nodes are available, 4 insufficient GPU.") and \
-                    not job.group_told:
+            # the gang plugin's `OnSessionClose`: the PodGroup's Unschedulable condition (NotEnoughResources), its
+            # phase Pending (framework/session.go `jobStatus`: Running only with more than minMember allocated)
+            fit_error = "0/4 nodes are available, 4 insufficient GPU."
+            if not self._place(members, "Unschedulable", fit_error) and not job.group_told:
                 job.group_told = True
-                self._group_event(job, f"{len(members)}/{len(job.pods)} tasks in gang unschedulable: "
-                                       "0/4 nodes are available, 4 insufficient GPU.")
+                message = f"{len(members)}/{len(job.pods)} tasks in gang unschedulable: {fit_error}"
+                self._group_event(job, message)
+                condition = {"type": "Unschedulable", "status": "True", "reason": "NotEnoughResources",
+                             "message": message}
+                status = {"phase": "Pending", "conditions": [condition]}
+                self.api.update("podgroups", f"{job.namespace}/{job.name}",
+                                functools.partial(_set_status, status=status))
 
     def _place(self, pods: list[dict[str, Any]], reason: str, message: str) -> bool:
         """Bind all the pods, or none and tell each why (once); whether they were bound."""
@@ -274,15 +332,26 @@ class FakeKubeflow:
             if job.running_ticks < self.run_ticks:
                 continue
             job.done = True
+            ps = [p for p in pods if p["metadata"]["labels"].get("tf-replica-type", p["metadata"]["labels"].get(
+                "training.kubeflow.org/replica-type")) == "ps"]
             for pod in pods:
-                pod_key = f"{job.namespace}/{pod['metadata']['name']}"
-                if pod["metadata"]["labels"].get("tf-replica-type", pod["metadata"]["labels"].get(
-                        "training.kubeflow.org/replica-type")) == "ps":
-                    self.api.remove("pods", pod_key)  # cleanPodPolicy Running: the PS never exits by itself
+                if pod in ps:
                     continue
-                self.api.update("pods", pod_key, lambda o: o["status"].update(phase="Succeeded", containerStatuses=[
-                    {"name": "tensorflow", "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}]))
+                self.api.update("pods", f"{job.namespace}/{pod['metadata']['name']}", lambda o: o["status"].update(
+                    phase="Succeeded", containerStatuses=[
+                        {"name": "tensorflow", "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}]))
+                self._job_event(job, "Normal", "ExitedWithCode",  # pod.go `reconcilePods`
+                                f"Pod: {job.namespace}.{pod['metadata']['name']} exited with code 0")
+            # status.go `updateStatusSingle`: worker 0 succeeded
+            self._job_event(job, "Normal", "TFJobSucceeded", f"TFJob {job.name} successfully completed.")
             self.api.update("tfjobs", key, functools.partial(_succeeded, name=job.name))
+            for pod in ps:  # cleanPodPolicy Running: the PS, which never exits by itself, and its service
+                self.api.remove("pods", f"{job.namespace}/{pod['metadata']['name']}")
+                self._job_event(job, "Normal", "SuccessfulDeletePod", f"Deleted pod: {pod['metadata']['name']}")
+                self._job_event(job, "Normal", "SuccessfulDeleteService",
+                                f"Deleted service: {pod['metadata']['name']}")
+            if self.api.remove("podgroups", key) is not None:
+                self._job_event(job, "Normal", "SuccessfulDeletePodGroup", f"Deleted PodGroup: {job.name}")
 
 
 class SteppedClock:
@@ -335,6 +404,12 @@ class SteppedClock:
         return text.count('"kind":"object"')
 
 
+def _other_scheduler(specs: dict[str, Any]) -> bool:
+    """tf-operator v0.5, pod.go `isNonGangSchedulerSet`: some template names a scheduler other than kube-batch."""
+    named = {str(v["template"]["spec"].get("schedulerName") or "") for v in specs.values()}
+    return bool(named - {"", "kube-batch"})
+
+
 def _condition(kind: str, reason: str, message: str) -> dict[str, str]:
     """A TFJob condition as tf-operator v0.5 writes it (pkg/controller.v1beta2/tensorflow/status.go,
     `updateTFJobConditions`; job.go `addTFJob` for Created)."""
@@ -350,6 +425,10 @@ def _succeeded(tfjob: dict[str, Any], name: str) -> None:
     conditions = [{**c, "status": "False"} if c["type"] == "Running" else c for c in tfjob["status"]["conditions"]]
     tfjob["status"]["conditions"] = [*conditions,
                                      _condition("Succeeded", "TFJobSucceeded", f"TFJob {name} successfully completed.")]
+
+
+def _set_status(obj: dict[str, Any], status: dict[str, Any]) -> None:
+    obj["status"] = status
 
 
 def _run_on(pod: dict[str, Any], node: str) -> None:

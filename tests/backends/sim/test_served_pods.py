@@ -1,7 +1,7 @@
 """The pods the simulated cluster shows without HiveD (docs/other-schedulers.md, "The pods"), held to the real
 programs: a Kubeflow job's pods are tf-operator v0.5's (`hivedlab.models.kubeflow.operator`), and the fake operator
-of tests/support/fakekubeflow.py makes the very same pods from the same manifests; an OpenPAI job's pods are the
-rest-server's without HiveD."""
+of tests/support/fakekubeflow.py makes the very same pods from the same manifests and records the same events; an
+OpenPAI job's pods are the rest-server's without HiveD."""
 
 from __future__ import annotations
 
@@ -121,7 +121,9 @@ def test_the_simulator_shows_the_operators_pods(tmp_path: Path, scheduler: str) 
     conditions = [c["type"] for c in tfjobs[-1]["status"]["conditions"] if c["status"] == "True"]
     assert conditions == ["Created", "Succeeded"]
     groups = [(s.watch, s.obj) for s in seen if s.resource == "podgroups"]
-    assert [watch for watch, _ in groups] == ["ADDED", "DELETED"]  # the operator deletes it once the job succeeded
+    watches = [watch for watch, _ in groups]  # kube-batch writes its status; the operator deletes it at the end
+    assert watches[0] == "ADDED" and watches[-1] == "DELETED" and set(watches[1:-1]) <= {"MODIFIED"}
+    assert (len(watches) > 2) == (scheduler == "kube-batch")
     group = groups[0][1]
     assert group["metadata"]["name"] == "job-x" and group["spec"]["minMember"] == 3
     owned = group["metadata"].get("ownerReferences") or []
@@ -134,6 +136,47 @@ def test_the_simulator_shows_the_operators_pods(tmp_path: Path, scheduler: str) 
     assert {e["involvedObject"]["name"] for e in scheduled} == (set(pods) if scheduler == "default" else set())
     assert all(e["message"] == f"Successfully assigned default/{e['involvedObject']['name']} to "
                f"{e['message'].rsplit(' ', 1)[1]}" for e in scheduled)
+
+
+def _operator_events(events: list[dict[str, Any]]) -> dict[tuple[str, str, str], int]:
+    """tf-operator's events on a TFJob, (type, reason, message) -> the last count."""
+    found = {}
+    for event in events:
+        if event["involvedObject"]["kind"] == "TFJob":
+            assert event["source"] == {"component": "tf-operator"}
+            assert event["involvedObject"]["apiVersion"] == "kubeflow.org/v1beta2"
+            found[(event["type"], event["reason"], event["message"])] = event["count"]
+    return found
+
+
+# what the two write alike for one job; which other pods exit or are deleted, and how often a pass sees a pod
+# terminated, depends on the moment each task ends (the simulator's jitter, the fake's one tick)
+_ALIKE = ("SettedPodTemplateSchedulerName", "SuccessfulCreatePod", "SuccessfulCreateService", "TFJobSucceeded",
+          "SuccessfulDeletePodGroup")
+
+
+@pytest.mark.parametrize("scheduler", SCHEDULERS)
+def test_the_fake_operator_and_the_simulator_record_the_same_events(tmp_path: Path, scheduler: str) -> None:
+    seen, _ = _simulated(tmp_path, scheduler)
+    simulated = _operator_events([s.obj for s in seen if s.resource == "events"])
+    text, _ = for_run((JOBS / "kubeflow" / "kube-batch" / "tfjob-gang-2.yaml").read_text(encoding="utf-8"), "job-x",
+                      gang=scheduler != "default")
+    with FakeKubeApi() as api:
+        world = FakeKubeflow(api, run_ticks=2)
+        for document in sorted(parse_manifests(text).documents, key=lambda d: d["kind"] != "PodGroup"):
+            document["metadata"]["namespace"] = "default"
+            api.put("podgroups" if document["kind"] == "PodGroup" else "tfjobs", document)
+        for _ in range(8):
+            world.tick()
+        faked = _operator_events(api.items("events", "default"))
+    assert {k: v for k, v in simulated.items() if k[1] in _ALIKE} == {k: v for k, v in faked.items() if k[1] in _ALIKE}
+    for events in (simulated, faked):
+        assert ("Normal", "ExitedWithCode", "Pod: default.job-x-worker-0 exited with code 0") in events
+        assert ("Normal", "SuccessfulDeletePod", "Deleted pod: job-x-ps-0") in events
+        assert ("Normal", "SuccessfulDeleteService", "Deleted service: job-x-ps-0") in events
+        assert ("Normal", "SuccessfulDeletePodGroup", "Deleted PodGroup: job-x") in events
+        assert (("Warning", "SettedPodTemplateSchedulerName", "Another scheduler is specified when gang-scheduling "
+                 "is enabled and it will not be overwritten") in events) == (scheduler == "default")
 
 
 def test_an_openpai_job_asks_for_gpus_without_hived(tmp_path: Path) -> None:

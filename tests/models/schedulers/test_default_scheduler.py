@@ -88,11 +88,24 @@ def test_a_pod_without_cpu_or_memory_requests_is_scored_with_the_defaults() -> N
     assert scheduler.schedule(_pod("w", request=gpu_only), busy) == Bind("n2")
 
 
-def test_the_master_fails_a_tfjob_pod_on_its_taint() -> None:
-    """OpenPAI's pods select worker nodes; a TFJob's pod selects none and meets the master's NoSchedule taint."""
+def test_the_master_fails_a_tfjob_gpu_pod_on_resources_before_its_taint() -> None:
+    """OpenPAI's pods select worker nodes; a TFJob's pod selects none. Resources are checked before taints, so a GPU
+    pod lacks `nvidia.com/gpu` on the GPU-less master (as Kubernetes 1.20 wrote on the rehearsal cluster)."""
     scheduler = DefaultScheduler(_nodes(1), other_nodes=1, other_reason=TAINTS)
     answer = scheduler.schedule(_pod("w"), [_pod("a", "n1")])
     assert isinstance(answer, Unschedulable)
-    assert answer.message == ("0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) had taints that "
-                              "the pod didn't tolerate.")
+    assert answer.message == "0/2 nodes are available: 2 Insufficient nvidia.com/gpu."
     assert DefaultScheduler(_nodes(1), other_nodes=1).other_reason == NODE_SELECTOR
+
+
+def test_the_master_fails_a_cpu_only_tfjob_pod_on_its_taint() -> None:
+    """A parameter server (CPU only) fits the master's resources and meets its NoSchedule taint."""
+    scheduler = DefaultScheduler(_nodes(1, Resources(gpu=1, cpu_milli=1000, memory_mb=4096)), other_nodes=1,
+                                 other_reason=TAINTS)
+    ps = _pod("ps", request=Resources(cpu_milli=1000))
+    answer = scheduler.schedule(ps, [_pod("a", "n1", request=Resources(gpu=1, cpu_milli=1000))])
+    assert isinstance(answer, Unschedulable)
+    assert answer.message == "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had taints that the pod didn't " \
+        "tolerate."
+
+

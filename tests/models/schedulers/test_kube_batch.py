@@ -33,6 +33,17 @@ def test_a_group_that_does_not_fit_binds_nothing_not_even_its_cpu_only_ps() -> N
     assert result.unschedulable["job2-w0"] == "0/4 nodes are available, 4 insufficient GPU."
 
 
+def test_the_first_task_that_finds_no_node_ends_the_groups_turn_and_words_its_error() -> None:
+    """allocate.go: a task with no node is "the last processed", so a CPU-only PS after it is never tried and the
+    FitError is the worker's, whatever order the tasks were created in."""
+    running = _job("job1", 3, node="placed")
+    job2 = _job("job2", 2, order=10)
+    late_ps = [*job2[1:], Pod(job2[0].uid, job2[0].name, 0, PS, 20, None, "job2")]  # the PS created last
+    result = KubeBatch(NODES).session([PodGroup("job2", 3, order=1)], [*running, *late_ps])
+    assert result.binds == []
+    assert set(result.unschedulable.values()) == {"0/4 nodes are available, 4 insufficient GPU."}
+
+
 def test_a_group_with_fewer_pods_than_min_member_is_not_valid() -> None:
     result = KubeBatch(NODES).session([PodGroup("job1", 4)], _job("job1", 3)[:2])
     assert result.binds == [] and not result.unschedulable

@@ -114,20 +114,15 @@ class FrameworkController:
         # the attempt's ConfigMap created first (controller.go syncFrameworkState: AttemptCreationRequested)
         job.set_framework(state="AttemptCreationRequested", transition=self.clock.k8s_time())
         self._emit_framework(job)
-        gap = self.settings.pod_create_gap_s
-        for position, key in enumerate(job.task_keys):
-            if gap and position:
-                self._after(gap * position, partial(self._create_late_pod, job, key, attempt_id))
-            else:
-                self._create_pod(job, key, emit_framework=False)
+        for key in self._creation_order(job):
+            self._create_pod(job, key, emit_framework=False)
         job.set_framework(state="AttemptPreparing", transition=self.clock.k8s_time())
         self._emit_framework(job)
 
-    def _create_late_pod(self, job: SimJob, key: TaskKey, attempt_id: int) -> None:
-        """A pod of an attempt created one at a time (`pod_create_gap_s`, as tf-operator does)."""
-        fw = job.framework
-        if fw is not None and fw.attempt_id == attempt_id and job.completing is None and key not in job.pods:
-            self._create_pod(job, key)
+    def _creation_order(self, job: SimJob) -> list[TaskKey]:
+        """The order an attempt's pods are created in, back to back at one instant (FrameworkController: the task
+        order)."""
+        return list(job.task_keys)
 
     def _create_pod(self, job: SimJob, key: TaskKey, emit_framework: bool = True) -> None:
         assert job.framework is not None
@@ -187,7 +182,12 @@ class FrameworkController:
         running = {k: p.uid for k, p in job.pods.items() if p.phase == "Running" and p.deletion_timestamp is None}
         if len(running) == len(job.task_keys):  # a TensorFlow task trains only once every peer runs
             for peer, peer_uid in running.items():
-                self._after(job.task_seconds[peer], partial(self._container_exit, job, peer, peer_uid))
+                if not self._runs_until_deleted(job, peer):
+                    self._after(job.task_seconds[peer], partial(self._container_exit, job, peer, peer_uid))
+
+    def _runs_until_deleted(self, job: SimJob, key: TaskKey) -> bool:
+        """Whether a task's container never exits by itself (FrameworkController's tasks all do)."""
+        return False
 
     def _container_exit(self, job: SimJob, key: TaskKey, uid: str) -> None:
         pod = job.pods.get(key)

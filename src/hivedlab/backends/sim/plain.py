@@ -7,6 +7,10 @@ The API shows what a cluster without HiveD holds (`hivedlab.backends.sim.served`
 rest-server makes them without HiveD (`nvidia.com/gpu`, no HiveD annotation), named after the deciding scheduler;
 a job given as a Kubeflow manifest (`manifests`) as a TFJob whose pods tf-operator v0.5 made from it. The
 schedulers read each pod's request from the pod the API shows, and their events keep each scheduler's own words.
+
+Over 400 lines for a reason: the schedulers' glue and what tf-operator v0.5 does with a TFJob's pods (creation in one
+pass, the parameter server, success and clean-up, its events) are hooks of one simulated cluster overriding
+FrameworkController's, and share its jobs, pods and API store.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from hivedlab.backends.protocol import Reply, SubmitResult
 from hivedlab.backends.sim import served
 from hivedlab.backends.sim.cluster import SimCluster
 from hivedlab.backends.sim.jobs import SimJob, TaskKey
+from hivedlab.backends.sim.recorder import ObjectEvents
 from hivedlab.backends.sim.store import ApiStore, Clock
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import read_text
@@ -29,7 +34,7 @@ from hivedlab.models.kubeflow import operator
 from hivedlab.models.kubeflow.manifests import ManifestError, for_run, manifest_file, parse_manifests
 from hivedlab.models.openpai import naming
 from hivedlab.models.openpai.hived_spec import resource_units
-from hivedlab.models.openpai.jobstate import CODE_SUCCEEDED
+from hivedlab.models.openpai.jobstate import CODE_SUCCEEDED, AttemptCompletion
 from hivedlab.models.openpai.objects import PodState
 from hivedlab.models.schedulers import default as k8s_default
 from hivedlab.models.schedulers import kube_batch
@@ -106,6 +111,8 @@ class _TfJob:
     deleted: bool = False
     group_deleted: bool = False
     requests: dict[str, Resources] = field(default_factory=dict)  # replica type -> what each of its pods asks
+    exited: dict[str, int] = field(default_factory=dict)  # pod -> the exit code the operator has seen
+    group_status: dict[str, Any] = field(default_factory=dict)  # the PodGroup's, as kube-batch writes it
 
     def replica_type(self, task_role: str) -> str:
         """The TFJob's replica type behind one of the simulated job's task roles (`worker` -> `Worker`)."""
@@ -114,6 +121,10 @@ class _TfJob:
                 return str(role)
         name = self.tfjob["metadata"]["name"]
         raise HivedlabError(f"TFJob {name} has no replica type for the job's task role {task_role!r}")
+
+    def pod_name(self, key: TaskKey) -> str:
+        """The name of the pod the operator makes for one of the simulated job's tasks."""
+        return operator.pod_name(self.tfjob["metadata"]["name"], self.replica_type(key[0]), key[1])
 
 
 NO_HIVED_PRIORITY = 0  # the job priority OpenPAI v1.2.0 gives every job when HiveD is off
@@ -139,6 +150,7 @@ class PlainSimCluster(SimCluster):
         self._tfjobs: dict[int, _TfJob] = {}  # job seq -> its TFJob
         self._by_framework: dict[str, SimJob] = {}
         self._pod_names: dict[str, str] = {}  # the OpenPAI model's pod name -> the name the API shows
+        self.object_events = ObjectEvents(self.store, self.clock, self._event_nanos)
 
     def _start_hived(self, mapping: Any, name: str) -> None:
         """The config feeds the rest-server's admission and names the nodes; HiveD itself schedules nothing."""
@@ -267,24 +279,26 @@ class PlainSimCluster(SimCluster):
         record.group_deleted = watch_type == "DELETED"
         created = record.podgroup["metadata"].setdefault("creationTimestamp", self.clock.k8s_time())
         obj = served.stored(record.podgroup, uid=record.group_uid, resource_version=self.store.resource_version(),
-                            created=created)
+                            created=created, status=record.group_status or None)
         self.store.emit(watch_type, "podgroups", obj)
 
     def _tfjob_status(self, job: SimJob, record: _TfJob) -> dict[str, Any]:
         """pkg/controller.v1beta2/tensorflow/status.go of tf-operator v0.5, `updateStatusSingle`: Created at once;
-        Running once a worker (the chief, where there is one) runs; Succeeded or Failed with the job's end; the
-        start time once every replica runs."""
+        Running once a worker (the chief, where there is one) runs; Succeeded or Failed as the operator decides the
+        job's end (`_task_completed`), and never Running again (controller.go `reconcileTFJobs` then only cleans up);
+        the start time once every replica runs."""
         name, now = record.tfjob["metadata"]["name"], self.clock.k8s_time()
         status = dict(record.status)
         conditions = operator.with_condition(list(status.get("conditions") or []), "Created", name, now)
         leaders = {"chief", "master"} & {role.lower() for role in record.tfjob["spec"]["tfReplicaSpecs"]} or {"worker"}
         running = [key for key, pod in job.pods.items() if pod.phase == "Running" and pod.deletion_timestamp is None]
-        if any(key[0].lower() in leaders for key in running):
+        ended = any(c["type"] in ("Succeeded", "Failed") and c["status"] == "True" for c in conditions)
+        if any(key[0].lower() in leaders for key in running) and not ended:
             conditions = operator.with_condition(conditions, "Running", name, now)
         if len(running) == len(job.task_keys) and "startTime" not in status:
             status["startTime"] = now
         fw = job.framework
-        if fw is not None and fw.state == "Completed" and not job.stop_requested:
+        if fw is not None and fw.code is not None and not job.stop_requested:
             if fw.code == CODE_SUCCEEDED:
                 conditions = operator.with_condition(conditions, "Succeeded", name, now)
                 status.setdefault("completionTime", now)
@@ -293,6 +307,84 @@ class PlainSimCluster(SimCluster):
                 conditions = operator.with_condition(conditions, "Failed", name, now, failed=(1, role))
         status["conditions"] = conditions
         return status
+
+    # -- what tf-operator does with a TFJob's pods --------------------------------------------------------------
+
+    def _creation_order(self, job: SimJob) -> list[TaskKey]:
+        """One pass of the operator's single worker thread (`--threadiness` 1, cmd/tf-operator.v1beta2/app/options/
+        options.go) creates every pod of a new TFJob back to back, replica type by replica type in Go's map order
+        (drawn from the seed), each by index (`operator.creation_order`)."""
+        record = self._tfjobs.get(job.seq)
+        if record is None:
+            return super()._creation_order(job)
+        types = [rtype for rtype, _ in operator.replicas_by_type(record.tfjob)]
+        self.rng.shuffle(types)
+        roles = {record.replica_type(role): role for role, _ in job.task_keys}
+        return [(roles[rtype], index) for rtype, index in operator.creation_order(record.tfjob, types)]
+
+    def _create_pod(self, job: SimJob, key: TaskKey, emit_framework: bool = True) -> None:
+        """The pod, with the events tf-operator records on its TFJob (pod.go `createNewPod`): the warning that
+        another scheduler is named (gang scheduling on, a template naming another scheduler), `SuccessfulCreatePod`,
+        and after the last pod of a replica type, a `SuccessfulCreateService` for each of its pods
+        (`reconcileServices`)."""
+        record = self._tfjobs.get(job.seq)
+        if record is None:
+            super()._create_pod(job, key, emit_framework)
+            return
+        if operator.other_scheduler(record.tfjob):
+            self._operator_event(record, operator.SCHEDULER_NAME_SET)
+        super()._create_pod(job, key, emit_framework)
+        self._operator_event(record, operator.CREATED_POD, record.pod_name(key))
+        rtype = record.replica_type(key[0])
+        count = dict(operator.replicas_by_type(record.tfjob))[rtype]
+        if key[1] == count - 1:
+            for index in range(count):
+                self._operator_event(record, operator.CREATED_SERVICE, record.pod_name((key[0], index)))
+
+    def _operator_event(self, record: _TfJob, what: tuple[str, str, str], *args: object) -> None:
+        self.object_events.record(operator.involved_object(record.tfjob, record.uid), operator.OPERATOR_COMPONENT,
+                                  what, *args)
+
+    def _runs_until_deleted(self, job: SimJob, key: TaskKey) -> bool:
+        """A parameter server never exits by itself (TensorFlow's `server.join()`): it runs until deleted."""
+        record = self._tfjobs.get(job.seq)
+        return record is not None and record.replica_type(key[0]) == "PS"
+
+    def _task_completed(self, job: SimJob, key: TaskKey, code: int) -> None:
+        """A TFJob's container exited: the operator's next pass (pod.go `reconcilePods`) records `ExitedWithCode` for
+        every pod it finds terminated and, once the chief (without one, worker 0) succeeded or every worker did,
+        marks the TFJob Succeeded (status.go `updateStatusSingle`); the pass after deletes the running pods and
+        their services (cleanPodPolicy Running, job.go `deletePodsAndServices`) and the PodGroup (`DeletePodGroup`)."""
+        record = self._tfjobs.get(job.seq)
+        if record is None or job.completing is not None:
+            super()._task_completed(job, key, code)
+            return
+        record.exited[record.pod_name(key)] = code
+        for name, exit_code in record.exited.items():
+            self._operator_event(record, operator.EXITED, naming.NAMESPACE, name, exit_code)
+        running = [k for k, pod in job.pods.items() if pod.phase == "Running" and pod.deletion_timestamp is None]
+        super()._task_completed(job, key, code)  # FrameworkController's policy may end it too: all workers done
+        if not self._tfjob_succeeded(job, record):
+            return
+        name = record.tfjob["metadata"]["name"]
+        self._operator_event(record, operator.SUCCEEDED, name)
+        if job.completing is None:
+            self._complete_attempt(job, AttemptCompletion(CODE_SUCCEEDED, key[0], key[1], f"TFJob {name} succeeded"))
+        for other in running:
+            self._operator_event(record, operator.DELETED_POD, record.pod_name(other))
+            self._operator_event(record, operator.DELETED_SERVICE, record.pod_name(other))
+        self._operator_event(record, operator.DELETED_PODGROUP, name)
+
+    def _tfjob_succeeded(self, job: SimJob, record: _TfJob) -> bool:
+        """status.go `updateStatusSingle`: every chief (or master) succeeded; without one, worker 0 or every worker."""
+        succeeded = {(record.replica_type(role), index) for (role, index) in job.task_keys
+                     if job.task((role, index)).code == CODE_SUCCEEDED}
+        wanted = operator.replicas(record.tfjob)
+        chiefs = [r for r in wanted if r[0] in operator.CHIEF_TYPES]
+        if chiefs:
+            return all(r in succeeded for r in chiefs)
+        workers = [r for r in wanted if r[0] == "Worker"]
+        return ("Worker", 0) in succeeded or (bool(workers) and all(r in succeeded for r in workers))
 
     # -- what the models see --------------------------------------------------------------------------------------
 
@@ -382,6 +474,32 @@ class PlainSimCluster(SimCluster):
         for uid, message in result.unschedulable.items():
             job, key = where[uid]
             self._failed_scheduling(job, key, message)
+        session = self.store.uid("session")
+        for group in groups:
+            job = next(j for j in self.jobs.values() if j.info.framework == group.name)
+            errors = [result.unschedulable[p.uid] for p in job.pods.values() if p.uid in result.unschedulable]
+            self._close_group(job, group.min_member, errors[0] if errors else kube_batch.fit_error({}), session)
+
+    def _close_group(self, job: SimJob, min_member: int, fit_error: str, session: str) -> None:
+        """A Kubeflow job's PodGroup as the session closes (`kube_batch.closed_status`), and, while its phase is
+        Pending or Unknown, kube-batch's `Unschedulable` event on it (cache.go `RecordJobStatusEvent`)."""
+        record = self._tfjobs.get(job.seq)
+        if record is None or record.podgroup is None or record.group_deleted:
+            return
+        live = [pod for pod in job.pods.values() if pod.deletion_timestamp is None]
+        allocated = sum(1 for pod in live if pod.node is not None and pod.finished_at is None)
+        group = kube_batch.GroupAtClose(min_member, len(live), allocated,
+                                        sum(1 for pod in live if pod.phase == "Running"))
+        status = kube_batch.closed_status(record.group_status, group, fit_error, session, self.clock.k8s_time())
+        if status != record.group_status:
+            record.group_status = status
+            self._emit_podgroup(record, "MODIFIED")
+        if status["phase"] in ("Pending", "Unknown"):
+            meta = record.podgroup["metadata"]
+            involved = {"apiVersion": str(record.podgroup["apiVersion"]), "kind": "PodGroup", "name": meta["name"],
+                        "namespace": meta["namespace"], "uid": record.group_uid}
+            self.object_events.record(involved, self.component, kube_batch.GANG_EVENT, group.pending, group.tasks,
+                                      fit_error)
 
     def _bind_to(self, job: SimJob, key: TaskKey, node: str) -> None:
         """Bind as the scheduler does: the pod gets the node; the default scheduler also records a `Scheduled` event

@@ -15,13 +15,13 @@ Durations never change HiveD's decisions; verdicts rest on the order and overlap
 | `submit_gap_s` | [0.5, 2.0] | virtual time before each submission (members never submit at the same instant) |
 | `framework_create_s` | 1 | from the REST reply to the Framework's creation (database-controller write-merger) |
 | `pod_create_s` | 0.5 | from a (new) framework attempt or task retry to its pods' creation |
-| `pod_create_gap_s` | 0 | between the creations of one attempt's pods (0: all at once, as FrameworkController does) |
 | `tfjob` | false | jobs behave as Kubeflow TFJobs (docs/other-schedulers.md), see below |
 | `grace_s` | 2 | from a pod's deletion request (preemption, kill, stop) to its removal |
 | `durations` | {} | `{plan job key: seconds}`: a fixed task duration for that job, overriding its commands |
 
-tf-operator creates an attempt's pods one by one, not all at once. With `tfjob`, pods carry no PriorityClass, and a
-task trains only once every task of its job runs.
+With `tfjob`, a job's pods are created back to back at one instant, as tf-operator v0.5's single worker thread creates
+every pod of one TFJob in one pass; they carry no PriorityClass; a task trains only once every task of its job runs, and
+a parameter server runs until it is deleted (docs/other-schedulers.md, "The pods").
 """
 
 from __future__ import annotations
@@ -48,7 +48,6 @@ class SimSettings:
     submit_gap_s: tuple[float, float] = (0.5, 2.0)
     framework_create_s: float = 1.0
     pod_create_s: float = 0.5
-    pod_create_gap_s: float = 0.0
     tfjob: bool = False
     grace_s: float = 2.0
     durations: Mapping[str, float] = field(default_factory=dict)

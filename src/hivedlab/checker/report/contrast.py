@@ -111,7 +111,8 @@ def moments(records: list[dict[str, Any]]) -> list[float]:
     for record in records:
         watch = record.get("watch") or {}
         if (record.get("kind") == "object" and watch.get("resource") == "events" and watch.get("type") == "ADDED"
-                and watch["object"].get("reason") in WAIT_REASONS):
+                and watch["object"].get("reason") in WAIT_REASONS
+                and (watch["object"].get("involvedObject") or {}).get("kind", "Pod") == "Pod"):  # not a PodGroup's
             at = _seconds(record["time"])
             if not found or at - (found[-1] - SNAPSHOT_AFTER_WAIT_S) > EPISODE_GAP_S:
                 found.append(at + SNAPSHOT_AFTER_WAIT_S)

@@ -47,6 +47,28 @@ def _waited_after(task: Attempt, first: Attempt) -> bool:
     return first.bound is not None and any(w.mark.t > first.bound.t + SAME_ROUND_S for w in task.waits)
 
 
+def _late(tasks: list[Attempt], source: str) -> list[Attempt]:
+    """The tasks that waited while a sibling already held a node (none: the tasks started all at once)."""
+    bound = [a for a in tasks if a.bound is not None]
+    if not bound:
+        return []
+    first = min(bound, key=_bound_t)
+    return [a for a in tasks if a.waits and _bound_t(a) > _bound_t(first) and (
+        _bound_t(a) > _bound_t(first) + TOLERANCE_S.get(source, 0.0) or _waited_after(a, first))]
+
+
+def _partial_start(tasks: list[Attempt], late: list[Attempt]) -> Text:
+    """Which tasks held which nodes from when, while which waited until when (or to the end)."""
+    until = min(map(_bound_t, late))
+    early = [a for a in tasks if _bound_t(a) < until]
+    names = ", ".join(f"{_label(a)} ({a.node}, {clock(a.bound)})" for a in early)
+    rest = "、".join(f"{_label(a)} 等到 {clock(a.bound)} 才被调度" if a.bound else f"{_label(a)} 到结束仍在等待"
+                    for a in late)
+    rest_en = ", ".join(f"{_label(a)} waited until {clock(a.bound)}" if a.bound
+                        else f"{_label(a)} was still waiting at the end" for a in late)
+    return Text(f"{names} 已被调度，而 {rest}", f"{names} held nodes while {rest_en}")
+
+
 def gang_start(ctx: Context, rule: dict[str, Any]) -> Outcome:
     """`expect: partial`: some task of `job` held a node while another of its tasks waited (Kubernetes' default
     scheduler places pods one by one); `expect: all-or-nothing`: every task was bound in one round and none waited
@@ -59,20 +81,11 @@ def gang_start(ctx: Context, rule: dict[str, Any]) -> Outcome:
     if not bound:
         return missing(f"{who(job).zh} 没有子任务被调度", f"no task of {who(job).en} was ever bound")
     first = min(bound, key=_bound_t)
-    late = [a for a in tasks if a.waits and _bound_t(a) > _bound_t(first) and (
-        _bound_t(a) > _bound_t(first) + TOLERANCE_S.get(ctx.source, 0.0) or _waited_after(a, first))]
+    late = _late(tasks, ctx.source)
     evidence = seqs(first.bound, *(a.waits[0].mark for a in late), *(a.bound for a in late))
     if late:
-        until = min(map(_bound_t, late))
-        early = [a for a in tasks if _bound_t(a) < until]
-        names = ", ".join(f"{_label(a)} ({a.node}, {clock(a.bound)})" for a in early)
-        held = Text(f"{who(job).zh} 的 {names} 已被调度，", f"{who(job).en}'s {names} held nodes ")
-        rest = "、".join(f"{_label(a)} 等到 {clock(a.bound)} 才被调度" if a.bound else f"{_label(a)} 到结束仍在等待"
-                        for a in late)
-        rest_en = ", ".join(f"{_label(a)} waited until {clock(a.bound)}" if a.bound
-                            else f"{_label(a)} was still waiting at the end" for a in late)
-        what = held + Text(f"而 {rest}：部分启动，已占用的 GPU 无法推进训练。",
-                           f"while {rest_en}: a partial start, holding GPUs that cannot make progress.")
+        what = Text(f"{who(job).zh} 的 ", f"{who(job).en}'s ") + _partial_start(tasks, late) + Text(
+            "：部分启动，已占用的 GPU 无法推进训练。", ": a partial start, holding GPUs that cannot make progress.")
         return Outcome(CONSISTENT if rule.get("expect") == "partial" else INCONSISTENT, what, evidence)
     unbound = [a for a in tasks if a.bound is None]
     if unbound:
@@ -107,8 +120,9 @@ def job_state(job: JobTimeline) -> str:
     return PARTIAL if full == INF else COMPLETE
 
 
-def _job_fact(job: JobTimeline, state: str, tasks: list[Attempt]) -> Text:
-    """What the evidence shows of one job, in the words of its state."""
+def _job_fact(job: JobTimeline, state: str, tasks: list[Attempt], source: str) -> Text:
+    """What the evidence shows of one job, in the words of its state; of a job that completed, whether it first
+    started partially (which tasks held nodes while which waited, until when)."""
     name = who(job)
     if state == REFUSED:
         refusal = next((s for s in job.submissions if not s.accepted), None)
@@ -122,13 +136,19 @@ def _job_fact(job: JobTimeline, state: str, tasks: list[Attempt]) -> Text:
     if state == PARTIAL:
         return Text(f"{name.zh} 只有 {held}/{len(tasks)} 个子任务占有机器，其余一直在等待",
                     f"{name.en} held nodes for only {held}/{len(tasks)} tasks, the rest never bound")
-    return Text(f"{name.zh} 的 {len(tasks)} 个子任务最终全部被调度", f"all {len(tasks)} tasks of {name.en} were bound")
+    done = Text(f"{name.zh} 的 {len(tasks)} 个子任务最终全部被调度", f"all {len(tasks)} tasks of {name.en} were bound")
+    late = _late(tasks, source)
+    if not late:
+        return done
+    return done + Text("，但先是部分启动：", " after a partial start: ") + _partial_start(tasks, late)
 
 
 def deadlock(ctx: Context, rule: dict[str, Any]) -> Outcome:
     """`expect: true`: each of `jobs` held nodes while other tasks of its own waited, at the same time, and none of
     them ever had every task bound (each waits for the others: a deadlock, ended only by stopping them);
-    `expect: false`: every job had all its tasks bound in the end. Anything else contradicts both: a job refused
+    `expect: false`: every job had all its tasks bound in the end (the answer says which job first started partially,
+    as one of two TFJobs does under Kubernetes' default scheduler: which tasks held nodes while which waited, until
+    when). Anything else contradicts both: a job refused
     outright, a job starved (never a task bound) or a partial start that never completed beside a job that did."""
     jobs = []
     for key in rule["jobs"]:
@@ -141,8 +161,9 @@ def deadlock(ctx: Context, rule: dict[str, Any]) -> Outcome:
     evidence = seqs(*(s.mark for job, state in zip(jobs, states, strict=True) if state == REFUSED
                       for s in job.submissions),
                     *(a.bound for _, _, tasks in spans for a in tasks),
-                    *(a.waits[0].mark for _, _, tasks in spans for a in tasks if a.waits and a.bound is None))
-    facts = [_job_fact(job, state, tasks) for job, state, (_, _, tasks) in zip(jobs, states, spans, strict=True)]
+                    *(a.waits[0].mark for _, _, tasks in spans for a in tasks if a.waits))
+    facts = [_job_fact(job, state, tasks, ctx.source)
+             for job, state, (_, _, tasks) in zip(jobs, states, spans, strict=True)]
     summary = Text("；".join(f.zh for f in facts), "; ".join(f.en for f in facts))
     if all(state == PARTIAL for state in states):
         what = summary + Text("；每个任务都在等另一个任务占着的 GPU，谁也完成不了：死锁（直到被停止）。",

@@ -65,6 +65,12 @@ def replicas(tfjob: Mapping[str, Any]) -> list[tuple[str, int]]:
     return [(str(role), index) for role, replica in specs.items() for index in range(int(replica.get("replicas", 1)))]
 
 
+def replicas_by_type(tfjob: Mapping[str, Any]) -> list[tuple[str, int]]:
+    """(replica type, replicas) in the manifest's order."""
+    specs = (tfjob.get("spec") or {}).get("tfReplicaSpecs") or {}
+    return [(str(role), int(replica.get("replicas", 1))) for role, replica in specs.items()]
+
+
 def pod_name(job: str, replica_type: str, index: int) -> str:
     """pkg/common/jobcontroller/util.go, `GenGeneralName`: `<job>-<type in lower case>-<index>`."""
     return f"{job}-{replica_type.lower()}-{index}".replace("/", "-")
@@ -98,7 +104,7 @@ def tf_config(tfjob: Mapping[str, Any], replica_type: str, index: int, namespace
     return json.dumps(config, separators=(",", ":"))
 
 
-def _master_role(tfjob: Mapping[str, Any], replica_type: str, index: int) -> bool:
+def master_role(tfjob: Mapping[str, Any], replica_type: str, index: int) -> bool:
     """pkg/controller.v1beta2/tensorflow/pod.go, `reconcilePods`: the chief (or master) when there is one, else
     worker 0."""
     specs = (tfjob.get("spec") or {}).get("tfReplicaSpecs") or {}
@@ -107,7 +113,7 @@ def _master_role(tfjob: Mapping[str, Any], replica_type: str, index: int) -> boo
     return replica_type == "Worker" and index == 0
 
 
-def _other_scheduler(tfjob: Mapping[str, Any]) -> bool:
+def other_scheduler(tfjob: Mapping[str, Any]) -> bool:
     """pod.go, `isNonGangSchedulerSet`: some replica's template names a scheduler other than kube-batch."""
     specs = (tfjob.get("spec") or {}).get("tfReplicaSpecs") or {}
     return any(str(((r.get("template") or {}).get("spec") or {}).get("schedulerName") or "") not in ("", GANG_SCHEDULER)
@@ -147,7 +153,7 @@ def operator_pod(tfjob: Mapping[str, Any], replica_type: str, index: int, *, nam
     labels = dict(meta.get("labels") or {})
     labels.update({LABEL_GROUP_NAME: GROUP_NAME, LABEL_JOB_NAME: name.replace("/", "-"),
                    LABEL_REPLICA_TYPE: replica_type.lower(), LABEL_REPLICA_INDEX: str(index)})
-    if _master_role(job, replica_type, index):
+    if master_role(job, replica_type, index):
         labels[LABEL_JOB_ROLE] = "master"
     config = tf_config(job, replica_type, index, namespace)
     for container in spec.get("containers") or []:
@@ -155,7 +161,7 @@ def operator_pod(tfjob: Mapping[str, Any], replica_type: str, index: int, *, nam
         _requests_from_limits(container)
     policy = replica["restartPolicy"]
     spec["restartPolicy"] = "Never" if policy == "ExitCode" else policy
-    if gang_scheduling and not _other_scheduler(job):
+    if gang_scheduling and not other_scheduler(job):
         spec["schedulerName"] = GANG_SCHEDULER
     spec.setdefault("schedulerName", "default-scheduler")
     spec.setdefault("priority", 0)
@@ -208,3 +214,38 @@ def with_condition(conditions: list[dict[str, Any]], kind: str, name: str, at: s
     text = message.format(name, *failed) if kind == "Failed" else message.format(name)
     return [*kept, {"type": kind, "status": "True", "reason": reason, "message": text, "lastUpdateTime": at,
                     "lastTransitionTime": at}]
+
+
+def creation_order(tfjob: Mapping[str, Any], type_order: list[str]) -> list[tuple[str, int]]:
+    """The order one reconcile pass creates a new TFJob's pods and services in (pkg/controller.v1beta2/tensorflow/
+    controller.go `reconcileTFJobs`: `for rtype, spec := range tfjob.Spec.TFReplicaSpecs`, each type's pods by index
+    (pod.go `reconcilePods`), then its services (service.go `reconcileServices`)). Go ranges over a map in an order
+    of its own choosing each time; `type_order` is that order (the replica types, permuted by the caller)."""
+    pods = replicas(tfjob)
+    return [(rtype, index) for order in type_order for rtype, index in pods if rtype == order]
+
+
+# The events tf-operator v0.5's `tf-operator.v1beta2` records on a TFJob (source component `tf-operator`, the
+# controller's name: jobcontroller.go `NewJobController`), as (type, reason, message format):
+OPERATOR_COMPONENT = "tf-operator"
+# pod.go `createNewPod`, with gang scheduling on and a template naming another scheduler: once per pod it creates
+SCHEDULER_NAME_SET = ("Warning", "SettedPodTemplateSchedulerName",
+                      "Another scheduler is specified when gang-scheduling is enabled and it will not be overwritten")
+CREATED_POD = ("Normal", "SuccessfulCreatePod", "Created pod: {}")  # pkg/control/pod_control.go `createPods`
+CREATED_SERVICE = ("Normal", "SuccessfulCreateService", "Created service: {}")  # service_control.go `createServices`
+# pod.go `reconcilePods`: every pass that finds a pod's tensorflow container terminated, `<namespace>.<pod>`
+EXITED = ("Normal", "ExitedWithCode", "Pod: {}.{} exited with code {}")
+# status.go `updateStatusSingle`: worker 0 exited 0 (no chief), or every worker succeeded
+SUCCEEDED = ("Normal", "TFJobSucceeded", "TFJob {} successfully completed.")
+# job.go `deletePodsAndServices` (cleanPodPolicy Running: each running pod, and the service of its name) through
+# pod_control.go `DeletePod` and service_control.go `DeleteService`; jobcontroller.go `DeletePodGroup`
+DELETED_POD = ("Normal", "SuccessfulDeletePod", "Deleted pod: {}")
+DELETED_SERVICE = ("Normal", "SuccessfulDeleteService", "Deleted service: {}")
+DELETED_PODGROUP = ("Normal", "SuccessfulDeletePodGroup", "Deleted PodGroup: {}")
+
+
+def involved_object(tfjob: Mapping[str, Any], uid: str) -> dict[str, str]:
+    """How an event names the TFJob: in the operator's GroupVersion (the scheme it registered the type under)."""
+    meta = tfjob.get("metadata") or {}
+    return {"apiVersion": OPERATOR_API, "kind": "TFJob", "name": str(meta.get("name")),
+            "namespace": str(meta.get("namespace", "")), "uid": uid}

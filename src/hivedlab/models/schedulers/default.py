@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hivedlab.models.schedulers.resources import Node, Pod, free_on, histogram, insufficient, score, scored_on
+from hivedlab.models.schedulers.resources import GPU, Node, Pod, free_on, histogram, insufficient, score, scored_on
 
 SCHEDULER_NAME = "default-scheduler"
 # the reason of the event a pod that fits no node gets (pkg/scheduler/scheduler.go, `recordSchedulingFailure`)
@@ -20,6 +20,7 @@ WAIT_REASON = "FailedScheduling"
 _MIN_PRIORITY = -(2**31)
 # a node the pod may not use, as the 1.14 predicates word it (pkg/scheduler/algorithm/predicates/error.go):
 # OpenPAI's pods select `pai-worker` nodes; a TFJob's pod selects none, and the master's NoSchedule taint stops it
+# (once its resources fit there: `DefaultScheduler._other_node_reason`)
 NODE_SELECTOR = "node(s) didn't match node selector"
 TAINTS = "node(s) had taints that the pod didn't tolerate"
 
@@ -76,9 +77,18 @@ class DefaultScheduler:
             chosen = top[self._last_index % len(top)]
             self._last_index += 1
             return Bind(chosen.name)
-        reasons += [self.other_reason] * self.other_nodes
+        reasons += [self._other_node_reason(pod)] * self.other_nodes
         message = fit_error(reasons, len(self.nodes) + self.other_nodes)
         return Unschedulable(message, self.preemption(pod, pods))
+
+    def _other_node_reason(self, pod: Pod) -> str:
+        """Why the master (no GPU) does not fit: the first failing check in the scheduler's order. Resources come
+        before taints (1.14 pkg/scheduler/algorithm/predicates/predicates.go `predicatesOrdering`: GeneralPred
+        before PodToleratesNodeTaints, the first failure per node kept; 1.20: NodeResourcesFit before
+        TaintToleration), so a GPU pod lacks `nvidia.com/gpu` there and only a CPU-only pod meets the taint."""
+        if self.other_reason == TAINTS and pod.request.gpu > 0:
+            return f"Insufficient {GPU}"
+        return self.other_reason
 
     def preemption(self, pod: Pod, pods: Sequence[Pod]) -> Preemption | None:
         """Kubernetes' choice: on each node, the fewest lower-priority pods whose eviction makes the pod fit

@@ -5,15 +5,16 @@ plugins.
 `KubeBatch.session(groups, pods)` runs one session on a snapshot: a group with fewer pods than `minMember` is not
 valid and is skipped; the valid groups are taken by priority, then not-ready before ready, then creation; each
 group's pending pods are placed one by one on the best node with room (room taken by earlier allocations of the
-same session counts as used); a group's allocations become binds only once it has `minMember` pods allocated or
-running (all-or-nothing), otherwise they are dropped at the end of the session and every pending pod of the group
-gets the group's FitError.
+same session counts as used) until one finds none; a group's allocations become binds only once it has
+`minMember` pods allocated or running (all-or-nothing), otherwise they are dropped at the end of the session and
+every pending pod of the group gets the group's FitError.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from hivedlab.models.schedulers.resources import Node, Pod, Resources, free_on, score, scored_on
 
@@ -26,6 +27,12 @@ WAIT_REASON = "Unschedulable"
 NOT_ENOUGH_VALID_TASKS = "Not enough valid tasks for gang-scheduling"
 GANG_UNSCHEDULABLE = "tasks in gang unschedulable"
 GROUP_ANNOTATION = "scheduling.k8s.io/group-name"  # what tf-operator writes on each pod of a TFJob
+# pkg/apis/scheduling/v1alpha1/types.go: the PodGroup's condition type, its reason for a gang short of room
+PODGROUP_UNSCHEDULABLE = "Unschedulable"
+NOT_ENOUGH_RESOURCES = "NotEnoughResources"
+# pkg/scheduler/cache/cache.go `RecordJobStatusEvent`: the event on a PodGroup whose phase is Pending or Unknown,
+# "<pending tasks>/<tasks> tasks in gang unschedulable: <the job's FitError>"
+GANG_EVENT = ("Warning", PODGROUP_UNSCHEDULABLE, "{}/{} " + GANG_UNSCHEDULABLE + ": {}")
 
 
 @dataclass(frozen=True)
@@ -75,6 +82,58 @@ def fit_error(deltas: dict[str, Resources]) -> str:
     return f"0/{len(deltas)} nodes are available, {listed}."
 
 
+@dataclass(frozen=True)
+class GroupAtClose:
+    """A PodGroup's tasks when a session closes: how many there are, how many are allocated or bound (`allocated`,
+    `api.AllocatedStatus`), how many of those run, how many succeeded."""
+
+    min_member: int
+    tasks: int
+    allocated: int
+    running: int
+    succeeded: int = 0
+
+    @property
+    def pending(self) -> int:
+        return self.tasks - self.allocated - self.succeeded
+
+
+def closed_status(previous: Mapping[str, Any], group: GroupAtClose, fit_error: str, session: str,
+                  at: str) -> dict[str, Any]:
+    """The status kube-batch v0.4 writes on a PodGroup as a session closes: the gang plugin's `OnSessionClose` sets
+    the `Unschedulable` condition (reason `NotEnoughResources`, "<minMember - ready>/<tasks> tasks in gang
+    unschedulable: <FitError>") on a group short of ready tasks (allocated, bound, running or succeeded) and never
+    clears it; `framework/session.go` `jobStatus` makes the phase `Unknown` when tasks run while the condition was set
+    in this session, `Running` only when *more* than `minMember` tasks are allocated (so a group of exactly
+    `minMember` running tasks stays `Pending`), else `Pending`; the counts of running and succeeded tasks
+    (`omitempty`)."""
+    status = dict(previous)
+    conditions = [dict(c) for c in previous.get("conditions") or []]
+    ready = group.allocated + group.succeeded
+    unschedulable = ready < group.min_member
+    if unschedulable:
+        condition = {"type": PODGROUP_UNSCHEDULABLE, "status": "True", "transitionID": session,
+                     "lastTransitionTime": at, "reason": NOT_ENOUGH_RESOURCES,
+                     "message": f"{group.min_member - ready}/{group.tasks} {GANG_UNSCHEDULABLE}: {fit_error}"}
+        index = next((i for i, c in enumerate(conditions) if c.get("type") == PODGROUP_UNSCHEDULABLE), None)
+        if index is None:
+            conditions.append(condition)
+        else:
+            conditions[index] = condition
+    if group.running and unschedulable:
+        status["phase"] = "Unknown"
+    else:
+        status["phase"] = "Running" if group.allocated > group.min_member else "Pending"
+    if conditions:
+        status["conditions"] = conditions
+    for key, count in (("running", group.running), ("succeeded", group.succeeded)):
+        if count:
+            status[key] = count
+        else:
+            status.pop(key, None)
+    return status
+
+
 class KubeBatch:
     def __init__(self, nodes: Sequence[Node]) -> None:
         self.nodes = tuple(nodes)
@@ -110,7 +169,7 @@ class KubeBatch:
             deltas.clear()  # allocate.go: NodesFitDelta is reset for each task; the last task tried words the error
             node = self._best_node(pod, placed, deltas)
             if node is None:
-                continue
+                break  # allocate.go: a task that finds no node ends the group's turn ("the last processed")
             allocated.append((pod, node))
             placed.append(Pod(pod.uid, pod.name, pod.priority, pod.request, pod.order, node, pod.group))
         if running + len(allocated) >= group.min_member:
