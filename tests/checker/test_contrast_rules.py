@@ -132,3 +132,18 @@ def test_on_a_cluster_a_short_partial_start_is_one_if_a_task_waited_while_a_sibl
                          waits=waits[:1], bound=mark(4), node="k8s-g4")  # its event recorded with the first bind
     verdict, answer = _k8s_gang(same_round)
     assert verdict == INCONSISTENT and "bound in one round" in answer
+
+
+def test_a_wait_counts_at_the_events_own_time_not_when_the_log_saw_it() -> None:
+    """kube-batch's throttled recorder delivered a gang's last `Unschedulable` seconds after the session that bound the
+    whole gang (seen on the rehearsal: recorded at :38, lastTimestamp :35, bound at :36-:37): not a partial start."""
+    delayed = Wait(mark(6), "", "0/4 nodes are available, 4 insufficient GPU.", observed=T0 + 2)
+    gang = Attempt(pod_name="a-worker-1", uid="a-1", task_role="worker", task_index=1, created=mark(1),
+                   waits=(delayed,), bound=mark(4), node="k8s-g4")
+    verdict, answer = _k8s_gang(gang)
+    assert verdict == INCONSISTENT and "bound in one round" in answer  # the rule expected a partial start
+    still = Wait(mark(6), "", "0/4 nodes are available, 4 insufficient GPU.", observed=T0 + 6)
+    verdict, _ = _k8s_gang(Attempt(pod_name="a-worker-1", uid="a-1", task_role="worker", task_index=1,
+                                   created=mark(1), waits=(still,), bound=mark(8), node="k8s-g4"))
+    assert verdict == CONSISTENT
+    assert delayed.t == T0 + 2 and Wait(mark(6), "", "", observed=T0 + 9).t == T0 + 6  # never after the record

@@ -67,6 +67,13 @@ def test_event_before_its_pod_is_attached() -> None:
     assert retry.waits[0].reason == "insufficient capacity when scheduling in VC vc1"
 
 
+def test_a_wait_keeps_the_events_own_time() -> None:
+    """lastTimestamp (or an events.k8s.io series' lastObservedTime): what a rule compares with the binds, since a
+    throttled scheduler's event may reach the log later than it happened."""
+    retry = _timeline("priority-consistent.jsonl").jobs_for("low")[0].attempts[1]
+    assert retry.waits[0].observed == retry.waits[0].mark.t == retry.waits[0].t  # this log's events are on time
+
+
 def test_watch_restart_redelivery_changes_nothing() -> None:
     timeline = _timeline("vc-safety-consistent.jsonl")
     assert [len(job.attempts) for job in timeline.jobs] == [1, 1]

@@ -291,8 +291,8 @@ class FakeKubeflow:
             node = free.pop(0) if _gpus(pod) else NODES[0]
             key = f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
             self.api.update("pods", key, functools.partial(_run_on, node=node))
-            if reason == "FailedScheduling":  # the default scheduler's `bind` records it; kube-batch v0.4 does not
-                self._event(pod, "Scheduled", f"Successfully assigned {key} to {node}")
+            # both record it: Kubernetes v1.14 scheduler.go `bind`; kube-batch v0.4.2 cache.go `Bind`
+            self._event(pod, "Scheduled", f"Successfully assigned {key} to {node}")
         return True
 
     def _group_event(self, job: _Job, message: str) -> None:

@@ -22,14 +22,6 @@ RECORDED = "rehearsal.jsonl.gz"
 CASES = sorted(log.parent for log in PAIRS.glob(f"*/*/{RECORDED}"))
 OPENPAI_LAYOUTS = {"manual", "four-gpu", "mixed"}
 KUBEFLOW = "kubeflow"  # the layout of the Kubeflow plan's contrast runs, one folder per scheduler
-PROVISIONAL = pytest.mark.xfail(strict=False, reason="provisional recording: the simulator's Kubeflow path and the "
-                                "rehearsal are being changed; re-recorded on main")
-
-
-def _case(case: Path) -> Any:
-    """One replay; the Kubeflow recordings are provisional."""
-    marks = [PROVISIONAL] if case.parent.name == KUBEFLOW else []
-    return pytest.param(case, id=f"{case.parent.name}/{case.name}", marks=marks)
 
 
 def _unpacked(folder: Path, tmp_path: Path) -> Path:
@@ -49,7 +41,7 @@ def test_every_layout_and_plan_is_recorded() -> None:
         "kubeflow-gang@default", "kubeflow-gang@kube-batch"]
 
 
-@pytest.mark.parametrize("case", [_case(c) for c in CASES])
+@pytest.mark.parametrize("case", CASES, ids=[f"{c.parent.name}/{c.name}" for c in CASES])
 def test_the_simulator_matches_the_recorded_rehearsal(case: Path, tmp_path: Path,
                                                       cli: Callable[..., Any]) -> None:
     recorded = read_stream(_unpacked(case, tmp_path))

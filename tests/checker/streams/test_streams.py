@@ -196,3 +196,20 @@ def test_a_bad_when_is_one_line() -> None:
 
     with pytest.raises(HivedlabError, match="`when` must map"):
         _entry_of(fields=["a"], compare="any", when={"task.node": "same"})
+
+
+def test_compare_unordered_excuses_the_order_of_a_lists_items_and_nothing_else() -> None:
+    from hivedlab.checker.streams import AttemptStream, JobStream
+
+    def events(*items: str) -> Stream:
+        attempt = AttemptStream(node="n", gpus=(0,), phases=("Pending",), events=tuple(items), failed_scheduling=0,
+                                transient=0, waits=(), outcome="succeeded", exit_code=0, fc_exit_code=None,
+                                preempted_by=None)
+        return Stream("kubeflow-gang", "sim", (), (), "finished",
+                      (JobStream("job1@alice", (), (), (), "SUCCEEDED", 0, (("worker/0", (attempt,)),)),), (), ())
+
+    entry = _entry_of(fields=["job[*].task[*].attempt[*].events"], compare="unordered")
+    swapped = diff_streams(events("A: x", "B: y"), events("B: y", "A: x"), (entry,))
+    assert [d.known for d in swapped] == [("e",)]
+    other = diff_streams(events("A: x", "B: y"), events("B: y", "C: z"), (entry,))
+    assert [d.known for d in other] == [()]

@@ -478,16 +478,18 @@ class PlainSimCluster(SimCluster):
         for group in groups:
             job = next(j for j in self.jobs.values() if j.info.framework == group.name)
             errors = [result.unschedulable[p.uid] for p in job.pods.values() if p.uid in result.unschedulable]
-            self._close_group(job, group.min_member, errors[0] if errors else kube_batch.fit_error({}), session)
+            self._close_group(job, group.min_member, errors[0] if errors else kube_batch.fit_error({}), session,
+                              result.held.get(group.name, 0))
 
-    def _close_group(self, job: SimJob, min_member: int, fit_error: str, session: str) -> None:
+    def _close_group(self, job: SimJob, min_member: int, fit_error: str, session: str, held: int = 0) -> None:
         """A Kubeflow job's PodGroup as the session closes (`kube_batch.closed_status`), and, while its phase is
-        Pending or Unknown, kube-batch's `Unschedulable` event on it (cache.go `RecordJobStatusEvent`)."""
+        Pending or Unknown, kube-batch's `Unschedulable` event on it (cache.go `RecordJobStatusEvent`); `held`: its
+        tasks the session allocated but did not bind (not pending at the close)."""
         record = self._tfjobs.get(job.seq)
         if record is None or record.podgroup is None or record.group_deleted:
             return
         live = [pod for pod in job.pods.values() if pod.deletion_timestamp is None]
-        allocated = sum(1 for pod in live if pod.node is not None and pod.finished_at is None)
+        allocated = held + sum(1 for pod in live if pod.node is not None and pod.finished_at is None)
         group = kube_batch.GroupAtClose(min_member, len(live), allocated,
                                         sum(1 for pod in live if pod.phase == "Running"))
         status = kube_batch.closed_status(record.group_status, group, fit_error, session, self.clock.k8s_time())
@@ -502,17 +504,16 @@ class PlainSimCluster(SimCluster):
                                       fit_error)
 
     def _bind_to(self, job: SimJob, key: TaskKey, node: str) -> None:
-        """Bind as the scheduler does: the pod gets the node; the default scheduler also records a `Scheduled` event
-        (Kubernetes v1.14 pkg/scheduler/scheduler.go, `bind`), kube-batch v0.4 none (pkg/scheduler/cache/cache.go,
-        `Bind` and `defaultBinder.Bind` only post the Binding)."""
+        """Bind as the scheduler does: the pod gets the node and a `Scheduled` event from the scheduler (Kubernetes
+        v1.14 pkg/scheduler/scheduler.go, `bind`; kube-batch v0.4.2 pkg/scheduler/cache/cache.go, `Bind`, once the
+        Binding is posted)."""
         self._hived_pods.pop(job.pods[key].uid, None)
         pod = self._emit_pod(job, key, node=node, host_ip=self.node_ips.get(node, ""),
                              scheduled_at=self.clock.k8s_time(), unschedulable=None)
         job.set_task(key, node=node, host_ip=pod.host_ip)
-        if self.scheduler_kind == "default":
-            name = pod.name(job.info.framework)
-            self._add_event(job, pod, "Scheduled", f"Successfully assigned {naming.NAMESPACE}/{name} to {node}",
-                            self.component)
+        name = pod.name(job.info.framework)
+        self._add_event(job, pod, "Scheduled", f"Successfully assigned {naming.NAMESPACE}/{name} to {node}",
+                        self.component)
         uid = pod.uid
         self._after(self._start_delay(job), lambda: self._container_start(job, key, uid))
 

@@ -43,8 +43,10 @@ def _bound_t(attempt: Attempt) -> float:
 
 def _waited_after(task: Attempt, first: Attempt) -> bool:
     """The task was still reported waiting well after a sibling held a node: a partial start however short (a
-    rehearsal cluster's sped-up jobs free their GPUs within the real-cluster tolerance)."""
-    return first.bound is not None and any(w.mark.t > first.bound.t + SAME_ROUND_S for w in task.waits)
+    rehearsal cluster's sped-up jobs free their GPUs within the real-cluster tolerance). A wait counts at the
+    event's own time: kube-batch's throttled recorder delivered a gang's last `Unschedulable` events seconds after
+    the session that bound it whole."""
+    return first.bound is not None and any(w.t > first.bound.t + SAME_ROUND_S for w in task.waits)
 
 
 def _late(tasks: list[Attempt], source: str) -> list[Attempt]:

@@ -76,6 +76,11 @@ def _collapse(value: Any) -> Any:
     return out
 
 
+def _unordered(value: Any) -> Any:
+    """A list's items in a fixed order (their JSON texts sorted), for comparing what two lists hold."""
+    return sorted(json.dumps(v, sort_keys=True) for v in value) if isinstance(value, list) else value
+
+
 _SCOPES = {"attempt": re.compile(r"^(job\[[^]]*\]\.task\[[^]]*\]\.attempt\[\d+\])\."),
            "job": re.compile(r"^(job\[[^]]*\])\.")}
 
@@ -109,7 +114,8 @@ def _explain(path: str, a: Any, b: Any,
         before = (a, b)
         a = _collapse(_rewrite(a, entry)) if entry.on(sides[0]) else a
         b = _collapse(_rewrite(b, entry)) if entry.on(sides[1]) else b
-        if entry.compare == "any" or (entry.compare == "presence" and bool(a) == bool(b)):
+        if entry.compare == "any" or (entry.compare == "presence" and bool(a) == bool(b)) or \
+                (entry.compare == "unordered" and _unordered(a) == _unordered(b)):
             a = b
         if (a, b) != before:
             used.append(entry.id)

@@ -9,7 +9,9 @@ Each entry names the facts it applies to (`fields`: patterns over the flattened 
 - `rewrite`: `[pattern, replacement]` pairs applied to the values of `side` (a list's items, or a value; a number
   or null as its JSON text, e.g. `["^143$", "0"]`);
 - `compare: presence`: the same when both are zero/empty or both are not;
-- `compare: any`: the same whatever they are (a fact that only shows how the run was timed).
+- `compare: any`: the same whatever they are (a fact that only shows how the run was timed);
+- `compare: unordered`: the same when both lists hold the same items, in any order (e.g. the pods tf-operator creates
+  in Go's map order).
 
 `when` (optional) limits an entry to facts of an attempt or job whose other fact is a given value on both sides, or
 the same on both (`same`): `{attempt.fc_exit_code: -220}`, `{job.placements: same}`.
@@ -34,6 +36,7 @@ KNOWN_FILE = CONFIGS / "known-differences.yaml"
 CATEGORIES = ("simplification", "kubernetes-1.20", "rehearsal")
 SIDES = ("sim", "rehearsal", "both")
 SCOPES = ("attempt", "job")
+COMPARES = ("", "presence", "any", "unordered")
 SAME = "same"
 
 
@@ -50,7 +53,7 @@ class KnownDifference:
     side: str = "both"
     drop: re.Pattern[str] | None = None
     rewrite: tuple[tuple[re.Pattern[str], str], ...] = ()
-    compare: str = ""  # "", "presence" or "any"
+    compare: str = ""  # "", "presence", "any" or "unordered"
     experiments: tuple[str, ...] = ()  # only these plans (all when empty)
     when: tuple[tuple[str, Any], ...] = ()  # (`attempt.<fact>` or `job.<fact>`, a value or SAME)
 
@@ -98,8 +101,8 @@ def _entry(entry: Any, where: str) -> KnownDifference:
                                          for k in when):
         raise HivedlabError(f"{where}: `when` must map attempt.<fact> or job.<fact> to a value or `same`")
     compare = str(entry.get("compare") or "")
-    if compare not in ("", "presence", "any"):
-        raise HivedlabError(f"{where}: compare must be presence or any")
+    if compare not in COMPARES:
+        raise HivedlabError(f"{where}: compare must be one of {', '.join(COMPARES)}")
     if drop is None and not rewrite and not compare:
         raise HivedlabError(f"{where}: an entry needs drop, rewrite or compare")
     return KnownDifference(

@@ -58,7 +58,8 @@ class TimelineBuilder:
     def __init__(self) -> None:
         self.jobs: dict[str, _Job] = {}
         self.attempts: dict[str, Attempt] = {}
-        self.pending_events: dict[str, list[tuple[str, Mark, str]]] = {}  # pod key -> (reason, mark, message)
+        # pod key -> (reason, mark, message, the event's own time)
+        self.pending_events: dict[str, list[tuple[str, Mark, str, float | None]]] = {}
         self.waits: dict[str, list[Wait]] = {}  # pod uid -> FailedScheduling events
         self.events_seen: set[tuple[Any, Any]] = set()
         self.reasons: dict[str, tuple[str, str, str]] = {}
@@ -196,8 +197,9 @@ class TimelineBuilder:
                 job.attempt_uids.append(uid)
                 job.user = job.user or labels.get("userName")
                 job.virtual_cluster = job.virtual_cluster or labels.get("virtualCluster")
-            for reason, event_mark, message in self.pending_events.pop(uid, []) + self.pending_events.pop(name, []):
-                attempt = self._apply_event(attempt, reason, event_mark, message)
+            for reason, event_mark, message, observed in (self.pending_events.pop(uid, []) +
+                                                          self.pending_events.pop(name, [])):
+                attempt = self._apply_event(attempt, reason, event_mark, message, observed)
         attempt = self._pod_state(attempt, pod, annotations, mark)
         if watch_type == "DELETED" and (attempt.deleted is None or attempt.released is None):
             attempt = replace(attempt, deleted=attempt.deleted or mark, released=attempt.released or gone)
@@ -233,13 +235,14 @@ class TimelineBuilder:
             changes["deleted"] = mark
         return replace(attempt, **changes) if changes else attempt
 
-    def _apply_event(self, attempt: Attempt, reason: str, mark: Mark, message: str) -> Attempt:
+    def _apply_event(self, attempt: Attempt, reason: str, mark: Mark, message: str,
+                     observed: float | None = None) -> Attempt:
         if reason in WAIT_REASONS:
             # kept aside (a tuple rebuilt per event would be quadratic in a long wait); attached in result()
             cached = self.reasons.get(message)
             if cached is None:  # a long wait repeats the same message thousands of times: keep one copy
                 cached = self.reasons[message] = (message, hived_reason(message), classify(message))
-            self.waits.setdefault(attempt.uid, []).append(Wait(mark, cached[1], cached[0], cached[2]))
+            self.waits.setdefault(attempt.uid, []).append(Wait(mark, cached[1], cached[0], cached[2], observed))
             return attempt
         if reason == "Preempted" and attempt.preempted is None:
             return replace(attempt, preempted=mark, preempted_by=message)
@@ -258,12 +261,15 @@ class TimelineBuilder:
             return
         self.events_seen.add(key_seen)
         message = str(event.get("message") or event.get("note") or "")
+        stamp = parse_time((event.get("series") or {}).get("lastObservedTime") or event.get("lastTimestamp")
+                           or event.get("eventTime"))
+        observed = stamp.timestamp() if stamp is not None else None
         uid, name = involved.get("uid"), involved.get("name")
         key = uid if uid in self.attempts else (self.uid_by_name.get(name) if not uid and name is not None else None)
         if key is None:
-            self.pending_events.setdefault(uid or name or "", []).append((str(reason), mark, message))
+            self.pending_events.setdefault(uid or name or "", []).append((str(reason), mark, message, observed))
             return
-        self.attempts[key] = self._apply_event(self.attempts[key], str(reason), mark, message)
+        self.attempts[key] = self._apply_event(self.attempts[key], str(reason), mark, message, observed)
 
     def _framework(self, fw: dict[str, Any], mark: Mark) -> None:
         meta = fw.get("metadata") or {}

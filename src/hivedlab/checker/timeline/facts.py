@@ -32,6 +32,14 @@ class Wait:
     reason: str
     message: str
     kind: str = UNKNOWN
+    # the event's own time (series.lastObservedTime, lastTimestamp or eventTime; POSIX seconds, whole seconds on
+    # core/v1): a scheduler's event can reach the log seconds after it happened (kube-batch's recorder is throttled)
+    observed: float | None = None
+
+    @property
+    def t(self) -> float:
+        """When the scheduler said it: the event's own time where it has one, else when the log saw it."""
+        return self.observed if self.observed is not None and self.observed <= self.mark.t else self.mark.t
 
 
 @dataclass(frozen=True)

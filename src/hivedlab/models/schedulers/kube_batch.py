@@ -2,8 +2,9 @@
 one scheduling session over PodGroups, with the `allocate` action and the gang, priority, predicates and nodeorder
 plugins.
 
-`KubeBatch.session(groups, pods)` runs one session on a snapshot: a group with fewer pods than `minMember` is not
-valid and is skipped; the valid groups are taken by priority, then not-ready before ready, then creation; each
+`KubeBatch.session(groups, pods)` runs one session on a snapshot: the groups are taken by priority, then not-ready
+before ready, then creation (a group with fewer pods than `minMember` too: v0.4's gang plugin registers its validity
+check in its `OnSessionOpen`, after `framework.OpenSession`'s `openSession` has run the checks, so none applies); each
 group's pending pods are placed one by one on the best node with room (room taken by earlier allocations of the
 same session counts as used) until one finds none; a group's allocations become binds only once it has
 `minMember` pods allocated or running (all-or-nothing), otherwise they are dropped at the end of the session and
@@ -22,7 +23,8 @@ SCHEDULER_NAME = "kube-batch"
 # the reason of the event a task that found no node gets: v1.PodReasonUnschedulable (pkg/scheduler/cache/cache.go,
 # `taskUnschedulable`), not the default scheduler's FailedScheduling
 WAIT_REASON = "Unschedulable"
-# the gang plugin (pkg/scheduler/plugins/gang): validJobFn refuses a group short of members; OnSessionClose records
+# the gang plugin (pkg/scheduler/plugins/gang): its validJobFn's words for a group short of members (registered too
+# late to run in v0.4, see above; the message table still knows them), and OnSessionClose's
 # "<pending>/<tasks> tasks in gang unschedulable: <FitError>" for a group that waits
 NOT_ENOUGH_VALID_TASKS = "Not enough valid tasks for gang-scheduling"
 GANG_UNSCHEDULABLE = "tasks in gang unschedulable"
@@ -50,7 +52,9 @@ class PodGroup:
 class SessionResult:
     binds: list[tuple[Pod, str]] = field(default_factory=list)
     unschedulable: dict[str, str] = field(default_factory=dict)  # pod uid -> the group's FitError
-    not_valid: dict[str, str] = field(default_factory=dict)  # group -> why the gang plugin skipped it
+    # group -> its tasks allocated in this session though the group was not ready: they stay `Allocated` in the
+    # session (framework/session.go `Allocate`), so the session's close does not count them as pending
+    held: dict[str, int] = field(default_factory=dict)
 
 
 # pkg/scheduler/api/resource_info.go: the margins `FitDelta` adds to each requested resource (10 millicores,
@@ -143,18 +147,11 @@ class KubeBatch:
         result = SessionResult()
         placed = [p for p in pods if p.node is not None]
         members = {g.name: [p for p in pods if p.group == g.name] for g in groups}
-        valid = []
-        for group in groups:
-            count = len(members[group.name])
-            if count < group.min_member:
-                result.not_valid[group.name] = f"{NOT_ENOUGH_VALID_TASKS}, valid: {count}, min: {group.min_member}"
-            else:
-                valid.append(group)
 
         def ready(group: PodGroup) -> bool:
             return sum(1 for p in members[group.name] if p.node is not None) >= group.min_member
 
-        for group in sorted(valid, key=lambda g: (-g.priority, ready(g), g.order, g.name)):
+        for group in sorted(groups, key=lambda g: (-g.priority, ready(g), g.order, g.name)):
             self._allocate(group, members[group.name], placed, result)
         return result
 
@@ -176,6 +173,7 @@ class KubeBatch:
             result.binds.extend(allocated)
             return
         message = fit_error(deltas)
+        result.held[group.name] = len(allocated)
         for pod in pending:
             result.unschedulable[pod.uid] = message
 
