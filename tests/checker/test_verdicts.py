@@ -223,3 +223,12 @@ def test_gang_bound_after_the_holders_pod_ended_but_before_its_framework_complet
     _gang_binds_in_the_release_gap(path)
     _, data = _json(cli, str(path))
     assert data["verdict"] == C, [a["answer"]["en"] for a in data["answers"] if a["verdict"] != C]
+
+
+def test_check_names_whose_behaviour_an_expected_answer_describes() -> None:
+    """A contrast run's rule expects its own scheduler's behaviour, not HiveD's (`hivedlab check`'s text)."""
+    from hivedlab.checker.verdicts import _expected_label
+
+    assert _expected_label("hived", zh=False) == "HiveD would"
+    assert _expected_label("default", zh=False) == "what the default scheduler would do"
+    assert _expected_label("kube-batch", zh=True) == "预期（kube-batch）"

@@ -49,5 +49,6 @@ def test_kubeflow_gang_runs_under_both_schedulers_and_kube_batch_is_all_or_nothi
         batch = json.loads((out / "contrast" / "kubeflow-gang@kube-batch" / "verdicts.json").read_text())
         assert batch["verdict"] == "consistent", [a["answer"]["en"] for a in batch["answers"]]
         default = json.loads((out / "contrast" / "kubeflow-gang@default" / "verdicts.json").read_text())
-        by_rule = {a["rule"]: a for a in default["answers"]}
-        assert by_rule["partial-start"]["verdict"] == "consistent", by_rule["partial-start"]["answer"]["en"]
+        # the article's picture: a partial start under the default scheduler, and with tf-operator's one worker
+        # thread no deadlock either (docs/kubeflow-on-kubernetes.md, "On the rehearsal cluster")
+        assert default["verdict"] == "consistent", [a["answer"]["en"] for a in default["answers"]]

@@ -59,7 +59,7 @@ from typing import Any
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.text import Text
 from hivedlab.checker.rules import contrast, exclusivity, gang, preemption, reconfig, vc
-from hivedlab.checker.rules.common import CONSISTENT, INCONCLUSIVE, INCONSISTENT, Context, Outcome
+from hivedlab.checker.rules.common import CONSISTENT, INCONCLUSIVE, INCONSISTENT, SPEAKERS, Context, Outcome
 from hivedlab.checker.timeline import Timeline, TimelineBuilder, vc_cells_from_config, vc_nodes_from_config
 from hivedlab.evidence import EvidenceLog, iter_evidence
 
@@ -341,10 +341,18 @@ def render_text(result: ExperimentVerdict, lang: str = "zh") -> str:
         lines += ["", f"[{_pick(VERDICT_TEXT[a.verdict], lang)}] {'问题' if zh else 'Q'}{a.question_index + 1}: "
                   f"{_pick(a.question, lang)}", f"  {_pick(a.answer, lang)}"]
         if a.verdict != CONSISTENT and a.expected is not None:
-            lines.append(f"  {'HiveD 的行为' if zh else 'HiveD would'}: {_pick(a.expected, lang)}")
+            lines.append(f"  {_expected_label(result.timeline.scheduler, zh)}: {_pick(a.expected, lang)}")
     if result.missing:
         lines += ["", "缺少的证据：" if zh else "Missing evidence:"] + [f"  - {_pick(m, lang)}" for m in result.missing]
     return "\n".join(lines) + "\n"
+
+
+def _expected_label(scheduler: str, zh: bool) -> str:
+    """Whose behaviour a rule's `expected` describes: HiveD's, or the contrast run's scheduler's."""
+    if scheduler in ("", "hived"):
+        return "HiveD 的行为" if zh else "HiveD would"
+    name = SPEAKERS.get(scheduler, Text(scheduler, scheduler))
+    return f"预期（{name.zh}）" if zh else f"what {name.en} would do"
 
 
 def combined_verdict(verdicts: Iterable[str]) -> str:

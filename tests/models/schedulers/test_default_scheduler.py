@@ -43,8 +43,9 @@ def test_no_free_gpu_is_a_fit_error_counting_each_node() -> None:
     held = [_pod(f"h{i}", f"n{i}") for i in range(1, 5)]
     decision = scheduler.schedule(_pod("w"), held)
     assert isinstance(decision, Unschedulable)
+    # the master (no GPU) fails both checks of 1.14's GeneralPredicates: its resource fit and the node selector
     assert decision.message == ("0/5 nodes are available: 1 node(s) didn't match node selector, "
-                                "4 Insufficient nvidia.com/gpu.")
+                                "5 Insufficient nvidia.com/gpu.")
     assert decision.preemption is None  # equal priority: nothing to preempt
 
 

@@ -286,7 +286,8 @@ class PlainSimCluster(SimCluster):
         """pkg/controller.v1beta2/tensorflow/status.go of tf-operator v0.5, `updateStatusSingle`: Created at once;
         Running once a worker (the chief, where there is one) runs; Succeeded or Failed as the operator decides the
         job's end (`_task_completed`), and never Running again (controller.go `reconcileTFJobs` then only cleans up);
-        the start time once every replica runs."""
+        the start time at the first pass (`updateStatusSingle` sets it when none is set, the pass that creates the
+        pods)."""
         name, now = record.tfjob["metadata"]["name"], self.clock.k8s_time()
         status = dict(record.status)
         conditions = operator.with_condition(list(status.get("conditions") or []), "Created", name, now)
@@ -295,8 +296,7 @@ class PlainSimCluster(SimCluster):
         ended = any(c["type"] in ("Succeeded", "Failed") and c["status"] == "True" for c in conditions)
         if any(key[0].lower() in leaders for key in running) and not ended:
             conditions = operator.with_condition(conditions, "Running", name, now)
-        if len(running) == len(job.task_keys) and "startTime" not in status:
-            status["startTime"] = now
+        status.setdefault("startTime", now)
         fw = job.framework
         if fw is not None and fw.code is not None and not job.stop_requested:
             if fw.code == CODE_SUCCEEDED:

@@ -77,18 +77,21 @@ class DefaultScheduler:
             chosen = top[self._last_index % len(top)]
             self._last_index += 1
             return Bind(chosen.name)
-        reasons += [self._other_node_reason(pod)] * self.other_nodes
+        reasons += self._other_node_reasons(pod) * self.other_nodes
         message = fit_error(reasons, len(self.nodes) + self.other_nodes)
         return Unschedulable(message, self.preemption(pod, pods))
 
-    def _other_node_reason(self, pod: Pod) -> str:
-        """Why the master (no GPU) does not fit: the first failing check in the scheduler's order. Resources come
-        before taints (1.14 pkg/scheduler/algorithm/predicates/predicates.go `predicatesOrdering`: GeneralPred
-        before PodToleratesNodeTaints, the first failure per node kept; 1.20: NodeResourcesFit before
-        TaintToleration), so a GPU pod lacks `nvidia.com/gpu` there and only a CPU-only pod meets the taint."""
-        if self.other_reason == TAINTS and pod.request.gpu > 0:
-            return f"Insufficient {GPU}"
-        return self.other_reason
+    def _other_node_reasons(self, pod: Pod) -> list[str]:
+        """Why the master (no GPU) does not fit, in 1.14's order (pkg/scheduler/algorithm/predicates/predicates.go):
+        `predicatesOrdering` runs GeneralPred before PodToleratesNodeTaints and keeps a node's first failing
+        predicate; GeneralPredicates itself reports every one of its failures, the resource fit's and the node
+        selector's together. So a GPU pod lacks `nvidia.com/gpu` there (an OpenPAI pod also fails its node selector),
+        and only a CPU-only pod without a selector meets the taint. (1.20 checks taints first: the rehearsal's
+        wording, docs/simulator-vs-rehearsal.md `master-taint-wording`.)"""
+        reasons = [f"Insufficient {GPU}"] if pod.request.gpu > 0 else []
+        if self.other_reason == NODE_SELECTOR:
+            reasons.append(NODE_SELECTOR)
+        return reasons or [self.other_reason]
 
     def preemption(self, pod: Pod, pods: Sequence[Pod]) -> Preemption | None:
         """Kubernetes' choice: on each node, the fewest lower-priority pods whose eviction makes the pod fit
