@@ -32,9 +32,11 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlparse
+
+from tests.support.local import local_server
 
 # A kubeconfig for the fake API server at `url` (the token is no secret: the fake accepts any).
 KUBECONFIG = """\
@@ -62,15 +64,6 @@ PATHS = {
 }
 KINDS = {"pods": ("Pod", "v1"), "events": ("Event", "v1"),
          "frameworks": ("Framework", "frameworkcontroller.microsoft.com/v1"), "nodes": ("Node", "v1")}
-
-
-class _QuietServer(ThreadingHTTPServer):
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client hanging up mid-stream is what these tests do on purpose; anything else is still printed."""
-        import sys
-
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)
 
 
 @dataclass
@@ -116,13 +109,7 @@ class ServedApi:
     def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
         self.cond = threading.Condition()
         self.closing = False
-        self.httpd = _QuietServer(("127.0.0.1", 0), handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.httpd, self.thread, self.url = local_server(handler)
 
     def __enter__(self: _Api) -> _Api:
         self.thread.start()

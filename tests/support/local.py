@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import stat
+import sys
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 from tests.support.paths import FIXTURES
 
@@ -38,6 +40,25 @@ def nvidia_smi_script(folder: Path) -> str:
 
 
 Handler = Callable[[BaseHTTPRequestHandler, str, str, bytes], tuple[int, dict[str, str], bytes] | None]
+
+
+class QuietServer(ThreadingHTTPServer):
+    """Every local fake's HTTP server: on 127.0.0.1, a thread per request that never holds the process, and quiet
+    when a client hangs up mid-answer (a watch closed, a run stopped: what the tests do on purpose); any other
+    error is still printed."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+def local_server(handler: type[BaseHTTPRequestHandler]) -> tuple[QuietServer, threading.Thread, str]:
+    """A server for `handler` on a free port, the thread that serves it (not yet started) and its URL."""
+    server = QuietServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+    return server, thread, f"http://127.0.0.1:{server.server_address[1]}"
 
 
 class LocalServer:
@@ -73,10 +94,7 @@ class LocalServer:
             def log_message(self, *args: object) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+        self.server, self.thread, self.url = local_server(_Handler)
         self.thread.start()
 
     def close(self) -> None:

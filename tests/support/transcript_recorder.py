@@ -18,17 +18,17 @@ from __future__ import annotations
 import base64
 import json
 import re
-import sys
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlsplit
 
 import requests
 
 from hivedlab.models.openpai.rest import token_claims
+from tests.support.local import local_server
 from tests.support.transcripts import Exchange
 
 KEPT_REQUEST_HEADERS = ("Authorization", "Content-Type")
@@ -173,13 +173,6 @@ def is_watch(path: str) -> bool:
     return bool(re.search(r"[?&]watch=(true|1)(&|$)", path))
 
 
-class _QuietServer(ThreadingHTTPServer):
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that hangs up (a run stopped by Ctrl-C, its watch open) is no error of the recording."""
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)
-
-
 class RecordingProxy:
     """A reverse proxy on 127.0.0.1 in front of `upstream` keeping every exchange in `exchanges`, in order."""
 
@@ -202,10 +195,7 @@ class RecordingProxy:
             def log_message(self, *args: object) -> None:
                 pass
 
-        self.server = _QuietServer(("127.0.0.1", 0), _Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.server, self.thread, self.url = local_server(_Handler)
         self.thread.start()
 
     def close(self) -> None:
