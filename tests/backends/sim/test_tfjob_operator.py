@@ -100,6 +100,11 @@ def test_a_parameter_server_runs_until_the_operator_deletes_it(tmp_path: Path, s
         marked = next(s for s in seen if s.resource == "tfjobs" and s.obj["metadata"]["name"] == job and any(
             c["type"] == "Succeeded" and c["status"] == "True" for c in s.obj["status"].get("conditions", [])))
         assert marked.seq < deleting.seq  # the operator deleted it once the TFJob succeeded (cleanPodPolicy Running)
+        # replicaStatuses as the real tf-operator left them: the still active PS counted as succeeded at the end
+        assert marked.obj["status"]["replicaStatuses"] == {"PS": {"succeeded": 1}, "Worker": {"succeeded": 3}}
+        statuses = [s.obj["status"].get("replicaStatuses") for s in seen
+                    if s.resource == "tfjobs" and s.obj["metadata"]["name"] == job]
+        assert {"PS": {"active": 1}, "Worker": {"active": 3}} in statuses  # while the job trained
 
 
 @pytest.mark.parametrize("scheduler", ["default", "kube-batch"])

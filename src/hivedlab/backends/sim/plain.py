@@ -298,6 +298,9 @@ class PlainSimCluster(SimCluster):
             conditions = operator.with_condition(conditions, "Running", name, now)
         status.setdefault("startTime", now)
         fw = job.framework
+        if not ended:
+            succeeding = fw is not None and fw.code == CODE_SUCCEEDED and not job.stop_requested
+            status["replicaStatuses"] = self._replica_statuses(job, record, succeeding)
         if fw is not None and fw.code is not None and not job.stop_requested:
             if fw.code == CODE_SUCCEEDED:
                 conditions = operator.with_condition(conditions, "Succeeded", name, now)
@@ -307,6 +310,24 @@ class PlainSimCluster(SimCluster):
                 conditions = operator.with_condition(conditions, "Failed", name, now, failed=(1, role))
         status["conditions"] = conditions
         return status
+
+    @staticmethod
+    def _replica_statuses(job: SimJob, record: _TfJob, succeeded: bool) -> dict[str, dict[str, int]]:
+        """status.go `initializeTFReplicaStatuses` and `updateTFJobReplicaStatuses` at a pass: per replica type, its
+        pods running (`active`), succeeded and failed, zero counts omitted; in the pass after the job succeeded,
+        controller.go `reconcileTFJobs` counts the still active ones as succeeded, and no pass counts again."""
+        counts: dict[str, dict[str, int]] = {str(rtype): {} for rtype in record.tfjob["spec"]["tfReplicaSpecs"]}
+        for key in job.task_keys:
+            pod, task = job.pods.get(key), job.task(key)
+            if pod is not None and pod.phase == "Running" and pod.deletion_timestamp is None:
+                kind = "succeeded" if succeeded else "active"
+            elif task.state == "Completed" and task.code is not None:
+                kind = "succeeded" if task.code == CODE_SUCCEEDED else "failed"
+            else:
+                continue
+            counted = counts[record.replica_type(key[0])]
+            counted[kind] = counted.get(kind, 0) + 1
+        return counts
 
     # -- what tf-operator does with a TFJob's pods --------------------------------------------------------------
 
