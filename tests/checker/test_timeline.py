@@ -67,11 +67,25 @@ def test_event_before_its_pod_is_attached() -> None:
     assert retry.waits[0].reason == "insufficient capacity when scheduling in VC vc1"
 
 
-def test_a_wait_keeps_the_events_own_time() -> None:
+def test_a_wait_keeps_the_events_own_time(tmp_path: Path) -> None:
     """lastTimestamp (or an events.k8s.io series' lastObservedTime): what a rule compares with the binds, since a
     throttled scheduler's event may reach the log later than it happened."""
+    from tests.support.scenario import Scenario
+
     retry = _timeline("priority-consistent.jsonl").jobs_for("low")[0].attempts[1]
     assert retry.waits[0].observed == retry.waits[0].mark.t == retry.waits[0].t  # this log's events are on time
+    sc = Scenario(tmp_path / "late.jsonl")
+    sc.plan("gang")
+    job = sc.submit("alice", "gang", "job-config-6", "default", "test")
+    pod = sc.pod_add(job, 0)
+    said = sc.event(pod, "FailedScheduling", "0/3 nodes are available: 3 Insufficient nvidia.com/gpu.", "Warning")
+    late = dict(said, metadata=dict(said["metadata"], resourceVersion="late"), count=2)
+    late["series"] = {"count": 1, "lastObservedTime": said["lastTimestamp"]}
+    sc.at(3).raw_object("MODIFIED", "events", late)  # the repeat reaches the log 3 s after it was observed
+    sc.close()
+    (attempt,) = build_timeline(read_evidence(tmp_path / "late.jsonl").records).jobs[0].attempts
+    first, repeat = attempt.waits
+    assert repeat.mark.t - repeat.t == pytest.approx(3.0, abs=1.0) and repeat.t == first.t
 
 
 def test_watch_restart_redelivery_changes_nothing() -> None:
