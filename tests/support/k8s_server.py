@@ -36,7 +36,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlparse
 
-from tests.support.local import local_server
+from tests.support.local import QuietHandler, local_server
 
 # A kubeconfig for the fake API server at `url` (the token is no secret: the fake accepts any).
 KUBECONFIG = """\
@@ -78,13 +78,8 @@ class Fault:
     stall: float = 0.0  # after the backlog, go silent this long (longer than the client's read timeout)
 
 
-class ApiHandler(BaseHTTPRequestHandler):
+class ApiHandler(QuietHandler):
     """What both fake API servers answer with: JSON bodies, and chunked watch streams."""
-
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args: Any) -> None:
-        pass
 
     def _json(self, status: int, body: Any) -> None:
         data = json.dumps(body).encode()

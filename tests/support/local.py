@@ -54,6 +54,15 @@ class QuietServer(ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
+class QuietHandler(BaseHTTPRequestHandler):
+    """The base of every local fake's request handler: HTTP/1.1 (keep-alive, chunked watches), no access log."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
 def local_server(handler: type[BaseHTTPRequestHandler]) -> tuple[QuietServer, threading.Thread, str]:
     """A server for `handler` on a free port, the thread that serves it (not yet started) and its URL."""
     server = QuietServer(("127.0.0.1", 0), handler)
@@ -68,9 +77,7 @@ class LocalServer:
         self.requests: list[dict[str, object]] = []
         owner = self
 
-        class _Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
+        class _Handler(QuietHandler):
             def _serve(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
@@ -90,9 +97,6 @@ class LocalServer:
                 self.wfile.write(data)
 
             do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = _serve  # noqa: N815
-
-            def log_message(self, *args: object) -> None:
-                pass
 
         self.server, self.thread, self.url = local_server(_Handler)
         self.thread.start()

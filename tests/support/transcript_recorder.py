@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 import requests
 
 from hivedlab.models.openpai.rest import token_claims
-from tests.support.local import local_server
+from tests.support.local import QuietHandler, local_server
 from tests.support.transcripts import Exchange
 
 KEPT_REQUEST_HEADERS = ("Authorization", "Content-Type")
@@ -184,16 +184,11 @@ class RecordingProxy:
         self.session.trust_env = False
         owner = self
 
-        class _Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
+        class _Handler(QuietHandler):
             def _serve(self) -> None:
                 owner.forward(self)
 
             do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _serve  # noqa: N815
-
-            def log_message(self, *args: object) -> None:
-                pass
 
         self.server, self.thread, self.url = local_server(_Handler)
         self.thread.start()

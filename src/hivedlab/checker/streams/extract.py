@@ -19,6 +19,7 @@ from typing import Any
 from hivedlab.checker.streams.model import AttemptStream, JobStream, Stream
 from hivedlab.checker.timeline import Attempt, JobTimeline, Timeline, build_timeline
 from hivedlab.evidence import Record
+from hivedlab.models.kubeflow.manifests import true_conditions
 from hivedlab.models.openpai.jobstate import rest_state
 from hivedlab.models.scheduler_messages import TRANSIENT, classify
 
@@ -117,8 +118,7 @@ def _kubeflow_object(trace: _Trace, resource: str, watch_type: str | None, obj: 
     name, status = str(meta["name"]), obj.get("status") or {}
     if resource == "tfjobs":
         trace.namespace = trace.namespace or meta.get("namespace")
-        true = [str(c.get("type")) for c in status.get("conditions") or [] if isinstance(c, dict)
-                and c.get("status") == "True"]
+        true = true_conditions(obj)
         if true:
             _append(trace.tfjobs.setdefault(name, []), true[-1])
         return

@@ -245,12 +245,18 @@ _TFJOB_STATES = {"Created": "WAITING", "Restarting": "WAITING", "Running": "RUNN
                  "Failed": "FAILED"}
 
 
-def tfjob_state(tfjob: Mapping[str, Any]) -> str:
-    """WAITING, RUNNING, SUCCEEDED or FAILED from the operator's conditions (the last true one wins)."""
+def true_conditions(tfjob: Mapping[str, Any]) -> list[str]:
+    """The types of the TFJob's true conditions, in the order the operator keeps them (status.go `setCondition`: a
+    condition set again moves to the end; Succeeded and Failed turn Running false)."""
     status = tfjob.get("status") if isinstance(tfjob.get("status"), Mapping) else {}
     conditions = status.get("conditions") if isinstance(status, Mapping) else None
+    return [str(c.get("type")) for c in conditions if isinstance(c, Mapping) and c.get("status") == "True"] \
+        if isinstance(conditions, list) else []
+
+
+def tfjob_state(tfjob: Mapping[str, Any]) -> str:
+    """WAITING, RUNNING, SUCCEEDED or FAILED from the operator's conditions (the last true one wins)."""
     state = "WAITING"
-    for condition in conditions if isinstance(conditions, list) else []:
-        if isinstance(condition, Mapping) and condition.get("status") == "True":
-            state = _TFJOB_STATES.get(str(condition.get("type")), state)
+    for kind in true_conditions(tfjob):
+        state = _TFJOB_STATES.get(kind, state)
     return state

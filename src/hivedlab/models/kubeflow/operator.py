@@ -59,16 +59,15 @@ def defaulted(tfjob: Mapping[str, Any]) -> dict[str, Any]:
     return job
 
 
-def replicas(tfjob: Mapping[str, Any]) -> list[tuple[str, int]]:
-    """(replica type, index) of every pod the TFJob asks for, replica types in the manifest's order."""
-    specs = (tfjob.get("spec") or {}).get("tfReplicaSpecs") or {}
-    return [(str(role), index) for role, replica in specs.items() for index in range(int(replica.get("replicas", 1)))]
-
-
 def replicas_by_type(tfjob: Mapping[str, Any]) -> list[tuple[str, int]]:
     """(replica type, replicas) in the manifest's order."""
     specs = (tfjob.get("spec") or {}).get("tfReplicaSpecs") or {}
     return [(str(role), int(replica.get("replicas", 1))) for role, replica in specs.items()]
+
+
+def replicas(tfjob: Mapping[str, Any]) -> list[tuple[str, int]]:
+    """(replica type, index) of every pod the TFJob asks for, replica types in the manifest's order."""
+    return [(role, index) for role, count in replicas_by_type(tfjob) for index in range(count)]
 
 
 def pod_name(job: str, replica_type: str, index: int) -> str:
