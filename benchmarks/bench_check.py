@@ -77,7 +77,7 @@ def write_big_log(path: Path, megabytes: int) -> int:
 
 CHILD = """
 import json, resource, time
-from hivedlab.checker.judge import judge_file
+from hivedlab.checker.judging.judge import judge_file
 start = time.perf_counter()
 result = judge_file({log!r})
 elapsed = time.perf_counter() - start

@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 from hivedlab.checker.grading.batch import grade_batch  # noqa: E402
 from hivedlab.checker.grading.labspec import shipped_lab  # noqa: E402
 from hivedlab.checker.grading.rubric import load_rubric  # noqa: E402
-from hivedlab.checker.judge import judge_evidence  # noqa: E402
+from hivedlab.checker.judging.judge import judge_evidence  # noqa: E402
 from hivedlab.cli.main import main as hivedlab  # noqa: E402
 
 QUICK_GROUPS = 3

@@ -75,8 +75,8 @@ def _percentile(values: list[float], q: float) -> float:
 def _replay_once(trace_memory: bool) -> tuple[float, float, list[float], dict[str, int], float, float]:
     import yaml
 
-    from hivedlab.backends.replay import Replay
     from hivedlab.models.hived import load_config
+    from hivedlab.models.hived_replay import Replay
 
     ops = json.loads(OPS.read_text(encoding="utf-8"))
     if trace_memory:

@@ -304,7 +304,7 @@ def _rewrite(writer: EvidenceWriter, record) -> None:
 
 
 def _judged(path: Path) -> dict:
-    from hivedlab.checker.judge import judge_file
+    from hivedlab.checker.judging.judge import judge_file
 
     result = judge_file(path)
     # the records an answer cites are numbered differently in the two logs; everything else must be the same
@@ -316,8 +316,8 @@ def _judged(path: Path) -> dict:
 @pytest.mark.parametrize("experiment", ["vc-safety", "priority", "opportunistic", "gang", "incremental"])
 def test_a_log_of_two_sessions_is_judged_as_one_session(tmp_path: Path, experiment: str) -> None:
     from hivedlab.backends.sim import SimCluster
-    from hivedlab.checker.plans import load_plan
-    from hivedlab.group.inventory import load_inventory
+    from hivedlab.lab_group.inventory import load_inventory
+    from hivedlab.plans.loader import load_plan
     from hivedlab.runner import RunContext, experiment_seed, run_experiments
 
     ctx = RunContext(tmp_path / "run", "sim", 1, load_inventory(), "s1")
@@ -334,7 +334,7 @@ def test_a_log_of_two_sessions_is_judged_as_one_session(tmp_path: Path, experime
 
 
 def test_a_session_without_an_end_record_is_not_taken_as_finished(tmp_path: Path) -> None:
-    from hivedlab.checker.timeline import build_timeline
+    from hivedlab.checker.judging.timeline import build_timeline
 
     path = tmp_path / "e.jsonl"
     with EvidenceWriter(path, "k8s") as writer:

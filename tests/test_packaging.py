@@ -94,7 +94,7 @@ def test_the_installed_wheel_judges_and_reports_from_another_directory(wheel: Pa
 
 
 def test_the_browsing_link_is_not_a_second_import_name() -> None:
-    code = "import hivedlab.checker.judge\ntry:\n    import checker\nexcept ImportError as e:\n    print(e)\n"
+    code = "import hivedlab.checker.judging.judge\ntry:\n    import checker\nexcept ImportError as e:\n    print(e)\n"
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
                           env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False)
     assert done.returncode == 0, done.stderr

@@ -6,9 +6,9 @@ import sys
 from collections.abc import Sequence
 
 from hivedlab.basics.errors import HivedlabError
-from hivedlab.checker.plans import load_plan
 from hivedlab.cli.main import main
-from hivedlab.group.inventory import find_member, load_inventory
+from hivedlab.lab_group.inventory import find_member, load_inventory
+from hivedlab.plans.loader import load_plan
 from hivedlab.runner import is_group_plan
 
 

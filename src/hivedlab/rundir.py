@@ -46,7 +46,7 @@ RUN_HOMES = (EXPERIMENTS, CONTRAST)  # the folders a run's own folder sits in
 
 
 @dataclass(frozen=True)
-class Outcome:
+class RunOutcome:
     status: str  # finished | failed | interrupted | ...
     reason: str = ""
 
@@ -69,7 +69,7 @@ class RunRecord:
     finished: str | None = None
     experiments: tuple[str, ...] = ()
     contrast: tuple[str, ...] = ()
-    outcomes: Mapping[str, Outcome] = field(default_factory=dict)
+    outcomes: Mapping[str, RunOutcome] = field(default_factory=dict)
     members: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # whose jobs it submitted
     hardware: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # {on: group|manual, why?, notes?}
     openpai_version: str = ""  # GET /api/v2/info of the real cluster
@@ -88,7 +88,7 @@ class RunRecord:
         if not isinstance(data, Mapping):
             return cls()
         seed = data.get("seed")
-        outcomes = {run: Outcome(_text(o.get("status")), _text(o.get("reason")))
+        outcomes = {run: RunOutcome(_text(o.get("status")), _text(o.get("reason")))
                     for run, o in _mapping(data.get("outcomes")).items() if isinstance(o, Mapping)}
         members = {run: tuple(str(u) for u in users)
                    for run, users in _mapping(data.get("members")).items() if isinstance(users, list)}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from hivedlab.basics.clock import date_time, elapsed, since_start, time_of_day, whole_seconds
-from hivedlab.checker.report.text import clock
+from hivedlab.checker.report.wording import clock
 
 EIGHT = datetime(2026, 1, 1, 8, tzinfo=timezone.utc).timestamp()
 

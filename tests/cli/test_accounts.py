@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hivedlab.models.openpai.users import token_expiry
+from hivedlab.backends.pai.users import token_expiry
 from tests.support.fakepai import FakePai
 
 GROUP = {

@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from hivedlab.backends.pai.hived_cells import compare_cells, expected_cells, observed_cells
-from hivedlab.group.inventory import inventory_from_mapping, load_inventory
-from hivedlab.group.layouts import plan_layout
+from hivedlab.lab_group.inventory import inventory_from_mapping, load_inventory
+from hivedlab.lab_group.layouts import plan_layout
 from tests.support.fakehived import FakeHived, hived_status
 from tests.support.fakepai import FakePai, make_jwt
 from tests.support.k8s_server import FakeApiServer

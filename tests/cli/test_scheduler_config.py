@@ -11,8 +11,8 @@ import yaml
 from hivedlab.backends.pai import hived_inspect
 from hivedlab.backends.pai.services_config import splice_hived_config, verify_splice
 from hivedlab.basics.errors import HivedlabError
-from hivedlab.group.inventory import inventory_from_mapping
-from hivedlab.group.layouts import Layout, plan_layout, validate_layout
+from hivedlab.lab_group.inventory import inventory_from_mapping
+from hivedlab.lab_group.layouts import Layout, plan_layout, validate_layout
 from tests.support.local import json_reply
 from tests.support.paths import FIXTURES
 

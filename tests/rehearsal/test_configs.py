@@ -6,8 +6,8 @@ from pathlib import Path
 
 import yaml
 
-from hivedlab.group.inventory import load_inventory
-from hivedlab.group.layouts import plan_layout
+from hivedlab.lab_group.inventory import load_inventory
+from hivedlab.lab_group.layouts import plan_layout
 from hivedlab.rehearsal import configs
 from hivedlab.rehearsal.settings import Ports
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from hivedlab.backends.watcher import make_api_client
-from hivedlab.group.inventory import load_inventory
+from hivedlab.lab_group.inventory import load_inventory
 from hivedlab.rehearsal.kubelet import NOT_READY_TAINT, Worker
 from hivedlab.rehearsal.kubelet_loop import Api, Kubelets, read_faults, update_faults, workers_of
 from tests.support.k8s_server import KUBECONFIG

@@ -1,6 +1,6 @@
 """The hived-diff fidelity score: how many steps of each recorded scenario the HiveD model reproduces.
 
-The replay tests (tests/backends/test_replay_public*.py) record each scenario's score through the `fidelity` and
+The replay tests (tests/models/test_replay_public*.py) record each scenario's score through the `fidelity` and
 `fidelity_v2` fixtures; tests/conftest.py prints the totals at the end of the run. Under pytest-xdist the scenarios
 run in the worker processes: each worker hands its scores to the controller (`worker_scores`), which merges them
 (`merge`) before it prints.

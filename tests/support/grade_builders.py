@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from hivedlab.checker.grading.labspec import ExpectedJob, ExperimentSpec, LabSpec
-from hivedlab.checker.judge import Judgement
+from hivedlab.checker.judging.judge import Judgement
 from hivedlab.evidence import EvidenceWriter, format_time
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)

@@ -10,7 +10,7 @@ from hivedlab.checker.grading.batch import grade_one
 from hivedlab.checker.grading.labspec import shipped_lab
 from hivedlab.checker.grading.rubric import load_rubric
 from hivedlab.checker.grading.scoring import GroupGrade
-from hivedlab.checker.judge import judge_evidence
+from hivedlab.checker.judging.judge import judge_evidence
 from tests.support.paths import FIXTURES
 
 GRADE_FIXTURES = FIXTURES / "grade"

@@ -1,7 +1,7 @@
 """HiveD's annotations read back as HiveD reads them (docs/hived-config-and-cells.md#the-pod-scheduling-spec): the
 blind old-name text replacement, the empty-annotation error and the YAML error; the pod-bind-info YAML. Used by the
 tests that hold the model to HiveD's own cases; the toolkit itself only writes bind info
-(`hivedlab.models.hived_codec`)."""
+(`hivedlab.models.hived_bind_info`)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ import yaml
 from hivedlab.models.hived import BindInfo, UserError
 from hivedlab.models.hived.annotations import BIND_INFO as BIND_INFO_ANNOTATION
 from hivedlab.models.hived.types import SPEC_PREFIX
-from hivedlab.models.hived_codec import dump_bind_info as dump_bind_info  # the writer, for the flows that round-trip
+from hivedlab.models.hived_bind_info import (
+    dump_bind_info as dump_bind_info,  # the writer, for the flows that round-trip
+)
 
 # docs/hived-config-and-cells.md#the-pod-scheduling-spec: replaced in the annotation text before parsing,
 # even inside names

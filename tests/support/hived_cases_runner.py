@@ -58,8 +58,8 @@ def same(what: str, expected: Any, actual: Any, sides: tuple[str, str] = ("HiveD
 
 class FlowRunner:
     def __init__(self, data: CasesFile, case: Case, api: ModuleType, codec: ModuleType | None = None) -> None:
-        """`api` is `hivedlab.models.hived`; `codec` is `hivedlab.models.hived_codec` (annotation text: specYaml steps,
-        and the bind info a restart recovers from)."""
+        """`api` is `hivedlab.models.hived`; `codec` is `hivedlab.models.hived_bind_info` (annotation
+        text: specYaml steps, and the bind info a restart recovers from)."""
         self.data = data
         self.case = case
         self.api = api

@@ -10,7 +10,7 @@ from rich.console import Console
 from hivedlab.backends.pai import open_backend
 from hivedlab.backends.pai.live import LiveView
 from hivedlab.evidence import EvidenceWriter
-from hivedlab.group.inventory import inventory_from_mapping
+from hivedlab.lab_group.inventory import inventory_from_mapping
 from tests.support.local import json_reply
 
 JOB = """protocolVersion: 2

@@ -30,7 +30,7 @@ from typing import Any
 import requests
 import yaml
 
-from hivedlab.group.inventory import load_inventory
+from hivedlab.lab_group.inventory import load_inventory
 from tests.support.paths import FIXTURES, ROOT
 from tests.support.transcript_recorder import RecordingProxy, Secrets, Upstream
 from tests.support.transcript_topics import KUBE_VIEWS, Recording, load_recording, write_topics

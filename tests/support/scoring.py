@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
-from hivedlab.backends.replay import replay
 from hivedlab.models.hived import load_config
+from hivedlab.models.hived_replay import replay
 from tests.support.paths import FIXTURES
 
 PUBLIC = FIXTURES / "hived-diff" / "public"

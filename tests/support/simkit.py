@@ -13,8 +13,8 @@ from hivedlab.backends.sim import SimCluster
 from hivedlab.backends.sim.settings import SimSettings
 from hivedlab.basics.resources import JOBS
 from hivedlab.evidence import EvidenceWriter
-from hivedlab.group.inventory import load_inventory
-from hivedlab.group.layouts import render_hived_config
+from hivedlab.lab_group.inventory import load_inventory
+from hivedlab.lab_group.layouts import render_hived_config
 
 INVENTORY = load_inventory()
 IPS = {m.hostname: m.ip for m in INVENTORY.members if m.hostname}

@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 
 import requests
 
-from hivedlab.models.openpai.rest import token_claims
+from hivedlab.backends.pai.rest import token_claims
 from tests.support.local import QuietHandler, local_server
 from tests.support.transcripts import Exchange
 
@@ -38,7 +38,7 @@ HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "content-length"
 # The body paths the project reads, per endpoint: (method, path pattern, status class) → fields. `#` in a field is
 # every index of the list at that point that the real answer has (the fake must list the same items in that order).
 FIELDS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
-    # OpenPAI's rest-server (hivedlab.models.openpai.rest, .users)
+    # OpenPAI's rest-server (hivedlab.backends.pai.rest, .users)
     ("GET", r"/rest-server/api/v2/info", "2", ("version", "launcherType")),
     ("POST", r"/rest-server/api/v2/authn/basic/login", "2", ("user", "admin")),
     ("POST", r"/rest-server/api/v2/tokens/application", "2", ("application",)),

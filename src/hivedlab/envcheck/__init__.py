@@ -27,7 +27,6 @@ reads it (e.g. `probes.PROC_NET`, `probes.parse_meminfo_available_mb`), not this
 
 from .checks import FIXES, build_checks
 from .command import add_arguments, execute, main, options_from_args
-from .common import DEFAULT_CUDA_IMAGE, EnvCheckError
 from .parsing import (
     explain_docker_error,
     parse_clock_offset_ms,
@@ -53,6 +52,7 @@ from .probes import (
     run_command,
 )
 from .record import RECORD_VERSION, TOOL_NAME, TOOL_VERSION, build_record, failed_checks, render_text, write_record
+from .shapes import DEFAULT_CUDA_IMAGE, EnvCheckError
 
 __all__ = [
     "DEFAULT_CUDA_IMAGE",

@@ -6,8 +6,8 @@
 import platform
 from typing import Any, Dict, List, Optional, Tuple
 
-from .common import DEFAULT_CUDA_IMAGE, GPU_ROLES, Check, Facts, Options, Probe
 from .parsing import explain_docker_error
+from .shapes import DEFAULT_CUDA_IMAGE, GPU_ROLES, Check, Facts, Options, Probe
 
 # docs/openpai-model.md#quick-start-inputs (requirement.sh): free memory on workers >= 16000 MB, on the master
 # >= 40000 MB.

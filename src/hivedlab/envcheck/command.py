@@ -10,9 +10,9 @@ import sys
 from typing import List, Optional, TextIO
 
 from . import probes
-from .common import DEFAULT_CUDA_IMAGE, EnvCheckError, Options
 from .probes import collect_facts
 from .record import build_record, failed_checks, render_text, write_record
+from .shapes import DEFAULT_CUDA_IMAGE, EnvCheckError, Options
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -13,7 +13,6 @@ import subprocess
 import time
 from typing import Any, Callable, List, Optional, Tuple
 
-from .common import DEFAULT_CUDA_IMAGE, GPU_ROLES, Facts, Options, Probe
 from .parsing import (
     QUERY_GPU_FIELDS,
     parse_clock_offset_ms,
@@ -27,6 +26,7 @@ from .parsing import (
     parse_timedatectl,
     summarize_docker_info,
 )
+from .shapes import DEFAULT_CUDA_IMAGE, GPU_ROLES, Facts, Options, Probe
 
 COMMAND_TIMEOUT_S = 60
 CONTAINER_TIMEOUT_S = 600

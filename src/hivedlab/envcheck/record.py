@@ -10,7 +10,7 @@ import platform
 from typing import List, Optional
 
 from .checks import build_checks
-from .common import Check, EnvCheckError, Facts, Options, Record
+from .shapes import Check, EnvCheckError, Facts, Options, Record
 
 TOOL_NAME = "hivedlab-env"
 TOOL_VERSION = "0.1.0"

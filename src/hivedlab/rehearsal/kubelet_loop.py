@@ -20,7 +20,7 @@ from typing import Any
 from hivedlab.backends.watcher import make_api_client
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import write_atomic
-from hivedlab.group.inventory import Inventory, load_inventory
+from hivedlab.lab_group.inventory import Inventory, load_inventory
 from hivedlab.rehearsal.kubelet import (
     Faults,
     Worker,

@@ -27,8 +27,8 @@ import yaml
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import write_atomic
 from hivedlab.basics.secrets import write_secret
-from hivedlab.group.inventory import Inventory, load_inventory
-from hivedlab.group.layouts import CONFIG_VCS, plan_layout
+from hivedlab.lab_group.inventory import Inventory, load_inventory
+from hivedlab.lab_group.layouts import CONFIG_VCS, plan_layout
 from hivedlab.models.openpai.naming import scheduler_name
 from hivedlab.rehearsal import configs, kubeflow, probes
 from hivedlab.rehearsal.build import BUILD_LOG

@@ -9,8 +9,16 @@
 """
 
 from hivedlab.runner.experiments import prepare_folder, run_experiments, submitters
-from hivedlab.runner.model import BackendFactory, ExperimentRun, RunContext, Submitted, Turn, is_group_plan, turn_folder
 from hivedlab.runner.pipeline import PIPELINE, PipelineResult, PipelineStep, run_pipeline
+from hivedlab.runner.run_types import (
+    BackendFactory,
+    ExperimentRun,
+    RunContext,
+    Submitted,
+    Turn,
+    is_group_plan,
+    turn_folder,
+)
 from hivedlab.runner.steps import experiment_seed, layout_for, run_plan
 from hivedlab.runner.turns import (
     job_name_for,

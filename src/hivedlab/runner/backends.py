@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hivedlab.backends.protocol import Backend
-from hivedlab.checker.plans import Plan
 from hivedlab.evidence import EvidenceWriter
-from hivedlab.group.inventory import Inventory
-from hivedlab.runner.model import BackendFactory, Turn
+from hivedlab.lab_group.inventory import Inventory
+from hivedlab.plans.loader import Plan
+from hivedlab.runner.run_types import BackendFactory, Turn
 from hivedlab.runner.steps import experiment_seed
 from hivedlab.runner.turns import submitting_members
 

@@ -13,11 +13,11 @@ import yaml
 from hivedlab import __version__
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import write_atomic
-from hivedlab.checker.plans import Plan
 from hivedlab.evidence import EvidenceWriter, format_time, log_source
-from hivedlab.group.inventory import Inventory
-from hivedlab.rundir import Outcome, RunRecord, evidence_path, verdicts_path
-from hivedlab.runner.model import BackendFactory, ExperimentRun, RunContext, Turn, is_group_plan
+from hivedlab.lab_group.inventory import Inventory
+from hivedlab.plans.loader import Plan
+from hivedlab.rundir import RunOutcome, RunRecord, evidence_path, verdicts_path
+from hivedlab.runner.run_types import BackendFactory, ExperimentRun, RunContext, Turn, is_group_plan
 from hivedlab.runner.steps import run_plan
 from hivedlab.runner.turns import plan_turns
 
@@ -163,7 +163,7 @@ def _write_record(
         finished=format_time(datetime.now(timezone.utc)) if finished else None,
         experiments=tuple(dict.fromkeys(r.experiment for r in results if not r.contrast)),
         contrast=tuple(dict.fromkeys(r.run_id for r in results if r.contrast)),
-        outcomes={r.run_id: Outcome(r.status, r.reason) for r in results},
+        outcomes={r.run_id: RunOutcome(r.status, r.reason) for r in results},
         members={r.run_id: tuple(submitters(r)) for r in results if not r.contrast},
         hardware={r.run_id: _hardware_entry(r) for r in results},
         openpai_version=str(extra.get("openpai_version") or ""),

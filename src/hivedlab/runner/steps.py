@@ -13,12 +13,12 @@ from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import read_text, write_atomic
 from hivedlab.basics.resources import shipped_name
 from hivedlab.basics.text import Text
-from hivedlab.checker.plans import Plan, RestartStep, Step, StopStep, SubmitStep, SwitchConfigStep, WaitStep
 from hivedlab.evidence import EvidenceWriter
-from hivedlab.group.layouts import Layout, cannot_hold, manual_layout, plan_layout
+from hivedlab.lab_group.layouts import Layout, cannot_hold, manual_layout, plan_layout
 from hivedlab.models.kubeflow.manifests import ManifestError, for_run, looks_like_manifests
 from hivedlab.models.openpai.naming import framework_name
-from hivedlab.runner.model import ExperimentRun, RunContext, Submitted, Turn, is_group_plan
+from hivedlab.plans.loader import Plan, RestartStep, Step, StopStep, SubmitStep, SwitchConfigStep, WaitStep
+from hivedlab.runner.run_types import ExperimentRun, RunContext, Submitted, Turn, is_group_plan
 from hivedlab.runner.turns import _base_name, job_name_for, protocol_with_name, step_members
 
 

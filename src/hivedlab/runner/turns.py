@@ -9,11 +9,11 @@ from dataclasses import replace
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import parse_yaml
 from hivedlab.basics.resources import JOBS
-from hivedlab.checker.plans import Plan, SubmitStep
-from hivedlab.group.inventory import Inventory
+from hivedlab.lab_group.inventory import Inventory
 from hivedlab.models.kubeflow.manifests import FORMS, looks_like_manifests, manifest_file
 from hivedlab.models.openpai.naming import TURN_MARK
-from hivedlab.runner.model import Turn, is_group_plan
+from hivedlab.plans.loader import Plan, SubmitStep
+from hivedlab.runner.run_types import Turn, is_group_plan
 
 MAX_JOB_NAME = 255  # docs/openpai-model.md#top-level
 _NAME_LINE = re.compile(r"^name:[^\n]*$", re.MULTILINE)

@@ -16,11 +16,11 @@ from hivedlab.backends.k8s import open_backend
 from hivedlab.backends.watcher import make_api_client
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.resources import SCHEMAS
-from hivedlab.checker.judge import judge_file
-from hivedlab.checker.plans import load_plan
+from hivedlab.checker.judging.judge import judge_file
 from hivedlab.evidence import read_evidence
-from hivedlab.group.inventory import load_inventory
+from hivedlab.lab_group.inventory import load_inventory
 from hivedlab.models.kubeflow.manifests import FORMS, for_run, k8s_name
+from hivedlab.plans.loader import load_plan
 from hivedlab.runner import ExperimentRun, RunContext, k8s_plans, run_experiments, run_pipeline
 from tests.support.fakekubeflow import FakeKubeflow, SteppedClock
 from tests.support.k8s_crd_server import KUBE_BATCH_CRDS, VOLCANO_CRDS, FakeKubeApi

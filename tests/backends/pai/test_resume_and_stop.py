@@ -14,9 +14,9 @@ from typing import Any
 import jsonschema
 import pytest
 
+from hivedlab.backends.pai.rest import PaiClient
 from hivedlab.basics.resources import SCHEMAS
 from hivedlab.evidence import read_evidence
-from hivedlab.models.openpai.rest import PaiClient
 from tests.support.fakecluster import FakeCluster
 from tests.support.fakepai import FakePai
 from tests.support.k8s_server import KUBECONFIG, FakeApiServer

@@ -8,10 +8,10 @@ from datetime import datetime, timezone
 import pytest
 
 from hivedlab.backends.pai import open_backend
+from hivedlab.backends.pai.rest import PaiClient
 from hivedlab.backends.pai.tokens import load_tokens
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.evidence import EvidenceWriter
-from hivedlab.models.openpai.rest import PaiClient
 from tests.support.fakepai import FakePai, make_jwt
 from tests.support.pai_world import INVENTORY, StubHived
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from hivedlab.backends.sim.settings import SimSettings
-from hivedlab.group.layouts import render_hived_config
+from hivedlab.lab_group.layouts import render_hived_config
 from hivedlab.models.openpai import naming
 from tests.support.simkit import INVENTORY, binds, events, job_text, new_cluster, read_log
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from hivedlab.backends.sim import SimCluster, settings_from_mapping
-from hivedlab.checker.plans import load_plan
 from hivedlab.evidence import EvidenceWriter
 from hivedlab.models.openpai import naming
+from hivedlab.plans.loader import load_plan
 from hivedlab.runner import ExperimentRun, RunContext, experiment_seed, run_plan
 from tests.support.simkit import INVENTORY, IPS, Seen, binds, events, read_log, waits
 

@@ -11,7 +11,7 @@ from hivedlab.backends.sim.plain import PlainSimCluster, nodes_of_config
 from hivedlab.backends.sim.settings import settings_from_mapping
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.evidence import EvidenceWriter
-from hivedlab.group.layouts import plan_layout, render_hived_config
+from hivedlab.lab_group.layouts import plan_layout, render_hived_config
 from hivedlab.models.schedulers.resources import Node, Resources
 from tests.support.simkit import INVENTORY, IPS, OPEN_WRITERS, events, job_text, read_log
 

@@ -13,9 +13,9 @@ import pytest
 
 from hivedlab.backends.sim import SimCluster, settings_from_mapping
 from hivedlab.basics.resources import SCHEMAS
-from hivedlab.checker.judge import judge_file
-from hivedlab.checker.plans import load_plan, plan_from_dict
+from hivedlab.checker.judging.judge import judge_file
 from hivedlab.evidence import EvidenceWriter, read_evidence
+from hivedlab.plans.loader import load_plan, plan_from_dict
 from hivedlab.runner import RunContext, experiment_seed, run_plan
 from tests.support.simkit import INVENTORY, IPS, binds, events, read_log
 

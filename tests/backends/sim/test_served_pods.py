@@ -16,7 +16,7 @@ from hivedlab.backends.sim.plain import PlainSimCluster, kubeflow_manifests
 from hivedlab.backends.sim.settings import settings_from_mapping
 from hivedlab.basics.resources import EXPERIMENTS, JOBS
 from hivedlab.evidence import EvidenceWriter
-from hivedlab.group.layouts import plan_layout, render_hived_config
+from hivedlab.lab_group.layouts import plan_layout, render_hived_config
 from hivedlab.models.kubeflow.manifests import for_run, parse_manifests
 from hivedlab.models.kubeflow.operator import operator_pod, replicas, with_condition
 from tests.support.fakekubeflow import FakeKubeflow

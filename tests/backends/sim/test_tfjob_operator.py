@@ -15,7 +15,7 @@ from hivedlab.backends.sim.plain import PlainSimCluster, kubeflow_manifests
 from hivedlab.backends.sim.settings import settings_from_mapping
 from hivedlab.basics.resources import EXPERIMENTS
 from hivedlab.evidence import EvidenceWriter
-from hivedlab.group.layouts import plan_layout
+from hivedlab.lab_group.layouts import plan_layout
 from tests.support.simkit import INVENTORY, IPS, OPEN_WRITERS, Seen, job_text, read_log
 
 NOT_ENOUGH_GPUS = "0/5 nodes are available: 5 Insufficient nvidia.com/gpu."

@@ -27,7 +27,7 @@ def test_a_genuine_simulated_run_raises_no_tamper_finding(tmp_path: Path) -> Non
 
 def test_right_answers_follow_the_checkers_re_judgement(tmp_path: Path) -> None:
     if JUDGE is None:
-        pytest.skip("hivedlab.checker.verdicts is not available")
+        pytest.skip("hivedlab.checker.judging.verdicts is not available")
     root = group(tmp_path)
     g = grade(root)
     from hivedlab.evidence import read_evidence

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from hivedlab.backends.sim import SimCluster
-from hivedlab.checker.plans import Plan, load_plan
 from hivedlab.evidence import EvidenceWriter
-from hivedlab.group.inventory import Inventory, Member
-from hivedlab.group.layouts import SIM_WORKER
+from hivedlab.lab_group.inventory import Inventory, Member
+from hivedlab.lab_group.layouts import SIM_WORKER
+from hivedlab.plans.loader import Plan, load_plan
 from hivedlab.runner import RunContext, experiment_seed, run_experiments, run_pipeline
 from tests.support.graded_runs import grade
 

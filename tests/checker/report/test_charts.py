@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from hivedlab.checker.judging.timeline import vc_nodes_from_config
 from hivedlab.checker.report.build import build_report
 from hivedlab.checker.report.charts import ChartData, Rejection, Switch, TaskAttempt, chart_data, draw, merge_shared
 from hivedlab.checker.report.charts_layout import free_part, legend_entries
-from hivedlab.checker.report.text import clock
 from hivedlab.checker.report.timeline import timeline_for_chart
-from hivedlab.checker.timeline import vc_nodes_from_config
+from hivedlab.checker.report.wording import clock
 from tests.support.charts import bar_labels, chart_layout, svg_texts
 from tests.support.paths import FIXTURES, ROOT
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hivedlab.checker.judging.timeline import build_timeline
 from hivedlab.checker.streams import diff_streams, extract, load_known
 from hivedlab.checker.streams.extract import Names
 from hivedlab.checker.streams.known import _entry
-from hivedlab.checker.timeline import build_timeline
 from hivedlab.evidence import read_evidence
 from tests.support.kubeflow_run import write_gang_run
 

@@ -20,13 +20,13 @@ from hivedlab.backends.pai.addresses import hived_address, pai_address
 from hivedlab.backends.pai.backend import PaiBackend, RunState, _TapWriter
 from hivedlab.backends.pai.kubeconfig import DEFAULT_KUBECONFIG, find_kubeconfig
 from hivedlab.backends.pai.live import LiveView
+from hivedlab.backends.pai.rest import PaiClient, RestCall, modelled_version
 from hivedlab.backends.pai.stop import StopResult, jobs_left, run_state, stop_hint, stop_jobs, submitted_jobs
 from hivedlab.backends.pai.tokens import check_tokens, load_tokens, token_source
 from hivedlab.backends.watcher import LISTED_WITHIN_S, Watcher, make_api_client
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.evidence import EMULATED_NODE_LABEL, EvidenceWriter
-from hivedlab.group.inventory import Inventory, load_inventory
-from hivedlab.models.openpai.rest import PaiClient, RestCall, modelled_version
+from hivedlab.lab_group.inventory import Inventory, load_inventory
 from hivedlab.rundir import RunDir, run_location
 
 

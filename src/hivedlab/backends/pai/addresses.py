@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 from hivedlab.backends.pai.hived_inspect import hived_url
 from hivedlab.basics.errors import HivedlabError
-from hivedlab.group.inventory import Inventory
+from hivedlab.lab_group.inventory import Inventory
 
 PAI_URL_ENV = "HIVEDLAB_PAI_URL"
 HIVED_URL_ENV = "HIVEDLAB_HIVED_URL"

@@ -1,6 +1,6 @@
 """The real backend: a group's OpenPAI v1.2.0 + HiveD cluster, driven over REST and watched through Kubernetes.
 
-- Submissions, stops and job states go through the rest-server (`hivedlab.models.openpai.rest`), as each member.
+- Submissions, stops and job states go through the rest-server (`hivedlab.backends.pai.rest`), as each member.
 - What the cluster does (Pods, core/v1 Events, Frameworks) is recorded by the Kubernetes watcher
   (`hivedlab.backends.watcher.Watcher`), which runs in the background writing the evidence log. The backend reads the
   objects as they are written (a tap on the writer) to know when a task pod waits (FailedScheduling) or runs.
@@ -24,11 +24,11 @@ import yaml
 
 from hivedlab.backends.pai.hived_inspect import fetch_vcs, wait_for_vcs
 from hivedlab.backends.pai.live import JobRow, LiveView
+from hivedlab.backends.pai.rest import PaiClient, PaiError, RestCall, RestReply
 from hivedlab.backends.protocol import FINISHED_STATES, JobStatus, Reply, SubmitResult, TaskStatus
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.evidence import EvidenceWriter, format_time, iter_evidence
 from hivedlab.models.openpai.naming import framework_name
-from hivedlab.models.openpai.rest import PaiClient, PaiError, RestCall, RestReply
 from hivedlab.models.scheduler_messages import TRANSIENT, classify
 
 UNFINISHED = ("WAITING", "RUNNING", "STOPPING")

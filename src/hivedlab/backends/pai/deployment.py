@@ -15,17 +15,17 @@ from pathlib import Path
 
 import requests
 
-from hivedlab.backends.pai.findings import Finding, bad, ok, skipped
+from hivedlab.backends.pai.doctor_findings import DoctorFinding, bad, ok, skipped
 from hivedlab.backends.pai.hived_cells import compare_cells, expected_cells, observed_cells
 from hivedlab.backends.pai.hived_inspect import fetch_cluster_status
 from hivedlab.backends.pai.kubeconfig import find_kubeconfig
+from hivedlab.backends.pai.rest import PaiClient, PaiError, fetch_portal, modelled_version, portal_url
+from hivedlab.backends.pai.rest_errors import failure_cause
+from hivedlab.backends.pai.users import get_user, token_expiry, user_vcs
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import read_json
-from hivedlab.group.inventory import Inventory
-from hivedlab.group.layouts import plan_layout
-from hivedlab.models.openpai.rest import PaiClient, PaiError, fetch_portal, modelled_version, portal_url
-from hivedlab.models.openpai.rest_errors import failure_cause
-from hivedlab.models.openpai.users import get_user, token_expiry, user_vcs
+from hivedlab.lab_group.inventory import Inventory
+from hivedlab.lab_group.layouts import plan_layout
 
 UNFINISHED = ("WAITING", "RUNNING", "STOPPING")
 EXPIRY_WARNING = dt.timedelta(days=1)
@@ -34,7 +34,7 @@ MAX_CLOCK_SPREAD_MS = 1000.0  # evidence from different nodes is compared to the
 
 def check_deployment(pai_url: str, hived_url: str, inventory: Inventory, tokens: dict[str, str], *,
                      kubeconfig: str | None = None, config: str | None = None, env_folder: Path | None = None,
-                     now: dt.datetime | None = None) -> list[Finding]:
+                     now: dt.datetime | None = None) -> list[DoctorFinding]:
     """Every check, in the order the manual's deployment meets them; the token and job checks only when the
     rest-server answers."""
     findings = check_nodes(kubeconfig, inventory)
@@ -51,7 +51,7 @@ def check_deployment(pai_url: str, hived_url: str, inventory: Inventory, tokens:
     return findings
 
 
-def check_nodes(kubeconfig: str | None, inventory: Inventory) -> list[Finding]:
+def check_nodes(kubeconfig: str | None, inventory: Inventory) -> list[DoctorFinding]:
     """Every Kubernetes node Ready, and every cluster member of the inventory is a node."""
     from kubernetes import client
 
@@ -94,7 +94,7 @@ def check_nodes(kubeconfig: str | None, inventory: Inventory) -> list[Finding]:
     return findings or [ok("nodes", f"{len(ready)} 个节点全部就绪", f"all {len(ready)} nodes Ready")]
 
 
-def check_rest_server(url: str) -> Finding:
+def check_rest_server(url: str) -> DoctorFinding:
     probe = PaiClient(url, retries=1, backoff_s=0.5)
     try:
         info = probe.info()
@@ -117,7 +117,7 @@ def check_rest_server(url: str) -> Finding:
     return ok("rest-server", f"rest-server {version}", f"rest-server {version}")
 
 
-def check_portal(pai_url: str) -> Finding:
+def check_portal(pai_url: str) -> DoctorFinding:
     fix = ("在 dev-box 中用 `kubectl get pods` 确认 pylon 和 webportal 在运行，并确认 master 的 80 端口可访问",
            "check that pylon and webportal run (`kubectl get pods` in the dev-box) and that port 80 of the master "
            "is reachable")
@@ -132,7 +132,7 @@ def check_portal(pai_url: str) -> Finding:
     return ok("portal", f"门户 {url} 可以访问", f"the portal {url} answers")
 
 
-def rehearsal_portal(emulated: list[str]) -> Finding:
+def rehearsal_portal(emulated: list[str]) -> DoctorFinding:
     """The rehearsal cluster (its nodes labelled as emulated) has no pylon and no web portal: nothing to check."""
     return skipped("portal", f"演练集群（模拟节点 {', '.join(emulated)}）没有门户，跳过",
                    f"not part of the rehearsal cluster (emulated nodes {', '.join(emulated)}): skipped")
@@ -147,7 +147,7 @@ def _emulated(kubeconfig: str | None) -> list[str]:
         return []
 
 
-def check_hived(base: str, inventory: Inventory, config: str | None) -> tuple[list[Finding], list[str]]:
+def check_hived(base: str, inventory: Inventory, config: str | None) -> tuple[list[DoctorFinding], list[str]]:
     """HiveD's VCs and cells against the config for the inventory; also the VCs HiveD has."""
     try:
         physical, virtual = fetch_cluster_status(base)
@@ -166,7 +166,7 @@ def check_hived(base: str, inventory: Inventory, config: str | None) -> tuple[li
 
 
 def check_tokens(url: str, inventory: Inventory, tokens: dict[str, str], vcs: list[str],
-                 now: dt.datetime) -> list[Finding]:
+                 now: dt.datetime) -> list[DoctorFinding]:
     """Each member's token: present, accepted, allowed in the cluster's VCs, not expiring within a day."""
     again = ("运行 `hivedlab accounts --inventory group.yaml` 重新登录并写入 token",
              "run `hivedlab accounts --inventory group.yaml` to log in again and write the token")
@@ -200,7 +200,7 @@ def check_tokens(url: str, inventory: Inventory, tokens: dict[str, str], vcs: li
                            f"the {len(inventory.members)} members' tokens work and may use VC {', '.join(vcs)}")]
 
 
-def check_jobs(url: str, token: str) -> Finding:
+def check_jobs(url: str, token: str) -> DoctorFinding:
     session = PaiClient(url, token, retries=1, backoff_s=0.5)
     try:
         jobs = session.list_jobs(states=UNFINISHED)
@@ -219,7 +219,7 @@ def check_jobs(url: str, token: str) -> Finding:
     return ok("jobs", "集群上没有未结束的任务", "no unfinished job on the cluster")
 
 
-def check_clocks(folder: Path) -> list[Finding]:
+def check_clocks(folder: Path) -> list[DoctorFinding]:
     """The members' environment records: every clock synchronized, and their NTP offsets within a second."""
     records = [read_json(path) for path in sorted(folder.glob("*.json"))]
     clocks = {str(r.get("member")): r["clock"] for r in records

@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from hivedlab.backends.pai.findings import Finding, bad, ok
+from hivedlab.backends.pai.doctor_findings import DoctorFinding, bad, ok
 from hivedlab.models.hived.config import PhysicalCellSpec, is_node_type, load_config, node_name
 
 
@@ -50,7 +50,7 @@ def observed_cells(physical: Any, virtual: Any) -> dict[str, Any]:
     return {"vcs": vcs, "nodes": nodes, "top": top}
 
 
-def compare_cells(name: str, expected: dict[str, Any], seen: dict[str, Any]) -> list[Finding]:
+def compare_cells(name: str, expected: dict[str, Any], seen: dict[str, Any]) -> list[DoctorFinding]:
     """HiveD's VCs, cells and nodes against the config `name` rendered for the inventory (pure)."""
     fix_zh = (f"用 `hivedlab scheduler-config {name} --inventory group.yaml` 重新生成并推送配置，"
               "重启 hivedscheduler 和 rest-server（手册 4.1 / 4.5），然后再运行 `hivedlab doctor`")

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hivedlab.backends.pai.backend import UNFINISHED, RunState
+from hivedlab.backends.pai.rest import PaiClient
 from hivedlab.basics.errors import HivedlabError
-from hivedlab.models.openpai.rest import PaiClient
 from hivedlab.rundir import RunDir
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import yaml
 
-from hivedlab.models.openpai.rest import TOKEN_ENV, TOKEN_FILE_ENV, PaiClient, PaiError, read_token_file, token_user
+from hivedlab.backends.pai.rest import TOKEN_ENV, TOKEN_FILE_ENV, PaiClient, PaiError, read_token_file, token_user
 
 USER_ENV = "HIVEDLAB_PAI_USER"  # whose token HIVEDLAB_PAI_TOKEN is, when it is not a JWT naming its user
 

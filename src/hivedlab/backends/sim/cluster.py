@@ -31,7 +31,7 @@ from hivedlab.backends.sim.store import seconds_to_us
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.models import hived
 from hivedlab.models.hived import messages as hived_messages
-from hivedlab.models.hived_codec import dump_bind_info
+from hivedlab.models.hived_bind_info import dump_bind_info
 from hivedlab.models.openpai import naming
 from hivedlab.models.openpai.jobstate import CODE_POD_EXTERNAL_DELETED, rest_state
 from hivedlab.models.openpai.objects import EventState, PodState, event_object

@@ -18,7 +18,7 @@ from typing import Any
 
 from hivedlab.basics.files import write_atomic
 from hivedlab.checker.grading.copies import flag_copies, flag_similar_explanations
-from hivedlab.checker.grading.findings import Finding
+from hivedlab.checker.grading.grade_findings import GradeFinding
 from hivedlab.checker.grading.grader import GroupResult, grade_folder
 from hivedlab.checker.grading.labspec import LabSpec
 from hivedlab.checker.grading.outputs import Skipped, feedback_md, grades_csv, grades_md, results_json
@@ -26,7 +26,7 @@ from hivedlab.checker.grading.rubric import Rubric
 from hivedlab.checker.grading.scoring import GroupGrade, score_group
 from hivedlab.checker.grading.submission import Submission
 from hivedlab.checker.grading.unpack import read_report
-from hivedlab.checker.judge import Judge
+from hivedlab.checker.judging.judge import Judge
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -77,7 +77,8 @@ def discover(submissions: Path, out: Path | None = None) -> tuple[list[tuple[str
 def _refused_result(name: str, root: Path) -> GroupResult:
     from hivedlab.checker.grading.safefs import GroupFolder
 
-    finding = Finding("problem", "unsafe-symlink-outside", f"{name} is a symlink that leads outside the submissions "
+    finding = GradeFinding("problem", "unsafe-symlink-outside",
+                           f"{name} is a symlink that leads outside the submissions "
                       "folder (not read)", f"{name} 是指向提交目录之外的符号链接（未读取）")
     sub = Submission(name, GroupFolder(root), "", None, None, {}, {}, (), None, None, (finding,))
     return GroupResult(sub, (), 0, 0, (finding,))
@@ -93,7 +94,7 @@ def grade_one(name: str, root: Path, rubric: Rubric, lab: LabSpec, judge: Judge 
     try:
         result = grade_folder(root, lab, judge, rubric.experiments, name, max_bytes)
     except Exception as exc:  # noqa: BLE001 - the batch must survive a folder that breaks the grader
-        finding = Finding("problem", "grader-error",
+        finding = GradeFinding("problem", "grader-error",
                           f"the grader failed on this folder: {type(exc).__name__}: {exc}"[:300],
                           f"评分程序处理该目录时出错：{type(exc).__name__}")
         from hivedlab.checker.grading.safefs import GroupFolder
@@ -160,7 +161,8 @@ def write_outputs(out: Path, grades: Sequence[GroupGrade], rubric: Rubric, skipp
 def _with_unpack_notes(grade: GroupGrade, notes: dict[str, tuple[str, ...]]) -> GroupGrade:
     """What unpacking refused in this group's archive, as findings (grades.md's "needs a look", feedback.md)."""
     refused = notes.get(grade.name, ())
-    findings = tuple(Finding("problem", "unpack-refused", f"unpacking the archive: {note}", f"解压提交的压缩包：{note}")
+    findings = tuple(GradeFinding("problem", "unpack-refused", f"unpacking the archive: {note}",
+                                  f"解压提交的压缩包：{note}")
                      for note in refused)
     return replace(grade, findings=grade.findings + findings) if findings else grade
 

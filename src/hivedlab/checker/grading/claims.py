@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hivedlab.checker.grading.findings import Finding
+from hivedlab.checker.grading.grade_findings import GradeFinding
 from hivedlab.rundir import CLAIMS
 
 RANK = {"consistent": 2, "inconclusive": 1, "inconsistent": 0}
@@ -80,22 +80,22 @@ def _seqs(answers: Iterable[Mapping[str, Any]]) -> tuple[int, ...]:
 
 
 def compare_claim(claim: Claim, rejudged: Mapping[str, Any] | None, evidence_file: str,
-                  where: str = CLAIMS) -> tuple[bool, tuple[Finding, ...]]:
+                  where: str = CLAIMS) -> tuple[bool, tuple[GradeFinding, ...]]:
     """(supported, findings) for one experiment's claim; `rejudged` is the verdict result re-computed from the log."""
     if rejudged is None:
         if claim.verdict == "consistent":
-            return False, (Finding("claim", "claim-without-evidence",
+            return False, (GradeFinding("claim", "claim-without-evidence",
                                    f"{where}: {claim.experiment} is claimed consistent but has no usable evidence",
                                    f"{where}：声称 {claim.experiment} 与 HiveD 行为一致，但没有可用的证据",
                                    evidence_file, None, claim.experiment),)
         return True, ()
     actual = _verdict(rejudged.get("verdict"))
     answers = [a for a in rejudged.get("answers", []) if isinstance(a, Mapping)]
-    findings: list[Finding] = []
+    findings: list[GradeFinding] = []
     if claim.verdict == "consistent" and actual and actual != "consistent":
         bad = [a for a in answers if _verdict(a.get("verdict")) != "consistent"] or answers
         seqs = _seqs(bad)
-        findings.append(Finding(
+        findings.append(GradeFinding(
             "claim", "claim-contradicted",
             f"{where}: {claim.experiment} is claimed {claim.verdict}, the evidence says {actual}"
             + (f" (records {', '.join(map(str, seqs[:8]))})" if seqs else ""),
@@ -109,7 +109,7 @@ def compare_claim(claim: Claim, rejudged: Mapping[str, Any] | None, evidence_fil
         if match is not None and verdict == "consistent" and actual_answer and actual_answer != "consistent" \
                 and not findings:
             seqs = _seqs([match])
-            findings.append(Finding(
+            findings.append(GradeFinding(
                 "claim", "answer-contradicted",
                 f"{where}: {claim.experiment} question {question + 1} is claimed {verdict}, the evidence says "
                 f"{actual_answer}",

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from difflib import SequenceMatcher
 
-from hivedlab.checker.grading.findings import Finding
+from hivedlab.checker.grading.grade_findings import GradeFinding
 from hivedlab.checker.grading.scoring import GroupGrade
 from hivedlab.rundir import REPORT_MD
 
@@ -49,16 +49,16 @@ def _pairs(identities: Mapping[str, frozenset[tuple[str, str]]]) -> dict[tuple[s
     return shared
 
 
-def _finding(other: str, counts: Mapping[str, int]) -> Finding:
+def _finding(other: str, counts: Mapping[str, int]) -> GradeFinding:
     parts_en = [f"{n} {_KINDS[k][0]}" if k != "inputs" else _KINDS[k][0] for k, n in sorted(counts.items())]
     parts_zh = [f"{n} {_KINDS[k][1]}" if k != "inputs" else _KINDS[k][1] for k, n in sorted(counts.items())]
-    return Finding("copy", "copied-evidence", f"evidence shared with group {other}: {', '.join(parts_en)}",
+    return GradeFinding("copy", "copied-evidence", f"evidence shared with group {other}: {', '.join(parts_en)}",
                    f"与小组 {other} 的证据相同或重叠：{'，'.join(parts_zh)}")
 
 
 def flag_copies(grades: Iterable[GroupGrade], identities: Mapping[str, frozenset[tuple[str, str]]]) -> list[GroupGrade]:
     """Each grade with a `copy` finding per other group it shares evidence (or simulator inputs) with."""
-    extra: dict[str, list[Finding]] = {}
+    extra: dict[str, list[GradeFinding]] = {}
     for (first, second), counts in sorted(_pairs(identities).items()):
         extra.setdefault(first, []).append(_finding(second, counts))
         extra.setdefault(second, []).append(_finding(first, counts))
@@ -81,7 +81,7 @@ def similar(first: str, second: str) -> bool:
 def flag_similar_explanations(grades: Iterable[GroupGrade]) -> list[GroupGrade]:
     """Each grade with a `copy` finding per other group whose explanation of an experiment is nearly the same."""
     grades = list(grades)
-    extra: dict[str, list[Finding]] = {}
+    extra: dict[str, list[GradeFinding]] = {}
     for index, first in enumerate(grades):
         for second in grades[index + 1:]:
             theirs = {e.experiment: e.text for e in second.explanations if e.text}
@@ -92,6 +92,6 @@ def flag_similar_explanations(grades: Iterable[GroupGrade]) -> list[GroupGrade]:
     return [replace(g, findings=g.findings + tuple(extra[g.name])) if g.name in extra else g for g in grades]
 
 
-def _explanation_finding(other: str, experiment: str) -> Finding:
-    return Finding("copy", "copied-explanation", f"explanation of {experiment} nearly the same as group {other}'s",
+def _explanation_finding(other: str, experiment: str) -> GradeFinding:
+    return GradeFinding("copy", "copied-explanation", f"explanation of {experiment} nearly the same as group {other}'s",
                    f"对 {experiment} 的解释与小组 {other} 的几乎相同", REPORT_MD, None, experiment)

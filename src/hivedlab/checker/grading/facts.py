@@ -1,8 +1,8 @@
 """The report's key facts (claims.json `facts`: per task attempt its node, outcome, preemption) against the log.
 
-The facts the evidence shows come from the checker's timeline (`hivedlab.checker.timeline.build_timeline`) keyed the
-way the report keys them (`hivedlab.checker.report.timeline`: display job name, `<taskRole>-<index>`, attempt number in
-creation order), so an edited claims.json is caught with the record that shows what really happened.
+The facts the evidence shows come from the checker's timeline (`hivedlab.checker.judging.timeline.build_timeline`)
+keyed the way the report keys them (`hivedlab.checker.report.timeline`: display job name, `<taskRole>-<index>`,
+attempt number in creation order), so an edited claims.json is caught with the record that shows what really happened.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hivedlab.checker.grading.findings import Finding
-from hivedlab.checker.timeline import build_timeline, display_names
+from hivedlab.checker.grading.grade_findings import GradeFinding
+from hivedlab.checker.judging.timeline import build_timeline, display_names
 from hivedlab.evidence import Record
 
 
@@ -50,12 +50,12 @@ def attempt_facts(records: Sequence[Record], experiment: str, run_tag: str,
 
 
 def check_facts(claimed: Any, actual: Sequence[AttemptFact], experiment: str, evidence_file: str,
-                where: str) -> tuple[int, tuple[Finding, ...]]:
+                where: str) -> tuple[int, tuple[GradeFinding, ...]]:
     """(facts checked, findings for the facts the evidence contradicts)."""
     if not isinstance(claimed, list):
         return 0, ()
     index = {(f.job, f.task, f.attempt): f for f in actual}
-    findings: list[Finding] = []
+    findings: list[GradeFinding] = []
     checked = 0
     for fact in claimed:
         if not isinstance(fact, Mapping) or not isinstance(fact.get("job"), str):
@@ -66,21 +66,22 @@ def check_facts(claimed: Any, actual: Sequence[AttemptFact], experiment: str, ev
         label = f"{key[0]} {key[1]} attempt {key[2] + 1}"
         real = index.get(key)
         if real is None:
-            findings.append(Finding("claim", "fact-not-in-evidence", f"{where}: {experiment}: {label} is claimed but "
+            findings.append(GradeFinding("claim", "fact-not-in-evidence",
+                                         f"{where}: {experiment}: {label} is claimed but "
                                     "the evidence has no such task attempt",
                                     f"{where}：{experiment}：声称的 {label} 在证据中不存在",
                                     evidence_file, None, experiment))
             continue
         node = fact.get("node")
         if node and node != real.node:
-            findings.append(Finding("claim", "fact-contradicted",
+            findings.append(GradeFinding("claim", "fact-contradicted",
                                     f"{where}: {experiment}: {label} is claimed on {node}; "
                                     f"the evidence puts it on {real.node or 'no node'}",
                                     f"{where}：{experiment}：声称 {label} 运行在 {node}，"
                                     f"证据显示为 {real.node or '未绑定'}",
                                     evidence_file, real.seq, experiment))
         elif isinstance(fact.get("preempted"), bool) and fact["preempted"] != (real.outcome == "preempted"):
-            findings.append(Finding("claim", "fact-contradicted", f"{where}: {experiment}: {label} is claimed "
+            findings.append(GradeFinding("claim", "fact-contradicted", f"{where}: {experiment}: {label} is claimed "
                                     f"{'preempted' if fact['preempted'] else 'not preempted'}; the evidence says "
                                     f"{real.outcome}",
                                     f"{where}：{experiment}：{label} 的抢占情况与证据不符（证据：{real.outcome}）",

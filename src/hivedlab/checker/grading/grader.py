@@ -3,7 +3,7 @@
 The steps, in order (each a small function):
     read_submission -> per experiment: read_evidence (chain) -> check_log (tamper + lab conformance)
     -> judge (the checker's verdicts) -> claims vs re-judged verdicts
-The judge is passed in (`hivedlab.checker.judge.judge_evidence`; tests pass their own). Nothing here raises on a
+The judge is passed in (`hivedlab.checker.judging.judge.judge_evidence`; tests pass their own). Nothing here raises on a
 submission's content.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 
 from hivedlab.checker.grading.claims import compare_claim, parse_claims
 from hivedlab.checker.grading.facts import AttemptFact, attempt_facts, check_facts
-from hivedlab.checker.grading.findings import Finding
+from hivedlab.checker.grading.grade_findings import GradeFinding
 from hivedlab.checker.grading.integrity import LogFacts, check_log
 from hivedlab.checker.grading.labspec import LabSpec
 from hivedlab.checker.grading.provenance import (
@@ -27,7 +27,7 @@ from hivedlab.checker.grading.provenance import (
     simulator_signs,
 )
 from hivedlab.checker.grading.submission import ExperimentFiles, Submission, read_submission
-from hivedlab.checker.judge import Judge, Judgement
+from hivedlab.checker.judging.judge import Judge, Judgement
 from hivedlab.evidence import EvidenceLog, read_evidence
 from hivedlab.rundir import CLAIMS
 
@@ -43,7 +43,7 @@ class ExperimentResult:
     facts: LogFacts | None = None
     verdict: Mapping[str, Any] | None = None  # re-judged
     judge_error: str | None = None
-    findings: tuple[Finding, ...] = ()
+    findings: tuple[GradeFinding, ...] = ()
     attempts: tuple[AttemptFact, ...] | None = None  # the task attempts the evidence shows (for the report's facts)
     identity: frozenset[tuple[str, str]] = frozenset()  # a real-cluster log's unique values (provenance.real_identity)
     rehearsal: bool = False  # ran on the rehearsal cluster: real control plane, emulated GPUs (run.json or the pods)
@@ -66,7 +66,7 @@ class GroupResult:
     experiments: tuple[ExperimentResult, ...]
     claims_total: int
     claims_supported: int
-    findings: tuple[Finding, ...]  # every finding: the submission's, the logs', the claims'
+    findings: tuple[GradeFinding, ...]  # every finding: the submission's, the logs', the claims'
 
     @property
     def name(self) -> str:
@@ -123,17 +123,18 @@ def grade_run(sub: Submission, experiment: str, files: ExperimentFiles | None, l
     if files is None or files.evidence_path is None:
         return ExperimentResult(experiment, files)
     log = read_evidence(files.evidence_path)
-    findings: list[Finding] = []
+    findings: list[GradeFinding] = []
     if log.records and not log.chain_ok:
         broken = log.first_broken_seq
         en_where, zh_where = ((f"record {broken}", f"第 {broken} 条记录") if broken is not None
                               else ("a record", "某条记录"))
-        findings.append(Finding("chain", "chain-broken", f"{files.evidence}: hash chain broken at {en_where}: the log "
+        findings.append(GradeFinding("chain", "chain-broken",
+                                     f"{files.evidence}: hash chain broken at {en_where}: the log "
                                 "was edited, reordered or cut",
                                 f"{files.evidence}：哈希链在{zh_where}处断裂：日志被修改、重排或截断",
                                 files.evidence or "", broken, experiment))
     if not log.records:
-        findings.append(Finding("problem", "empty-log", f"{files.evidence}: no evidence records",
+        findings.append(GradeFinding("problem", "empty-log", f"{files.evidence}: no evidence records",
                                 f"{files.evidence}：没有证据记录", files.evidence or "", None, experiment))
         return ExperimentResult(experiment, files, warnings=log.warnings, findings=tuple(findings))
     facts, log_findings = check_log(log.records, files.evidence or "", lab.get(experiment), sub.allowed_nodes)
@@ -141,7 +142,7 @@ def grade_run(sub: Submission, experiment: str, files: ExperimentFiles | None, l
     claims_real = facts.source == "k8s" or (sub.record.cluster if sub.record else "") in REAL_CLUSTERS
     signs = simulator_signs(log.records) if claims_real else []
     if signs:
-        findings.append(Finding(
+        findings.append(GradeFinding(
             "provenance", "simulator-relabelled",
             f"{files.evidence}: claims a real cluster but shows what only the simulator produces: "
             + "; ".join(s.en for s in signs) + " (scored as simulator evidence)",
@@ -177,15 +178,15 @@ def _grade_experiment_safely(sub: Submission, experiment: str, lab: LabSpec, jud
     except Exception as exc:  # noqa: BLE001 - one file must not zero the group; the finding names it
         files = sub.experiment(experiment)
         where = files.evidence if files is not None and files.evidence else f"{sub.base}experiments/{experiment}/"
-        finding = Finding("problem", "file-error", f"{where}: the grader could not read this file "
+        finding = GradeFinding("problem", "file-error", f"{where}: the grader could not read this file "
                           f"({type(exc).__name__}); {experiment} is scored without it",
                           f"{where}：评分程序无法读取该文件（{type(exc).__name__}）；{experiment} 按没有该文件评分",
                           where, None, experiment)
         return ExperimentResult(experiment, files, findings=(finding,))
 
 
-def _claim_findings(sub: Submission, experiments: tuple[ExperimentResult, ...]) -> tuple[int, int, list[Finding]]:
-    findings: list[Finding] = []
+def _claim_findings(sub: Submission, experiments: tuple[ExperimentResult, ...]) -> tuple[int, int, list[GradeFinding]]:
+    findings: list[GradeFinding] = []
     total = supported = 0
     sources: list[tuple[str, Any, ExperimentResult | None]] = [
         (f"{sub.base}claims.json", parse_claims(sub.claims), None)]
@@ -211,7 +212,7 @@ def _run_folder(files: ExperimentFiles) -> str:
     return f"{files.id}/{files.member}" if files.member else files.id
 
 
-def _config_findings(sub: Submission) -> list[Finding]:
+def _config_findings(sub: Submission) -> list[GradeFinding]:
     """The group's HiveD configs name the group's own machines (node-level addresses; leaf indices are digits)."""
     hostnames = sub.hostnames
     if hostnames is None:
@@ -220,7 +221,8 @@ def _config_findings(sub: Submission) -> list[Finding]:
     for name, addresses in sorted(sub.hived_nodes.items()):
         strangers = sorted(a for a in addresses if not a.isdigit() and a not in hostnames)
         if strangers:
-            findings.append(Finding("foreign", "config-unknown-node", f"hived/{name}.yaml names machines that are not "
+            findings.append(GradeFinding("foreign", "config-unknown-node",
+                                         f"hived/{name}.yaml names machines that are not "
                                     f"in the group's inventory: {', '.join(strangers[:5])}",
                                     f"hived/{name}.yaml 中的机器不在本组清单中：{', '.join(strangers[:5])}",
                                     f"{sub.base}hived/{name}.yaml"))
@@ -237,7 +239,7 @@ def grade_submission(sub: Submission, lab: LabSpec, judge: Judge | None,
     findings = [*sub.problems, *_config_findings(sub), *(f for r in results for f in r.findings), *claim_findings]
     for result in results:
         if result.judge_error and result.has_log and judge is not None:
-            findings.append(Finding("problem", "judge-failed", f"the checker could not judge {result.id}: "
+            findings.append(GradeFinding("problem", "judge-failed", f"the checker could not judge {result.id}: "
                                     f"{result.judge_error}", f"检查器无法判定 {result.id}：{result.judge_error}",
                                     (result.files.evidence or "") if result.files else "", None, result.id))
     return GroupResult(sub, results, total, supported, tuple(findings))

@@ -1,5 +1,5 @@
 """The rubric's rule for a group that hivedlab itself sent to the simulated cluster because its hardware cannot hold
-the lab's HiveD configs (a single worker with fewer than two GPUs; `hivedlab.group.layouts.cannot_hold`).
+the lab's HiveD configs (a single worker with fewer than two GPUs; `hivedlab.lab_group.layouts.cannot_hold`).
 
 run.json records it per run (`hardware: {<run>: {on: manual, why}}`); the group's environment records (`hivedlab env`,
 measured on the machines) show the hardware. Both facts together excuse the simulator evidence of those runs; run.json
@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hivedlab.checker.grading.findings import Finding
+from hivedlab.checker.grading.grade_findings import GradeFinding
 from hivedlab.checker.grading.grader import GroupResult
-from hivedlab.group.inventory import LAB_CONFIG_GPUS
+from hivedlab.lab_group.inventory import LAB_CONFIG_GPUS
 from hivedlab.rundir import RUN_RECORD
 
 
@@ -30,11 +30,12 @@ class HardwareExcuse:
     def covers(self, experiment: str) -> bool:
         return self.shown and any(run.split("/")[0] == experiment for run in self.runs)
 
-    def finding(self) -> Finding | None:
+    def finding(self) -> GradeFinding | None:
         """A TA's look where run.json says so but the records do not show it."""
         if self.shown:
             return None
-        return Finding("provenance", "hardware-unconfirmed", f"{self.en}: not confirmed, simulator evidence penalised",
+        return GradeFinding("provenance", "hardware-unconfirmed",
+                            f"{self.en}: not confirmed, simulator evidence penalised",
                        f"{self.zh}：无法确认，按模拟集群证据扣分", RUN_RECORD)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from hivedlab.checker.grading.findings import Finding
+from hivedlab.checker.grading.grade_findings import GradeFinding
 from hivedlab.checker.grading.labspec import ExperimentSpec
 from hivedlab.evidence import Record, parse_time
 from hivedlab.models.hived.annotations import BIND_INFO, LEAF_CELL_ISOLATION, PREFIX, SCHEDULING_SPEC
@@ -46,14 +46,14 @@ class _Collector:
     def __init__(self, file: str, experiment: str | None) -> None:
         self.file = file
         self.experiment = experiment
-        self.findings: list[Finding] = []
+        self.findings: list[GradeFinding] = []
         self._counts: dict[str, int] = {}
 
     def add(self, kind: str, code: str, en: str, zh: str, seq: int | None = None) -> None:
         count = self._counts.get(code, 0)
         self._counts[code] = count + 1
         if count < MAX_FINDINGS_PER_CODE:
-            self.findings.append(Finding(kind, code, en, zh, self.file, seq, self.experiment))
+            self.findings.append(GradeFinding(kind, code, en, zh, self.file, seq, self.experiment))
 
 
 def _get(data: Any, *path: str) -> Any:
@@ -273,7 +273,7 @@ def _check_submission(action: Mapping[str, Any], key: str | None, spec: Experime
 
 
 def check_log(records: Sequence[Record], file: str, spec: ExperimentSpec | None,
-              allowed_nodes: frozenset[str] | None) -> tuple[LogFacts, tuple[Finding, ...]]:
+              allowed_nodes: frozenset[str] | None) -> tuple[LogFacts, tuple[GradeFinding, ...]]:
     """Every tamper and lab-conformance check of one log; pure."""
     out = _Collector(file, spec.id if spec else None)
     source = check_sequence(records, out)

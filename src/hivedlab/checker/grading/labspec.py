@@ -12,8 +12,8 @@ from typing import Any
 
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import read_yaml
-from hivedlab.checker.plans import main_plans
 from hivedlab.models.openpai.hived_spec import PRIORITIES
+from hivedlab.plans.loader import main_plans
 
 
 @dataclass(frozen=True)
@@ -95,7 +95,7 @@ def unknown_job(key: str) -> ExpectedJob:
 
 
 def lab_spec_from_plans(plans: Iterable[Any], read_protocol: Callable[[Path], Any]) -> LabSpec:
-    """Build the lab spec from `hivedlab.checker.plans.Plan`-like objects (id, order, hived_config,
+    """Build the lab spec from `hivedlab.plans.loader.Plan`-like objects (id, order, hived_config,
     jobs{key: .path}); `read_protocol(path)` parses a job file or raises HivedlabError (that job is then
     unknown)."""
     experiments = []

@@ -14,7 +14,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hivedlab.checker.grading.findings import Finding
+from hivedlab.checker.grading.grade_findings import GradeFinding
 from hivedlab.checker.grading.rubric import Rubric
 from hivedlab.checker.grading.scoring import GroupGrade
 
@@ -58,7 +58,7 @@ def _escape_code(text: str) -> str:
 
 
 def _hidden_kinds(rubric: Rubric) -> frozenset[str]:
-    """Finding kinds only hidden penalties count: never shown to students."""
+    """GradeFinding kinds only hidden penalties count: never shown to students."""
     kinds = {"broken-chain": "chain", "forgery": "forgery", "unsupported-claim": "claim", "foreign-jobs": "foreign"}
     hidden = {kinds[p.check] for p in rubric.penalties if p.hidden and p.check in kinds}
     visible = {kinds[p.check] for p in rubric.penalties if not p.hidden and p.check in kinds}
@@ -67,7 +67,7 @@ def _hidden_kinds(rubric: Rubric) -> frozenset[str]:
     return frozenset((hidden - visible) | {"copy"})  # a copy finding names another group: TA only
 
 
-def visible_findings(grade: GroupGrade, rubric: Rubric) -> tuple[Finding, ...]:
+def visible_findings(grade: GroupGrade, rubric: Rubric) -> tuple[GradeFinding, ...]:
     hidden = _hidden_kinds(rubric)
     return tuple(f for f in grade.findings if f.kind not in hidden)
 

@@ -23,14 +23,14 @@ from typing import Any
 
 from hivedlab.checker.grading.claims import question_index
 from hivedlab.checker.grading.explanations import Explanation, explanations_of, length
-from hivedlab.checker.grading.findings import Finding
+from hivedlab.checker.grading.grade_findings import GradeFinding
 from hivedlab.checker.grading.grader import ExperimentResult, GroupResult
 from hivedlab.checker.grading.hardware import HardwareExcuse, env_for, hardware_excuse
 from hivedlab.checker.grading.labspec import LabSpec
 from hivedlab.checker.grading.rubric import Item, Penalty, Rubric
 from hivedlab.checker.grading.submission import deployment_text
-from hivedlab.checker.rules.common import INCONCLUSIVE, INCONSISTENT
-from hivedlab.checker.verdicts import VERDICT_TEXT
+from hivedlab.checker.judging.rules.rule_base import INCONCLUSIVE, INCONSISTENT
+from hivedlab.checker.judging.verdicts import VERDICT_TEXT
 
 FINISHED = ("finished", "completed", "done", "ok", "success")
 
@@ -67,7 +67,7 @@ class GroupGrade:
     name: str
     items: tuple[ItemScore, ...]
     penalties: tuple[PenaltyScore, ...]
-    findings: tuple[Finding, ...]
+    findings: tuple[GradeFinding, ...]
     max_points: float
     floor: float
     sources: tuple[str, ...]  # per experiment: sim / k8s / mixed / "" (not run)

@@ -17,11 +17,11 @@ from typing import Any
 import yaml
 
 from hivedlab.basics.errors import HivedlabError
-from hivedlab.checker.grading.findings import Finding
+from hivedlab.checker.grading.grade_findings import GradeFinding
 from hivedlab.checker.grading.integrity import SAFE_LOADER
 from hivedlab.checker.grading.safefs import MAX_LISTED, GroupFolder, UnsafeFile
-from hivedlab.group.inventory import Inventory, inventory_from_mapping
-from hivedlab.group.layouts import SIM_WORKERS
+from hivedlab.lab_group.inventory import Inventory, inventory_from_mapping
+from hivedlab.lab_group.layouts import SIM_WORKERS
 from hivedlab.rundir import (
     CLAIMS,
     ENV,
@@ -74,7 +74,7 @@ class Submission:
     experiments: tuple[ExperimentFiles, ...]
     report_md: str | None
     claims: Any
-    problems: tuple[Finding, ...] = field(default=())
+    problems: tuple[GradeFinding, ...] = field(default=())
 
     def experiment(self, experiment_id: str) -> ExperimentFiles | None:
         return next((exp for exp in self.experiments if exp.id == experiment_id), None)
@@ -104,10 +104,10 @@ class _Reader:
     def __init__(self, folder: GroupFolder, base: str) -> None:
         self.folder = folder
         self.base = base
-        self.problems: list[Finding] = []
+        self.problems: list[GradeFinding] = []
 
     def problem(self, code: str, en: str, zh: str, file: str = "", experiment: str | None = None) -> None:
-        self.problems.append(Finding("problem", code, en, zh, file, None, experiment))
+        self.problems.append(GradeFinding("problem", code, en, zh, file, None, experiment))
 
     def text(self, rel: str, cap: int, required: bool = True) -> str | None:
         path = self.base + rel

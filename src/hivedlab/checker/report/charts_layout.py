@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from hivedlab.basics.text import Text
 from hivedlab.checker.report.charts_model import Bar, ChartData, Lane, Marker, Switch
-from hivedlab.checker.report.text import clock
+from hivedlab.checker.report.wording import clock
 
 Measure = Callable[[str, float], float]  # a one-line text's width in points at a font size in points
 

@@ -131,8 +131,8 @@ def chart_data(
     one lane per rejected submission (a mark at its submit time).
 
     `nodes` are the cluster's nodes (so idle ones show), `vc_nodes` the nodes each VC's cells sit on
-    (`hivedlab.checker.timeline.vc_nodes_from_config`; VCs sharing nodes share a band), `end` the time the log ends
-    (open bars run to it), `switches` the plan steps that switched HiveD's config or restarted it (vertical lines),
+    (`hivedlab.checker.judging.timeline.vc_nodes_from_config`; VCs sharing nodes share a band), `end` the time the log
+    ends (open bars run to it), `switches` the plan steps that switched HiveD's config or restarted it (vertical lines),
     `origin` the seconds from the report's T+0 to the times given (the chart then counts from T+0, so that a time on
     it reads as the report prints the same instant).
     """

@@ -22,7 +22,7 @@ from hivedlab.checker.report.charts_layout import (
     layout,
 )
 from hivedlab.checker.report.charts_model import ChartData
-from hivedlab.checker.report.text import clock
+from hivedlab.checker.report.wording import clock
 
 if TYPE_CHECKING:  # matplotlib is imported when a chart is drawn
     from matplotlib.artist import Artist

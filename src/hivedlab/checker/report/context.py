@@ -1,7 +1,7 @@
 """The report's content as plain data: a pure function of the run's inputs, the language and where files are.
 
 Every string a template prints comes out of here already escaped for Markdown (`md` and `cell` of
-`src/hivedlab/checker/report/text.py`); the templates hold only the manual's fixed wording and layout. `build_claims`
+`src/hivedlab/checker/report/wording.py`); the templates hold only the manual's fixed wording and layout. `build_claims`
 gives the same facts unescaped, for claims.json.
 """
 
@@ -13,10 +13,13 @@ from typing import Any
 
 from hivedlab.basics.clock import date_time
 from hivedlab.basics.text import first_statement
+from hivedlab.checker.judging.rules.rule_base import INCONCLUSIVE
+from hivedlab.checker.judging.verdicts import VERDICT_LABEL, VERDICT_TEXT, combined_verdict
 from hivedlab.checker.report.charts import TaskAttempt
 from hivedlab.checker.report.environment import environment, hardware
 from hivedlab.checker.report.inputs import ExperimentInputs, RunInputs
-from hivedlab.checker.report.text import (
+from hivedlab.checker.report.timeline import Rejection
+from hivedlab.checker.report.wording import (
     EXPLANATION_PROMPT_OTHER,
     EXPLANATION_PROMPTS,
     cell,
@@ -25,9 +28,6 @@ from hivedlab.checker.report.text import (
     md,
     pick,
 )
-from hivedlab.checker.report.timeline import Rejection
-from hivedlab.checker.rules.common import INCONCLUSIVE
-from hivedlab.checker.verdicts import VERDICT_LABEL, VERDICT_TEXT, combined_verdict
 from hivedlab.evidence import parse_time
 from hivedlab.rundir import CHART_PNG, EVIDENCE, RunRecord
 

@@ -12,13 +12,13 @@ from typing import Any
 from hivedlab.basics.clock import elapsed, whole_seconds
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import read_json, write_atomic
-from hivedlab.checker.plans import load_plan
+from hivedlab.checker.judging.timeline import WAIT_REASONS
+from hivedlab.checker.judging.verdicts import HELD_TEXT, VERDICT_TEXT
 from hivedlab.checker.report import charts as chart_module
-from hivedlab.checker.report.text import clock
 from hivedlab.checker.report.timeline import timeline_for_chart
-from hivedlab.checker.timeline import WAIT_REASONS
-from hivedlab.checker.verdicts import HELD_TEXT, VERDICT_TEXT
+from hivedlab.checker.report.wording import clock
 from hivedlab.evidence import parse_time
+from hivedlab.plans.loader import load_plan
 from hivedlab.rundir import CHART_PNG, CHART_SVG, RunDir, evidence_path, verdicts_path
 
 SNAPSHOT_AFTER_WAIT_S = 20.0  # a table shows the pods this long after an episode's first FailedScheduling

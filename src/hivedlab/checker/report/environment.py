@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from hivedlab.checker.report.inputs import EnvRecord, MemberInfo, RunInputs
-from hivedlab.checker.report.text import ENV_GROUP_EN, ENV_ROWS, cell, in_lang, md
+from hivedlab.checker.report.wording import ENV_GROUP_EN, ENV_ROWS, cell, in_lang, md
 
 _SIM = {"zh": "模拟集群，无此记录", "en": "simulated cluster, not recorded"}
 _NO_RECORD = {"zh": "缺少环境记录", "en": "no environment record"}

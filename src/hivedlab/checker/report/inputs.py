@@ -15,18 +15,18 @@ from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import read_json
 from hivedlab.basics.resources import EXPERIMENTS, SMOKE_PLANS
 from hivedlab.basics.text import Text
-from hivedlab.checker.judge import judge_file
-from hivedlab.checker.plans import Plan, load_plan
-from hivedlab.checker.pod_facts import vc_nodes_from_config
+from hivedlab.checker.judging.judge import judge_file
+from hivedlab.checker.judging.pod_facts import vc_nodes_from_config
+from hivedlab.checker.judging.verdicts import to_json
 from hivedlab.checker.report.timeline import ExperimentTimeline, timeline_for_chart
-from hivedlab.checker.verdicts import to_json
-from hivedlab.group.inventory import inventory_from_mapping, read_inventory
+from hivedlab.lab_group.inventory import inventory_from_mapping, read_inventory
+from hivedlab.plans.loader import Plan, load_plan
 from hivedlab.rundir import (
     EVIDENCE,
     RUN_RECORD,
     VERDICTS,
-    Outcome,
     RunDir,
+    RunOutcome,
     RunRecord,
     evidence_path,
     holds_run,
@@ -230,7 +230,7 @@ def _vc_nodes(run_dir: Path, plan: PlanInfo, timeline: ExperimentTimeline) -> tu
 
 
 def load_experiment(
-    run_dir: Path, experiment: str, run_tag: str = "", outcome: Outcome | None = None, member: str = ""
+    run_dir: Path, experiment: str, run_tag: str = "", outcome: RunOutcome | None = None, member: str = ""
 ) -> ExperimentInputs:
     """One run's inputs: the experiment's (`experiments/<id>/`), or a member's turn (`experiments/<id>/<member>/`);
     `outcome` is the run record's outcome of this run when recorded."""

@@ -1,4 +1,4 @@
-"""An experiment's task attempts as the report and its chart need them: `hivedlab.checker.timeline` flattened.
+"""An experiment's task attempts as the report and its chart need them: `hivedlab.checker.judging.timeline` flattened.
 
 Times become seconds since the log's first record (the chart's and the report's `T+`), job names lose the
 `-<user>-<experiment>-<run tag>` suffix the runner adds to make them unique (`hivedlab.runner.turns.job_name_for`), and
@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hivedlab.checker.judging.timeline import Mark, Timeline, build_timeline, display_names
 from hivedlab.checker.report.charts import Rejection, Switch, TaskAttempt
-from hivedlab.checker.timeline import Mark, Timeline, build_timeline, display_names
 from hivedlab.evidence import iter_evidence
 
 __all__ = ["ExperimentTimeline", "Rejection", "attempts_of", "switches_of", "timeline_for_chart"]

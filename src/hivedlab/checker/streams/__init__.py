@@ -7,7 +7,7 @@ from hivedlab.checker.streams.compare import ExperimentComparison, compare_runs,
 from hivedlab.checker.streams.diff import Difference, diff_streams
 from hivedlab.checker.streams.extract import extract
 from hivedlab.checker.streams.known import KNOWN_FILE, KnownDifference, load_known
-from hivedlab.checker.streams.model import AttemptStream, JobStream, Stream
+from hivedlab.checker.streams.stream_types import AttemptStream, JobStream, Stream
 
 __all__ = [
     "KNOWN_FILE", "AttemptStream", "Difference", "ExperimentComparison", "JobStream", "KnownDifference", "Stream",

@@ -12,7 +12,7 @@ from hivedlab.basics.errors import HivedlabError
 from hivedlab.checker.streams.diff import Difference, diff_streams, side_of
 from hivedlab.checker.streams.extract import extract
 from hivedlab.checker.streams.known import KnownDifference, load_known
-from hivedlab.checker.streams.model import Stream
+from hivedlab.checker.streams.stream_types import Stream
 from hivedlab.evidence import read_evidence
 from hivedlab.rundir import CONTRAST, EVIDENCE, EXPERIMENTS
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hivedlab.checker.streams.known import SAME, KnownDifference
-from hivedlab.checker.streams.model import Stream
+from hivedlab.checker.streams.stream_types import Stream
 
 _ABSENT = object()
 

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from hivedlab.checker.streams.model import AttemptStream, JobStream, Stream
-from hivedlab.checker.timeline import Attempt, JobTimeline, Timeline, build_timeline
+from hivedlab.checker.judging.timeline import Attempt, JobTimeline, Timeline, build_timeline
+from hivedlab.checker.streams.stream_types import AttemptStream, JobStream, Stream
 from hivedlab.evidence import Record
 from hivedlab.models.kubeflow.manifests import true_conditions
 from hivedlab.models.openpai.jobstate import rest_state

@@ -7,10 +7,10 @@ with the verdicts of OpenPAI v1.2.0's rest-server and HiveD v0.3.4, plus warning
 """
 
 from hivedlab.checker.validate.core import InputError, kind_of, load_targets, validate_paths
-from hivedlab.checker.validate.findings import ERROR, NOTE, RULES, WARNING, Finding, Report
 from hivedlab.checker.validate.formats import FORMATS, render
+from hivedlab.checker.validate.validation_findings import ERROR, NOTE, RULES, WARNING, Report, ValidationFinding
 
 __all__ = [
-    "ERROR", "FORMATS", "NOTE", "RULES", "WARNING", "Finding", "InputError", "Report", "kind_of", "load_targets",
-    "render", "validate_paths",
+    "ERROR", "FORMATS", "NOTE", "RULES", "WARNING", "InputError", "Report", "ValidationFinding", "kind_of",
+    "load_targets", "render", "validate_paths",
 ]

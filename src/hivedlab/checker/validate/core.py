@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from hivedlab.basics.resources import HIVED_CONFIGS
-from hivedlab.checker.validate.findings import ERROR, NOTE, WARNING, Finding, Report
 from hivedlab.checker.validate.hived import check_hived_config, check_services_config
 from hivedlab.checker.validate.inventory import check_inventory
 from hivedlab.checker.validate.jobs import HivedTarget, check_job, prepare_target
 from hivedlab.checker.validate.kubeflow import SCHEMA_FILES, check_manifests
+from hivedlab.checker.validate.validation_findings import ERROR, NOTE, WARNING, Report, ValidationFinding
 from hivedlab.models.kubeflow.manifests import ManifestError, looks_like_manifests, parse_manifests
 from hivedlab.models.openpai.js_yaml import YamlError, parse_yaml
 
@@ -55,9 +55,9 @@ def kind_of(data: Any) -> str | None:
     return None
 
 
-def _expand(paths: Sequence[str | Path]) -> tuple[list[_Input], list[Finding]]:
+def _expand(paths: Sequence[str | Path]) -> tuple[list[_Input], list[ValidationFinding]]:
     inputs: list[_Input] = []
-    problems: list[Finding] = []
+    problems: list[ValidationFinding] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
@@ -65,23 +65,25 @@ def _expand(paths: Sequence[str | Path]) -> tuple[list[_Input], list[Finding]]:
                 rejected = REJECTED_DIR in found.relative_to(path).parts[:-1] or path.name == REJECTED_DIR
                 inputs.append(_Input(found, True, rejected))
                 if len(inputs) > MAX_FILES:
-                    problems.append(Finding("input-unreadable", ERROR, str(path), 0, 0, "",
+                    problems.append(ValidationFinding("input-unreadable", ERROR, str(path), 0, 0, "",
                                             f"more than {MAX_FILES} YAML files; validate fewer at a time"))
                     return inputs[:MAX_FILES], problems
         elif path.is_file() and path.suffix == ".j2":
-            problems.append(Finding("file-kind", WARNING, str(path), 0, 0, "", "a Jinja2 template, not validated: "
+            problems.append(ValidationFinding("file-kind", WARNING, str(path), 0, 0, "",
+                                              "a Jinja2 template, not validated: "
                                     "render it first (hivedlab scheduler-config) and validate the result"))
         elif path.is_file():
             inputs.append(_Input(path, False, False))
         else:
             reason = "no such file or folder" if not path.exists() else "not a regular file"
-            problems.append(Finding("input-unreadable", ERROR, str(path), 0, 0, "", f"cannot read {path}: {reason}"))
+            problems.append(ValidationFinding("input-unreadable", ERROR, str(path), 0, 0, "",
+                                              f"cannot read {path}: {reason}"))
     return inputs, problems
 
 
-def _walk(folder: Path, problems: list[Finding]) -> Iterable[Path]:
+def _walk(folder: Path, problems: list[ValidationFinding]) -> Iterable[Path]:
     def on_error(exc: OSError) -> None:
-        problems.append(Finding("input-unreadable", ERROR, str(exc.filename or folder), 0, 0, "",
+        problems.append(ValidationFinding("input-unreadable", ERROR, str(exc.filename or folder), 0, 0, "",
                                 f"cannot read {exc.filename or folder}: {exc.strerror or exc}"))
 
     for here, dirs, files in os.walk(folder, onerror=on_error):
@@ -91,25 +93,26 @@ def _walk(folder: Path, problems: list[Finding]) -> Iterable[Path]:
                 yield Path(here) / name
 
 
-def _read(path: Path) -> tuple[str | None, int, Finding | None, bool]:
+def _read(path: Path) -> tuple[str | None, int, ValidationFinding | None, bool]:
     """(text, size, finding, unreadable) with the size bound checked before reading."""
     name = str(path)
     try:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
-            return None, size, Finding("file-too-large", ERROR, name, 0, 0, "", f"{size} bytes is over the "
+            return None, size, ValidationFinding("file-too-large", ERROR, name, 0, 0, "", f"{size} bytes is over the "
                                        f"{MAX_FILE_BYTES}-byte limit for a config or job; not read"), False
         with path.open("rb") as handle:
             raw = handle.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
-        return None, 0, Finding("input-unreadable", ERROR, name, 0, 0, "",
+        return None, 0, ValidationFinding("input-unreadable", ERROR, name, 0, 0, "",
                                 f"cannot read {name}: {exc.strerror or exc}"), True
     if b"\0" in raw:
-        return None, len(raw), Finding("file-binary", ERROR, name, 0, 0, "", "a binary file, not YAML text"), False
+        return None, len(raw), ValidationFinding("file-binary", ERROR, name, 0, 0, "",
+                                                 "a binary file, not YAML text"), False
     try:
         return raw.decode("utf-8-sig"), len(raw), None, False
     except UnicodeDecodeError as exc:
-        return None, len(raw), Finding("file-binary", ERROR, name, 0, 0, "",
+        return None, len(raw), ValidationFinding("file-binary", ERROR, name, 0, 0, "",
                                        f"not UTF-8 text (byte {exc.start}); save it as UTF-8"), False
 
 
@@ -185,48 +188,52 @@ def validate_paths(
     return Report(tuple(findings), tuple(files), unreadable, kinds)
 
 
-def _expected(found: list[Finding], name: str) -> list[Finding]:
+def _expected(found: list[ValidationFinding], name: str) -> list[ValidationFinding]:
     errors = [f for f in found if f.severity == ERROR]
     if not errors:
-        return found + [Finding("expected-rejection", ERROR, name, 0, 0, "", "this file is under a rejected/ folder, "
+        return found + [ValidationFinding("expected-rejection", ERROR, name, 0, 0, "",
+                                          "this file is under a rejected/ folder, "
                                 "so it is meant to be refused, but it passes: fix it or move it out")]
-    return [Finding(f.rule, NOTE, f.file, f.line, f.col, f.pointer, "expected rejection: " + f.message)
+    return [ValidationFinding(f.rule, NOTE, f.file, f.line, f.col, f.pointer, "expected rejection: " + f.message)
             if f.severity == ERROR else f for f in found]
 
 
-def _validate_manifests(text: str, name: str, walked: bool) -> tuple[list[Finding], str | None]:
+def _validate_manifests(text: str, name: str, walked: bool) -> tuple[list[ValidationFinding], str | None]:
     """Kubernetes manifests (TFJob, PodGroup), several YAML documents to a file as kubectl takes them. Found by a
     folder walk, a file of other Kubernetes objects only (a Deployment, a Service) is not ours to judge."""
     try:
         manifests = parse_manifests(text)
     except ManifestError as exc:
-        return [Finding("yaml-syntax", ERROR, name, exc.line, exc.col, "", exc.message)], None
+        return [ValidationFinding("yaml-syntax", ERROR, name, exc.line, exc.col, "", exc.message)], None
     if walked and not any(kind in SCHEMA_FILES for kind in manifests.kinds()):
         return [], None
     return check_manifests(manifests, name), "manifests"
 
 
 def _validate_text(text: str, size: int, name: str, item: _Input, targets: Callable[[], list[HivedTarget]],
-                   user: str) -> tuple[list[Finding], str | None]:
+                   user: str) -> tuple[list[ValidationFinding], str | None]:
     if not text.strip():
-        return [Finding("file-empty", WARNING, name, 0, 0, "", "empty file: nothing to validate")], None
+        return [ValidationFinding("file-empty", WARNING, name, 0, 0, "", "empty file: nothing to validate")], None
     if looks_like_manifests(text):
         return _validate_manifests(text, name, item.walked)
     try:
         parsed = parse_yaml(text)
     except YamlError as exc:
-        return [Finding("yaml-syntax", ERROR, name, exc.line, exc.col, "", exc.message)], None
+        return [ValidationFinding("yaml-syntax", ERROR, name, exc.line, exc.col, "", exc.message)], None
     data = parsed.data
     kind = kind_of(data)
-    dialect = [Finding("yaml-dialect", WARNING, name, n.line, n.col, n.pointer, n.message) for n in parsed.dialect]
+    dialect = [ValidationFinding("yaml-dialect", WARNING, name, n.line, n.col, n.pointer,
+                                 n.message) for n in parsed.dialect]
     if kind is None:
         if data is None:
-            return [Finding("file-empty", WARNING, name, 1, 1, "", "the document is empty: nothing to validate")], None
+            return [ValidationFinding("file-empty", WARNING, name, 1, 1, "",
+                                      "the document is empty: nothing to validate")], None
         shape = "a mapping" if isinstance(data, Mapping) else "a list" if isinstance(data, list) else "a single value"
         if item.walked and isinstance(data, Mapping):
             return [], None  # some other YAML (a CI workflow, a plan...): not ours to judge
         severity = WARNING if item.walked else ERROR
-        return [Finding("file-kind", severity, name, 1, 1, "", f"the top level is {shape}, not a job (protocolVersion)"
+        return [ValidationFinding("file-kind", severity, name, 1, 1, "",
+                                  f"the top level is {shape}, not a job (protocolVersion)"
                         ", a HiveD config (physicalCluster/virtualClusters), a services configuration "
                         "(hivedscheduler) or an inventory (members)")], None
     if kind == "job":

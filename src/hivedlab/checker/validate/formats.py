@@ -6,7 +6,7 @@ import json
 from collections import defaultdict
 from xml.sax.saxutils import escape, quoteattr
 
-from hivedlab.checker.validate.findings import ERROR, NOTE, RULES, WARNING, Finding, Report
+from hivedlab.checker.validate.validation_findings import ERROR, NOTE, RULES, WARNING, Report, ValidationFinding
 
 FORMATS = ("text", "json", "junit", "github", "sarif")
 
@@ -45,7 +45,7 @@ def to_json(report: Report) -> str:
 
 def to_junit(report: Report) -> str:
     """One test case per file; its errors are failures (warnings go to system-out)."""
-    by_file: dict[str, list[Finding]] = defaultdict(list)
+    by_file: dict[str, list[ValidationFinding]] = defaultdict(list)
     for f in report.findings:
         by_file[f.file].append(f)
     files = list(report.files) + [f for f in by_file if f not in report.files]

@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from hivedlab.checker.validate.findings import ERROR, NOTE, WARNING, Finding, locate
+from hivedlab.checker.validate.validation_findings import ERROR, NOTE, WARNING, ValidationFinding, locate
 from hivedlab.models.hived import ConfigError, load_config
 from hivedlab.models.openpai import hived_spec
 from hivedlab.models.openpai.js_yaml import escape
@@ -23,19 +23,19 @@ class _Out:
     def __init__(self, file: str, positions: Mapping[str, tuple[int, int]], base: str = "",
                  shift: tuple[int, int] | None = None) -> None:
         self.file, self.positions, self.base, self.shift = file, positions, base, shift
-        self.items: list[Finding] = []
+        self.items: list[ValidationFinding] = []
 
     def add(self, rule: str, severity: str, pointer: str, message: str) -> None:
         line, col = locate(self.positions, pointer)
         if self.shift is not None:  # the config is a block string inside services-configuration.yaml
             line, col = line + self.shift[0], col + self.shift[1]
-        self.items.append(Finding(rule, severity, self.file, line, col, self.base + pointer, message))
+        self.items.append(ValidationFinding(rule, severity, self.file, line, col, self.base + pointer, message))
 
 
 def check_hived_config(
     data: Mapping[str, Any], positions: Mapping[str, tuple[int, int]], file: str, base: str = "",
     shift: tuple[int, int] | None = None,
-) -> list[Finding]:
+) -> list[ValidationFinding]:
     """Every finding for one bare HiveD config (`base`/`shift` place it inside a services configuration)."""
     out = _Out(file, positions, base, shift)
     try:
@@ -216,16 +216,16 @@ def _check_path(path: str, ptr: str, types: Mapping[str, Mapping[str, Any]], cha
 
 def check_services_config(
     data: Mapping[str, Any], positions: Mapping[str, tuple[int, int]], file: str, text: str
-) -> tuple[list[Finding], Mapping[str, Any] | None]:
+) -> tuple[list[ValidationFinding], Mapping[str, Any] | None]:
     """The `hivedscheduler` section of services-configuration.yaml; returns its findings and the parsed config."""
     from hivedlab.models.openpai.js_yaml import YamlError, parse_yaml  # the same YAML reading as everything else
 
     section = data.get("hivedscheduler")
-    findings: list[Finding] = []
+    findings: list[ValidationFinding] = []
 
     def add(severity: str, pointer: str, message: str) -> None:
         line, col = locate(positions, pointer)
-        findings.append(Finding("services-config", severity, file, line, col, pointer, message))
+        findings.append(ValidationFinding("services-config", severity, file, line, col, pointer, message))
 
     if not isinstance(section, Mapping):
         add(ERROR, "/hivedscheduler", "hivedscheduler must be a mapping with a 'config' block string")
@@ -249,7 +249,7 @@ def check_services_config(
         inner = parse_yaml(config)
     except YamlError as exc:
         line = key_line + exc.line if exc.line else key_line
-        findings.append(Finding("yaml-syntax", ERROR, file, line, exc.col + indent, "/hivedscheduler/config",
+        findings.append(ValidationFinding("yaml-syntax", ERROR, file, line, exc.col + indent, "/hivedscheduler/config",
                                 f"hivedscheduler.config: {exc.message} (HiveD fails with 'Failed to unmarshal YAML')"))
         return findings, None
     if not isinstance(inner.data, Mapping):
@@ -263,7 +263,7 @@ def check_services_config(
                 "(docs/openpai-model.md#services-configuration)")
     shift = (key_line, indent)
     findings.extend(check_hived_config(inner.data, inner.positions, file, "/hivedscheduler/config", shift))
-    findings.extend(Finding("yaml-dialect", WARNING, file, n.line + key_line, n.col + indent,
+    findings.extend(ValidationFinding("yaml-dialect", WARNING, file, n.line + key_line, n.col + indent,
                             "/hivedscheduler/config" + n.pointer, n.message) for n in inner.dialect)
     return findings, inner.data
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hivedlab.checker.validate.findings import ERROR, NOTE, WARNING, Finding, locate
+from hivedlab.checker.validate.validation_findings import ERROR, NOTE, WARNING, ValidationFinding, locate
 from hivedlab.models.openpai import hived_spec, js_yaml, protocol
 
 MAX_BODY_BYTES = 100 * 1024
@@ -81,11 +81,11 @@ class _Out:
 
     def __init__(self, file: str, positions: Mapping[str, tuple[int, int]]) -> None:
         self.file, self.positions = file, positions
-        self.items: list[Finding] = []
+        self.items: list[ValidationFinding] = []
 
     def add(self, rule: str, severity: str, pointer: str, message: str) -> None:
         line, col = locate(self.positions, pointer)
-        self.items.append(Finding(rule, severity, self.file, line, col, pointer, message))
+        self.items.append(ValidationFinding(rule, severity, self.file, line, col, pointer, message))
 
 
 def check_job(
@@ -95,7 +95,7 @@ def check_job(
     targets: Sequence[HivedTarget],
     user: str = "admin",
     size: int = 0,
-) -> list[Finding]:
+) -> list[ValidationFinding]:
     """Every finding for one job protocol; errors exactly where the rest-server refuses it."""
     out = _Out(file, positions)
     if size > MAX_BODY_BYTES:

@@ -14,7 +14,7 @@ import jsonschema
 
 from hivedlab.basics.files import read_json
 from hivedlab.basics.resources import SCHEMAS
-from hivedlab.checker.validate.findings import ERROR, NOTE, WARNING, Finding, locate
+from hivedlab.checker.validate.validation_findings import ERROR, NOTE, WARNING, ValidationFinding, locate
 from hivedlab.models.kubeflow.manifests import (
     DEFAULT_SCHEDULER,
     FORM_BY_GROUP,
@@ -43,14 +43,14 @@ def _escape(key: str) -> str:
 class _Out:
     def __init__(self, file: str, manifests: Manifests) -> None:
         self.file, self.positions = file, manifests.positions
-        self.items: list[Finding] = []
+        self.items: list[ValidationFinding] = []
 
     def add(self, rule: str, severity: str, pointer: str, message: str) -> None:
         line, col = locate(self.positions, pointer)
-        self.items.append(Finding(rule, severity, self.file, line, col, pointer, message))
+        self.items.append(ValidationFinding(rule, severity, self.file, line, col, pointer, message))
 
 
-def check_manifests(manifests: Manifests, file: str) -> list[Finding]:
+def check_manifests(manifests: Manifests, file: str) -> list[ValidationFinding]:
     """Every finding for one manifest file."""
     out = _Out(file, manifests)
     valid: dict[int, dict[str, Any]] = {}

@@ -21,14 +21,14 @@ from pathlib import Path
 import yaml
 
 from hivedlab.backends.pai.addresses import PAI_URL_ENV, pai_address
+from hivedlab.backends.pai.rest import TOKEN_FILE_ENV, PaiClient, PaiError, clean_token, read_token_file
 from hivedlab.backends.pai.tokens import parse_tokens
+from hivedlab.backends.pai.users import TOKEN_LIFETIME_DAYS, create_user, get_user, grant_vcs, token_expiry, user_vcs
 from hivedlab.basics.errors import EXIT_FINDINGS, HivedlabError
 from hivedlab.basics.secrets import read_secret, refuse_inside_repository, write_secret
 from hivedlab.basics.text import Text
 from hivedlab.cli.options import add_format, add_lang, new_parser
-from hivedlab.group.inventory import load_inventory
-from hivedlab.models.openpai.rest import TOKEN_FILE_ENV, PaiClient, PaiError, clean_token, read_token_file
-from hivedlab.models.openpai.users import TOKEN_LIFETIME_DAYS, create_user, get_user, grant_vcs, token_expiry, user_vcs
+from hivedlab.lab_group.inventory import load_inventory
 
 ADMIN_TOKEN_ENV = "HIVEDLAB_PAI_ADMIN_TOKEN"
 ADMIN_TOKEN_FILE_ENV = "HIVEDLAB_PAI_ADMIN_TOKEN_FILE"
@@ -43,7 +43,7 @@ EXAMPLES = """\
 
 
 @dataclass
-class Outcome:
+class AccountOutcome:
     """What happened to one member's account."""
 
     member: str
@@ -156,7 +156,8 @@ def wanted_vcs(cluster_vcs: list[str], asked: list[str] | None) -> list[str]:
     return vcs
 
 
-def settle(admin: PaiClient, url: str, member: str, user: str, password: str, vcs: list[str]) -> tuple[Outcome, str]:
+def settle(admin: PaiClient, url: str, member: str, user: str, password: str, vcs: list[str]) -> tuple[AccountOutcome,
+                                                                                                       str]:
     """Create or update one member's user and log in as them: (outcome, token or '')."""
     found = get_user(admin, user)
     if found is None:
@@ -178,11 +179,11 @@ def settle(admin: PaiClient, url: str, member: str, user: str, password: str, vc
                        "Management 中重置密码",
                        f"{user} already exists with another password: {user} logs in to the portal and saves the "
                        "token in the token file, or the admin resets the password in User Management")
-        return Outcome(member, user, account, granted, False, None, problem), ""
+        return AccountOutcome(member, user, account, granted, False, None, problem), ""
     finally:
         session.close()
     expires = token_expiry(token) or dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=TOKEN_LIFETIME_DAYS)
-    return Outcome(member, user, account, granted, True, expires.strftime("%Y-%m-%d %H:%M UTC")), token
+    return AccountOutcome(member, user, account, granted, True, expires.strftime("%Y-%m-%d %H:%M UTC")), token
 
 
 def merge_tokens(path: Path, tokens: dict[str, str]) -> None:
@@ -223,7 +224,7 @@ def run(args: argparse.Namespace) -> int:
 ACCOUNT_ZH = {"created": "已创建", "granted": "已授权新的 VC", "unchanged": "无需改动"}
 
 
-def _print_text(outcomes: list[Outcome], tokens_path: Path | None, lang: str) -> None:
+def _print_text(outcomes: list[AccountOutcome], tokens_path: Path | None, lang: str) -> None:
     for o in outcomes:
         account = ACCOUNT_ZH.get(o.account, o.account) if lang == "zh" else o.account
         token = (f"token 有效至 {o.expires}" if lang == "zh" else f"token valid until {o.expires}") if o.token else (

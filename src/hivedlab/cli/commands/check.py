@@ -1,4 +1,4 @@
-"""`hivedlab check`: judge evidence logs against HiveD v0.3.4's behaviour (src/hivedlab/checker/verdicts.py)."""
+"""`hivedlab check`: judge evidence logs against HiveD v0.3.4's behaviour (src/hivedlab/checker/judging/verdicts.py)."""
 
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ def _run_logs(path: Path) -> list[Path]:
 
 def _inventory_users(path: Path) -> list[str]:
     """The users of the run's inventory.yaml, in order (none when it is missing or broken)."""
-    from hivedlab.group.inventory import inventory_from_mapping, read_inventory
+    from hivedlab.lab_group.inventory import inventory_from_mapping, read_inventory
 
     if not RunDir(path).inventory_path.is_file():
         return []
@@ -90,9 +90,9 @@ def _logs(paths: list[str]) -> list[Path]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hivedlab.checker.judge import judge_file
-    from hivedlab.checker.plans import load_plan, load_plans
-    from hivedlab.checker.verdicts import render_json, render_text
+    from hivedlab.checker.judging.judge import judge_file
+    from hivedlab.checker.judging.verdicts import render_json, render_text
+    from hivedlab.plans.loader import load_plan, load_plans
 
     config_text = None
     if args.hived_config:

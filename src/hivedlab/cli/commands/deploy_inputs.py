@@ -23,7 +23,7 @@ from hivedlab.basics.files import read_json, write_atomic
 from hivedlab.basics.secrets import refuse_inside_repository, write_secret
 from hivedlab.basics.text import Text
 from hivedlab.cli.options import add_format, add_lang, new_parser
-from hivedlab.group.inventory import (
+from hivedlab.lab_group.inventory import (
     Inventory,
     Member,
     Problem,

@@ -16,9 +16,9 @@ from hivedlab.checker.grading.batch import grade_batch, grade_one
 from hivedlab.checker.grading.labspec import LabSpec, shipped_lab
 from hivedlab.checker.grading.outputs import feedback_md, results_json
 from hivedlab.checker.grading.rubric import Rubric, load_rubric
-from hivedlab.checker.judge import Judge, judge_evidence
-from hivedlab.checker.plans import ruleset_for
+from hivedlab.checker.judging.judge import Judge, judge_evidence
 from hivedlab.cli.options import new_parser
+from hivedlab.plans.loader import ruleset_for
 
 DESCRIPTION = """\
 Grade every group's run directory in SUBMISSIONS_DIR (one folder per group) from its evidence:

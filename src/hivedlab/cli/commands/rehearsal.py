@@ -95,7 +95,7 @@ def _fault(args: argparse.Namespace, path: Path) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hivedlab.group.inventory import load_inventory
+    from hivedlab.lab_group.inventory import load_inventory
     from hivedlab.rehearsal import stack
     from hivedlab.rehearsal.settings import load_settings
 

@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from hivedlab.checker.rules.common import INCONCLUSIVE
-from hivedlab.checker.verdicts import VERDICT_TEXT
+from hivedlab.checker.judging.rules.rule_base import INCONCLUSIVE
+from hivedlab.checker.judging.verdicts import VERDICT_TEXT
 from hivedlab.cli.options import add_lang, new_parser
 
 EXAMPLES = """\

@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hivedlab.basics.errors import EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_OK, HivedlabError
-from hivedlab.checker.verdicts import VERDICT_TEXT
+from hivedlab.checker.judging.verdicts import VERDICT_TEXT
 from hivedlab.cli.options import add_lang, add_out, new_parser
 from hivedlab.rundir import RunDir
 
 if TYPE_CHECKING:
-    from hivedlab.checker.verdicts import ExperimentVerdict
+    from hivedlab.checker.judging.verdicts import ExperimentVerdict
     from hivedlab.runner import ExperimentRun
 
 DESCRIPTION = (
@@ -105,7 +105,7 @@ def plans_to_run(experiment: str, cluster: str, scheduler: str | None,
 
 def _selected(experiment: str, scheduler: str | None) -> list[Any]:
     """The plans: `all` is the five HiveD experiments; `--scheduler` must be one a plan can run under."""
-    from hivedlab.checker.plans import load_plan, main_plans
+    from hivedlab.plans.loader import load_plan, main_plans
 
     if experiment == "all":  # the main experiments; an optional plan (e.g. reconfig) runs only by its id
         plans = main_plans()
@@ -188,7 +188,7 @@ def _previous_run_tag(out: Path) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hivedlab.group.inventory import find_member, load_inventory
+    from hivedlab.lab_group.inventory import find_member, load_inventory
     from hivedlab.runner import RunContext, plan_turns, run_experiments, run_pipeline
     from hivedlab.runner.backends import Opening, backend_factory
 

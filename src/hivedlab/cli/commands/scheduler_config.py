@@ -1,6 +1,7 @@
 """`hivedlab scheduler-config two-vc|one-vc`: the HiveD config for the group, spliced into services-configuration.yaml.
 
-Which config a group gets (the manual's, or an equivalent for other hardware) is `hivedlab.group.layouts.plan_layout`.
+Which config a group gets (the manual's, or an equivalent for other hardware) is
+`hivedlab.lab_group.layouts.plan_layout`.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ from hivedlab.backends.pai.services_config import (
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import read_text, write_atomic
 from hivedlab.cli.options import add_lang, new_parser
-from hivedlab.group.inventory import Inventory, load_inventory
-from hivedlab.group.layouts import CONFIG_NAMES, Layout, plan_layout, validate_layout
+from hivedlab.lab_group.inventory import Inventory, load_inventory
+from hivedlab.lab_group.layouts import CONFIG_NAMES, Layout, plan_layout, validate_layout
 
 CONTAINER_CONFIG_DIR = "/cluster-configuration"  # where the manual's dev-box container mounts the config (step 2.3)
 EXAMPLES = """\

@@ -80,8 +80,8 @@ def _load_ops(path: str) -> list[Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hivedlab.backends.replay import Replay
     from hivedlab.models.hived import InternalError
+    from hivedlab.models.hived_replay import Replay
 
     config = _load_config(args.config)
     ops = _load_ops(args.ops)

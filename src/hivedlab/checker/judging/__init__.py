@@ -1,0 +1,1 @@
+"""Judging: what an evidence log shows (pod facts, timelines), what HiveD guarantees (rules), and the verdict."""

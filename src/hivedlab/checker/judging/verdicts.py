@@ -1,0 +1,354 @@
+"""Verdicts: judge one experiment's evidence log against HiveD v0.3.4's behaviour, rule by rule.
+
+The rules are data in the experiment's plan (`labs/experiments/<id>.yaml`, `rules:`); each names a `kind`
+implemented in `src/hivedlab/checker/judging/rules/` (one pure function per kind; its docstring says what it
+checks); each kind, its parameters in parentheses, and when it is consistent:
+
+- placement (jobs, vc): every bound task attempt of the jobs is in `vc`'s cells (docs/checker.md#cells-not-machines)
+- waits-while-idle (jobs, reason, idle_vc): jobs that waited did so for `reason` (naming `idle_vc`'s idle cells), and
+  were never placed outside their own VC's cells
+- sequential (jobs): the jobs ran one after another, in submission order (ties within 1 s not judged)
+- preempts (preemptor, victim): the victim was preempted after the preemptor's submission and the preemptor did not
+  wait for it; or the preemptor ran, preempting nothing, on its VC's cells that were free at its submission
+- retried-after (victim, after, reason?, preemptor?): the victim was re-created (same pod name, new uid), waited, ran
+  after `after` ended (or at once on a cell no pod held), finished; given `preemptor`, a victim it spared (see
+  `preempts`) ran on to its end
+- starts-while-running (job, while, outside_vc?): `job` started while `while` still ran (and off the cells
+  `outside_vc` owns outright)
+- gang-waits (job, while, reason?): no task of `job` was bound while `while` ran; its tasks waited
+- gang-together (job, tolerance_s {sim, k8s}): all tasks bound in one round, containers started within the tolerance
+  (sim 0 s, k8s 30 s)
+- incremental (job, while, reason?): a task started while `while` ran; the others waited and ran later, or never
+  (job succeeded)
+- partial-run (job, max_parallel): accepted; some tasks ran while others waited; never more than `max_parallel` at
+  once
+- rejected (job, status, message): the submission got HTTP `status` with `message` and no pod appeared
+- survives-switch (jobs, config): every task running at the switch to `config` still ran at the next submission (or
+  ended by itself)
+- preempts-one-of (preemptor, jobs): `preempts` with any one of `jobs` as the victim (whichever HiveD picked)
+- submission-after-switch (job, vc, config): submitted to the removed `vc` after the switch; accepted and never
+  scheduled while a job of `vc` ran at the switch, else refused with HTTP 403
+- stranded-after-switch (job, vc, config): the job of the removed `vc` was preempted after the switch and never bound
+  again
+- gpu-exclusive (every experiment, not in plans): no two pods held the same leaf cell at once
+  (`rules/exclusivity.py`); an answer only when violated
+- gang-start (job, expect): `partial`: some task of `job` held a node while another waited; `all-or-nothing`: every
+  task bound in one round, none before
+- deadlock (jobs, expect): `true`: the jobs each held nodes while other tasks of theirs waited, until stopped;
+  `false`: they all finished
+
+A rule with `scheduler:` (one, or a list) judges only runs under that scheduler (the plan record's `scheduler`,
+docs/other-schedulers.md); a run without HiveD is judged without the rules' `reason` (HiveD's own wait wording).
+
+Every rule answers `consistent`, `inconsistent` (the answer says what happened, `expected` what HiveD does) or
+`inconclusive` (`missing` says what evidence is lacking). An experiment is inconsistent if any answer is,
+else inconclusive if any answer is, else consistent. A broken chain, a log holding several experiments, or pods on
+nodes outside the log's HiveD config turn every answer inconclusive: such a log proves nothing.
+Exit status of `hivedlab check`: 0 all consistent, 1 any inconsistent or inconclusive, 2 unreadable log.
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from hivedlab.basics.errors import HivedlabError
+from hivedlab.basics.text import Text
+from hivedlab.checker.judging.rules import contrast, exclusivity, gang, preemption, reconfig, vc
+from hivedlab.checker.judging.rules.rule_base import CONSISTENT, INCONCLUSIVE, INCONSISTENT, SPEAKERS, Context, Outcome
+from hivedlab.checker.judging.timeline import Timeline, TimelineBuilder, vc_cells_from_config, vc_nodes_from_config
+from hivedlab.evidence import EvidenceLog, iter_evidence
+from hivedlab.plans.loader import RuleSet
+
+RULE_KINDS: dict[str, Callable[[Context, dict[str, Any]], Outcome]] = {**vc.RULES, **preemption.RULES, **gang.RULES,
+                                                                      **reconfig.RULES, **contrast.RULES}
+VERDICTS = (CONSISTENT, INCONSISTENT, INCONCLUSIVE)
+# The one vocabulary of verdicts, everywhere a verdict is printed: the word, the report's label, and the contrast
+# table's "does HiveD's guarantee still hold?"
+VERDICT_TEXT = {CONSISTENT: Text("一致", "consistent"), INCONSISTENT: Text("不一致", "inconsistent"),
+                INCONCLUSIVE: Text("无法判断", "inconclusive")}
+VERDICT_LABEL = {CONSISTENT: Text("与 HiveD 的行为一致", "consistent with HiveD's behaviour"),
+                 INCONSISTENT: Text("与 HiveD 的行为不一致", "inconsistent with HiveD's behaviour"),
+                 INCONCLUSIVE: VERDICT_TEXT[INCONCLUSIVE]}
+HELD_TEXT = {CONSISTENT: Text("是", "yes"), INCONSISTENT: Text("否", "no"),
+             INCONCLUSIVE: Text("无法判断", "cannot tell")}
+
+
+@dataclass(frozen=True)
+class Answer:
+    rule: str
+    kind: str
+    question_index: int
+    question: Text
+    verdict: str
+    answer: Text
+    evidence: tuple[int, ...]
+    expected: Text | None
+    missing: tuple[Text, ...]
+    facts: dict[str, Any] = field(default_factory=dict)
+    summary: Text | None = None  # the answer in one short sentence (the report's results table)
+
+
+@dataclass(frozen=True)
+class LogSummary:
+    path: str
+    records: int
+    chain_ok: bool
+    first_broken_seq: int | None
+    warnings: tuple[str, ...]
+    source: str | None
+    end_status: str | None
+    sources: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ExperimentVerdict:
+    experiment: str
+    title: Text
+    verdict: str
+    answers: tuple[Answer, ...]
+    missing: tuple[Text, ...]
+    log: LogSummary
+    timeline: Timeline
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.verdict == CONSISTENT else 1
+
+
+# applied to every experiment; an answer only when it finds two pods on one GPU (docs/checker.md)
+_EXCLUSIVITY_RULE: dict[str, Any] = {
+    "id": "gpu-exclusive", "kind": "gpu-exclusive", "question": 0, "question_text": exclusivity.QUESTION,
+    "expected": exclusivity.EXPECTED.as_dict(),
+}
+
+
+def _blockers(timeline: Timeline, log: LogSummary) -> list[Text]:
+    found = []
+    if not log.chain_ok:
+        at = f" at record {log.first_broken_seq}" if log.first_broken_seq is not None else ""
+        at_zh = f"（第 {log.first_broken_seq} 条记录）" if log.first_broken_seq is not None else ""
+        found.append(Text(f"哈希链断裂{at_zh}：日志被修改、重排或截断",
+                          f"the hash chain is broken{at}: the log was edited, reordered or truncated"))
+    if len(log.sources) > 1:
+        names = ", ".join(log.sources)
+        found.append(Text(f"日志混合了不同来源的记录（{names}）",
+                          f"the log mixes records of different sources ({names})"))
+    if len(timeline.experiments_seen) > 1:
+        names = ", ".join(timeline.experiments_seen)
+        found.append(Text(f"日志混合了多个实验的运行（{names}）",
+                          f"the log mixes runs of several experiments ({names})"))
+    known = {node for nodes in timeline.vc_nodes.values() for node in nodes}
+    strangers = [n for n in timeline.nodes_seen if known and n not in known]
+    if strangers:
+        names = ", ".join(strangers)
+        found.append(Text(f"Pod 运行在 HiveD 配置之外的机器上（{names}）：日志来自另一个集群或混合了多个集群",
+                          f"pods ran on machines outside the HiveD config ({names}): the log is from another cluster "
+                          "or mixes clusters"))
+    return found
+
+
+def judge(timeline: Timeline, rules: RuleSet, log: LogSummary) -> ExperimentVerdict:
+    """Apply a plan's rules to a timeline (pure)."""
+    source = timeline.source or "k8s"
+    ctx = Context(timeline, source, run_finished=timeline.end_status == "finished")
+    blockers = _blockers(timeline, log)
+    answers = []
+    exclusive = exclusivity.gpu_exclusive(timeline)
+    every = (*rules.rules, *([_EXCLUSIVITY_RULE] if exclusive.verdict != CONSISTENT else []))
+    for rule in every:
+        wanted = rule.get("scheduler", timeline.scheduler)
+        if timeline.scheduler not in (wanted if isinstance(wanted, list) else [wanted]):
+            continue  # a rule about another scheduler's run (docs/other-schedulers.md)
+        if timeline.scheduler != "hived":
+            rule = {k: v for k, v in rule.items() if k != "reason"}  # HiveD's wait wording is no guarantee
+        kind = rule.get("kind", "")
+        check = RULE_KINDS.get(kind)
+        if kind == _EXCLUSIVITY_RULE["kind"]:
+            outcome = exclusive
+        elif check is None:
+            outcome = Outcome(INCONCLUSIVE, Text(f"未知的规则类型 {kind}", f"unknown rule kind {kind!r}"),
+                              missing=(Text(f"规则 {kind} 未实现", f"rule kind {kind!r} is not implemented"),))
+        else:
+            outcome = check(ctx, rule)
+        if blockers:
+            reason = Text("；".join(b.zh for b in blockers), "; ".join(b.en for b in blockers))
+            outcome = replace(outcome, verdict=INCONCLUSIVE, missing=(*outcome.missing, *blockers), summary=None,
+                              answer=Text(f"（{reason.zh}，不能作为证据）", f"({reason.en}; not evidence)")
+                              + outcome.answer)
+        index = int(rule.get("question", 0))
+        question = rule.get("question_text") or (rules.questions[index] if index < len(rules.questions)
+                                                 else Text("", ""))
+        expected = rule.get("expected")
+        answers.append(Answer(
+            rule=str(rule.get("id", kind)), kind=kind, question_index=index, question=question,
+            verdict=outcome.verdict, answer=outcome.answer, evidence=outcome.evidence,
+            expected=Text(expected["zh"], expected["en"]) if isinstance(expected, dict) else None,
+            missing=outcome.missing, facts=outcome.facts, summary=outcome.summary,
+        ))
+    verdicts = {a.verdict for a in answers}
+    overall = INCONSISTENT if INCONSISTENT in verdicts else INCONCLUSIVE if INCONCLUSIVE in verdicts or not answers \
+        else CONSISTENT
+    seen: dict[str, Text] = {}
+    for answer in answers:
+        for item in answer.missing:
+            seen.setdefault(item.en, item)
+    if timeline.end_status not in (None, "finished") and overall != CONSISTENT:
+        why = f": {timeline.end_reason}" if timeline.end_reason else ""
+        seen.setdefault("end", Text(f"实验没有运行完（{timeline.end_status}{why}）",
+                                    f"the run did not finish ({timeline.end_status}{why})"))
+    return ExperimentVerdict(rules.experiment, rules.title, overall, tuple(answers), tuple(seen.values()), log,
+                             timeline)
+
+
+def check_log(
+    path: str | Path,
+    ruleset_for: Callable[[str], RuleSet],
+    experiment: str | None = None,
+    hived_config_text: str | None = None,
+) -> ExperimentVerdict:
+    """Stream a log, build its timeline and judge it. Raises HivedlabError (exit 2) when the log is unusable."""
+    stream = iter_evidence(path)
+    builder = TimelineBuilder()
+    for record in stream:
+        builder.feed(record)
+    if stream.unreadable:
+        raise HivedlabError(stream.unreadable)
+    if stream.count == 0:
+        raise HivedlabError(f"{path}: not an evidence log (no JSON Lines evidence record in it)")
+    return _judge_folded(builder, ruleset_for, experiment, hived_config_text, str(path),
+                         lambda tl: LogSummary(str(path), stream.count, stream.chain_ok, stream.first_broken_seq,
+                                               stream.warnings, tl.source, tl.end_status, stream.sources))
+
+
+def check_evidence(log: EvidenceLog, ruleset_for: Callable[[str], RuleSet], experiment: str) -> ExperimentVerdict:
+    """Judge a log already read whole (`hivedlab.evidence.read_evidence`), as `check_log` judges a file."""
+    builder = TimelineBuilder()
+    for record in log.records:
+        builder.feed(record)
+    return _judge_folded(builder, ruleset_for, experiment, None, log.path,
+                         lambda tl: LogSummary(log.path, len(log.records), log.chain_ok, log.first_broken_seq,
+                                               log.warnings, tl.source, tl.end_status, log.sources))
+
+
+def _judge_folded(builder: TimelineBuilder, ruleset_for: Callable[[str], RuleSet], experiment: str | None,
+                  hived_config_text: str | None, path: str,
+                  summarize: Callable[[Timeline], LogSummary]) -> ExperimentVerdict:
+    named = builder.experiments[0] if builder.experiments else None
+    if experiment and named and experiment != named:
+        raise HivedlabError(f"{path} is a run of experiment {named!r}, not {experiment!r}")
+    chosen = experiment or named
+    if chosen is None:
+        raise HivedlabError(f"{path} names no experiment plan (a watch log?): pass --experiment ID")
+    rules = ruleset_for(chosen)
+    builder.set_job_names(rules.job_names)
+    timeline = builder.result()
+    if hived_config_text and not timeline.vc_nodes:
+        timeline = replace(timeline, vc_nodes=vc_nodes_from_config(hived_config_text),
+                           vc_cells=vc_cells_from_config(hived_config_text))
+    if timeline.experiment is None:
+        timeline = replace(timeline, experiment=chosen)
+    return judge(timeline, rules, summarize(timeline))
+
+
+# -- output ---------------------------------------------------------------------------------------------
+def to_json(result: ExperimentVerdict) -> dict[str, Any]:
+    """The verdict in `configs/schemas/verdict.schema.json`."""
+    answers = []
+    for a in result.answers:
+        item: dict[str, Any] = {
+            "rule": a.rule, "kind": a.kind, "question_index": a.question_index, "question": a.question.as_dict(),
+            "answer": a.answer.as_dict(), "verdict": a.verdict, "evidence": list(a.evidence),
+        }
+        if a.expected is not None:
+            item["expected"] = a.expected.as_dict()
+        if a.missing:
+            item["missing"] = [m.as_dict() for m in a.missing]
+        if a.facts:
+            item["facts"] = a.facts
+        if a.summary is not None:
+            item["summary"] = a.summary.as_dict()
+        answers.append(item)
+    log = result.log
+    return {
+        "experiment": result.experiment,
+        "title": result.title.as_dict(),
+        "verdict": result.verdict,
+        "answers": answers,
+        "missing": [m.as_dict() for m in result.missing],
+        "log": {"path": log.path, "records": log.records, "chain_ok": log.chain_ok,
+                "first_broken_seq": log.first_broken_seq, "warnings": list(log.warnings), "source": log.source,
+                "end": log.end_status},
+    }
+
+
+def render_json(results: list[ExperimentVerdict]) -> str:
+    data: Any = to_json(results[0]) if len(results) == 1 else [to_json(r) for r in results]
+    return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+
+
+def _pad(text: str, width: int) -> str:
+    """Left-justify by display width (CJK characters take two columns)."""
+    shown = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+    return text + " " * max(0, width - shown)
+
+
+def _pick(text: Text, lang: str) -> str:
+    return text.zh if lang == "zh" else text.en
+
+
+def render_text(result: ExperimentVerdict, lang: str = "zh") -> str:
+    """A readable report: a summary table of the rules, then each answer in full."""
+    zh = lang == "zh"
+    log = result.log
+    chain = ("哈希链完整" if log.chain_ok else f"哈希链断裂于第 {log.first_broken_seq} 条") if zh else (
+        "chain intact" if log.chain_ok else f"chain broken at record {log.first_broken_seq}")
+    lines = [
+        f"{result.experiment} — {_pick(result.title, lang)}: {_pick(VERDICT_TEXT[result.verdict], lang)}",
+        (f"日志 {log.path}：{log.records} 条记录，{chain}，"
+         f"来源 {log.source}，结束 {log.end_status or '无记录'}" if zh else
+         f"log {log.path}: {log.records} records, {chain}, "
+         f"source {log.source}, end {log.end_status or 'not recorded'}"),
+    ]
+    if result.timeline.sessions > 1:  # a resumed run (docs/evidence.md)
+        lines.append(f"  {result.timeline.sessions} 个运行会话（续跑追加）" if zh else
+                     f"  {result.timeline.sessions} sessions (a resumed run appended to the log)")
+    lines += [f"  ! {w}" for w in log.warnings[:5]]
+    if len(log.warnings) > 5:
+        lines.append(f"  ! … {len(log.warnings) - 5} more")
+    rule_width = max([len(a.rule) for a in result.answers] + [4])
+    header = ("问题", "规则", "结论", "证据（记录序号）") if zh else ("Q", "rule", "verdict", "evidence (record seq)")
+    lines += ["", f"  {_pad(header[0], 4)} {_pad(header[1], rule_width)}  {_pad(header[2], 14)} {header[3]}"]
+    for a in result.answers:
+        evidence = ",".join(str(s) for s in a.evidence[:12]) + ("…" if len(a.evidence) > 12 else "")
+        lines.append(f"  {a.question_index + 1:<4} {a.rule:<{rule_width}}  "
+                     f"{_pad(_pick(VERDICT_TEXT[a.verdict], lang), 14)} {evidence or '-'}")
+    for a in result.answers:
+        lines += ["", f"[{_pick(VERDICT_TEXT[a.verdict], lang)}] {'问题' if zh else 'Q'}{a.question_index + 1}: "
+                  f"{_pick(a.question, lang)}", f"  {_pick(a.answer, lang)}"]
+        if a.verdict != CONSISTENT and a.expected is not None:
+            lines.append(f"  {_expected_label(result.timeline.scheduler, zh)}: {_pick(a.expected, lang)}")
+    if result.missing:
+        lines += ["", "缺少的证据：" if zh else "Missing evidence:"] + [f"  - {_pick(m, lang)}" for m in result.missing]
+    return "\n".join(lines) + "\n"
+
+
+def _expected_label(scheduler: str, zh: bool) -> str:
+    """Whose behaviour a rule's `expected` describes: HiveD's, or the contrast run's scheduler's."""
+    if scheduler in ("", "hived"):
+        return "HiveD 的行为" if zh else "HiveD would"
+    name = SPEAKERS.get(scheduler, Text(scheduler, scheduler))
+    return f"预期（{name.zh}）" if zh else f"what {name.en} would do"
+
+
+def combined_verdict(verdicts: Iterable[str]) -> str:
+    """One verdict for several runs of an experiment (each member's turn, docs/evidence.md): inconsistent when any
+    run is, consistent when every run is (and there is one), else inconclusive."""
+    found = list(verdicts)
+    if INCONSISTENT in found:
+        return INCONSISTENT
+    return CONSISTENT if found and all(v == CONSISTENT for v in found) else INCONCLUSIVE
