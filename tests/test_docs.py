@@ -1,4 +1,5 @@
-"""The repository documents itself: no file cites a document outside it, and every `docs/` page it names exists.
+"""The repository documents itself: no file cites a document outside it, every `docs/` page it names exists, and
+the pages that describe the house as it is (architecture, benchmarks, the README) name only files and modules it has.
 
 Code, plans, schemas, fixtures and tests cite the pages under `docs/` (e.g. `docs/openpai-model.md#framework-names`);
 those citations must resolve: the page exists and, where an anchor is given, the page has that heading.
@@ -6,6 +7,8 @@ those citations must resolve: the page exists and, where an anchor is given, the
 
 from __future__ import annotations
 
+import glob
+import importlib
 import re
 import subprocess
 from functools import cache
@@ -25,6 +28,12 @@ WRITTEN_MD = re.compile(r"[\"']([\w.-]+\.md)[\"']")
 DOCS_LINK = re.compile(r"(?<![\w/.-])docs/([A-Za-z0-9_.-]+\.md)(?:#([A-Za-z0-9_-]+))?")
 MORE_ANCHORS = re.compile(r"(?:^|[\s,(])#([a-z0-9][a-z0-9_-]*)")
 MD_LINK = re.compile(r"\]\(([^)\s:#]*\.md)?(?:#([^)\s]+))?\)")
+# The pages that describe the house as it is (the history is in docs/changelog.md): every path and module they name
+# exists. A path is a backticked name under one of the repository's folders (`<id>` and `{a,b}` stand for any name);
+# a module is `hivedlab.x.y`, possibly followed by attributes (`hivedlab.cli.main.COMMANDS`).
+HOUSE_PAGES = ("docs/architecture.md", "docs/benchmarks.md", "README.md")
+REPO_PATH = re.compile(r"`((?:src|tests|docs|configs|jobs|labs|scripts|benchmarks|report_templates|\.ci)/[^`\s#…]*)`")
+MODULE_NAME = re.compile(r"(?<![\w./-])hivedlab(?:\.\w+)+")
 
 
 def tracked_files() -> list[Path]:
@@ -177,3 +186,61 @@ def test_a_markdown_name_must_be_the_repositorys(text, outside):
 )
 def test_slug(heading, anchor):
     assert slug(heading) == anchor
+
+
+def _path_exists(name: str) -> bool:
+    pattern = re.sub(r"<[^>]*>|\{[^}]*\}", "*", name)
+    return bool(glob.glob(pattern, root_dir=ROOT))
+
+
+@cache
+def _package_data() -> dict[str, str]:
+    """Package-data names that are folders of the checkout (`hivedlab.labs.experiments` → `labs/experiments`)."""
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")  # [tool.setuptools.package-dir]'s lines
+    return dict(re.findall(r'^"(hivedlab\.[\w.]+)" = "([^"]+)"$', pyproject, re.M))
+
+
+def _module_exists(dotted: str) -> bool:
+    """`dotted` is a module of the package, or a module's attribute, or a package-data folder."""
+    if dotted in _package_data():
+        return (ROOT / _package_data()[dotted]).is_dir()
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            found: object = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for attribute in parts[cut:]:
+            if not hasattr(found, attribute):
+                return False
+            found = getattr(found, attribute)
+        return True
+    return False
+
+
+@pytest.mark.parametrize("page", HOUSE_PAGES)
+def test_a_house_page_names_only_files_and_modules_that_exist(page):
+    text = (ROOT / page).read_text(encoding="utf-8")
+    stale = [f"{where(ROOT / page, text, m.start())}: no file {m.group(1)}" for m in REPO_PATH.finditer(text)
+             if not _path_exists(m.group(1).rstrip(".,:;"))]
+    stale += [f"{where(ROOT / page, text, m.start())}: no module or name {m.group(0)}"
+              for m in MODULE_NAME.finditer(text) if not _module_exists(m.group(0))]
+    assert not stale, "names the moves made stale (docs/changelog.md has where they went):\n" + "\n".join(stale)
+
+
+@pytest.mark.parametrize(
+    ("name", "exists"),
+    [
+        ("hivedlab.cli.main.COMMANDS", True),
+        ("hivedlab.labs.experiments", True),
+        ("hivedlab.group.inventory", False),
+        ("hivedlab.cli.main.NO_SUCH_TABLE", False),
+    ],
+)
+def test_a_module_name_is_checked_down_to_its_attribute(name, exists):
+    assert _module_exists(name) is exists
+
+
+def test_a_path_may_stand_for_many_files():
+    assert _path_exists("labs/experiments/<id>.yaml") and _path_exists("src/hivedlab/{cli,runner}/__init__.py")
+    assert not _path_exists("src/hivedlab/checker/plans.py")
