@@ -244,3 +244,15 @@ def test_a_module_name_is_checked_down_to_its_attribute(name, exists):
 def test_a_path_may_stand_for_many_files():
     assert _path_exists("labs/experiments/<id>.yaml") and _path_exists("src/hivedlab/{cli,runner}/__init__.py")
     assert not _path_exists("src/hivedlab/checker/plans.py")
+
+
+def _table_rows(page: str, heading: str) -> list[str]:
+    section = page.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
+    return [line for line in section.splitlines() if line.startswith("| `")]
+
+
+@pytest.mark.parametrize("heading", ["What each benchmark measures", "Latest figures"])
+def test_every_benchmark_has_one_row_in_each_table_of_its_page(heading):
+    rows = _table_rows((ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8"), heading)
+    for script in sorted((ROOT / "benchmarks").glob("bench_*.py")):
+        assert sum(row.startswith(f"| `{script.name}`") for row in rows) == 1, f"{heading}: one row for {script.name}"
