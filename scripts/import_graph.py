@@ -22,10 +22,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-try:
+if sys.version_info >= (3, 11):
     import tomllib
-except ModuleNotFoundError:  # Python 3.10: import-linter brings tomli
-    import tomli as tomllib  # type: ignore[no-redef]
+else:  # Python 3.10: import-linter brings tomli
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "hivedlab"
@@ -33,7 +33,7 @@ PYPROJECT = ROOT / "pyproject.toml"
 PAGE = ROOT / "docs" / "architecture.md"
 BEGIN = "<!-- import-graph:begin (scripts/import_graph.py writes this block) -->"
 END = "<!-- import-graph:end -->"
-COMMAND = "python scripts/import_graph.py"
+COMMAND = ".venv/bin/python scripts/import_graph.py"
 ENTRY = frozenset({f"{PACKAGE}.__main__"})  # `python -m hivedlab`: runs the CLI, belongs to no layer
 
 Edge = tuple[str, str]

@@ -57,9 +57,9 @@ def test_a_module_belongs_to_the_longest_part_it_is_in() -> None:
 
 
 def test_a_new_module_inside_a_part_is_drawn_as_that_part() -> None:
-    edges, unplaced = import_graph.collapse(
-        [("hivedlab.plans.rule_params", "hivedlab.basics.text"), ("hivedlab.plans.loader", "hivedlab.plans.rule_params")],
-        LAYERS)
+    imports = [("hivedlab.plans.rule_params", "hivedlab.basics.text"),
+               ("hivedlab.plans.loader", "hivedlab.plans.rule_params")]
+    edges, unplaced = import_graph.collapse(imports, LAYERS)
     assert edges == {("plans", "basics")} and unplaced == set()
 
 
