@@ -88,3 +88,13 @@ def test_the_drawing_has_a_subgraph_per_layer_and_an_arrow_per_dependency() -> N
 def test_splice_replaces_only_the_block_between_the_markers() -> None:
     page = f"intro\n{import_graph.BEGIN}\nold\n{import_graph.END}\nrest\n"
     assert import_graph.splice(page, "new") == f"intro\n{import_graph.BEGIN}\nnew\n{import_graph.END}\nrest\n"
+
+
+def test_the_pages_layers_block_lists_the_contracts_layers() -> None:
+    """The words beside the drawing: each line of the Layers block that does not start with a blank is one layer,
+    its parts before the description (two blanks or more)."""
+    section = import_graph.PAGE.read_text(encoding="utf-8").split("\n## Layers\n", 1)[1]
+    block = section.split("```\n", 2)[1]
+    written = tuple(tuple(line.split("  ")[0].strip().split(" | ")) for line in block.splitlines()
+                    if line and not line.startswith(" "))
+    assert written == import_graph.read_layers().layers
