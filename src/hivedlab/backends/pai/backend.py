@@ -25,7 +25,16 @@ import yaml
 from hivedlab.backends.pai.hived_inspect import fetch_vcs, wait_for_vcs
 from hivedlab.backends.pai.live import JobRow, LiveView
 from hivedlab.backends.pai.rest import PaiClient, PaiError, RestCall, RestReply
-from hivedlab.backends.protocol import FINISHED_STATES, JobStatus, Reply, SubmitResult, TaskStatus
+from hivedlab.backends.protocol import (
+    FINISHED_STATES,
+    ConfigSwitcher,
+    JobStatus,
+    Reply,
+    RunInfo,
+    SubmitResult,
+    TaskStatus,
+    confirm_on_interrupt,
+)
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.evidence import EvidenceWriter, format_time, iter_evidence
 from hivedlab.models.openpai.naming import framework_name
@@ -158,6 +167,7 @@ class PaiBackend:
         *,
         hived_url: str,
         watcher: Any = None,
+        run_info: RunInfo | None = None,
         view: LiveView | None = None,
         interactive: bool = False,
         poll_s: float = 5.0,
@@ -175,10 +185,10 @@ class PaiBackend:
         self._ran: set[str] = set()
         self.index = _ObservedIndex()
         self.vcs: set[str] = set()
-        self.run_info: dict[str, Any] = {}
+        self.run_info = run_info or RunInfo()
         # the config switch of a rehearsal cluster this machine runs (hivedlab.rehearsal.stack.switcher_for): it
         # stands for the admin's paictl commands, so a run switches by itself instead of asking
-        self.switcher: Callable[[str], None] | None = None
+        self.switcher: ConfigSwitcher | None = None
 
     # ---------------------------------------------------------------- helpers
 
@@ -203,6 +213,9 @@ class PaiBackend:
     def now(self) -> str:
         return format_time(datetime.now(timezone.utc))
 
+    def use_config_switcher(self, switcher: ConfigSwitcher) -> None:
+        self.switcher = switcher
+
     def switch_config(self, name: str, text: str) -> None:
         """Check that HiveD runs a config with this one's VCs; if not, show how to switch and wait (interactive)."""
         wanted = config_vcs(text)
@@ -220,7 +233,7 @@ class PaiBackend:
                           "paictl commands it prints")
             message_zh = (f"集群当前的 VC 为 {sorted(running)}，'{name}' 配置需要 {sorted(wanted)}："
                           f"请运行 hivedlab scheduler-config {name} 并执行它打印的 paictl 命令")
-            if (self.run_info.get("cluster_kind") or {}).get("kind") == "rehearsal":  # no paictl there: its own step
+            if self.run_info.rehearsal:  # no paictl there: its own step
                 message_en = (f"the rehearsal cluster runs HiveD VCs {sorted(running)}, the '{name}' config needs "
                               f"{sorted(wanted)}: run `hivedlab rehearsal switch {name}` (what paictl's config push "
                               "does on a real cluster)")
@@ -378,14 +391,8 @@ class PaiBackend:
         if not mine:
             return
         names = ", ".join(f"{e['user']}~{e['job_name']}" for e in mine)
-        answer = ""
-        if self.interactive:
-            try:
-                answer = self._ask(f"\nStop the jobs this run submitted ({names})? [y/N] / "
-                                   "是否停止本次运行提交的任务？ ")
-            except (EOFError, KeyboardInterrupt):
-                answer = ""
-        if answer.strip().lower() in ("y", "yes", "是"):
+        if confirm_on_interrupt(self._ask, self.interactive, f"Stop the jobs this run submitted ({names})",
+                                "是否停止本次运行提交的任务？"):
             for entry in mine:
                 try:
                     self.client(entry["user"]).stop(entry["user"], entry["job_name"])
