@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from hivedlab.backends.pai.addresses import hived_address, pai_address
-from hivedlab.backends.pai.backend import PaiBackend, RunState, _TapWriter
+from hivedlab.backends.pai.backend import PaiBackend, RunState
 from hivedlab.backends.pai.kubeconfig import DEFAULT_KUBECONFIG, find_kubeconfig
 from hivedlab.backends.pai.live import LiveView
+from hivedlab.backends.pai.observed import TapWriter
 from hivedlab.backends.pai.rest import PaiClient, RestCall, modelled_version
 from hivedlab.backends.pai.stop import StopResult, jobs_left, run_state, stop_hint, stop_jobs, submitted_jobs
 from hivedlab.backends.pai.tokens import check_tokens, load_tokens, token_source
@@ -187,7 +188,7 @@ def open_backend(
         poll_s=poll_s, **extra,
     )
     backend.index.replay(writer.path)
-    tap = _TapWriter(writer, backend.index)
+    tap = TapWriter(writer, backend.index)
     if watcher_factory is not None:
         backend.watcher = watcher_factory(tap)
     elif config is not None:  # always, without a factory: found (or refused) above
