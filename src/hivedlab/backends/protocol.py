@@ -106,14 +106,15 @@ class RunInfo:
         return {"kind": "rehearsal", "emulated_nodes": list(self.emulated_nodes)} if self.rehearsal else {}
 
     def then(self, later: RunInfo) -> RunInfo:
-        """What a run learnt after `later`'s backend too: each thing it learnt replaces the earlier one's."""
+        """What the run knows once `later`'s backend has run too: what `later` learnt replaces what was known, what
+        it did not learn stays."""
         return RunInfo(later.openpai_version or self.openpai_version, later.emulated_nodes or self.emulated_nodes,
                        later.gpu_nodes or self.gpu_nodes)
 
 
 ConfigSwitcher = Callable[[str], None]  # puts the named HiveD config (`two-vc`, `one-vc`) in place on the cluster
 
-YES = ("y", "yes", "是")
+_YES = ("y", "yes", "是")
 
 
 def confirm_on_interrupt(ask: Callable[[str], str], interactive: bool, question_en: str, question_zh: str) -> bool:
@@ -125,7 +126,7 @@ def confirm_on_interrupt(ask: Callable[[str], str], interactive: bool, question_
         answer = ask(f"\n{question_en}? [y/N] / {question_zh} ")
     except (EOFError, KeyboardInterrupt):
         return False
-    return answer.strip().lower() in YES
+    return answer.strip().lower() in _YES
 
 
 @runtime_checkable

@@ -133,7 +133,7 @@ class PaiBackend:
         self.run_info = run_info or RunInfo()
         # the config switch of a rehearsal cluster this machine runs (hivedlab.rehearsal.stack.switcher_for): it
         # stands for the admin's paictl commands, so a run switches by itself instead of asking
-        self.switcher: ConfigSwitcher | None = None
+        self._switcher: ConfigSwitcher | None = None
 
     # ---------------------------------------------------------------- helpers
 
@@ -159,7 +159,7 @@ class PaiBackend:
         return format_time(datetime.now(timezone.utc))
 
     def use_config_switcher(self, switcher: ConfigSwitcher) -> None:
-        self.switcher = switcher
+        self._switcher = switcher
 
     def switch_config(self, name: str, text: str) -> None:
         """Check that HiveD runs a config with this one's VCs; if not, show how to switch and wait (interactive)."""
@@ -184,10 +184,10 @@ class PaiBackend:
                               "does on a real cluster)")
                 message_zh = (f"演练集群当前的 VC 为 {sorted(running)}，'{name}' 配置需要 {sorted(wanted)}："
                               f"请运行 hivedlab rehearsal switch {name}（相当于真实集群上 paictl 推送配置）")
-            if self.switcher is not None:
+            if self._switcher is not None:
                 self._say(f"switching the rehearsal cluster to '{name}' as `hivedlab rehearsal switch {name}` "
                           f"does / 演练集群切换到 {name}")
-                self.switcher(name)
+                self._switcher(name)
             elif not self.interactive:
                 raise HivedlabError(f"{message_en} / {message_zh}")
             else:
