@@ -10,6 +10,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+from hivedlab.backends.protocol import RunInfo
 from hivedlab.backends.sim import SimCluster
 from hivedlab.basics.resources import SCHEMAS
 from hivedlab.evidence import EvidenceWriter, read_evidence
@@ -261,12 +262,19 @@ def test_pipeline_is_declared_once_and_survives_a_failing_step(tmp_path: Path, m
 
 
 def test_what_a_backend_learnt_goes_into_run_json(tmp_path: Path) -> None:
+    """Each backend's `run_info` after its run; what a later one did not learn keeps what an earlier one did."""
+
     class Informed(SimCluster):
-        run_info = {"openpai_version": "v1.2.0"}
+        run_info = RunInfo(openpai_version="v1.2.0", emulated_nodes=("hostname-carol",), gpu_nodes={"g1": 1})
+
+    def make(plan: Any, writer: EvidenceWriter) -> SimCluster:
+        return Informed(writer) if plan.id == "gang" else SimCluster(writer)
 
     ctx = RunContext(tmp_path, "sim", 1, INVENTORY, "s1")
-    run_experiments([load_plan("gang")], lambda plan, writer: Informed(writer), ctx)
-    assert json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))["openpai_version"] == "v1.2.0"
+    run_experiments([load_plan("gang"), load_plan("priority")], make, ctx)
+    record = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
+    assert record["openpai_version"] == "v1.2.0" and record["gpu_nodes"] == {"g1": 1}
+    assert record["cluster_kind"] == {"kind": "rehearsal", "emulated_nodes": ["hostname-carol"]}
 
 
 def test_a_backend_that_cannot_start_leaves_no_log(tmp_path: Path) -> None:

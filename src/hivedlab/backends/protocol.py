@@ -2,14 +2,16 @@
 OpenPAI v1.2.0 + HiveD v0.3.4 cluster (`hivedlab.backends.pai`) and a plain Kubernetes cluster with Kubeflow's TFJob
 (`hivedlab.backends.k8s`, docs/kubeflow-on-kubernetes.md).
 
-The runner (`src/hivedlab/runner.py`) drives a plan only through this interface. A backend writes every object it
+The runner (`hivedlab.runner`) drives a plan only through this interface. A backend writes every object it
 observes (Pods, core/v1 Events, Frameworks) into the run's `EvidenceWriter`; the runner writes the action
-records (`plan`, `config-switch`, `submit`, `stop`, `step`, `end`) through the same writer.
+records (`plan`, `config-switch`, `submit`, `stop`, `step`, `end`) through the same writer. What a backend learnt
+about its cluster (`RunInfo`) goes into run.json; a real backend asks before undoing a run on Ctrl-C
+(`confirm_on_interrupt`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -82,12 +84,63 @@ class JobStatus:
         return self.state in FINISHED_STATES
 
 
+@dataclass(frozen=True)
+class RunInfo:
+    """What a backend learnt about its cluster, kept in run.json (`hivedlab.rundir.RunRecord`); empty on the simulator.
+
+    `openpai_version`: what the rest-server's /api/v2/info said ("" when it said nothing); `emulated_nodes`: the
+    nodes labelled as emulated (a rehearsal cluster, docs/rehearsal.md); `gpu_nodes`: a plain Kubernetes cluster's
+    nodes with their allocatable GPUs."""
+
+    openpai_version: str = ""
+    emulated_nodes: tuple[str, ...] = ()
+    gpu_nodes: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def rehearsal(self) -> bool:
+        return bool(self.emulated_nodes)
+
+    @property
+    def cluster_kind(self) -> dict[str, Any]:
+        """run.json's `cluster_kind`: `{kind: rehearsal, emulated_nodes}` on a rehearsal cluster, else empty."""
+        return {"kind": "rehearsal", "emulated_nodes": list(self.emulated_nodes)} if self.rehearsal else {}
+
+    def then(self, later: RunInfo) -> RunInfo:
+        """What the run knows once `later`'s backend has run too: what `later` learnt replaces what was known, what
+        it did not learn stays."""
+        return RunInfo(later.openpai_version or self.openpai_version, later.emulated_nodes or self.emulated_nodes,
+                       later.gpu_nodes or self.gpu_nodes)
+
+
+ConfigSwitcher = Callable[[str], None]  # puts the named HiveD config (`two-vc`, `one-vc`) in place on the cluster
+
+_YES = ("y", "yes", "是")
+
+
+def confirm_on_interrupt(ask: Callable[[str], str], interactive: bool, question_en: str, question_zh: str) -> bool:
+    """Ctrl-C on a real cluster: whether the user wants what this run did undone (its jobs stopped, its objects
+    removed). No terminal, an end of input or a second Ctrl-C is a no: the run's jobs stay, and it can be resumed."""
+    if not interactive:
+        return False
+    try:
+        answer = ask(f"\n{question_en}? [y/N] / {question_zh} ")
+    except (EOFError, KeyboardInterrupt):
+        return False
+    return answer.strip().lower() in _YES
+
+
 @runtime_checkable
 class Backend(Protocol):
     """A cluster the runner can drive. Every method may raise `hivedlab.basics.errors.HivedlabError`
     for a failure the user must see (one line); a rejected submission is not a failure but a reply."""
 
     cluster: str  # "sim", "pai" or "k8s"
+    run_info: RunInfo  # what it learnt about its cluster while it opened (and ran): read after `close`
+
+    def use_config_switcher(self, switcher: ConfigSwitcher) -> None:
+        """From now on, let `switcher(name)` put a HiveD config in place where `switch_config` would ask the admin
+        (a rehearsal cluster run from this machine: it stands for the admin's paictl commands). The simulator, its
+        own admin, ignores it; a backend without HiveD refuses it."""
 
     def switch_config(self, name: str, text: str) -> None:
         """Make `text` (a HiveD config YAML, named `two-vc` or `one-vc`) the scheduler's config.

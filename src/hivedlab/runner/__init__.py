@@ -1,6 +1,6 @@
 """Run experiment plans on a backend (simulated or real) into a run directory (`hivedlab.rundir`).
 
-- `model`: the plain data (a run's context, a turn, what a run submitted and how it ended);
+- `run_types`: the plain data (a run's context, a turn, what a run submitted and how it ended);
 - `turns`: who submits what under which name;
 - `steps`: one plan on one backend, every action recorded in the evidence log (docs/experiment-plans.md);
 - `experiments`: several plans into a run directory, nothing recorded lost, the run record kept current;

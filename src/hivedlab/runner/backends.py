@@ -79,10 +79,12 @@ def _pai_factory(opening: Opening) -> BackendFactory:
 
     def make(plan: Plan, writer: EvidenceWriter) -> Backend:
         backend = open_backend(writer, opening.inventory, members=members)
-        if (backend.run_info.get("cluster_kind") or {}).get("kind") == "rehearsal":
+        if backend.run_info.rehearsal:
             from hivedlab.rehearsal.stack import switcher_for
 
-            backend.switcher = switcher_for(backend.hived_url)
+            switcher = switcher_for(backend.hived_url)
+            if switcher is not None:
+                backend.use_config_switcher(switcher)
         return backend
 
     return make

@@ -11,13 +11,14 @@ from typing import Any
 import yaml
 
 from hivedlab import __version__
+from hivedlab.backends.protocol import RunInfo
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import write_atomic
 from hivedlab.evidence import EvidenceWriter, format_time, log_source
 from hivedlab.lab_group.inventory import Inventory
 from hivedlab.plans.loader import Plan
 from hivedlab.rundir import RunOutcome, RunRecord, evidence_path, verdicts_path
-from hivedlab.runner.run_types import BackendFactory, ExperimentRun, RunContext, Turn, is_group_plan
+from hivedlab.runner.run_types import BackendFactory, ExperimentRun, RunContext, Turn
 from hivedlab.runner.steps import run_plan
 from hivedlab.runner.turns import plan_turns
 
@@ -46,10 +47,10 @@ def run_experiments(
     ctx.out.mkdir(parents=True, exist_ok=True)
     write_atomic(ctx.run_dir.inventory_path, _inventory_text(ctx.inventory))
     results: list[ExperimentRun] = []
-    extra: dict[str, Any] = {}
+    learnt = RunInfo()
     # the record first, before anything is submitted: a real run cut short in its first experiment keeps its run
     # tag, so running it again resumes it (finds its jobs by name) instead of submitting them under a new tag
-    _write_record(ctx, started, results, extra, finished=False)
+    _write_record(ctx, started, results, learnt, finished=False)
     for turn in turns:
         plan = turn.plan
         folder = _run_folder(ctx, turn)
@@ -69,11 +70,9 @@ def run_experiments(
                 results.append(run_plan(turn, backend, writer, ctx))
             finally:
                 backend.close()
-                info = getattr(backend, "run_info", None)  # optional: what a backend learnt, e.g. openpai_version
-                if isinstance(info, dict):
-                    extra.update(info)
-        _write_record(ctx, started, results, extra, finished=False)
-    _write_record(ctx, started, results, extra, finished=True)
+                learnt = learnt.then(backend.run_info)
+        _write_record(ctx, started, results, learnt, finished=False)
+    _write_record(ctx, started, results, learnt, finished=True)
     return results
 
 
@@ -81,11 +80,10 @@ def _run_folder(ctx: RunContext, turn: Turn) -> Path:
     return ctx.run_dir.run_folder(turn.run_id, turn.plan.contrast)
 
 
-def prepare_folder(ctx: RunContext, plans: Sequence[Plan | Turn]) -> Path | None:
+def prepare_folder(ctx: RunContext, turns: Sequence[Turn]) -> Path | None:
     """Check, before anything runs, that no recorded evidence would be lost; with `ctx.replace`, move earlier
     simulated runs of these experiments (log, verdicts, charts, job files) to `<out>/replaced/<UTC time>/`, which it
     returns (None when nothing was moved)."""
-    turns = [p if isinstance(p, Turn) else Turn(p, "" if is_group_plan(p) else ctx.member) for p in plans]
     kept = [turn for turn in turns if log_source(evidence_path(_run_folder(ctx, turn)))]
     for turn in kept:
         evidence = evidence_path(_run_folder(ctx, turn))
@@ -148,7 +146,7 @@ def submitters(run: ExperimentRun) -> list[str]:
 
 
 def _write_record(
-    ctx: RunContext, started: str, results: list[ExperimentRun], extra: dict[str, Any], finished: bool
+    ctx: RunContext, started: str, results: list[ExperimentRun], learnt: RunInfo, finished: bool
 ) -> None:
     """run.json after each run: this session's record, extending the folder's when it is the same run (same
     cluster and run tag: a resumed real run)."""
@@ -166,9 +164,9 @@ def _write_record(
         outcomes={r.run_id: RunOutcome(r.status, r.reason) for r in results},
         members={r.run_id: tuple(submitters(r)) for r in results if not r.contrast},
         hardware={r.run_id: _hardware_entry(r) for r in results},
-        openpai_version=str(extra.get("openpai_version") or ""),
-        gpu_nodes=gpus if isinstance(gpus := extra.get("gpu_nodes"), dict) else {},
-        cluster_kind=kind if isinstance(kind := extra.get("cluster_kind"), dict) else {},
+        openpai_version=learnt.openpai_version,
+        gpu_nodes=dict(learnt.gpu_nodes),
+        cluster_kind=learnt.cluster_kind,
     )
     previous = ctx.run_dir.read_record()
     if previous is not None and previous.continues(ctx.cluster, ctx.run_tag):

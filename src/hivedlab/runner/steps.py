@@ -17,8 +17,8 @@ from hivedlab.evidence import EvidenceWriter
 from hivedlab.lab_group.layouts import Layout, cannot_hold, manual_layout, plan_layout
 from hivedlab.models.kubeflow.manifests import ManifestError, for_run, looks_like_manifests
 from hivedlab.models.openpai.naming import framework_name
-from hivedlab.plans.loader import Plan, RestartStep, Step, StopStep, SubmitStep, SwitchConfigStep, WaitStep
-from hivedlab.runner.run_types import ExperimentRun, RunContext, Submitted, Turn, is_group_plan
+from hivedlab.plans.loader import RestartStep, Step, StopStep, SubmitStep, SwitchConfigStep, WaitStep
+from hivedlab.runner.run_types import ExperimentRun, RunContext, Submitted, Turn
 from hivedlab.runner.turns import _base_name, job_name_for, protocol_with_name, step_members
 
 
@@ -190,10 +190,9 @@ class _PlanRun:
         return "finished", ""
 
 
-def run_plan(plan: Plan | Turn, backend: Backend, writer: EvidenceWriter, ctx: RunContext) -> ExperimentRun:
-    """Run one plan (a member's turn of it, or the context's member's); always ends the log with an `end` record
-    (finished, failed with the reason, interrupted)."""
-    turn = plan if isinstance(plan, Turn) else Turn(plan, "" if is_group_plan(plan) else ctx.member)
+def run_plan(turn: Turn, backend: Backend, writer: EvidenceWriter, ctx: RunContext) -> ExperimentRun:
+    """Run one turn of a plan; always ends the log with an `end` record (finished, failed with the reason,
+    interrupted)."""
     runner = _PlanRun(turn, backend, writer, ctx)
     try:
         status, reason = runner.run()

@@ -202,7 +202,7 @@ def test_a_cluster_of_another_shape_is_warned_about(tmp_path: Path, gpus: tuple[
             backend = open_backend(writer, FORMS["kube-batch"], "hivedlab-shape",
                                    api_client=make_api_client(str(tmp_path / "kc")), warn=warnings.append)
             backend.close()
-    assert backend.run_info["gpu_nodes"] == {f"k8s-g{i + 1}": n for i, n in enumerate(gpus) if n}
+    assert backend.run_info.gpu_nodes == {f"k8s-g{i + 1}": n for i, n in enumerate(gpus) if n}
     assert bool(warnings) is warned
     if warned:
         assert "4 GPU(s) (k8s-g1: 1, k8s-g2: 1, k8s-g3: 2)" in warnings[0]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from hivedlab.backends.protocol import RunInfo
 from hivedlab.basics.errors import HivedlabError
 from tests.support.pai_world import ONE_VC, TWO_VC, job, make
 
@@ -43,7 +44,7 @@ def test_a_switch_without_a_terminal_is_refused(world, tmp_path):  # noqa: F811
 def test_on_the_rehearsal_cluster_the_switch_is_its_own_command(world, tmp_path):  # noqa: F811
     """The rehearsal cluster has no paictl: the switch it needs is `hivedlab rehearsal switch` (docs/rehearsal.md)."""
     backend, _, _ = make(world, tmp_path, experiment="reconfig")
-    backend.run_info["cluster_kind"] = {"kind": "rehearsal", "emulated_nodes": ["hostname-carol", "hostname-dan"]}
+    backend.run_info = RunInfo(emulated_nodes=("hostname-carol", "hostname-dan"))
     backend.switch_config("two-vc", TWO_VC)
     assert backend.submit("alice", "vc1-job", job("vc1-job-alice-r1")).accepted
     with pytest.raises(HivedlabError, match="hivedlab rehearsal switch one-vc") as caught:
@@ -62,8 +63,8 @@ def test_a_rehearsal_cluster_run_from_this_machine_is_switched_by_the_run_itself
         hived.vcs = ["default"]
 
     backend, _, _ = make(world, tmp_path, experiment="reconfig")
-    backend.run_info["cluster_kind"] = {"kind": "rehearsal", "emulated_nodes": ["hostname-carol", "hostname-dan"]}
-    backend.switcher = switch
+    backend.run_info = RunInfo(emulated_nodes=("hostname-carol", "hostname-dan"))
+    backend.use_config_switcher(switch)
     backend.switch_config("two-vc", TWO_VC)
     assert switched == []  # already in place: nothing to do
     assert backend.submit("alice", "vc1-job", job("vc1-job-alice-r1")).accepted
@@ -73,7 +74,7 @@ def test_a_rehearsal_cluster_run_from_this_machine_is_switched_by_the_run_itself
 
 def test_a_switch_that_does_not_take_is_reported(world, tmp_path):  # noqa: F811
     backend, _, _ = make(world, tmp_path, experiment="reconfig")
-    backend.switcher = lambda name: None  # HiveD keeps its two VCs
+    backend.use_config_switcher(lambda name: None)  # HiveD keeps its two VCs
     backend.switch_timeout_s = 0.0
     backend.switch_config("two-vc", TWO_VC)
     with pytest.raises(HivedlabError, match=r"did not show the VCs \['default'\]"):

@@ -11,7 +11,7 @@ from hivedlab.backends.sim import SimCluster, settings_from_mapping
 from hivedlab.evidence import EvidenceWriter
 from hivedlab.models.openpai import naming
 from hivedlab.plans.loader import load_plan
-from hivedlab.runner import ExperimentRun, RunContext, experiment_seed, run_plan
+from hivedlab.runner import ExperimentRun, RunContext, Turn, experiment_seed, run_plan
 from tests.support.simkit import INVENTORY, IPS, Seen, binds, events, read_log, waits
 
 SEEDS = (1, 2, 3)
@@ -27,7 +27,7 @@ def run(tmp_path: Path, experiment: str, seed: int) -> tuple[ExperimentRun, list
     log = tmp_path / "experiments" / experiment / "evidence.jsonl"
     with EvidenceWriter(log, "sim") as writer:
         sim = SimCluster(writer, experiment_seed(seed, experiment), settings_from_mapping(plan.sim), node_ips=IPS)
-        result = run_plan(plan, sim, writer, ctx)
+        result = run_plan(Turn(plan), sim, writer, ctx)
     prefixes = {s.job_key: naming.framework_name(s.user, s.job_name) for s in result.submitted}
     assert result.status == "finished", result.reason
     return result, read_log(log), prefixes

@@ -16,7 +16,7 @@ from hivedlab.basics.resources import SCHEMAS
 from hivedlab.checker.judging.judge import judge_file
 from hivedlab.evidence import EvidenceWriter, read_evidence
 from hivedlab.plans.loader import load_plan, plan_from_dict
-from hivedlab.runner import RunContext, experiment_seed, run_plan
+from hivedlab.runner import RunContext, Turn, experiment_seed, run_plan
 from tests.support.simkit import INVENTORY, IPS, binds, events, read_log
 
 
@@ -25,7 +25,7 @@ def run(tmp_path: Path, plan: Any, seed: int = 1) -> tuple[Path, dict[str, str]]
     log = tmp_path / "experiments" / plan.id / "evidence.jsonl"
     with EvidenceWriter(log, "sim") as writer:
         sim = SimCluster(writer, experiment_seed(seed, plan.id), settings_from_mapping(plan.sim), node_ips=IPS)
-        result = run_plan(plan, sim, writer, ctx)
+        result = run_plan(Turn(plan), sim, writer, ctx)
     assert result.status == "finished", result.reason
     from hivedlab.models.openpai.naming import framework_name
 

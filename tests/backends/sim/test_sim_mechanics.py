@@ -215,15 +215,6 @@ def test_unknown_vc_pod_waits_with_hived_user_error(tmp_path: Path) -> None:
     assert sim.job_status("alice", "x").state == "WAITING"
 
 
-def test_the_simulator_is_a_backend() -> None:
-    from hivedlab.backends.protocol import Backend
-
-    sim = SimCluster(None)
-    assert isinstance(sim, Backend) and sim.cluster == "sim"
-    assert sim.now() == "2026-01-01T08:00:00.000000Z"
-    assert sim.advance_until(lambda: False, 90) is False and sim.now() == "2026-01-01T08:01:30.000000Z"
-
-
 def test_pending_pods_are_retried_in_k8s_priority_order(tmp_path: Path) -> None:
     """With the HiveD model: a later prod job overtakes an earlier waiting test job (K8s queue order,
     docs/openpai-model.md#pods)."""

@@ -19,6 +19,7 @@ from typing import Any
 
 from hivedlab.backends.k8s.backend import MANAGED_BY, K8sBackend, api_error_text
 from hivedlab.backends.k8s.observed import Observed, TapWriter
+from hivedlab.backends.protocol import RunInfo
 from hivedlab.backends.watcher import LISTED_WITHIN_S, Watcher, make_api_client
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.evidence import EvidenceWriter
@@ -171,10 +172,9 @@ def open_backend(
                       custom={"tfjobs": (tfjob_group, tfjob_version, "tfjobs"),
                               "podgroups": (group_group, group_version, "podgroups")},
                       **(watcher_options or {}))
-    backend = K8sBackend(api, namespace, observed=observed, watcher=watcher,
+    backend = K8sBackend(api, namespace, observed=observed, watcher=watcher, run_info=RunInfo(gpu_nodes=gpus),
                          interactive=sys.stdin.isatty() if interactive is None else interactive, poll_s=poll_s,
                          sleep=clocks.sleep, clock=clocks.clock, now=clocks.now, ask=ask)
-    backend.run_info = {"gpu_nodes": gpus}
     late = watcher.start_listed(LISTED_WITHIN_S)
     if late:
         warn(late)

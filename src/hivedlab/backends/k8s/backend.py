@@ -22,12 +22,22 @@ from typing import Any
 import yaml
 
 from hivedlab.backends.k8s.observed import Observed
-from hivedlab.backends.protocol import FINISHED_STATES, JobStatus, Reply, SubmitResult
+from hivedlab.backends.protocol import (
+    FINISHED_STATES,
+    ConfigSwitcher,
+    JobStatus,
+    Reply,
+    RunInfo,
+    SubmitResult,
+    confirm_on_interrupt,
+)
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.evidence import format_time
 
 PLURALS = {"TFJob": "tfjobs", "PodGroup": "podgroups"}
 MANAGED_BY = {"app.kubernetes.io/managed-by": "hivedlab"}
+NO_HIVED_CONFIG = ("a plain Kubernetes cluster runs no HiveD: a plan that switches HiveD's config runs on "
+                   "--cluster sim or pai / 普通 Kubernetes 集群上没有 HiveD，切换 HiveD 配置的实验请用 sim 或 pai")
 
 
 def api_error_text(exc: Any) -> str:
@@ -57,6 +67,7 @@ class K8sBackend:
         *,
         observed: Observed | None = None,
         watcher: Any = None,
+        run_info: RunInfo | None = None,
         interactive: bool = False,
         poll_s: float = 5.0,
         cleanup_timeout_s: float = 120.0,
@@ -80,7 +91,7 @@ class K8sBackend:
         self.submitted: dict[str, str] = {}  # TFJob name -> user
         self.stopped: set[str] = set()
         self.remove = True  # remove what the run created when it is over (False: the user said no on Ctrl-C)
-        self.run_info: dict[str, Any] = {}
+        self.run_info = run_info or RunInfo()
 
     # ---------------------------------------------------------------- Backend
 
@@ -88,9 +99,11 @@ class K8sBackend:
         return self._now() if self._now else format_time(datetime.now(timezone.utc))
 
     def switch_config(self, name: str, text: str) -> None:
-        raise HivedlabError("a plain Kubernetes cluster runs no HiveD: a plan that switches HiveD's config runs on "
-                            "--cluster sim or pai / 普通 Kubernetes 集群上没有 HiveD，"
-                            "切换 HiveD 配置的实验请用 sim 或 pai")
+        raise HivedlabError(NO_HIVED_CONFIG)
+
+    def use_config_switcher(self, switcher: ConfigSwitcher) -> None:
+        """Refused: there is no HiveD config to switch."""
+        raise HivedlabError(NO_HIVED_CONFIG)
 
     def restart_hived(self) -> None:
         raise HivedlabError("a plain Kubernetes cluster runs no HiveD to restart / "
@@ -206,14 +219,9 @@ class K8sBackend:
         if not self.created:
             return
         names = ", ".join(self.created)
-        answer = ""
-        if self.interactive:
-            try:
-                answer = self._ask(f"\nRemove what this run created in namespace {self.namespace} ({names})? [y/N] / "
-                                   "是否删除本次运行创建的对象？ ")
-            except (EOFError, KeyboardInterrupt):
-                answer = ""
-        self.remove = answer.strip().lower() in ("y", "yes", "是")
+        self.remove = confirm_on_interrupt(
+            self._ask, self.interactive, f"Remove what this run created in namespace {self.namespace} ({names})",
+            "是否删除本次运行创建的对象？")
         if not self.remove:
             self._say(f"left on the cluster: {names} in namespace {self.namespace} (remove them with "
                       f"`kubectl delete namespace {self.namespace}`)")

@@ -17,12 +17,14 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from hivedlab.backends.pai.addresses import hived_address, pai_address
-from hivedlab.backends.pai.backend import PaiBackend, RunState, _TapWriter
+from hivedlab.backends.pai.backend import PaiBackend, RunState
 from hivedlab.backends.pai.kubeconfig import DEFAULT_KUBECONFIG, find_kubeconfig
 from hivedlab.backends.pai.live import LiveView
+from hivedlab.backends.pai.observed import TapWriter
 from hivedlab.backends.pai.rest import PaiClient, RestCall, modelled_version
 from hivedlab.backends.pai.stop import StopResult, jobs_left, run_state, stop_hint, stop_jobs, submitted_jobs
 from hivedlab.backends.pai.tokens import check_tokens, load_tokens, token_source
+from hivedlab.backends.protocol import RunInfo
 from hivedlab.backends.watcher import LISTED_WITHIN_S, Watcher, make_api_client
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.evidence import EMULATED_NODE_LABEL, EvidenceWriter
@@ -177,21 +179,18 @@ def open_backend(
         warn(f"the rest-server at {url} does not say its version (/api/v2/info: version {info.get('version')!r}, "
              "as v1.2.0 answers when it cannot read its ConfigMap); going on as OpenPAI v1.2.0")
     check_tokens(clients, tokens.origins, members or tuple(clients))
+    kube_context = context or env.get("HIVEDLAB_KUBE_CONTEXT")
+    emulated = emulated_nodes(config, kube_context) if config is not None else []
     backend = PaiBackend(
-        writer, clients, state, hived_url=hived,
+        writer, clients, state, hived_url=hived, run_info=RunInfo(version, tuple(emulated)),
         view=view if view is not None else LiveView(),
         interactive=sys.stdin.isatty() if interactive is None else interactive,
         poll_s=poll_s, **extra,
     )
-    backend.run_info = {"openpai_version": version or None}
     backend.index.replay(writer.path)
-    tap = _TapWriter(writer, backend.index)
+    tap = TapWriter(writer, backend.index)
     if watcher_factory is not None:
         backend.watcher = watcher_factory(tap)
     elif config is not None:  # always, without a factory: found (or refused) above
-        kube_context = context or env.get("HIVEDLAB_KUBE_CONTEXT")
-        emulated = emulated_nodes(config, kube_context)
-        if emulated:
-            backend.run_info["cluster_kind"] = {"kind": "rehearsal", "emulated_nodes": emulated}
         backend.watcher = default_watcher(tap, kubeconfig=config, context=kube_context, namespace=namespace)
     return backend

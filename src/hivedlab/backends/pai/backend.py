@@ -3,7 +3,8 @@
 - Submissions, stops and job states go through the rest-server (`hivedlab.backends.pai.rest`), as each member.
 - What the cluster does (Pods, core/v1 Events, Frameworks) is recorded by the Kubernetes watcher
   (`hivedlab.backends.watcher.Watcher`), which runs in the background writing the evidence log. The backend reads the
-  objects as they are written (a tap on the writer) to know when a task pod waits (FailedScheduling) or runs.
+  objects as they are written (a tap on the writer, `hivedlab.backends.pai.observed`) to know when a task pod waits
+  (FailedScheduling) or runs.
 - Its own REST calls and replies go to `<run>/pai/rest-calls.jsonl` (never a token); the runner records the submit
   and stop actions in the evidence log. Submitted job names are kept in `<run>/pai/submitted.json` so that a resumed
   run never submits a job twice and Ctrl-C only ever stops this run's jobs.
@@ -24,71 +25,24 @@ import yaml
 
 from hivedlab.backends.pai.hived_inspect import fetch_vcs, wait_for_vcs
 from hivedlab.backends.pai.live import JobRow, LiveView
+from hivedlab.backends.pai.observed import ObservedIndex
 from hivedlab.backends.pai.rest import PaiClient, PaiError, RestCall, RestReply
-from hivedlab.backends.protocol import FINISHED_STATES, JobStatus, Reply, SubmitResult, TaskStatus
+from hivedlab.backends.protocol import (
+    FINISHED_STATES,
+    ConfigSwitcher,
+    JobStatus,
+    Reply,
+    RunInfo,
+    SubmitResult,
+    TaskStatus,
+    confirm_on_interrupt,
+)
 from hivedlab.basics.errors import HivedlabError
-from hivedlab.evidence import EvidenceWriter, format_time, iter_evidence
+from hivedlab.evidence import EvidenceWriter, format_time
 from hivedlab.models.openpai.naming import framework_name
-from hivedlab.models.scheduler_messages import TRANSIENT, classify
 
 UNFINISHED = ("WAITING", "RUNNING", "STOPPING")
 STATUS_CACHE_S = 3.0  # poll job detail at most this often per job (rest-server: 600 requests/min per IP)
-
-
-class _ObservedIndex:
-    """What the watcher has written so far, reduced to what `job_status` needs (thread-safe)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.waiting: dict[str, str] = {}  # pod name -> last FailedScheduling message
-        self.ran: set[str] = set()  # pod names whose container has run
-
-    def observe(self, resource: str, obj: dict[str, Any]) -> None:
-        if (resource == "events" and obj.get("reason") == "FailedScheduling"
-                and classify(str(obj.get("message") or "")) != TRANSIENT):  # informer lag: retried, not a wait
-            involved = obj.get("involvedObject") or {}
-            if involved.get("kind") == "Pod" and involved.get("name"):
-                with self._lock:
-                    self.waiting[str(involved["name"])] = str(obj.get("message") or "")
-        elif resource == "pods":
-            name = (obj.get("metadata") or {}).get("name")
-            statuses = (obj.get("status") or {}).get("containerStatuses") or []
-            if name and any(("running" in (s.get("state") or {})) or ("terminated" in (s.get("state") or {}))
-                            or (s.get("lastState") or {}).get("terminated") for s in statuses):
-                with self._lock:
-                    self.ran.add(str(name))
-
-    def replay(self, path: str | Path) -> None:
-        """Observe what an existing log (a resumed run's) already holds: its pods may be gone from the cluster."""
-        if not Path(path).exists():
-            return
-        for record in iter_evidence(path):
-            if record.kind == "object" and record.object is not None and record.watch_type != "DELETED":
-                self.observe(str(record.resource), record.object)
-
-    def for_framework(self, framework: str) -> tuple[bool, bool, str]:
-        prefix = framework + "-"
-        with self._lock:
-            waiting = [msg for pod, msg in self.waiting.items() if pod.startswith(prefix)]
-            ran = any(pod.startswith(prefix) for pod in self.ran)
-        return bool(waiting), ran, (waiting[-1] if waiting else "")
-
-
-class _TapWriter:
-    """The evidence writer as the watcher sees it: every object goes to the log first, then to the index."""
-
-    def __init__(self, writer: EvidenceWriter, index: _ObservedIndex) -> None:
-        self._writer, self._index = writer, index
-
-    def write_object(self, watch_type: str, resource: str, obj: dict[str, Any], time: str | None = None,
-                     synthetic: bool = False) -> dict[str, Any]:
-        record = self._writer.write_object(watch_type, resource, obj, time=time, synthetic=synthetic)
-        if watch_type != "DELETED":
-            self._index.observe(resource, obj)
-        return record
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._writer, name)
 
 
 class RunState:
@@ -158,6 +112,7 @@ class PaiBackend:
         *,
         hived_url: str,
         watcher: Any = None,
+        run_info: RunInfo | None = None,
         view: LiveView | None = None,
         interactive: bool = False,
         poll_s: float = 5.0,
@@ -173,12 +128,12 @@ class PaiBackend:
         self._cache: dict[str, tuple[float, JobStatus, str]] = {}
         self.cache_s = min(STATUS_CACHE_S, poll_s)
         self._ran: set[str] = set()
-        self.index = _ObservedIndex()
+        self.index = ObservedIndex()
         self.vcs: set[str] = set()
-        self.run_info: dict[str, Any] = {}
+        self.run_info = run_info or RunInfo()
         # the config switch of a rehearsal cluster this machine runs (hivedlab.rehearsal.stack.switcher_for): it
         # stands for the admin's paictl commands, so a run switches by itself instead of asking
-        self.switcher: Callable[[str], None] | None = None
+        self._switcher: ConfigSwitcher | None = None
 
     # ---------------------------------------------------------------- helpers
 
@@ -203,6 +158,9 @@ class PaiBackend:
     def now(self) -> str:
         return format_time(datetime.now(timezone.utc))
 
+    def use_config_switcher(self, switcher: ConfigSwitcher) -> None:
+        self._switcher = switcher
+
     def switch_config(self, name: str, text: str) -> None:
         """Check that HiveD runs a config with this one's VCs; if not, show how to switch and wait (interactive)."""
         wanted = config_vcs(text)
@@ -220,16 +178,16 @@ class PaiBackend:
                           "paictl commands it prints")
             message_zh = (f"集群当前的 VC 为 {sorted(running)}，'{name}' 配置需要 {sorted(wanted)}："
                           f"请运行 hivedlab scheduler-config {name} 并执行它打印的 paictl 命令")
-            if (self.run_info.get("cluster_kind") or {}).get("kind") == "rehearsal":  # no paictl there: its own step
+            if self.run_info.rehearsal:  # no paictl there: its own step
                 message_en = (f"the rehearsal cluster runs HiveD VCs {sorted(running)}, the '{name}' config needs "
                               f"{sorted(wanted)}: run `hivedlab rehearsal switch {name}` (what paictl's config push "
                               "does on a real cluster)")
                 message_zh = (f"演练集群当前的 VC 为 {sorted(running)}，'{name}' 配置需要 {sorted(wanted)}："
                               f"请运行 hivedlab rehearsal switch {name}（相当于真实集群上 paictl 推送配置）")
-            if self.switcher is not None:
+            if self._switcher is not None:
                 self._say(f"switching the rehearsal cluster to '{name}' as `hivedlab rehearsal switch {name}` "
                           f"does / 演练集群切换到 {name}")
-                self.switcher(name)
+                self._switcher(name)
             elif not self.interactive:
                 raise HivedlabError(f"{message_en} / {message_zh}")
             else:
@@ -378,14 +336,8 @@ class PaiBackend:
         if not mine:
             return
         names = ", ".join(f"{e['user']}~{e['job_name']}" for e in mine)
-        answer = ""
-        if self.interactive:
-            try:
-                answer = self._ask(f"\nStop the jobs this run submitted ({names})? [y/N] / "
-                                   "是否停止本次运行提交的任务？ ")
-            except (EOFError, KeyboardInterrupt):
-                answer = ""
-        if answer.strip().lower() in ("y", "yes", "是"):
+        if confirm_on_interrupt(self._ask, self.interactive, f"Stop the jobs this run submitted ({names})",
+                                "是否停止本次运行提交的任务？"):
             for entry in mine:
                 try:
                     self.client(entry["user"]).stop(entry["user"], entry["job_name"])

@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from hivedlab.backends.protocol import JobStatus, Reply, SubmitResult, TaskStatus
+from hivedlab.backends.protocol import ConfigSwitcher, JobStatus, Reply, RunInfo, SubmitResult, TaskStatus
 from hivedlab.backends.sim import hooks
 from hivedlab.backends.sim.framework import FrameworkController
 from hivedlab.backends.sim.jobs import SimJob, TaskKey
@@ -45,6 +45,7 @@ class SimCluster(FrameworkController):
     """A `hivedlab.backends.protocol.Backend` on virtual time. One instance per experiment (one evidence log)."""
 
     cluster = "sim"
+    run_info = RunInfo()  # nothing to learn: the simulator is the model
     wait_reason = "FailedScheduling"  # the reason of a waiting pod's event: HiveD's (the default scheduler's word)
 
     # -- Backend ------------------------------------------------------------------------------------------------
@@ -54,6 +55,9 @@ class SimCluster(FrameworkController):
 
     def close(self) -> None:
         """Nothing to release: the evidence writer belongs to the runner."""
+
+    def use_config_switcher(self, switcher: ConfigSwitcher) -> None:
+        """Ignored: the simulator is its own admin, `switch_config` switches HiveD's config itself."""
 
     def switch_config(self, name: str, text: str) -> None:
         """Run HiveD with this config. With jobs on the cluster this is HiveD's work-preserving reconfiguration:
