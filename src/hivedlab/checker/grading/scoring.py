@@ -31,6 +31,7 @@ from hivedlab.checker.grading.rubric import Item, Penalty, Rubric
 from hivedlab.checker.grading.submission import deployment_text
 from hivedlab.checker.judging.rules.rule_base import INCONCLUSIVE, INCONSISTENT
 from hivedlab.checker.judging.verdicts import VERDICT_TEXT
+from hivedlab.rundir import REPORT_MD, env_record_name
 
 FINISHED = ("finished", "completed", "done", "ok", "success")
 
@@ -230,14 +231,14 @@ def score_environment(group: GroupResult) -> tuple[float, str, str, tuple[str, .
     if missing:
         en += "; missing: " + ", ".join(missing[:12])
         zh += "；缺少：" + ", ".join(missing[:12])
-    return filled / cells, en, zh, tuple(f"{sub.base}env/{name}.json" for name in sorted(sub.env))
+    return filled / cells, en, zh, tuple(f"{sub.base}{env_record_name(name)}" for name in sorted(sub.env))
 
 
 def score_deployment(group: GroupResult, min_chars: int) -> tuple[float, str, str, tuple[str, ...]]:
     sub = group.submission
     if sub.report_md is None:
         return 0.0, "no report.md", "没有 report.md", ()
-    ref = (f"{sub.base}report.md",)
+    ref = (f"{sub.base}{REPORT_MD}",)
     text = deployment_text(sub.report_md)
     if text is None:
         return 0.0, "report.md is not the hivedlab template (no deployment section markers)",\
@@ -285,7 +286,7 @@ def score_item(item: Item, group: GroupResult, lab: LabSpec, rubric: Rubric,
     elif item.check == "explanation":
         written = next((e for e in explanations if e.experiment == item.experiment), None)
         fraction, en, zh, refs = score_explanation(written, rubric.explanation_min_chars)
-        refs = (f"{group.submission.base}report.md",) if written and not written.empty else refs
+        refs = (f"{group.submission.base}{REPORT_MD}",) if written and not written.empty else refs
     else:
         fraction, en, zh, refs = score_claims(group)
     return ItemScore(item, max(0.0, min(1.0, fraction)), en, zh, refs)

@@ -22,6 +22,7 @@ from hivedlab.checker.report.timeline import ExperimentTimeline, timeline_for_ch
 from hivedlab.lab_group.inventory import inventory_from_mapping, read_inventory
 from hivedlab.plans.loader import Plan, load_plan
 from hivedlab.rundir import (
+    ENV,
     EVIDENCE,
     RUN_RECORD,
     VERDICTS,
@@ -199,7 +200,7 @@ def load_env(run_dir: Path) -> tuple[dict[str, EnvRecord], list[str]]:
         data, problem = _read_json(path)
         record = None if problem else env_record_from_mapping(data, path.name)
         if record is None:
-            problems.append(problem or f"env/{path.name}: not an environment record")
+            problems.append(problem or f"{ENV}/{path.name}: not an environment record")
             continue
         records[record.member] = record
     return records, problems
