@@ -52,7 +52,7 @@ def spelt_names(source: str) -> list[tuple[int, str]]:
                 found.append((node.lineno, name))
         elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
             found += [(side.lineno, side.value) for side in (node.left, node.right)
-                      if isinstance(side, ast.Constant) and side.value in FOLDERS]
+                      if isinstance(side, ast.Constant) and isinstance(side.value, str) and side.value in FOLDERS]
     return sorted(set(found))
 
 
