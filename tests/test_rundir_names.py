@@ -75,7 +75,7 @@ def test_no_module_but_rundir_spells_a_run_directory_name() -> None:
 
 def test_the_docs_layout_is_rundirs_table() -> None:
     assert rundir.layout_block() in ARCHITECTURE.read_text(encoding="utf-8"), (
-        "docs/architecture.md#run-directory differs from hivedlab.rundir.LAYOUT: replace its block with the output of "
+        "docs/architecture.md's \"Run directory\" block is not hivedlab.rundir.LAYOUT: replace it with the output of "
         "`PYTHONPATH=src python -c 'from hivedlab.rundir import layout_block; print(layout_block())'`")
 
 

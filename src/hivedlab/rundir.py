@@ -1,7 +1,7 @@
 """The run directory: the one owner of its layout and of its record, `run.json`.
 
-Its layout is `LAYOUT` below, written out once: docs/architecture.md#run-directory is generated from it
-(`layout_block`). No other module spells these names: the runner, the CLI, the report, grading and the backends ask
+Its layout is `LAYOUT` below, written out once: the "Run directory" section of docs/architecture.md is generated from
+it (`layout_block`). No other module spells these names: the runner, the CLI, the report, grading and the backends ask
 this one. Reading the record is tolerant (a grader reads forged files): a field of the wrong type is dropped, never
 trusted.
 """
@@ -54,7 +54,7 @@ def env_record_name(member: str) -> str:
     return f"{ENV}/{member}.json"
 
 
-# The layout, a row per path: (path, what it holds). docs/architecture.md#run-directory is `layout_block()`.
+# The layout, a row per path: (path, what it holds); docs/architecture.md's "Run directory" block is `layout_block()`.
 LAYOUT: tuple[tuple[str, str], ...] = (
     (RUN_RECORD, "the run record (RunRecord): hivedlab version, cluster (sim|pai|k8s), seed, run tag, sessions (one "
                  "per resumed real session), finished, experiments and contrast runs, each run's outcome and whose "
@@ -84,7 +84,7 @@ LAYOUT: tuple[tuple[str, str], ...] = (
 
 
 def layout_block(width: int = 118) -> str:
-    """`LAYOUT` as the fenced block of docs/architecture.md#run-directory: a path, then what it holds, wrapped."""
+    """`LAYOUT` as the fenced block of docs/architecture.md's "Run directory": a path, then what it holds, wrapped."""
     column = max(len(path) for path, _ in LAYOUT) + 3
     lines = ["```", "out/"]
     for path, what in LAYOUT:
