@@ -246,14 +246,6 @@ class RunDir:
         return self.pai_state / PAI_SUBMITTED
 
     @property
-    def pai_calls(self) -> Path:
-        return self.pai_state / PAI_CALLS
-
-    @property
-    def fonts_dir(self) -> Path:
-        return self.root / FONTS
-
-    @property
     def report_md(self) -> Path:
         return self.root / REPORT_MD
 
