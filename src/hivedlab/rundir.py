@@ -1,19 +1,9 @@
 """The run directory: the one owner of its layout and of its record, `run.json`.
 
-    <out>/
-      run.json                       the run record (RunRecord)
-      inventory.yaml                 the group inventory the run used
-      experiments/<id>/              a run: evidence.jsonl, verdicts.json, charts
-      experiments/<id>/<user>/       a member's turn of it
-      contrast/<id>@<scheduler>/     a contrast run (docs/other-schedulers.md), with contrast/jobs/ and contrast/hived/
-      jobs/<run>/  hived/            the job files and HiveD configs a run submitted
-      env/<member>.json              the members' environment records
-      pai/                           a real OpenPAI run's state: the jobs it submitted, its REST call log
-      replaced/<UTC time>/           earlier simulated runs moved aside by --replace
-      report.md  report.html  claims.json
-
-No other module spells these names: the runner, the CLI, the report, grading and the backends ask this one.
-Reading the record is tolerant (a grader reads forged files): a field of the wrong type is dropped, never trusted.
+Its layout is `LAYOUT` below, written out once: the "Run directory" section of docs/architecture.md is generated from
+it (`layout_block`). No other module spells these names: the runner, the CLI, the report, grading and the backends ask
+this one. Reading the record is tolerant (a grader reads forged files): a field of the wrong type is dropped, never
+trusted.
 """
 
 from __future__ import annotations
@@ -42,7 +32,70 @@ HIVED_CONFIGS = "hived"
 ENV = "env"
 REPLACED = "replaced"
 PAI_STATE = "pai"
+PAI_SUBMITTED = "submitted.json"  # in pai/: the jobs a real run submitted
+PAI_CALLS = "rest-calls.jsonl"  # in pai/: its REST call log
+FONTS = "fonts"  # the CJK font report.html declares
 RUN_HOMES = (EXPERIMENTS, CONTRAST)  # the folders a run's own folder sits in
+
+
+def run_folder_name(run_id: str, contrast: bool = False) -> str:
+    """A run's own folder relative to the run directory: `experiments/<id>`, `experiments/<id>/<user>` or
+    `contrast/<id>@<scheduler>`."""
+    return f"{CONTRAST if contrast else EXPERIMENTS}/{run_id}"
+
+
+def hived_config_name(name: str) -> str:
+    """A HiveD config's file relative to its home (the run directory, or `contrast/`)."""
+    return f"{HIVED_CONFIGS}/{name}.yaml"
+
+
+def env_record_name(member: str) -> str:
+    """A member's environment record relative to the run directory."""
+    return f"{ENV}/{member}.json"
+
+
+# The layout, a row per path: (path, what it holds); docs/architecture.md's "Run directory" block is `layout_block()`.
+LAYOUT: tuple[tuple[str, str], ...] = (
+    (RUN_RECORD, "the run record (RunRecord): hivedlab version, cluster (sim|pai|k8s), seed, run tag, sessions (one "
+                 "per resumed real session), finished, experiments and contrast runs, each run's outcome and whose "
+                 "jobs it submitted (`outcomes`, `members`: by run, `<id>` or `<id>/<user>`), and `hardware`: by run "
+                 "{on: group} or {on: manual, why: {zh, en}} (below); real runs: `openpai_version`; `cluster_kind` "
+                 "{kind: rehearsal, emulated_nodes} on the rehearsal cluster; plain Kubernetes: `gpu_nodes`"),
+    (INVENTORY, "the group inventory used"),
+    (env_record_name("<member>"), "environment records (hivedlab env); none on the simulator"),
+    (hived_config_name("<two-vc|one-vc>"), "HiveD configs as used"),
+    (f"{JOBS}/<experiment>/<job>.yaml", "job protocols exactly as submitted"),
+    (f"{run_folder_name('<id>')}/{EVIDENCE}", "the evidence log (docs/evidence.md)"),
+    (f"{run_folder_name('<id>')}/{VERDICTS}", "the verdicts (verdict result schema)"),
+    (f"{run_folder_name('<id>')}/{CHART_PNG}, {CHART_SVG}", "the run's timeline chart"),
+    (f"{run_folder_name('<id>/<user>')}/", f"a member's turn (--member, --each-member): its evidence, verdicts, "
+                                            f"chart; jobs under {JOBS}/<id>/<user>/ (docs/evidence.md, \"several "
+                                            f"members\")"),
+    (f"{run_folder_name('<id>@<scheduler>', contrast=True)}/", "runs without HiveD (evidence, verdicts, chart): "
+                                                               "ungraded, docs/other-schedulers.md"),
+    (f"{CONTRAST}/{HIVED_CONFIGS}/", "the contrast runs' HiveD configs as used"),
+    (f"{CONTRAST}/{JOBS}/<id>@<scheduler>/", "the contrast runs' job files as submitted"),
+    (f"{REPORT_MD}, {REPORT_HTML}, {CLAIMS}", "the report and its machine-readable claims (`hivedlab report`)"),
+    (f"{FONTS}/", "the CJK font report.html declares (@font-face), copied from its package"),
+    (f"{PAI_STATE}/{PAI_SUBMITTED}", "a real OpenPAI run's submitted jobs (what `hivedlab stop` stops)"),
+    (f"{PAI_STATE}/{PAI_CALLS}", "a real OpenPAI run's REST call log"),
+    (f"{REPLACED}/<UTC time>/", "earlier simulated runs moved aside by `run --replace` (never deleted)"),
+)
+
+
+def layout_block(width: int = 118) -> str:
+    """`LAYOUT` as the fenced block of docs/architecture.md's "Run directory": a path, then what it holds, wrapped."""
+    column = max(len(path) for path, _ in LAYOUT) + 3
+    lines = ["```", "out/"]
+    for path, what in LAYOUT:
+        words, line = what.split(), f"  {path}".ljust(column) + "#"
+        for word in words:
+            if len(line) + 1 + len(word) > width and not line.endswith("#"):
+                lines.append(line)
+                line = " " * column + "#"
+            line += " " + word
+        lines.append(line)
+    return "\n".join([*lines, "```"])
 
 
 @dataclass(frozen=True)
@@ -189,6 +242,10 @@ class RunDir:
         return self.root / PAI_STATE
 
     @property
+    def pai_submitted(self) -> Path:
+        return self.pai_state / PAI_SUBMITTED
+
+    @property
     def report_md(self) -> Path:
         return self.root / REPORT_MD
 
@@ -206,13 +263,13 @@ class RunDir:
 
     def run_folder(self, run_id: str, contrast: bool = False) -> Path:
         """A run's own folder: `experiments/<id>/`, `experiments/<id>/<user>/` or `contrast/<id>@<scheduler>/`."""
-        return self.root / (CONTRAST if contrast else EXPERIMENTS) / run_id
+        return self.root / run_folder_name(run_id, contrast)
 
     def jobs_folder(self, run_id: str, contrast: bool = False) -> Path:
         return self.home(contrast) / JOBS / run_id
 
     def hived_config(self, name: str, contrast: bool = False) -> Path:
-        return self.home(contrast) / HIVED_CONFIGS / f"{name}.yaml"
+        return self.home(contrast) / hived_config_name(name)
 
     def replaced_folder(self, stamp: str = "") -> Path:
         return self.root / REPLACED / stamp if stamp else self.root / REPLACED

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 _STATEMENT_END = re.compile(r"[。：]|[.:](?:\s|$)")
@@ -35,3 +36,13 @@ def first_statement(text: str, lang: str) -> str:
         if sum(head.count(c) for c in "（(") == sum(head.count(c) for c in "）)") and head.strip():
             return head.rstrip() + ("。" if lang == "zh" else ".")
     return text
+
+
+def display_width(text: str) -> int:
+    """Columns `text` takes in a terminal: a CJK (wide or fullwidth) character takes two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def pad(text: str, width: int) -> str:
+    """Left-justify by display width (`display_width`)."""
+    return text + " " * max(0, width - display_width(text))

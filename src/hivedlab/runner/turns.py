@@ -12,20 +12,21 @@ from hivedlab.basics.resources import JOBS
 from hivedlab.lab_group.inventory import Inventory
 from hivedlab.models.kubeflow.manifests import FORMS, looks_like_manifests, manifest_file
 from hivedlab.models.openpai.naming import TURN_MARK
+from hivedlab.models.openpai.protocol import job_name_rule
 from hivedlab.plans.loader import Plan, SubmitStep
 from hivedlab.runner.run_types import Turn, is_group_plan
 
-MAX_JOB_NAME = 255  # docs/openpai-model.md#top-level
 _NAME_LINE = re.compile(r"^name:[^\n]*$", re.MULTILINE)
 
 
 def job_name_for(base: str, user: str, experiment: str, run_tag: str, turn: bool = False) -> str:
     """`<base>-<user>-<experiment>-<run>`, `<base>-<user>-<experiment>-turn-<run>` for a member's turn: unique per
     member, experiment and run, and a member's turn apart from the group's run that the same member submitted (names
-    can never be reused, docs/openpai-model.md#endpoints), within the protocol's `^[a-zA-Z0-9_-]+$`, at most 255
-    characters."""
-    text = re.sub(r"[^a-zA-Z0-9_-]", "-", f"{base}-{user}-{experiment}-{TURN_MARK if turn else ''}{run_tag}")
-    return re.sub(r"-{2,}", "-", text).strip("-")[:MAX_JOB_NAME]
+    can never be reused, docs/openpai-model.md#endpoints), within the protocol's rule (`job_name_rule`: its characters,
+    its length)."""
+    rule = job_name_rule()
+    text = re.sub(f"[^{rule.characters}]", "-", f"{base}-{user}-{experiment}-{TURN_MARK if turn else ''}{run_tag}")
+    return re.sub(r"-{2,}", "-", text).strip("-")[:rule.max_length]
 
 
 def protocol_with_name(text: str, name: str) -> str:

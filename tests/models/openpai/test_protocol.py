@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import copy
+import json
+import re
 
 import jsonschema
 import pytest
 
-from hivedlab.models.openpai.protocol import job_schema, schema_issues, semantic_issues
+from hivedlab.models.openpai.protocol import SCHEMA_PATH, job_name_rule, job_schema, schema_issues, semantic_issues
+from hivedlab.runner.turns import job_name_for
 
 BASE = {
     "protocolVersion": 2, "name": "j", "type": "job",
@@ -65,3 +68,12 @@ def test_semantic_messages_are_the_rest_servers():
     doc["prerequisites"].append(dict(doc["prerequisites"][0]))
     assert [i.message for i in semantic_issues(doc)] == [
         "Duplicate dockerimage prerequisites img.", "Default deployment prod does not exist."]
+
+
+def test_the_job_name_rule_is_the_schemas_and_job_names_keep_it() -> None:
+    name = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))["definitions"]["name"]
+    rule = job_name_rule()
+    assert f"^[{rule.characters}]+$" == name["pattern"]
+    assert rule.max_length == name["maxLength"]
+    made = job_name_for("job.config 1", "李 alice", "gang" * 100, "s1")
+    assert re.fullmatch(name["pattern"], made) and len(made) == name["maxLength"]

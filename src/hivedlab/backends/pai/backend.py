@@ -40,6 +40,7 @@ from hivedlab.backends.protocol import (
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.evidence import EvidenceWriter, format_time
 from hivedlab.models.openpai.naming import framework_name
+from hivedlab.rundir import PAI_CALLS, PAI_SUBMITTED
 
 UNFINISHED = ("WAITING", "RUNNING", "STOPPING")
 STATUS_CACHE_S = 3.0  # poll job detail at most this often per job (rest-server: 600 requests/min per IP)
@@ -50,8 +51,8 @@ class RunState:
 
     def __init__(self, folder: Path, experiment: str = "") -> None:
         self.experiment = experiment
-        self.path = folder / "submitted.json"
-        self.calls_path = folder / "rest-calls.jsonl"
+        self.path = folder / PAI_SUBMITTED
+        self.calls_path = folder / PAI_CALLS
         folder.mkdir(parents=True, exist_ok=True)
         try:
             data = json.loads(self.path.read_text(encoding="utf-8")) if self.path.exists() else {}

@@ -24,6 +24,7 @@ from hivedlab.backends.pai.rest_errors import failure_cause
 from hivedlab.backends.pai.users import get_user, token_expiry, user_vcs
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import read_json
+from hivedlab.env_record import env_record_from_json
 from hivedlab.lab_group.inventory import Inventory
 from hivedlab.lab_group.layouts import plan_layout
 
@@ -221,9 +222,8 @@ def check_jobs(url: str, token: str) -> DoctorFinding:
 
 def check_clocks(folder: Path) -> list[DoctorFinding]:
     """The members' environment records: every clock synchronized, and their NTP offsets within a second."""
-    records = [read_json(path) for path in sorted(folder.glob("*.json"))]
-    clocks = {str(r.get("member")): r["clock"] for r in records
-              if isinstance(r, dict) and isinstance(r.get("clock"), dict)}
+    records = [env_record_from_json(read_json(path)) for path in sorted(folder.glob("*.json"))]
+    clocks = {str(r.member): r.clock for r in records if r is not None and r.clock is not None}
     if not clocks:
         return [bad("clocks", f"{folder} 中没有带时钟信息的环境记录", f"no environment record with a clock in {folder}",
                     "在每台机器上运行 `python3 labs/00_check_env.py --member 姓名 --role …` 并把 env/ 中的记录复制过来",
@@ -233,11 +233,11 @@ def check_clocks(folder: Path) -> list[DoctorFinding]:
     fix = ("在这些机器上执行 `sudo timedatectl set-ntp true`（或安装 chrony），再运行一次 00_check_env.py",
            "run `sudo timedatectl set-ntp true` (or install chrony) on those machines, then 00_check_env.py again")
     findings = []
-    unsynced = sorted(m for m, c in clocks.items() if c.get("ntp_synchronized") is False)
+    unsynced = sorted(m for m, c in clocks.items() if c.ntp_synchronized is False)
     if unsynced:
         findings.append(bad("clocks", f"时钟未同步：{', '.join(unsynced)}", f"clocks not synchronized: "
                             f"{', '.join(unsynced)}", *fix, status="warning"))
-    offsets = {m: float(c["offset_ms"]) for m, c in clocks.items() if isinstance(c.get("offset_ms"), int | float)}
+    offsets = {m: c.offset_ms for m, c in clocks.items() if c.offset_ms is not None}
     if offsets and max(offsets.values()) - min(offsets.values()) > MAX_CLOCK_SPREAD_MS:
         shown = ", ".join(f"{m} {v:+.0f} ms" for m, v in sorted(offsets.items()))
         findings.append(bad("clocks", f"各机器时钟相差超过 1 秒：{shown}", f"the machines' clocks differ by more than "

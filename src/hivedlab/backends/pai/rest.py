@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import json
-import re
 import stat
 import time
 from collections.abc import Callable
@@ -40,8 +39,6 @@ __all__ = ["DIRECT_PORT", "TOKEN_ENV", "TOKEN_FILE_ENV", "PaiClient", "PaiError"
 
 TOKEN_FILE_ENV = "HIVEDLAB_PAI_TOKEN_FILE"
 TRANSIENT_STATUSES = (502, 503, 504)
-JOB_NAME = re.compile(r"^[a-zA-Z0-9_-]+$")  # docs/openpai-model.md#top-level
-MAX_JOB_NAME = 255
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 from hivedlab.backends.pai.backend import UNFINISHED, RunState
 from hivedlab.backends.pai.rest import PaiClient
 from hivedlab.basics.errors import HivedlabError
-from hivedlab.rundir import RunDir
+from hivedlab.rundir import PAI_STATE, PAI_SUBMITTED, RunDir
 
 
 @dataclass(frozen=True)
@@ -40,8 +40,9 @@ class StopResult:
 
 def run_state(run_dir: Path) -> RunState:
     """The run's record of what it submitted; a folder without one is not a real-cluster run."""
-    if not (RunDir(run_dir).pai_state / "submitted.json").is_file():
-        raise HivedlabError(f"{run_dir} is not the folder of a run on a real cluster (no pai/submitted.json in it)")
+    if not RunDir(run_dir).pai_submitted.is_file():
+        raise HivedlabError(f"{run_dir} is not the folder of a run on a real cluster "
+                            f"(no {PAI_STATE}/{PAI_SUBMITTED} in it)")
     return RunState(RunDir(run_dir).pai_state)
 
 

@@ -29,7 +29,7 @@ from hivedlab.checker.grading.provenance import (
 from hivedlab.checker.grading.submission import ExperimentFiles, Submission, read_submission
 from hivedlab.checker.judging.judge import Judge, Judgement
 from hivedlab.evidence import EvidenceLog, read_evidence
-from hivedlab.rundir import CLAIMS
+from hivedlab.rundir import CLAIMS, VERDICTS, hived_config_name, run_folder_name
 
 
 @dataclass(frozen=True)
@@ -177,7 +177,7 @@ def _grade_experiment_safely(sub: Submission, experiment: str, lab: LabSpec, jud
         return grade_experiment(sub, experiment, lab, judge)
     except Exception as exc:  # noqa: BLE001 - one file must not zero the group; the finding names it
         files = sub.experiment(experiment)
-        where = files.evidence if files is not None and files.evidence else f"{sub.base}experiments/{experiment}/"
+        where = files.evidence if files is not None and files.evidence else f"{sub.base}{run_folder_name(experiment)}/"
         finding = GradeFinding("problem", "file-error", f"{where}: the grader could not read this file "
                           f"({type(exc).__name__}); {experiment} is scored without it",
                           f"{where}：评分程序无法读取该文件（{type(exc).__name__}）；{experiment} 按没有该文件评分",
@@ -189,8 +189,8 @@ def _claim_findings(sub: Submission, experiments: tuple[ExperimentResult, ...]) 
     findings: list[GradeFinding] = []
     total = supported = 0
     sources: list[tuple[str, Any, ExperimentResult | None]] = [
-        (f"{sub.base}claims.json", parse_claims(sub.claims), None)]
-    sources += [(f"{sub.base}experiments/{_run_folder(run.files)}/verdicts.json",
+        (f"{sub.base}{CLAIMS}", parse_claims(sub.claims), None)]
+    sources += [(f"{sub.base}{run_folder_name(_run_folder(run.files))}/{VERDICTS}",
                  parse_claims({exp.id: run.files.verdicts}), run)
                 for exp in experiments for run in exp.turns or (exp,) if run.files and run.files.verdicts]
     for where, claims, own in sources:  # a verdicts.json is compared with its own run, claims.json with the whole
@@ -222,10 +222,10 @@ def _config_findings(sub: Submission) -> list[GradeFinding]:
         strangers = sorted(a for a in addresses if not a.isdigit() and a not in hostnames)
         if strangers:
             findings.append(GradeFinding("foreign", "config-unknown-node",
-                                         f"hived/{name}.yaml names machines that are not "
+                                         f"{hived_config_name(name)} names machines that are not "
                                     f"in the group's inventory: {', '.join(strangers[:5])}",
-                                    f"hived/{name}.yaml 中的机器不在本组清单中：{', '.join(strangers[:5])}",
-                                    f"{sub.base}hived/{name}.yaml"))
+                                    f"{hived_config_name(name)} 中的机器不在本组清单中：{', '.join(strangers[:5])}",
+                                    f"{sub.base}{hived_config_name(name)}"))
     return findings
 
 

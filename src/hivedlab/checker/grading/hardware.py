@@ -14,6 +14,7 @@ from typing import Any
 
 from hivedlab.checker.grading.grade_findings import GradeFinding
 from hivedlab.checker.grading.grader import GroupResult
+from hivedlab.env_record import EnvRecord
 from hivedlab.lab_group.inventory import LAB_CONFIG_GPUS
 from hivedlab.rundir import RUN_RECORD
 
@@ -39,19 +40,17 @@ class HardwareExcuse:
                        f"{self.zh}：无法确认，按模拟集群证据扣分", RUN_RECORD)
 
 
-def env_for(env: Mapping[str, Mapping[str, Any]], member: Any) -> Mapping[str, Any] | None:
+def env_for(env: Mapping[str, EnvRecord], member: Any) -> EnvRecord | None:
     """A member's environment record (named by the member, their user or their machine)."""
     names = {member.name.lower(), member.user.lower(), member.hostname.lower()} - {""}
     for stem, record in env.items():
-        if stem.lower() in names or str(record.get("member", "")).lower() in names:
+        if stem.lower() in names or (record.member or "").lower() in names:
             return record
     return None
 
 
-def _gpu_count(record: Mapping[str, Any] | None) -> int | None:
-    gpus = record.get("gpus") if record else None
-    count = gpus.get("count") if isinstance(gpus, Mapping) else None
-    return count if isinstance(count, int) and not isinstance(count, bool) else None
+def _gpu_count(record: EnvRecord | None) -> int | None:
+    return record.gpu_count if record else None
 
 
 def hardware_excuse(group: GroupResult) -> HardwareExcuse | None:

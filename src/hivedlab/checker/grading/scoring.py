@@ -31,6 +31,8 @@ from hivedlab.checker.grading.rubric import Item, Penalty, Rubric
 from hivedlab.checker.grading.submission import deployment_text
 from hivedlab.checker.judging.rules.rule_base import INCONCLUSIVE, INCONSISTENT
 from hivedlab.checker.judging.verdicts import VERDICT_TEXT
+from hivedlab.env_record import EnvRecord
+from hivedlab.rundir import REPORT_MD, env_record_name
 
 FINISHED = ("finished", "completed", "done", "ok", "success")
 
@@ -200,21 +202,19 @@ def score_environment(group: GroupResult) -> tuple[float, str, str, tuple[str, .
             "没有环境记录（env/*.json）：请在每位组员的机器上运行 `hivedlab env`", ()
     cells = filled = 0
     missing: list[str] = []
-    openpai = any(_filled(r.get("openpai_version")) for r in sub.env.values()) or bool(
+    openpai = any(_filled(r.openpai_version) for r in sub.env.values()) or bool(
         sub.record and sub.record.openpai_version)
     for member in sub.inventory.members:
-        record = env_for(sub.env, member) or {}
-        raw_gpus = record.get("gpus")
-        gpus: Mapping[str, Any] = raw_gpus if isinstance(raw_gpus, Mapping) else {}
-        fields = {
+        record = env_for(sub.env, member) or EnvRecord()
+        fields: dict[str, object] = {
             # the report fills hostname and IP from the inventory when the record lacks them
-            "hostname": record.get("hostname") or member.hostname, "ip": record.get("ip") or member.ip,
-            "os": record.get("os"),
-            "vcpus": record.get("vcpus"), "gpu": gpus if "count" in gpus else None,
-            "docker": record.get("docker_version"),
+            "hostname": record.hostname or member.hostname, "ip": record.ip or member.ip,
+            "os": record.os,
+            "vcpus": record.vcpus, "gpu": record.gpu_count,
+            "docker": record.docker_version,
         }
         if "worker" in member.roles or member.gpus:
-            fields["cuda"] = record.get("cuda_version")
+            fields["cuda"] = record.cuda_version
         for key, value in fields.items():
             cells += 1
             if _filled(value):
@@ -230,14 +230,14 @@ def score_environment(group: GroupResult) -> tuple[float, str, str, tuple[str, .
     if missing:
         en += "; missing: " + ", ".join(missing[:12])
         zh += "；缺少：" + ", ".join(missing[:12])
-    return filled / cells, en, zh, tuple(f"{sub.base}env/{name}.json" for name in sorted(sub.env))
+    return filled / cells, en, zh, tuple(f"{sub.base}{env_record_name(name)}" for name in sorted(sub.env))
 
 
 def score_deployment(group: GroupResult, min_chars: int) -> tuple[float, str, str, tuple[str, ...]]:
     sub = group.submission
     if sub.report_md is None:
         return 0.0, "no report.md", "没有 report.md", ()
-    ref = (f"{sub.base}report.md",)
+    ref = (f"{sub.base}{REPORT_MD}",)
     text = deployment_text(sub.report_md)
     if text is None:
         return 0.0, "report.md is not the hivedlab template (no deployment section markers)",\
@@ -285,7 +285,7 @@ def score_item(item: Item, group: GroupResult, lab: LabSpec, rubric: Rubric,
     elif item.check == "explanation":
         written = next((e for e in explanations if e.experiment == item.experiment), None)
         fraction, en, zh, refs = score_explanation(written, rubric.explanation_min_chars)
-        refs = (f"{group.submission.base}report.md",) if written and not written.empty else refs
+        refs = (f"{group.submission.base}{REPORT_MD}",) if written and not written.empty else refs
     else:
         fraction, en, zh, refs = score_claims(group)
     return ItemScore(item, max(0.0, min(1.0, fraction)), en, zh, refs)

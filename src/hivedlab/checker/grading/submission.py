@@ -20,6 +20,7 @@ from hivedlab.basics.errors import HivedlabError
 from hivedlab.checker.grading.grade_findings import GradeFinding
 from hivedlab.checker.grading.integrity import SAFE_LOADER
 from hivedlab.checker.grading.safefs import MAX_LISTED, GroupFolder, UnsafeFile
+from hivedlab.env_record import EnvRecord, env_record_from_json
 from hivedlab.lab_group.inventory import Inventory, inventory_from_mapping
 from hivedlab.lab_group.layouts import SIM_WORKERS
 from hivedlab.rundir import (
@@ -69,7 +70,7 @@ class Submission:
     base: str  # the run directory relative to the group folder: "" or e.g. "out/"
     record: RunRecord | None  # run.json, when it is a JSON object
     inventory: Inventory | None
-    env: Mapping[str, Mapping[str, Any]]
+    env: Mapping[str, EnvRecord]  # by file stem
     hived_nodes: Mapping[str, frozenset[str]]  # HiveD config name -> cell addresses in it
     experiments: tuple[ExperimentFiles, ...]
     report_md: str | None
@@ -241,12 +242,12 @@ def read_submission(root: Path, name: str | None = None, max_bytes: int | None =
         except HivedlabError as exc:
             reader.problem("bad-inventory", str(exc), f"{base}inventory.yaml 不是有效的小组清单",
                            base + INVENTORY)
-    env: dict[str, Mapping[str, Any]] = {}
+    env: dict[str, EnvRecord] = {}
     for entry in _capped(reader, ENV, MAX_PARTS):
         if entry.endswith(".json"):
-            data = reader.parsed(f"{ENV}/{entry}", "json")
-            if isinstance(data, Mapping):
-                env[entry[: -len(".json")]] = data
+            record = env_record_from_json(reader.parsed(f"{ENV}/{entry}", "json"))
+            if record is not None:
+                env[entry[: -len(".json")]] = record
     hived_nodes: dict[str, frozenset[str]] = {}
     for entry in _capped(reader, HIVED_CONFIGS, MAX_PARTS):
         if entry.endswith((".yaml", ".yml")):

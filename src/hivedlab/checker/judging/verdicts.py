@@ -50,14 +50,13 @@ Exit status of `hivedlab check`: 0 all consistent, 1 any inconsistent or inconcl
 from __future__ import annotations
 
 import json
-import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from hivedlab.basics.errors import HivedlabError
-from hivedlab.basics.text import Text
+from hivedlab.basics.text import Text, pad
 from hivedlab.checker.judging.rules import contrast, exclusivity, gang, preemption, reconfig, vc
 from hivedlab.checker.judging.rules.rule_base import CONSISTENT, INCONCLUSIVE, INCONSISTENT, SPEAKERS, Context, Outcome
 from hivedlab.checker.judging.timeline import Timeline, TimelineBuilder, vc_cells_from_config, vc_nodes_from_config
@@ -291,12 +290,6 @@ def render_json(results: list[ExperimentVerdict]) -> str:
     return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
 
 
-def _pad(text: str, width: int) -> str:
-    """Left-justify by display width (CJK characters take two columns)."""
-    shown = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
-    return text + " " * max(0, width - shown)
-
-
 def _pick(text: Text, lang: str) -> str:
     return text.zh if lang == "zh" else text.en
 
@@ -322,11 +315,11 @@ def render_text(result: ExperimentVerdict, lang: str = "zh") -> str:
         lines.append(f"  ! … {len(log.warnings) - 5} more")
     rule_width = max([len(a.rule) for a in result.answers] + [4])
     header = ("问题", "规则", "结论", "证据（记录序号）") if zh else ("Q", "rule", "verdict", "evidence (record seq)")
-    lines += ["", f"  {_pad(header[0], 4)} {_pad(header[1], rule_width)}  {_pad(header[2], 14)} {header[3]}"]
+    lines += ["", f"  {pad(header[0], 4)} {pad(header[1], rule_width)}  {pad(header[2], 14)} {header[3]}"]
     for a in result.answers:
         evidence = ",".join(str(s) for s in a.evidence[:12]) + ("…" if len(a.evidence) > 12 else "")
         lines.append(f"  {a.question_index + 1:<4} {a.rule:<{rule_width}}  "
-                     f"{_pad(_pick(VERDICT_TEXT[a.verdict], lang), 14)} {evidence or '-'}")
+                     f"{pad(_pick(VERDICT_TEXT[a.verdict], lang), 14)} {evidence or '-'}")
     for a in result.answers:
         lines += ["", f"[{_pick(VERDICT_TEXT[a.verdict], lang)}] {'问题' if zh else 'Q'}{a.question_index + 1}: "
                   f"{_pick(a.question, lang)}", f"  {_pick(a.answer, lang)}"]

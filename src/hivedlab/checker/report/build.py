@@ -27,7 +27,7 @@ from hivedlab.checker.report.contrast import contrast_section
 from hivedlab.checker.report.fonts import CJK_FAMILY, REPORT_FONT, copy_report_font
 from hivedlab.checker.report.freetext import block, extract, merge
 from hivedlab.checker.report.inputs import ExperimentInputs, RunInputs, load_run
-from hivedlab.rundir import CHART_PNG, CHART_SVG, RunDir
+from hivedlab.rundir import CHART_PNG, CHART_SVG, CONTRAST, EXPERIMENTS, RunDir, run_folder_name
 
 LANGS = ("zh", "en")
 _DEFAULT_FREE_TEXT = {
@@ -84,7 +84,7 @@ def _draw_charts(runs: list[ExperimentInputs], out_dir: Path, lang: str) -> dict
     for run in runs:
         data = _chart_data(run, lang)
         if data is not None:
-            jobs.append((run.folder or f"experiments/{run.id}", run.folder or run.id, data))
+            jobs.append((run.folder or run_folder_name(run.id), run.folder or run.id, data))
     drawn = chart_module.draw_many([(data, lang, salt) for _, salt, data in jobs])
     written: dict[str, tuple[Path, Path]] = {}
     for (folder, _, _), (png, svg) in zip(jobs, drawn, strict=True):
@@ -114,7 +114,8 @@ def is_placeholder(body: str) -> bool:
 
 
 _IMG = re.compile(
-    r'(?P<p><p>\s*)?<img alt="[^"]*" src="(?P<src>(?:experiments|contrast)/[^"]+/timeline\.png)"\s*/?>(?P<end>\s*</p>)?'
+    rf'(?P<p><p>\s*)?<img alt="[^"]*" src="(?P<src>(?:{EXPERIMENTS}|{CONTRAST})/[^"]+/{re.escape(CHART_PNG)})"\s*/?>'
+    r'(?P<end>\s*</p>)?'
 )
 
 
@@ -172,7 +173,7 @@ def build_report(
     for exp in inputs.experiments:
         files: dict[str, object] = {"jobs": list(exp.job_files), "evidence": exp.evidence}
         for run in exp.turns or (exp,):  # the first turn's chart is the experiment's
-            folder = run.folder or f"experiments/{exp.id}"
+            folder = run.folder or run_folder_name(exp.id)
             if folder not in charts:
                 continue
             chart_files += charts[folder]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hivedlab.checker.report.inputs import EnvRecord, MemberInfo, RunInputs
+from hivedlab.checker.report.inputs import MemberInfo, PrintedEnv, RunInputs
 from hivedlab.checker.report.wording import ENV_GROUP_EN, ENV_ROWS, cell, in_lang, md
 
 _SIM = {"zh": "模拟集群，无此记录", "en": "simulated cluster, not recorded"}
@@ -13,9 +13,9 @@ _NO_RECORD = {"zh": "缺少环境记录", "en": "no environment record"}
 _MISSING = {"zh": "缺失", "en": "missing"}
 
 
-def _columns(inputs: RunInputs) -> list[tuple[str, MemberInfo | None, EnvRecord | None]]:
+def _columns(inputs: RunInputs) -> list[tuple[str, MemberInfo | None, PrintedEnv | None]]:
     """One column per member (inventory order), then environment records of machines the inventory lacks."""
-    columns: list[tuple[str, MemberInfo | None, EnvRecord | None]] = []
+    columns: list[tuple[str, MemberInfo | None, PrintedEnv | None]] = []
     used: set[str] = set()
     by_host = {r.hostname: r for r in inputs.env.values() if r.hostname}
     for member in inputs.members:
@@ -29,7 +29,7 @@ def _columns(inputs: RunInputs) -> list[tuple[str, MemberInfo | None, EnvRecord 
     return columns
 
 
-def _env_value(key: str, member: MemberInfo | None, record: EnvRecord | None, inputs: RunInputs, lang: str) -> str:
+def _env_value(key: str, member: MemberInfo | None, record: PrintedEnv | None, inputs: RunInputs, lang: str) -> str:
     inventory_value = {"hostname": member.hostname if member else "", "ip": member.ip if member else ""}
     if key == "openpai":
         if inputs.openpai_version:
@@ -77,7 +77,7 @@ def environment(inputs: RunInputs, lang: str) -> dict[str, Any]:
     return {"members": [cell(name) for name, _, _ in columns], "rows": rows, "notes": _env_notes(columns, inputs, lang)}
 
 
-def _env_notes(columns: list[tuple[str, MemberInfo | None, EnvRecord | None]], inputs: RunInputs,
+def _env_notes(columns: list[tuple[str, MemberInfo | None, PrintedEnv | None]], inputs: RunInputs,
                lang: str) -> list[str]:
     notes = []
     if inputs.cluster == "sim" and not inputs.env:

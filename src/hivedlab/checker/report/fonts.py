@@ -15,10 +15,11 @@ import pylopdf_fonts_zh_cn
 
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import write_atomic
+from hivedlab.rundir import FONTS
 
 CJK_FAMILY = "Noto Sans SC"
 LATIN_FAMILY = "DejaVu Sans"  # matplotlib's own font
-REPORT_FONT = "fonts/NotoSansSC-Regular.otf"  # where report.html finds its copy, relative to the report
+REPORT_FONT = f"{FONTS}/NotoSansSC-Regular.otf"  # where report.html finds its copy, relative to the report
 
 
 def cjk_font_file() -> Path:

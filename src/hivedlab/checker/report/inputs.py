@@ -19,9 +19,11 @@ from hivedlab.checker.judging.judge import judge_file
 from hivedlab.checker.judging.pod_facts import vc_nodes_from_config
 from hivedlab.checker.judging.verdicts import to_json
 from hivedlab.checker.report.timeline import ExperimentTimeline, timeline_for_chart
+from hivedlab.env_record import EnvRecord, env_record_from_json
 from hivedlab.lab_group.inventory import inventory_from_mapping, read_inventory
 from hivedlab.plans.loader import Plan, load_plan
 from hivedlab.rundir import (
+    ENV,
     EVIDENCE,
     RUN_RECORD,
     VERDICTS,
@@ -46,8 +48,8 @@ class MemberInfo:
 
 
 @dataclass(frozen=True)
-class EnvRecord:
-    """The fields of an environment record the report prints (schema: environment-record.schema.json)."""
+class PrintedEnv:
+    """An environment record as the report prints it (`hivedlab.env_record.EnvRecord`, each field as text)."""
 
     member: str
     source: str  # file name under env/
@@ -136,7 +138,7 @@ class RunInputs:
     cluster: str  # sim | pai | unknown
     record: RunRecord | None  # None when run.json is missing or unreadable
     members: tuple[MemberInfo, ...]
-    env: dict[str, EnvRecord]
+    env: dict[str, PrintedEnv]
     openpai_version: str
     experiments: tuple[ExperimentInputs, ...]
     problems: tuple[str, ...] = ()
@@ -168,38 +170,35 @@ def load_members(run_dir: Path) -> tuple[tuple[MemberInfo, ...], list[str]]:
     return members, []
 
 
-def env_record_from_mapping(data: Any, source: str) -> EnvRecord | None:
-    """An environment record's printable fields; None when `data` is not a record at all."""
-    if not isinstance(data, dict):
-        return None
-    raw_gpus = data.get("gpus")
-    gpus: dict[str, Any] = raw_gpus if isinstance(raw_gpus, dict) else {}
-    return EnvRecord(
-        member=_text(data.get("member")) or Path(source).stem,
+def printed_env(record: EnvRecord, source: str) -> PrintedEnv:
+    """A record's fields as the report prints them (a missing one empty), the member named by the file if not by it."""
+    return PrintedEnv(
+        member=_text(record.member) or Path(source).stem,
         source=source,
-        hostname=_text(data.get("hostname")),
-        ip=_text(data.get("ip")),
-        os=_text(data.get("os")),
-        vcpus=_text(data.get("vcpus")),
-        gpu_model=_text(gpus.get("model")),
-        gpu_count=_text(gpus.get("count")),
-        driver_version=_text(data.get("driver_version")),
-        cuda_version=_text(data.get("cuda_version")),
-        docker_version=_text(data.get("docker_version")),
-        docker_default_runtime=_text(data.get("docker_default_runtime")),
-        openpai_version=_text(data.get("openpai_version")),
+        hostname=_text(record.hostname),
+        ip=_text(record.ip),
+        os=_text(record.os),
+        vcpus=_text(record.vcpus),
+        gpu_model=_text(record.gpu_model),
+        gpu_count=_text(record.gpu_count),
+        driver_version=_text(record.driver_version),
+        cuda_version=_text(record.cuda_version),
+        docker_version=_text(record.docker_version),
+        docker_default_runtime=_text(record.docker_default_runtime),
+        openpai_version=_text(record.openpai_version),
     )
 
 
-def load_env(run_dir: Path) -> tuple[dict[str, EnvRecord], list[str]]:
+def load_env(run_dir: Path) -> tuple[dict[str, PrintedEnv], list[str]]:
     folder = RunDir(run_dir).env_dir
-    records: dict[str, EnvRecord] = {}
+    records: dict[str, PrintedEnv] = {}
     problems: list[str] = []
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
         data, problem = _read_json(path)
-        record = None if problem else env_record_from_mapping(data, path.name)
+        typed = None if problem else env_record_from_json(data)
+        record = None if typed is None else printed_env(typed, path.name)
         if record is None:
-            problems.append(problem or f"env/{path.name}: not an environment record")
+            problems.append(problem or f"{ENV}/{path.name}: not an environment record")
             continue
         records[record.member] = record
     return records, problems

@@ -14,6 +14,7 @@ from pathlib import Path
 from hivedlab.checker.judging.timeline import Mark, Timeline, build_timeline, display_names
 from hivedlab.checker.report.charts import Rejection, Switch, TaskAttempt
 from hivedlab.evidence import iter_evidence
+from hivedlab.rundir import EVIDENCE
 
 __all__ = ["ExperimentTimeline", "Rejection", "attempts_of", "switches_of", "timeline_for_chart"]
 
@@ -79,7 +80,7 @@ def switches_of(timeline: Timeline) -> tuple[Switch, ...]:
 
 def timeline_for_chart(path: Path, run_tag: str = "") -> ExperimentTimeline:
     """Read an evidence log into the report's view of it. Never raises: problems become lines."""
-    where = f"{path.parent.name}/evidence.jsonl"
+    where = f"{path.parent.name}/{EVIDENCE}"
     stream = iter_evidence(path)  # streamed: a long real-cluster log is never held whole
     try:
         timeline = build_timeline(stream)

@@ -1,6 +1,6 @@
 """The documented differences between the simulator's stream and the rehearsal cluster's: one data file,
-`configs/known-differences.yaml`, read by the differ and listed by docs/simulator-vs-rehearsal.md (a test
-holds the two together).
+`configs/known-differences.yaml`, read by the differ; docs/simulator-vs-rehearsal.md's table is generated from it
+(`known_table`, a test holds the two together).
 
 Each entry names the facts it applies to (`fields`: patterns over the flattened paths where `*` matches anything, e.g.
 `job[*].states`) and how it makes the two sides comparable, applied in this order:
@@ -125,3 +125,17 @@ def load_known(path: Path = KNOWN_FILE) -> tuple[KnownDifference, ...]:
     if len(set(ids)) != len(ids):
         raise HivedlabError(f"{path.name}: an id is used twice")
     return known
+
+
+TABLE_HEAD = ("| id | kind | what differs | course (1.14/1.15) and simulator | rehearsal's Kubernetes 1.20 |\n"
+              "| --- | --- | --- | --- | --- |")
+
+
+def known_table(known: tuple[KnownDifference, ...] | None = None) -> str:
+    """docs/simulator-vs-rehearsal.md's table of the documented differences, a row per entry in the file's order."""
+    rows = [TABLE_HEAD]
+    for entry in load_known() if known is None else known:
+        cells = (f"`{entry.id}`", entry.category, entry.summary_en, entry.course,
+                 entry.kubernetes_1_20 or "(not a 1.20 difference)")
+        rows.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    return "\n".join(rows)

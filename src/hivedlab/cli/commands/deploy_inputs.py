@@ -13,8 +13,8 @@ import argparse
 import json
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import yaml
 
@@ -23,6 +23,7 @@ from hivedlab.basics.files import read_json, write_atomic
 from hivedlab.basics.secrets import refuse_inside_repository, write_secret
 from hivedlab.basics.text import Text
 from hivedlab.cli.options import add_format, add_lang, new_parser
+from hivedlab.env_record import EnvRecord, env_record_from_json
 from hivedlab.lab_group.inventory import (
     Inventory,
     Member,
@@ -66,17 +67,17 @@ def quickstart_config(user: str, password: str, branch: str, image_tag: str) -> 
     )
 
 
-def load_env_records(folder: Path) -> dict[str, dict[str, Any]]:
+def load_env_records(folder: Path) -> dict[str, EnvRecord]:
     """Environment records (`hivedlab env`) in a folder, keyed by member name and by hostname."""
-    records: dict[str, dict[str, Any]] = {}
+    records: dict[str, EnvRecord] = {}
     if not folder.is_dir():
         raise HivedlabError(f"environment record folder {folder} does not exist (write them with `hivedlab env`)")
     for path in sorted(folder.glob("*.json")):
-        record = read_json(path)
-        if not isinstance(record, dict):
+        record = env_record_from_json(read_json(path))
+        if record is None:
             raise HivedlabError(f"{path}: not an environment record")
-        for key in (record.get("member"), record.get("hostname")):
-            if isinstance(key, str) and key:
+        for key in (record.member, record.hostname):
+            if key:
                 records.setdefault(key, record)
     return records
 
@@ -85,7 +86,7 @@ def _problem(severity: str, zh: str, en: str) -> Problem:
     return Problem(severity, "", Text(zh, en))
 
 
-def check_env_records(inventory: Inventory, records: dict[str, dict[str, Any]], branch: str) -> list[Problem]:
+def check_env_records(inventory: Inventory, records: Mapping[str, EnvRecord], branch: str) -> list[Problem]:
     """Every worker has a record with a GPU; hostnames and IPs agree with the inventory (pure)."""
     findings: list[Problem] = []
     for worker in inventory.workers:
@@ -96,24 +97,23 @@ def check_env_records(inventory: Inventory, records: dict[str, dict[str, Any]], 
                                     f"no environment record for worker {worker.name}: run `hivedlab env --member "
                                     f"{worker.name}` on that machine"))
             continue
-        count = (record.get("gpus") or {}).get("count") or 0
-        if not count:
+        if not record.gpu_count:
             findings.append(_problem("error", f"worker {worker.name} 的环境记录中没有 GPU"
                                               "（quick-start 要求每个 worker 至少 1 块 GPU）",
                                     f"worker {worker.name}'s environment record shows no GPU (quick-start needs >= 1 "
                                     "GPU on every worker)"))
-        if record.get("docker_default_runtime") not in (None, "nvidia"):
+        if record.docker_default_runtime not in (None, "nvidia"):
             findings.append(_problem("error", f"worker {worker.name} 的 Docker 默认运行时是 "
-                                              f"{record.get('docker_default_runtime')}，应为 nvidia",
+                                              f"{record.docker_default_runtime}，应为 nvidia",
                                     f"worker {worker.name}'s Docker default runtime is "
-                                    f"{record.get('docker_default_runtime')}, it must be nvidia"))
-        for field in ("hostname", "ip"):
-            if record.get(field) and record[field] != getattr(worker, field):
+                                    f"{record.docker_default_runtime}, it must be nvidia"))
+        for field, reported in (("hostname", record.hostname), ("ip", record.ip)):
+            if reported and reported != getattr(worker, field):
                 findings.append(_problem("warning", f"{worker.name}：清单中的 {field} 为 {getattr(worker, field)}，"
-                                                    f"机器上为 {record[field]}",
+                                                    f"机器上为 {reported}",
                                         f"{worker.name}: the inventory's {field} is {getattr(worker, field)}, the "
-                                        f"machine reports {record[field]}"))
-        cpus = record.get("vcpus") or 0
+                                        f"machine reports {reported}"))
+        cpus = record.vcpus or 0
         if cpus > MAX_CPUS_V120 and branch != FIXED_BRANCH:
             findings.append(_problem(
                 "error",

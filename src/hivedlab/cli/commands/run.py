@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-import unicodedata
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hivedlab.basics.errors import EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_OK, HivedlabError
+from hivedlab.basics.text import display_width, pad
 from hivedlab.checker.judging.verdicts import VERDICT_TEXT
 from hivedlab.cli.options import add_lang, add_out, new_parser
 from hivedlab.rundir import RunDir
@@ -136,17 +136,8 @@ def _summary(results: list[ExperimentRun], verdicts: dict[str, ExperimentVerdict
         bad = bad or (state == "inconsistent" and not result.contrast)  # a contrast run may break HiveD's guarantees
         shown = VERDICT_TEXT[state].get(lang) if state in VERDICT_TEXT else state
         rows.append((result.run_id, shown, " ".join(line.split())))
-    width = [max(_width(r[i]) for r in rows) for i in range(2)]
-    return [f"{_pad(r[0], width[0])}  {_pad(r[1], width[1])}  {r[2]}".rstrip() for r in rows], bad
-
-
-def _width(text: str) -> int:
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
-
-
-def _pad(text: str, width: int) -> str:
-    """Left-justify by display width (a CJK character takes two columns)."""
-    return text + " " * max(0, width - _width(text))
+    width = [max(display_width(r[i]) for r in rows) for i in range(2)]
+    return [f"{pad(r[0], width[0])}  {pad(r[1], width[1])}  {r[2]}".rstrip() for r in rows], bad
 
 
 def _next_steps(out: Path, lang: str, report: bool, turns: bool = False) -> str:

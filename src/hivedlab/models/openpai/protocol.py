@@ -65,6 +65,24 @@ def _dollar_to_z(pattern: str) -> str:
 
 
 @lru_cache(maxsize=1)
+@dataclass(frozen=True)
+class JobNameRule:
+    """What a job's name may hold (the schema's `definitions.name`, docs/openpai-model.md#top-level)."""
+
+    characters: str  # the inside of a regex character class, e.g. `a-zA-Z0-9_-`
+    max_length: int
+
+
+@lru_cache(maxsize=1)
+def job_name_rule() -> JobNameRule:
+    """The job-name rule as the schema writes it: a pattern `^[<characters>]+$` and a maxLength."""
+    name = job_schema()["definitions"]["name"]
+    match = re.fullmatch(r"\^\[(?P<chars>[^\]]+)\]\+\$", name["pattern"])
+    if match is None:
+        raise ValueError(f"{SCHEMA_PATH.name}: the job name's pattern {name['pattern']} is not ^[...]+$")
+    return JobNameRule(match["chars"], int(name["maxLength"]))
+
+
 def job_schema() -> dict[str, Any]:
     """The schema file as written (ECMAScript regexes), for editors and other tools."""
     schema: dict[str, Any] = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))  # the file is one JSON object
