@@ -3,8 +3,6 @@ incremental scheduling follows it on the same page)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from hivedlab.basics.clock import elapsed
 from hivedlab.basics.text import Text
 from hivedlab.checker.judging.rules.cells import cell_ids, free_cells, free_text
@@ -15,6 +13,7 @@ from hivedlab.checker.judging.rules.rule_base import (
     INF,
     Context,
     Outcome,
+    RuleCheck,
     clock,
     cut_short,
     missing,
@@ -32,8 +31,7 @@ from hivedlab.checker.judging.rules.rule_base import (
 from hivedlab.checker.judging.timeline import Attempt, JobTimeline
 from hivedlab.models.openpai.jobstate import CODE_ATTEMPT_COMPLETION
 from hivedlab.models.scheduler_messages import Unknown
-
-DEFAULT_TOLERANCE = {"sim": 0.0, "k8s": 30.0}
+from hivedlab.plans.rule_params import GangTogether, JobWhile, PartialRun, Rejected
 
 
 def _tasks(job: JobTimeline) -> dict[int, Attempt]:
@@ -54,13 +52,13 @@ def _bound_attempt(job: JobTimeline) -> dict[int, Attempt]:
     return {a.task_index: a for a in job.attempts if a.framework_attempt == target and a.task_index is not None}
 
 
-def gang_waits(ctx: Context, rule: dict[str, Any]) -> Outcome:
+def gang_waits(ctx: Context, params: JobWhile) -> Outcome:
     """No task of the gang `job` was bound while `while` ran; they waited (for `reason`) even with a node free."""
-    job, holder = ctx.one(rule["job"]), ctx.one(rule["while"])
+    job, holder = ctx.one(params.job), ctx.one(params.while_)
     if job is None or not job.attempts:
-        return not_run(rule["job"])
+        return not_run(params.job)
     if holder is None or holder.first_started is None:
-        return not_run(rule["while"])
+        return not_run(params.while_)
     holder_end = released_at(holder)
     early = [a for a in job.attempts if a.bound is not None and a.bound.t < holder_end]
     waits = [w for a in job.attempts for w in a.waits]
@@ -84,8 +82,8 @@ def gang_waits(ctx: Context, rule: dict[str, Any]) -> Outcome:
     if not waits:
         return missing(f"{who(job).zh} 没有 FailedScheduling 等待事件",
                        f"{who(job).en} has no FailedScheduling wait event")
-    reason = rule.get("reason")
-    unknown = unknown_only(waits, reason or "")
+    reason = params.reason
+    unknown = unknown_only(waits, reason)
     if unknown:
         said = Unknown(unknown).text()
         return Outcome(INCONCLUSIVE, holder_text + Text("；", "; ") + said + Text("。", "."), evidence, (said,))
@@ -114,13 +112,13 @@ def gang_waits(ctx: Context, rule: dict[str, Any]) -> Outcome:
                    evidence, facts=facts, summary=summary)
 
 
-def gang_together(ctx: Context, rule: dict[str, Any]) -> Outcome:
+def gang_together(ctx: Context, params: GangTogether) -> Outcome:
     """All tasks bound in one scheduling round (no task waited after another was bound) and their containers
     started within the source's tolerance (default 30 s on a real cluster, 0 on the simulator)."""
-    job = ctx.one(rule["job"])
+    job = ctx.one(params.job)
     if job is None or not job.attempts:
-        return not_run(rule["job"])
-    tolerance = float({**DEFAULT_TOLERANCE, **(rule.get("tolerance_s") or {})}.get(ctx.source, 30.0))
+        return not_run(params.job)
+    tolerance = params.tolerance_s.of(ctx.source)
     tasks = _bound_attempt(job)
     if not tasks:
         if ctx.run_finished:
@@ -191,14 +189,14 @@ def _freed_by(early: dict[int, Attempt], task: Attempt) -> tuple[int, Attempt] |
     return None
 
 
-def incremental(ctx: Context, rule: dict[str, Any]) -> Outcome:
+def incremental(ctx: Context, params: JobWhile) -> Outcome:
     """Some task started while `while` ran; the others waited (for `reason`) and started later, or never because the
     job had already succeeded (minSucceededInstances: 1, docs/openpai-model.md#job-states)."""
-    job, holder = ctx.one(rule["job"]), ctx.one(rule["while"])
+    job, holder = ctx.one(params.job), ctx.one(params.while_)
     if job is None or not job.attempts:
-        return not_run(rule["job"])
+        return not_run(params.job)
     if holder is None or holder.first_started is None:
-        return not_run(rule["while"])
+        return not_run(params.while_)
     tasks = _tasks(job)
     if len(tasks) < 2:
         return missing(f"{who(job).zh} 只出现了 {len(tasks)} 个子任务",
@@ -231,7 +229,7 @@ def incremental(ctx: Context, rule: dict[str, Any]) -> Outcome:
         return Outcome(INCONSISTENT, Text("；".join(t.zh for t in lines) + "：所有子任务同时开始，看不出弹性调度。",
                                           "; ".join(t.en for t in lines) + ": all tasks started at once; nothing shows "
                                           "incremental scheduling."), tuple(sorted(set(evidence))))
-    reason = rule.get("reason")
+    reason = params.reason
     holder_nodes = {a.node for a in holder.attempts if a.node}
     never_ran: list[int] = []
     after_sibling: list[int] = []
@@ -242,7 +240,7 @@ def incremental(ctx: Context, rule: dict[str, Any]) -> Outcome:
                       else f"{i} 号子任务没有等待事件",
                       f"task {i} waited for a free GPU ({speaker(ctx).en}: {'; '.join(reasons)})" if reasons
                       else f"task {i} has no wait event")
-        unknown = unknown_only(a.waits, reason or "")
+        unknown = unknown_only(a.waits, reason)
         if unknown:
             said = Unknown(unknown).text()
             return Outcome(INCONCLUSIVE, waited + Text("：", ": ") + said + Text("。", "."),
@@ -310,12 +308,12 @@ def incremental(ctx: Context, rule: dict[str, Any]) -> Outcome:
     return Outcome(CONSISTENT, text, tuple(sorted(set(evidence))), summary=summary)
 
 
-def partial_run(ctx: Context, rule: dict[str, Any]) -> Outcome:
+def partial_run(ctx: Context, params: PartialRun) -> Outcome:
     """The over-quota non-gang job was accepted and ran partially: at most `max_parallel` tasks at once, others
     waited."""
-    job = ctx.one(rule["job"])
+    job = ctx.one(params.job)
     if job is None or not job.submissions:
-        return not_run(rule["job"])
+        return not_run(params.job)
     sub = job.submissions[-1]
     if not sub.accepted:
         return Outcome(INCONSISTENT, Text(f"{who(job).zh} 提交时被拒绝（HTTP {sub.status}：{sub.message}）。",
@@ -334,7 +332,7 @@ def partial_run(ctx: Context, rule: dict[str, Any]) -> Outcome:
     waited = [i for i, a in tasks.items() if a.waits]
     first = [i for i in ran if i not in waited]
     later = [i for i in waited if tasks[i].started]
-    limit = int(rule.get("max_parallel", 2))
+    limit = params.max_parallel
 
     first_text = task_list(first) if first else Text("没有子任务", "no task")
     waited_text = task_list(waited) if waited else Text("没有子任务", "no task")
@@ -374,13 +372,13 @@ def partial_run(ctx: Context, rule: dict[str, Any]) -> Outcome:
     return Outcome(CONSISTENT, text, evidence, summary=summary)
 
 
-def rejected(ctx: Context, rule: dict[str, Any]) -> Outcome:
+def rejected(ctx: Context, params: Rejected) -> Outcome:
     """The submission was rejected with HTTP `status` and `message`, and no pod of the job appeared."""
-    job = ctx.one(rule["job"])
+    job = ctx.one(params.job)
     if job is None or not job.submissions:
-        return not_run(rule["job"])
+        return not_run(params.job)
     sub = job.submissions[-1]
-    expected_status, message = rule.get("status", 400), rule.get("message", "")
+    expected_status, message = params.status, params.message
     got = Text(f"{who(job).zh} 于 {clock(sub.mark)} 提交，返回 HTTP {sub.status}（“{sub.message}”）",
                f"{who(job).en} was submitted at {clock(sub.mark)} and got HTTP {sub.status} (\"{sub.message}\")")
     if sub.accepted or job.attempts:
@@ -400,7 +398,7 @@ def rejected(ctx: Context, rule: dict[str, Any]) -> Outcome:
                    seqs(sub.mark), summary=summary)
 
 
-RULES = {
+RULES: dict[str, RuleCheck] = {
     "gang-waits": gang_waits,
     "gang-together": gang_together,
     "incremental": incremental,

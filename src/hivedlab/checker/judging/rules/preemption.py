@@ -21,6 +21,7 @@ from hivedlab.checker.judging.rules.rule_base import (
     INF,
     Context,
     Outcome,
+    RuleCheck,
     between,
     clock,
     cut_short,
@@ -36,6 +37,7 @@ from hivedlab.checker.judging.rules.rule_base import (
     who,
 )
 from hivedlab.checker.judging.timeline import Attempt, JobTimeline, Mark
+from hivedlab.plans.rule_params import Preempts, RetriedAfter, StartsWhileRunning
 
 
 def _running_at(job: JobTimeline, t: float) -> Attempt | None:
@@ -95,15 +97,15 @@ def _on_free_cells(ctx: Context, job: JobTimeline, submitted: Mark, first: Attem
             {"vc": job.virtual_cluster, "free_cells": cell_ids(free)})
 
 
-def preempts(ctx: Context, rule: dict[str, Any]) -> Outcome:
+def preempts(ctx: Context, params: Preempts) -> Outcome:
     """The preemptor did not wait for the victim: the victim's running attempt was preempted after the preemptor's
     submission (event `Preempted`, FC code −101, or deleted while running and re-created), and the preemptor started
     before the victim ran again."""
-    high, low = ctx.one(rule["preemptor"]), ctx.one(rule["victim"])
+    high, low = ctx.one(params.preemptor), ctx.one(params.victim)
     if high is None or high.submitted is None:
-        return not_run(rule["preemptor"])
+        return not_run(params.preemptor)
     if low is None:
-        return not_run(rule["victim"])
+        return not_run(params.victim)
     submitted = high.submitted
     victim_attempt = _running_at(low, submitted.t)
     if victim_attempt is None:
@@ -208,10 +210,10 @@ def _free_at_bind(ctx: Context, attempt: Attempt) -> bool:
     return not others & set(attempt.cells)
 
 
-def _spared(ctx: Context, rule: dict[str, Any], low: JobTimeline) -> Outcome | None:
+def _spared(ctx: Context, params: RetriedAfter, low: JobTimeline) -> Outcome | None:
     """The victim was never preempted because the rule's `preemptor` ran on free cells of its own VC, and the victim
     ran on to its end: nothing to re-create. None when that is not what the log shows."""
-    high = ctx.one(rule["preemptor"]) if rule.get("preemptor") else None
+    high = ctx.one(params.preemptor) if params.preemptor else None
     started = high.first_started if high is not None else None
     if high is None or high.submitted is None or started is None or low.end is None:
         return None
@@ -232,19 +234,19 @@ def _spared(ctx: Context, rule: dict[str, Any], low: JobTimeline) -> Outcome | N
     return Outcome(CONSISTENT, text, seqs(high.submitted, first.bound, low.end), facts=facts, summary=summary)
 
 
-def retried_after(ctx: Context, rule: dict[str, Any]) -> Outcome:
+def retried_after(ctx: Context, params: RetriedAfter) -> Outcome:
     """The preempted victim was re-created (same pod name, new uid), waited (optionally for `reason`), ran again only
     after `after` had ended (or freed its cells) and finished; or, where the cluster had a free GPU no pod held (a
     group with more GPUs than the manual's), ran again there at once. Given `preemptor`, a victim that was never
     preempted because the preemptor found free cells of its own VC (`preempts`) ran on: nothing to re-create."""
-    low, high = ctx.one(rule["victim"]), ctx.one(rule["after"])
+    low, high = ctx.one(params.victim), ctx.one(params.after)
     if low is None:
-        return not_run(rule["victim"])
+        return not_run(params.victim)
     if high is None:
-        return not_run(rule["after"])
+        return not_run(params.after)
     preempted = [a for a in low.attempts if a.outcome == "preempted"]
     if not preempted:
-        spared = _spared(ctx, rule, low)
+        spared = _spared(ctx, params, low)
         if spared is not None:
             return spared
         return missing(f"{who(low).zh} 没有被抢占过，也就没有重建",
@@ -287,7 +289,7 @@ def retried_after(ctx: Context, rule: dict[str, Any]) -> Outcome:
     started_text = Text(f"，{clock(retry.started)} 在 {where(retry)} 上重新运行",
                         f", and ran again from {clock(retry.started)} on {where(retry)}")
     text = text + started_text
-    reason = rule.get("reason")
+    reason = params.reason
     facts: dict[str, Any] = {}
     if retry.started.t < released_at(high):
         if not _free_at_bind(ctx, retry):
@@ -339,13 +341,13 @@ def _at(t: float, low_end: Mark, high: JobTimeline) -> Mark:
     return high_end if high_end is not None and high_end.t == t else low_end
 
 
-def starts_while_running(ctx: Context, rule: dict[str, Any]) -> Outcome:
+def starts_while_running(ctx: Context, params: StartsWhileRunning) -> Outcome:
     """`job` started while `while` was still running (it did not wait), optionally on a node outside `outside_vc`."""
-    job, other = ctx.one(rule["job"]), ctx.one(rule["while"])
+    job, other = ctx.one(params.job), ctx.one(params.while_)
     if job is None or job.submitted is None and not job.attempts:
-        return not_run(rule["job"])
+        return not_run(params.job)
     if other is None or other.first_started is None:
-        return not_run(rule["while"])
+        return not_run(params.while_)
     started, other_end = job.first_started, other.end
     other_text = Text(f"{who(other).zh} 从 {clock(other.first_started)} 运行到 {clock(other_end)}",
                       f"{who(other).en} ran from {clock(other.first_started)} to {clock(other_end)}")
@@ -366,7 +368,7 @@ def starts_while_running(ctx: Context, rule: dict[str, Any]) -> Outcome:
     if started.t >= (other_end.t if other_end else INF):
         return Outcome(INCONSISTENT, text + Text(f"它一直等到 {who(other).zh} 结束后才运行。",
                                                  f"It waited for {who(other).en} to end."), evidence)
-    outside_vc = rule.get("outside_vc")
+    outside_vc = params.outside_vc
     facts: dict[str, Any] = {}
     if outside_vc:
         shares = vc_shares(ctx, outside_vc, first.bound.seq if first.bound else None)
@@ -396,4 +398,5 @@ def starts_while_running(ctx: Context, rule: dict[str, Any]) -> Outcome:
     return Outcome(CONSISTENT, text, evidence, facts=facts, summary=summary)
 
 
-RULES = {"preempts": preempts, "retried-after": retried_after, "starts-while-running": starts_while_running}
+RULES: dict[str, RuleCheck] = {"preempts": preempts, "retried-after": retried_after,
+                               "starts-while-running": starts_while_running}

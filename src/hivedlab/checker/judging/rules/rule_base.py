@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +44,10 @@ class Context:
     def vc_nodes(self, vc: str) -> tuple[str, ...] | None:
         nodes = self.timeline.vc_nodes.get(vc)
         return nodes if nodes else None
+
+
+# A rule kind's check: the context and the kind's typed parameters (`hivedlab.plans.rule_params.PARAMS`).
+RuleCheck = Callable[[Context, Any], Outcome]
 
 
 def clock(mark: Mark | None) -> str:
