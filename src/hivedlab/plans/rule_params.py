@@ -258,8 +258,8 @@ def _type_name(hint: Any) -> str:
     return {str: "a string", int: "an integer", float: "a number", bool: "true or false"}[hint]
 
 
-def _convert(hint: Any, value: Any, where: str) -> Any:
-    """`value` as the field type `hint`, or a HivedlabError naming `where` (the key)."""
+def _convert(hint: Any, value: Any, path: str) -> Any:
+    """`value` as the field type `hint`, or a HivedlabError naming its key (`path`, e.g. `tolerance_s/k8s`)."""
     ok: bool
     if get_origin(hint) is Literal:
         ok = value in get_args(hint)
@@ -269,7 +269,7 @@ def _convert(hint: Any, value: Any, where: str) -> Any:
     elif is_dataclass(hint):
         ok = isinstance(value, Mapping)
         if ok:
-            return _build(hint, value, where + "/")
+            return _build(hint, value, path + "/")
     elif hint is float:
         ok = isinstance(value, int | float) and not isinstance(value, bool)
         value = float(value) if ok else value
@@ -278,24 +278,24 @@ def _convert(hint: Any, value: Any, where: str) -> Any:
     else:
         ok = isinstance(value, hint)
     if not ok:
-        raise HivedlabError(f"{where} must be {_type_name(hint)}, not {value!r}")
+        raise HivedlabError(f"key {path!r} must be {_type_name(hint)}, not {value!r}")
     return value
 
 
 def _build(cls: Any, raw: Mapping[str, Any], prefix: str) -> Any:
-    """An instance of the dataclass `cls` from the keys of `raw` (each key checked); `prefix` names where."""
+    """An instance of the dataclass `cls` from the keys of `raw` (each key checked); `prefix` is the keys' path."""
     hints = get_type_hints(cls)
     known = tuple(key_of(f.name) for f in fields(cls))
     for key in raw:
         if key not in known:
-            raise HivedlabError(f"unknown key {prefix}{key!r}{_close(str(key), known)}")
+            raise HivedlabError(f"unknown key {prefix + str(key)!r}{_close(str(key), known)}")
     values = {}
     for f in fields(cls):
         key = key_of(f.name)
         if key in raw:
-            values[f.name] = _convert(hints[f.name], raw[key], f"key {prefix}{key!r}")
+            values[f.name] = _convert(hints[f.name], raw[key], prefix + key)
         elif f.default is MISSING and f.default_factory is MISSING:
-            raise HivedlabError(f"missing key {prefix}{key!r}")
+            raise HivedlabError(f"missing key {prefix + key!r}")
     return cls(**values)
 
 
