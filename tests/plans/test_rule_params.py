@@ -13,6 +13,7 @@ import yaml
 
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.resources import EXPERIMENTS, SMOKE_PLANS
+from hivedlab.basics.text import Text
 from hivedlab.plans.loader import load_plan
 from hivedlab.plans.rule_params import (
     PARAMS,
@@ -24,7 +25,6 @@ from hivedlab.plans.rule_params import (
     keys_of,
     parse_rule,
 )
-from hivedlab.basics.text import Text
 
 SHIPPED = sorted([*EXPERIMENTS.glob("*.yaml"), *SMOKE_PLANS.glob("*.yaml")])
 COMMON = ("id", "kind", "question", "expected", "scheduler")

@@ -60,7 +60,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hivedlab.basics.text import Text
-from hivedlab.checker.judging.rules import contrast, exclusivity, gang, preemption, reconfig, vc
+from hivedlab.checker.judging.rules import contrast, exclusivity, gang, incremental, no_wait, preemption, reconfig, vc
 from hivedlab.checker.judging.rules.rule_base import (
     CONSISTENT,
     INCONCLUSIVE,
@@ -75,7 +75,8 @@ from hivedlab.plans.loader import RuleSet
 from hivedlab.plans.rule_params import NoParams, Rule
 
 # kind -> its rule; each takes the kind's parameters (`hivedlab.plans.rule_params.PARAMS`)
-RULE_KINDS: dict[str, RuleCheck] = {**vc.RULES, **preemption.RULES, **gang.RULES, **reconfig.RULES, **contrast.RULES}
+RULE_KINDS: dict[str, RuleCheck] = {**vc.RULES, **preemption.RULES, **no_wait.RULES, **gang.RULES, **incremental.RULES,
+                                   **reconfig.RULES, **contrast.RULES}
 VERDICTS = (CONSISTENT, INCONSISTENT, INCONCLUSIVE)
 # The one vocabulary of verdicts, everywhere a verdict is printed: the word, the report's label, and the contrast
 # table's "does HiveD's guarantee still hold?"
