@@ -1,6 +1,7 @@
 """Experiment plans (`labs/experiments/<id>.yaml`): load, check against the plan schema, and normalise.
 
-A TA adds an experiment by adding a file; `load_plans()` picks it up. Errors are one-line `HivedlabError`s.
+A TA adds an experiment by adding a file; `load_plans()` picks it up. Each rule is parsed into its kind's typed
+parameters (`rule_params`). Errors are one-line `HivedlabError`s.
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ def job(key: str, *bound: int | None, status: int = 201) -> JobTimeline:
 
 def judge(expect: bool, *jobs: JobTimeline) -> tuple[str, str]:
     timeline = Timeline("gang", "sim", "sim", None, {}, tuple(jobs), scheduler="default")
-    outcome = deadlock(Context(timeline, "sim", True), Deadlock(tuple(j.job_key for j in jobs), expect))
+    outcome = deadlock(Context(timeline, "sim", True), Deadlock(tuple(str(j.job_key) for j in jobs), expect))
     return outcome.verdict, outcome.answer.en
 
 

@@ -32,7 +32,6 @@ class Context:
     timeline: Timeline
     source: str  # sim | k8s
     run_finished: bool  # the run reached its end record with status finished
-    params: dict[str, Any] = field(default_factory=dict)
 
     def jobs(self, key: str) -> tuple[JobTimeline, ...]:
         return tuple(job for job in self.timeline.jobs_for(key) if job.attempts or job.submissions)
