@@ -100,7 +100,7 @@ def test_every_rule_question_is_bilingual() -> None:
     for plan in load_plans():
         assert len(plan.questions["zh"]) == len(plan.questions["en"])
         for rule in plan.rules:
-            assert rule["expected"]["zh"] and rule["expected"]["en"]
+            assert rule.expected.zh and rule.expected.en
 
 
 def _copy(tmp_path: Path, edit) -> Path:
@@ -111,19 +111,28 @@ def _copy(tmp_path: Path, edit) -> Path:
     return path
 
 
+def _placement(data: dict, vc: str) -> None:
+    """The plan's first rule made a placement rule on `vc`."""
+    first = data["rules"][0]
+    data["rules"][0] = {"id": first["id"], "kind": "placement", "question": 0, "expected": first["expected"],
+                        "jobs": ["gang"], "vc": vc}
+
+
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
         (lambda d: d["steps"].append({"wait": {"job": "gang", "until": "done"}}), "steps/4/wait/until"),
         (lambda d: d["steps"].append({"submit": "nobody"}), "unknown job 'nobody'"),
-        (lambda d: d["rules"][0].update(kind="magic"), "rules/0/kind"),
-        (lambda d: d["rules"][0].update(job="ghost"), "rules/0: unknown job 'ghost'"),
+        (lambda d: d["rules"][0].update(kind="magic"), "rules/0 (gang-waits): key 'kind': unknown rule kind"),
+        (lambda d: d["rules"][0].update(job="ghost"), "rules/0 (gang-waits): unknown job 'ghost'"),
         (lambda d: d["rules"][0].update(question=9), "question 9 does not exist"),
         (lambda d: d.pop("questions"), "'questions' is a required property"),
-        (lambda d: d["rules"][0].update(outside_vc="vc1"), "rules/0: outside_vc 'vc1' is not a VC of one-vc"),
+        (lambda d: d["rules"][0].update(outside_vc="vc1"),
+         "rules/0 (gang-waits): unknown key 'outside_vc' for kind gang-waits"),
+        (lambda d: _placement(d, "vc1"), "rules/0 (gang-waits): vc 'vc1' is not a VC of one-vc"),
     ],
     ids=["bad-until", "unknown-step-job", "unknown-rule-kind", "unknown-rule-job", "bad-question", "no-questions",
-         "unknown-rule-vc"],
+         "key-of-another-kind", "unknown-rule-vc"],
 )
 def test_bad_plan_is_one_line_error(tmp_path: Path, edit, message: str) -> None:
     with pytest.raises(HivedlabError) as info:
@@ -170,7 +179,7 @@ def test_ruleset_maps_protocol_names_to_keys() -> None:
     rules = to_ruleset(load_plan("priority"))
     assert rules.job_names == {"job-config-1": "low", "job-config-2": "high"}
     assert rules.questions[0].en == "Does the later job run only after the earlier job has finished?"
-    assert [r["kind"] for r in rules.rules] == ["preempts", "retried-after", "placement"]
+    assert [r.kind for r in rules.rules] == ["preempts", "retried-after", "placement"]
 
 
 def test_every_rule_kind_in_the_schema_is_implemented() -> None:
@@ -178,9 +187,10 @@ def test_every_rule_kind_in_the_schema_is_implemented() -> None:
 
     from hivedlab.basics.resources import SCHEMAS
     from hivedlab.checker.judging.verdicts import RULE_KINDS
+    from hivedlab.plans.rule_params import PARAMS
 
     schema = json.loads((SCHEMAS / "experiment-plan.schema.json").read_text(encoding="utf-8"))
-    assert set(schema["$defs"]["rule"]["properties"]["kind"]["enum"]) == set(RULE_KINDS)
+    assert set(schema["$defs"]["rule"]["properties"]["kind"]["enum"]) == set(RULE_KINDS) == set(PARAMS)
 
 
 def test_grading_expects_the_main_experiments_only() -> None:

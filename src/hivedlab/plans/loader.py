@@ -1,6 +1,7 @@
 """Experiment plans (`labs/experiments/<id>.yaml`): load, check against the plan schema, and normalise.
 
-A TA adds an experiment by adding a file; `load_plans()` picks it up. Errors are one-line `HivedlabError`s.
+A TA adds an experiment by adding a file; `load_plans()` picks it up. Each rule is parsed into its kind's typed
+parameters (`rule_params`). Errors are one-line `HivedlabError`s.
 """
 
 from __future__ import annotations
@@ -18,11 +19,9 @@ from hivedlab.basics.files import read_json, read_yaml
 from hivedlab.basics.resources import EXPERIMENTS, HIVED_CONFIGS, JOBS, SCHEMAS, SMOKE_PLANS
 from hivedlab.basics.text import Text
 from hivedlab.lab_group.layouts import CONFIG_VCS
+from hivedlab.plans.rule_params import Rule, job_refs, parse_rule, rule_label, vc_refs
 
 PLAN_SCHEMA = SCHEMAS / "experiment-plan.schema.json"
-# Rule parameters that name plan job keys (checked against `jobs`).
-_JOB_PARAMS_ONE = ("job", "while", "preemptor", "victim", "after")
-_JOB_PARAMS_MANY = ("jobs",)
 
 
 @dataclass(frozen=True)
@@ -77,7 +76,7 @@ class PlanJob:
 
 @dataclass(frozen=True)
 class Plan:
-    """A loaded plan. `raw` is the YAML as a dict (for the `plan` evidence record); `rules` stay data."""
+    """A loaded plan. `raw` is the YAML as a dict (for the `plan` evidence record); `rules` typed (`rule_params`)."""
 
     id: str
     order: int
@@ -86,7 +85,7 @@ class Plan:
     jobs: dict[str, PlanJob]
     steps: tuple[Step, ...]
     questions: dict[str, tuple[str, ...]]
-    rules: tuple[dict[str, Any], ...]
+    rules: tuple[Rule, ...]
     sim: dict[str, Any]
     path: Path
     manual_step: str | None = None
@@ -119,7 +118,7 @@ class RuleSet:
     experiment: str
     title: Text
     questions: tuple[Text, ...]
-    rules: tuple[dict[str, Any], ...]
+    rules: tuple[Rule, ...]
     job_names: dict[str, str]  # protocol name (e.g. job-config-1) -> plan job key
 
 
@@ -164,27 +163,35 @@ def _step_jobs(step: Step) -> tuple[str, ...]:
     return step.jobs if isinstance(step, WaitStep | StopStep) else ()
 
 
-def _rule_jobs(rule: dict[str, Any]) -> list[str]:
-    keys = [rule[name] for name in _JOB_PARAMS_ONE if name in rule]
-    for name in _JOB_PARAMS_MANY:
-        keys += list(rule.get(name, []))
-    return keys
-
-
-def _check_vcs(name: str, index: int, rule: dict[str, Any], configs: tuple[str, ...]) -> None:
+def _check_vcs(where: str, rule: Rule, configs: tuple[str, ...]) -> None:
     """A rule's VCs (`vc`, `idle_vc`, `outside_vc`) are VCs of a config the plan uses, on every layout."""
     known = {vc for config in configs for vc in CONFIG_VCS.get(config, ())}
     if not known or not all(config in CONFIG_VCS for config in configs):
         return
-    for key in ("vc", "idle_vc", "outside_vc"):
-        if key in rule and rule[key] not in known:
-            raise HivedlabError(f"{name}: rules/{index}: {key} {rule[key]!r} is not a VC of {', '.join(configs)} "
+    for key, vc in vc_refs(rule.params).items():
+        if vc not in known:
+            raise HivedlabError(f"{where}: {key} {vc!r} is not a VC of {', '.join(configs)} "
                                 f"(VCs: {', '.join(sorted(known))})")
+
+
+def _parse_rules(name: str, data: Any) -> tuple[Rule, ...] | None:
+    """The plan's rules, typed (`rule_params`); None when `rules` is no list of mappings (the schema says why)."""
+    raw = data.get("rules") if isinstance(data, dict) else None
+    if not isinstance(raw, list) or not all(isinstance(rule, dict) for rule in raw):
+        return None
+    rules = []
+    for index, rule in enumerate(raw):
+        try:
+            rules.append(parse_rule(rule))
+        except HivedlabError as exc:
+            raise HivedlabError(f"{name}: {rule_label(index, rule)}: {exc}") from None
+    return tuple(rules)
 
 
 def plan_from_dict(data: Any, path: Path) -> Plan:
     """Check a parsed plan against the schema and the cross-references; raise a one-line HivedlabError."""
     name = path.name
+    rules = _parse_rules(name, data)
     errors = list(_validator().iter_errors(data))
     if errors:
         first = best_match(errors)
@@ -207,14 +214,15 @@ def plan_from_dict(data: Any, path: Path) -> Plan:
     questions = {lang: tuple(data["questions"][lang]) for lang in ("zh", "en")}
     if len(questions["zh"]) != len(questions["en"]):
         raise HivedlabError(f"{name}: questions: zh and en must list the same number of questions")
-    for index, rule in enumerate(data["rules"]):
-        for key in _rule_jobs(rule):
+    assert rules is not None  # the schema holds `rules` to a list of mappings
+    for index, rule in enumerate(rules):
+        where = f"{name}: {rule_label(index, data['rules'][index])}"
+        for key in job_refs(rule.params):
             if key not in jobs:
-                raise HivedlabError(f"{name}: rules/{index}: unknown job {key!r} (jobs: {', '.join(jobs)})")
-        if rule["question"] >= len(questions["en"]):
-            raise HivedlabError(f"{name}: rules/{index}: question {rule['question']} does not exist")
-        _check_vcs(name, index, rule,
-                   (data["hived_config"], *(s.config for s in steps if isinstance(s, SwitchConfigStep))))
+                raise HivedlabError(f"{where}: unknown job {key!r} (jobs: {', '.join(jobs)})")
+        if rule.question >= len(questions["en"]):
+            raise HivedlabError(f"{where}: question {rule.question} does not exist")
+        _check_vcs(where, rule, (data["hived_config"], *(s.config for s in steps if isinstance(s, SwitchConfigStep))))
     row = data.get("report_row")
     return Plan(
         id=data["id"],
@@ -224,7 +232,7 @@ def plan_from_dict(data: Any, path: Path) -> Plan:
         jobs=jobs,
         steps=steps,
         questions=questions,
-        rules=tuple(dict(rule) for rule in data["rules"]),
+        rules=rules,
         sim=dict(data.get("sim") or {}),
         path=path,
         manual_step=data.get("manual_step"),

@@ -10,8 +10,7 @@ from pathlib import Path
 
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import write_atomic
-from hivedlab.checker.judging.judge import judge_file
-from hivedlab.checker.judging.verdicts import ExperimentVerdict, to_json
+from hivedlab.checker.judging.judge import ExperimentVerdict, judge_file, to_json
 from hivedlab.rundir import verdicts_path
 from hivedlab.runner.run_types import ExperimentRun
 

@@ -11,6 +11,7 @@ from hivedlab.checker.judging.rules.cells import free_cells
 from hivedlab.checker.judging.rules.contrast import deadlock, gang_start
 from hivedlab.checker.judging.rules.rule_base import CONSISTENT, INCONSISTENT, Context, speaker
 from hivedlab.checker.judging.timeline import Attempt, JobTimeline, Mark, Submission, Timeline, Wait
+from hivedlab.plans.rule_params import Deadlock, GangStart
 
 T0 = 1_767_254_400.0  # 2026-01-01T08:00:00Z
 
@@ -34,7 +35,7 @@ def job(key: str, *bound: int | None, status: int = 201) -> JobTimeline:
 
 def judge(expect: bool, *jobs: JobTimeline) -> tuple[str, str]:
     timeline = Timeline("gang", "sim", "sim", None, {}, tuple(jobs), scheduler="default")
-    outcome = deadlock(Context(timeline, "sim", True), {"jobs": [j.job_key for j in jobs], "expect": expect})
+    outcome = deadlock(Context(timeline, "sim", True), Deadlock(tuple(str(j.job_key) for j in jobs), expect))
     return outcome.verdict, outcome.answer.en
 
 
@@ -83,7 +84,7 @@ def test_a_partial_start_beside_a_finished_job_is_neither() -> None:
                                         (None, "worker-1 was still waiting at the end:")])
 def test_a_partial_start_says_a_wait_ended_or_goes_on_never_both(late: int | None, said: str) -> None:
     timeline = Timeline("gang", "sim", "sim", None, {}, (job("a", 3, late),), scheduler="default")
-    outcome = gang_start(Context(timeline, "sim", True), {"job": "a", "expect": "partial"})
+    outcome = gang_start(Context(timeline, "sim", True), GangStart("a", "partial"))
     assert outcome.verdict == CONSISTENT
     assert said in outcome.answer.en and "still waited" not in outcome.answer.en
     assert ("等到 08:00:07 才被调度" if late else "到结束仍在等待") in outcome.answer.zh
@@ -115,7 +116,7 @@ def _k8s_gang(worker_1: Attempt) -> tuple[str, str]:
                     bound=mark(3), node="k8s-g3")
     timeline = Timeline("kubeflow-gang", "k8s", "k8s", None, {}, (JobTimeline("a", "a", None, "a", None,
                         attempts=(first, worker_1)),), scheduler="default")
-    outcome = gang_start(Context(timeline, "k8s", True), {"job": "a", "expect": "partial"})
+    outcome = gang_start(Context(timeline, "k8s", True), GangStart("a", "partial"))
     return outcome.verdict, outcome.answer.en
 
 

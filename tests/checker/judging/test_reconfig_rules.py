@@ -8,6 +8,7 @@ from typing import Any
 from hivedlab.checker.judging.rules.reconfig import RULES
 from hivedlab.checker.judging.rules.rule_base import CONSISTENT, INCONCLUSIVE, INCONSISTENT, Context
 from hivedlab.checker.judging.timeline import Attempt, JobTimeline, Mark, Step, Submission, Timeline, Wait
+from hivedlab.plans.rule_params import JobsAtSwitch, RemovedVcJob, RuleParams
 
 T0 = 1_767_254_400.0  # 2026-01-01T08:00:00Z
 SWITCH = {"switch_config": "one-vc"}
@@ -31,7 +32,7 @@ def job(key: str, fw: str, *attempts: Attempt, submitted: int = 1, status: int =
     return JobTimeline(fw, key, "alice", f"{key}-alice", "vc1", submissions=(sub,), attempts=attempts)
 
 
-def judge(kind: str, rule: dict, *jobs: JobTimeline, switched: bool = True,
+def judge(kind: str, rule: RuleParams, *jobs: JobTimeline, switched: bool = True,
           vcs: tuple[str, ...] = ("default",)) -> tuple[str, str]:
     steps = (Step(mark(10), 3, "reached", SWITCH),) if switched else ()
     timeline = Timeline("reconfig", "sim", "sim", "one-vc", {vc: ("hostname-carol",) for vc in vcs}, tuple(jobs),
@@ -43,22 +44,22 @@ def judge(kind: str, rule: dict, *jobs: JobTimeline, switched: bool = True,
 def test_a_task_ended_by_the_switch_is_inconsistent() -> None:
     ended = job("vc1-job", "fw1", attempt("u1", 2, 3, "hostname-dan", deleted=11))
     later = job("newcomer", "fw2", submitted=12)
-    verdict, answer = judge("survives-switch", {"jobs": ["vc1-job"], "config": "one-vc"}, ended, later)
+    verdict, answer = judge("survives-switch", JobsAtSwitch(("vc1-job",), "one-vc"), ended, later)
     assert verdict == INCONSISTENT and "ended at 08:00:11 (deleted)" in answer
 
 
 def test_a_task_that_kept_running_is_consistent() -> None:
     kept = job("vc1-job", "fw1", attempt("u1", 2, 3, "hostname-dan", preempted=14))
     later = job("newcomer", "fw2", submitted=12)
-    verdict, answer = judge("survives-switch", {"jobs": ["vc1-job"], "config": "one-vc"}, kept, later)
+    verdict, answer = judge("survives-switch", JobsAtSwitch(("vc1-job",), "one-vc"), kept, later)
     assert verdict == CONSISTENT and "ended no task" in answer
 
 
 def test_without_the_switch_every_kind_is_inconclusive() -> None:
-    rules: dict[str, dict[str, Any]] = {
-        "survives-switch": {"jobs": ["vc1-job"], "config": "one-vc"},
-        "submission-after-switch": {"job": "vc1-job", "vc": "vc1", "config": "one-vc"},
-        "stranded-after-switch": {"job": "vc1-job", "vc": "vc1", "config": "one-vc"},
+    rules: dict[str, RuleParams] = {
+        "survives-switch": JobsAtSwitch(("vc1-job",), "one-vc"),
+        "submission-after-switch": RemovedVcJob("vc1-job", "vc1", "one-vc"),
+        "stranded-after-switch": RemovedVcJob("vc1-job", "vc1", "one-vc"),
     }
     running = job("vc1-job", "fw1", attempt("u1", 2, 3, "hostname-dan"))
     for kind, rule in rules.items():
@@ -66,7 +67,7 @@ def test_without_the_switch_every_kind_is_inconclusive() -> None:
         assert verdict == INCONCLUSIVE and "no switch to the one-vc config" in answer, kind
 
 
-LATE = {"job": "late-vc1", "vc": "vc1", "config": "one-vc"}
+LATE = RemovedVcJob("late-vc1", "vc1", "one-vc")
 REFUSED = "User alice is not allowed to do operation in vc1"
 
 
@@ -108,7 +109,7 @@ def test_without_a_job_of_the_removed_vc_the_submission_is_refused() -> None:
 
 
 def test_a_stranded_job_that_ran_again_is_inconsistent() -> None:
-    rule = {"job": "vc1-job", "vc": "vc1", "config": "one-vc"}
+    rule = RemovedVcJob("vc1-job", "vc1", "one-vc")
     ran_again = job("vc1-job", "fw1", attempt("u1", 2, 3, "hostname-dan", preempted=14),
                     attempt("u2", 16, 20, "hostname-carol"))
     verdict, answer = judge("stranded-after-switch", rule, ran_again)

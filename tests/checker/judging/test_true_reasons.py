@@ -9,6 +9,7 @@ from pathlib import Path
 from hivedlab.checker.judging.rules.rule_base import Context
 from hivedlab.checker.judging.rules.vc import sequential
 from hivedlab.checker.judging.timeline import Attempt, JobTimeline, Mark, Timeline
+from hivedlab.plans.rule_params import Jobs
 from tests.checker.judging.test_exclusivity import default_vc_on_opportunistic_gpu
 from tests.support import forge
 
@@ -93,6 +94,6 @@ def test_sequential_looks_at_every_attempt() -> None:
             JobTimeline("fb", "x", "bob", "b", "vc1", attempts=(other,), first_seen=_mark(9)))
     assert first.outcome == "preempted"
     timeline = Timeline("vc-safety", "sim", "sim", None, {}, jobs)
-    outcome = sequential(Context(timeline, "sim", True), {"jobs": ["x"]})
+    outcome = sequential(Context(timeline, "sim", True), Jobs(("x",)))
     assert outcome.verdict == X, outcome.answer.en
     assert "b ran on the same machine before alice's a ended" in outcome.answer.en

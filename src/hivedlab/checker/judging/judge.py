@@ -1,20 +1,33 @@
 """The one judge: an evidence log judged by the rules of its experiment's plan.
 
 `hivedlab check`, the runner, the report (for a run whose verdicts.json is missing) and the grader all judge through
-here, so a log gets the same verdict wherever it is judged.
+here (`judge_file` for a log file, `judge_evidence` for a log already read), so a log gets the same verdict wherever
+it is judged. The verdict machinery (`verdicts.judge_timeline`, the rules, the timeline) is internal to judging; what
+a caller prints of a verdict is re-exported here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from hivedlab.checker.judging.timeline import Timeline
-from hivedlab.checker.judging.verdicts import ExperimentVerdict, check_evidence, check_log, to_json
-from hivedlab.evidence import EvidenceLog
+from hivedlab.basics.errors import HivedlabError
+from hivedlab.checker.judging.timeline import Timeline, TimelineBuilder, vc_cells_from_config, vc_nodes_from_config
+from hivedlab.checker.judging.verdicts import (
+    ExperimentVerdict,
+    LogSummary,
+    judge_timeline,
+    render_json,
+    render_text,
+    to_json,
+)
+from hivedlab.evidence import EvidenceLog, iter_evidence
 from hivedlab.plans.loader import ruleset_for
+
+__all__ = ["ExperimentVerdict", "Judge", "Judgement", "judge_evidence", "judge_file", "render_json", "render_text",
+           "to_json"]
 
 
 @dataclass(frozen=True)
@@ -31,11 +44,45 @@ Judge = Callable[[EvidenceLog, str], Judgement]
 
 def judge_file(path: str | Path, experiment: str | None = None,
                hived_config_text: str | None = None) -> ExperimentVerdict:
-    """Judge a log file (streamed, constant memory). Raises HivedlabError when the log is unusable."""
-    return check_log(path, ruleset_for, experiment, hived_config_text)
+    """Judge a log file (streamed, constant memory). Raises HivedlabError (exit 2) when the log is unusable."""
+    stream = iter_evidence(path)
+    builder = TimelineBuilder()
+    for record in stream:
+        builder.feed(record)
+    if stream.unreadable:
+        raise HivedlabError(stream.unreadable)
+    if stream.count == 0:
+        raise HivedlabError(f"{path}: not an evidence log (no JSON Lines evidence record in it)")
+    return _judge_folded(builder, experiment, hived_config_text, str(path),
+                         lambda tl: LogSummary(str(path), stream.count, stream.chain_ok, stream.first_broken_seq,
+                                               stream.warnings, tl.source, tl.end_status, stream.sources))
 
 
 def judge_evidence(log: EvidenceLog, experiment: str) -> Judgement:
-    """Judge a log the grader has already read and verified."""
-    result = check_evidence(log, ruleset_for, experiment)
+    """Judge a log the grader has already read whole and verified (`hivedlab.evidence.read_evidence`)."""
+    builder = TimelineBuilder()
+    for record in log.records:
+        builder.feed(record)
+    result = _judge_folded(builder, experiment, None, log.path,
+                           lambda tl: LogSummary(log.path, len(log.records), log.chain_ok, log.first_broken_seq,
+                                                 log.warnings, tl.source, tl.end_status, log.sources))
     return Judgement(to_json(result), result.timeline)
+
+
+def _judge_folded(builder: TimelineBuilder, experiment: str | None, hived_config_text: str | None, path: str,
+                  summarize: Callable[[Timeline], LogSummary]) -> ExperimentVerdict:
+    named = builder.experiments[0] if builder.experiments else None
+    if experiment and named and experiment != named:
+        raise HivedlabError(f"{path} is a run of experiment {named!r}, not {experiment!r}")
+    chosen = experiment or named
+    if chosen is None:
+        raise HivedlabError(f"{path} names no experiment plan (a watch log?): pass --experiment ID")
+    rules = ruleset_for(chosen)
+    builder.set_job_names(rules.job_names)
+    timeline = builder.result()
+    if hived_config_text and not timeline.vc_nodes:
+        timeline = replace(timeline, vc_nodes=vc_nodes_from_config(hived_config_text),
+                           vc_cells=vc_cells_from_config(hived_config_text))
+    if timeline.experiment is None:
+        timeline = replace(timeline, experiment=chosen)
+    return judge_timeline(timeline, rules, summarize(timeline))

@@ -45,26 +45,37 @@ Every rule answers `consistent`, `inconsistent` (the answer says what happened, 
 else inconclusive if any answer is, else consistent. A broken chain, a log holding several experiments, or pods on
 nodes outside the log's HiveD config turn every answer inconclusive: such a log proves nothing.
 Exit status of `hivedlab check`: 0 all consistent, 1 any inconsistent or inconclusive, 2 unreadable log.
+
+Internal to judging: outside code judges through `hivedlab.checker.judging.judge` (a file or a log already read),
+which folds the log into a timeline and calls `judge_timeline`; what it prints of a verdict (`to_json`,
+`render_json`, `render_text`) and the verdict vocabulary (`VERDICT_TEXT`, ...) are this module's to share.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
-from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.text import Text, pad
-from hivedlab.checker.judging.rules import contrast, exclusivity, gang, preemption, reconfig, vc
-from hivedlab.checker.judging.rules.rule_base import CONSISTENT, INCONCLUSIVE, INCONSISTENT, SPEAKERS, Context, Outcome
-from hivedlab.checker.judging.timeline import Timeline, TimelineBuilder, vc_cells_from_config, vc_nodes_from_config
-from hivedlab.evidence import EvidenceLog, iter_evidence
+from hivedlab.checker.judging.rules import contrast, exclusivity, gang, incremental, no_wait, preemption, reconfig, vc
+from hivedlab.checker.judging.rules.rule_base import (
+    CONSISTENT,
+    INCONCLUSIVE,
+    INCONSISTENT,
+    SPEAKERS,
+    Context,
+    Outcome,
+    RuleCheck,
+)
+from hivedlab.checker.judging.timeline import Timeline
 from hivedlab.plans.loader import RuleSet
+from hivedlab.plans.rule_params import NoParams, Rule
 
-RULE_KINDS: dict[str, Callable[[Context, dict[str, Any]], Outcome]] = {**vc.RULES, **preemption.RULES, **gang.RULES,
-                                                                      **reconfig.RULES, **contrast.RULES}
+# kind -> its rule; each takes the kind's parameters (`hivedlab.plans.rule_params.PARAMS`)
+RULE_KINDS: dict[str, RuleCheck] = {**vc.RULES, **preemption.RULES, **no_wait.RULES, **gang.RULES, **incremental.RULES,
+                                   **reconfig.RULES, **contrast.RULES}
 VERDICTS = (CONSISTENT, INCONSISTENT, INCONCLUSIVE)
 # The one vocabulary of verdicts, everywhere a verdict is printed: the word, the report's label, and the contrast
 # table's "does HiveD's guarantee still hold?"
@@ -120,10 +131,8 @@ class ExperimentVerdict:
 
 
 # applied to every experiment; an answer only when it finds two pods on one GPU (docs/checker.md)
-_EXCLUSIVITY_RULE: dict[str, Any] = {
-    "id": "gpu-exclusive", "kind": "gpu-exclusive", "question": 0, "question_text": exclusivity.QUESTION,
-    "expected": exclusivity.EXPECTED.as_dict(),
-}
+_EXCLUSIVITY_RULE = Rule("gpu-exclusive", "gpu-exclusive", 0, exclusivity.EXPECTED, NoParams(),
+                         question_text=exclusivity.QUESTION)
 
 
 def _blockers(timeline: Timeline, log: LogSummary) -> list[Text]:
@@ -151,44 +160,15 @@ def _blockers(timeline: Timeline, log: LogSummary) -> list[Text]:
     return found
 
 
-def judge(timeline: Timeline, rules: RuleSet, log: LogSummary) -> ExperimentVerdict:
-    """Apply a plan's rules to a timeline (pure)."""
-    source = timeline.source or "k8s"
-    ctx = Context(timeline, source, run_finished=timeline.end_status == "finished")
+def judge_timeline(timeline: Timeline, rules: RuleSet, log: LogSummary) -> ExperimentVerdict:
+    """Apply a plan's rules to a timeline (pure). Internal to judging: outside code judges a log through
+    `hivedlab.checker.judging.judge`, which builds the timeline and calls this."""
+    ctx = Context(timeline, timeline.source or "k8s", run_finished=timeline.end_status == "finished")
     blockers = _blockers(timeline, log)
-    answers = []
     exclusive = exclusivity.gpu_exclusive(timeline)
     every = (*rules.rules, *([_EXCLUSIVITY_RULE] if exclusive.verdict != CONSISTENT else []))
-    for rule in every:
-        wanted = rule.get("scheduler", timeline.scheduler)
-        if timeline.scheduler not in (wanted if isinstance(wanted, list) else [wanted]):
-            continue  # a rule about another scheduler's run (docs/other-schedulers.md)
-        if timeline.scheduler != "hived":
-            rule = {k: v for k, v in rule.items() if k != "reason"}  # HiveD's wait wording is no guarantee
-        kind = rule.get("kind", "")
-        check = RULE_KINDS.get(kind)
-        if kind == _EXCLUSIVITY_RULE["kind"]:
-            outcome = exclusive
-        elif check is None:
-            outcome = Outcome(INCONCLUSIVE, Text(f"未知的规则类型 {kind}", f"unknown rule kind {kind!r}"),
-                              missing=(Text(f"规则 {kind} 未实现", f"rule kind {kind!r} is not implemented"),))
-        else:
-            outcome = check(ctx, rule)
-        if blockers:
-            reason = Text("；".join(b.zh for b in blockers), "; ".join(b.en for b in blockers))
-            outcome = replace(outcome, verdict=INCONCLUSIVE, missing=(*outcome.missing, *blockers), summary=None,
-                              answer=Text(f"（{reason.zh}，不能作为证据）", f"({reason.en}; not evidence)")
-                              + outcome.answer)
-        index = int(rule.get("question", 0))
-        question = rule.get("question_text") or (rules.questions[index] if index < len(rules.questions)
-                                                 else Text("", ""))
-        expected = rule.get("expected")
-        answers.append(Answer(
-            rule=str(rule.get("id", kind)), kind=kind, question_index=index, question=question,
-            verdict=outcome.verdict, answer=outcome.answer, evidence=outcome.evidence,
-            expected=Text(expected["zh"], expected["en"]) if isinstance(expected, dict) else None,
-            missing=outcome.missing, facts=outcome.facts, summary=outcome.summary,
-        ))
+    answers = [_answer(ctx, rule, rules.questions, exclusive, blockers) for rule in every
+               if rule.judges(timeline.scheduler)]  # a rule about another scheduler's run (docs/other-schedulers.md)
     verdicts = {a.verdict for a in answers}
     overall = INCONSISTENT if INCONSISTENT in verdicts else INCONCLUSIVE if INCONCLUSIVE in verdicts or not answers \
         else CONSISTENT
@@ -204,54 +184,21 @@ def judge(timeline: Timeline, rules: RuleSet, log: LogSummary) -> ExperimentVerd
                              timeline)
 
 
-def check_log(
-    path: str | Path,
-    ruleset_for: Callable[[str], RuleSet],
-    experiment: str | None = None,
-    hived_config_text: str | None = None,
-) -> ExperimentVerdict:
-    """Stream a log, build its timeline and judge it. Raises HivedlabError (exit 2) when the log is unusable."""
-    stream = iter_evidence(path)
-    builder = TimelineBuilder()
-    for record in stream:
-        builder.feed(record)
-    if stream.unreadable:
-        raise HivedlabError(stream.unreadable)
-    if stream.count == 0:
-        raise HivedlabError(f"{path}: not an evidence log (no JSON Lines evidence record in it)")
-    return _judge_folded(builder, ruleset_for, experiment, hived_config_text, str(path),
-                         lambda tl: LogSummary(str(path), stream.count, stream.chain_ok, stream.first_broken_seq,
-                                               stream.warnings, tl.source, tl.end_status, stream.sources))
-
-
-def check_evidence(log: EvidenceLog, ruleset_for: Callable[[str], RuleSet], experiment: str) -> ExperimentVerdict:
-    """Judge a log already read whole (`hivedlab.evidence.read_evidence`), as `check_log` judges a file."""
-    builder = TimelineBuilder()
-    for record in log.records:
-        builder.feed(record)
-    return _judge_folded(builder, ruleset_for, experiment, None, log.path,
-                         lambda tl: LogSummary(log.path, len(log.records), log.chain_ok, log.first_broken_seq,
-                                               log.warnings, tl.source, tl.end_status, log.sources))
-
-
-def _judge_folded(builder: TimelineBuilder, ruleset_for: Callable[[str], RuleSet], experiment: str | None,
-                  hived_config_text: str | None, path: str,
-                  summarize: Callable[[Timeline], LogSummary]) -> ExperimentVerdict:
-    named = builder.experiments[0] if builder.experiments else None
-    if experiment and named and experiment != named:
-        raise HivedlabError(f"{path} is a run of experiment {named!r}, not {experiment!r}")
-    chosen = experiment or named
-    if chosen is None:
-        raise HivedlabError(f"{path} names no experiment plan (a watch log?): pass --experiment ID")
-    rules = ruleset_for(chosen)
-    builder.set_job_names(rules.job_names)
-    timeline = builder.result()
-    if hived_config_text and not timeline.vc_nodes:
-        timeline = replace(timeline, vc_nodes=vc_nodes_from_config(hived_config_text),
-                           vc_cells=vc_cells_from_config(hived_config_text))
-    if timeline.experiment is None:
-        timeline = replace(timeline, experiment=chosen)
-    return judge(timeline, rules, summarize(timeline))
+def _answer(ctx: Context, rule: Rule, questions: tuple[Text, ...], exclusive: Outcome,
+            blockers: list[Text]) -> Answer:
+    """One rule's answer; every answer inconclusive when the log proves nothing (`blockers`)."""
+    if ctx.timeline.scheduler != "hived":
+        rule = rule.without_reason()  # HiveD's wait wording is no guarantee
+    outcome = exclusive if rule.kind == _EXCLUSIVITY_RULE.kind else RULE_KINDS[rule.kind](ctx, rule.params)
+    if blockers:
+        reason = Text("；".join(b.zh for b in blockers), "; ".join(b.en for b in blockers))
+        outcome = replace(outcome, verdict=INCONCLUSIVE, missing=(*outcome.missing, *blockers), summary=None,
+                          answer=Text(f"（{reason.zh}，不能作为证据）", f"({reason.en}; not evidence)")
+                          + outcome.answer)
+    question = rule.question_text or (questions[rule.question] if rule.question < len(questions) else Text("", ""))
+    return Answer(rule=rule.id, kind=rule.kind, question_index=rule.question, question=question,
+                  verdict=outcome.verdict, answer=outcome.answer, evidence=outcome.evidence, expected=rule.expected,
+                  missing=outcome.missing, facts=outcome.facts, summary=outcome.summary)
 
 
 # -- output ---------------------------------------------------------------------------------------------

@@ -15,9 +15,8 @@ from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import read_json
 from hivedlab.basics.resources import EXPERIMENTS, SMOKE_PLANS
 from hivedlab.basics.text import Text
-from hivedlab.checker.judging.judge import judge_file
+from hivedlab.checker.judging.judge import judge_file, to_json
 from hivedlab.checker.judging.pod_facts import vc_nodes_from_config
-from hivedlab.checker.judging.verdicts import to_json
 from hivedlab.checker.report.timeline import ExperimentTimeline, timeline_for_chart
 from hivedlab.env_record import EnvRecord, env_record_from_json
 from hivedlab.lab_group.inventory import inventory_from_mapping, read_inventory

@@ -17,6 +17,7 @@ from hivedlab.checker.validate.hived import check_hived_config, check_services_c
 from hivedlab.checker.validate.inventory import check_inventory
 from hivedlab.checker.validate.jobs import HivedTarget, check_job, prepare_target
 from hivedlab.checker.validate.kubeflow import SCHEMA_FILES, check_manifests
+from hivedlab.checker.validate.plan import check_plan, looks_like_plan
 from hivedlab.checker.validate.validation_findings import ERROR, NOTE, WARNING, Report, ValidationFinding
 from hivedlab.models.kubeflow.manifests import ManifestError, looks_like_manifests, parse_manifests
 from hivedlab.models.openpai.js_yaml import YamlError, parse_yaml
@@ -41,7 +42,7 @@ class _Input:
 
 
 def kind_of(data: Any) -> str | None:
-    """job | hived | services | inventory, by content; None for anything else."""
+    """job | hived | services | inventory | plan, by content; None for anything else."""
     if not isinstance(data, Mapping):
         return None
     if "protocolVersion" in data:
@@ -52,7 +53,7 @@ def kind_of(data: Any) -> str | None:
         return "hived"
     if "members" in data:
         return "inventory"
-    return None
+    return "plan" if looks_like_plan(data) else None
 
 
 def _expand(paths: Sequence[str | Path]) -> tuple[list[_Input], list[ValidationFinding]]:
@@ -230,12 +231,14 @@ def _validate_text(text: str, size: int, name: str, item: _Input, targets: Calla
                                       "the document is empty: nothing to validate")], None
         shape = "a mapping" if isinstance(data, Mapping) else "a list" if isinstance(data, list) else "a single value"
         if item.walked and isinstance(data, Mapping):
-            return [], None  # some other YAML (a CI workflow, a plan...): not ours to judge
+            return [], None  # some other YAML (a CI workflow...): not ours to judge
         severity = WARNING if item.walked else ERROR
         return [ValidationFinding("file-kind", severity, name, 1, 1, "",
                                   f"the top level is {shape}, not a job (protocolVersion)"
                         ", a HiveD config (physicalCluster/virtualClusters), a services configuration "
-                        "(hivedscheduler) or an inventory (members)")], None
+                        "(hivedscheduler), an inventory (members) or an experiment plan (steps, rules)")], None
+    if kind == "plan":
+        return check_plan(text, name), "plan"
     if kind == "job":
         return dialect + check_job(data, parsed.positions, name, targets(), user, size), "job"
     if kind == "hived":

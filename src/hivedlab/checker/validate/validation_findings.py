@@ -13,7 +13,8 @@ RULES: dict[str, str] = {
     "file-too-large": "a file over the size limit (the work is bounded, the file is not read)",
     "file-binary": "a file that is not UTF-8 text",
     "file-empty": "an empty file or a document with nothing in it",
-    "file-kind": "a YAML file that is neither a job, a HiveD config, a services configuration nor an inventory",
+    "file-kind": "a YAML file that is neither a job, a HiveD config, a services configuration, an inventory nor an "
+                 "experiment plan",
     "yaml-syntax": "YAML the rest-server's js-yaml refuses (syntax, duplicate keys, several documents, alias bombs)",
     "yaml-dialect": "a value YAML 1.1 (PyYAML) reads differently from YAML 1.2 (the rest-server), e.g. yes/no/on/off",
     "job-body-too-large": "a job over the rest-server's 100 kB body limit",
@@ -42,6 +43,8 @@ RULES: dict[str, str] = {
     "manifest-operator": "what tf-operator marks Failed without a pod (a Chief and a Master, two Evaluators, no "
                          "container named tensorflow) or drops (v1 fields in a v1beta1 TFJob)",
     "manifest-gpu": "nvidia.com/gpu limits: whole numbers, requests equal to limits",
+    "plan": "an experiment plan `hivedlab run` refuses: the plan schema, a rule's parameters (an unknown key, a "
+            "missing one, a wrong type), a job, VC or question the plan does not have (docs/experiment-plans.md)",
     "expected-rejection": "a file under a rejected/ folder that is accepted after all",
 }
 
@@ -66,7 +69,7 @@ class Report:
     findings: tuple[ValidationFinding, ...]
     files: tuple[str, ...]  # files validated
     unreadable: bool = False  # some input could not be read (exit status 2)
-    kinds: Mapping[str, str] = field(default_factory=dict)  # file -> job | hived | services | inventory | manifests
+    kinds: Mapping[str, str] = field(default_factory=dict)  # file -> job, hived, services, inventory, manifests, plan
 
     @property
     def errors(self) -> tuple[ValidationFinding, ...]:

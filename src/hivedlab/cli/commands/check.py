@@ -90,8 +90,7 @@ def _logs(paths: list[str]) -> list[Path]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hivedlab.checker.judging.judge import judge_file
-    from hivedlab.checker.judging.verdicts import render_json, render_text
+    from hivedlab.checker.judging.judge import judge_file, render_json, render_text
     from hivedlab.plans.loader import load_plan, load_plans
 
     config_text = None

@@ -3,8 +3,6 @@ such jobs deadlock?"""
 
 from __future__ import annotations
 
-from typing import Any
-
 from hivedlab.basics.text import Text
 from hivedlab.checker.judging.rules.rule_base import (
     CONSISTENT,
@@ -12,6 +10,7 @@ from hivedlab.checker.judging.rules.rule_base import (
     INF,
     Context,
     Outcome,
+    RuleCheck,
     clock,
     missing,
     not_run,
@@ -19,6 +18,7 @@ from hivedlab.checker.judging.rules.rule_base import (
     who,
 )
 from hivedlab.checker.judging.timeline import Attempt, JobTimeline
+from hivedlab.plans.rule_params import Deadlock, GangStart
 
 TOLERANCE_S = {"sim": 0.0, "k8s": 30.0}
 SAME_ROUND_S = 1.0  # a gang scheduler's events of one session may reach the log just after its first bind
@@ -71,13 +71,13 @@ def _partial_start(tasks: list[Attempt], late: list[Attempt]) -> Text:
     return Text(f"{names} 已被调度，而 {rest}", f"{names} held nodes while {rest_en}")
 
 
-def gang_start(ctx: Context, rule: dict[str, Any]) -> Outcome:
+def gang_start(ctx: Context, params: GangStart) -> Outcome:
     """`expect: partial`: some task of `job` held a node while another of its tasks waited (Kubernetes' default
     scheduler places pods one by one); `expect: all-or-nothing`: every task was bound in one round and none waited
     bound while the rest waited (kube-batch's gang)."""
-    job = ctx.one(rule["job"])
+    job = ctx.one(params.job)
     if job is None or not job.attempts:
-        return not_run(rule["job"])
+        return not_run(params.job)
     tasks = _first_attempts(job)
     bound = [a for a in tasks if a.bound is not None]
     if not bound:
@@ -88,7 +88,7 @@ def gang_start(ctx: Context, rule: dict[str, Any]) -> Outcome:
     if late:
         what = Text(f"{who(job).zh} 的 ", f"{who(job).en}'s ") + _partial_start(tasks, late) + Text(
             "：部分启动，已占用的 GPU 无法推进训练。", ": a partial start, holding GPUs that cannot make progress.")
-        return Outcome(CONSISTENT if rule.get("expect") == "partial" else INCONSISTENT, what, evidence)
+        return Outcome(CONSISTENT if params.expect == "partial" else INCONSISTENT, what, evidence)
     unbound = [a for a in tasks if a.bound is None]
     if unbound:
         return missing(f"{who(job).zh} 的子任务 {'、'.join(_label(a) for a in unbound)} 没有被调度",
@@ -99,7 +99,7 @@ def gang_start(ctx: Context, rule: dict[str, Any]) -> Outcome:
                 f"all {len(tasks)} tasks of {who(job).en} were bound in one round at {clock(first.bound)}"
                 f"{', all waiting before' if waited else ''}: all or nothing.")
     evidence = seqs(*(a.bound for a in tasks), *(a.waits[0].mark for a in tasks if a.waits))
-    return Outcome(CONSISTENT if rule.get("expect") == "all-or-nothing" else INCONSISTENT, what, evidence)
+    return Outcome(CONSISTENT if params.expect == "all-or-nothing" else INCONSISTENT, what, evidence)
 
 
 def _partial_from(job: JobTimeline) -> tuple[float, float, list[Attempt]]:
@@ -145,7 +145,7 @@ def _job_fact(job: JobTimeline, state: str, tasks: list[Attempt], source: str) -
     return done + Text("，但先是部分启动：", " after a partial start: ") + _partial_start(tasks, late)
 
 
-def deadlock(ctx: Context, rule: dict[str, Any]) -> Outcome:
+def deadlock(ctx: Context, params: Deadlock) -> Outcome:
     """`expect: true`: each of `jobs` held nodes while other tasks of its own waited, at the same time, and none of
     them ever had every task bound (each waits for the others: a deadlock, ended only by stopping them);
     `expect: false`: every job had all its tasks bound in the end (the answer says which job first started partially,
@@ -153,7 +153,7 @@ def deadlock(ctx: Context, rule: dict[str, Any]) -> Outcome:
     when). Anything else contradicts both: a job refused
     outright, a job starved (never a task bound) or a partial start that never completed beside a job that did."""
     jobs = []
-    for key in rule["jobs"]:
+    for key in params.jobs:
         job = ctx.one(key)
         if job is None:
             return not_run(key)
@@ -171,10 +171,10 @@ def deadlock(ctx: Context, rule: dict[str, Any]) -> Outcome:
         what = summary + Text("；每个任务都在等另一个任务占着的 GPU，谁也完成不了：死锁（直到被停止）。",
                               "; each waited for GPUs the other held and none could finish: "
                               "a deadlock (until stopped).")
-        return Outcome(CONSISTENT if rule.get("expect") is True else INCONSISTENT, what, evidence)
+        return Outcome(CONSISTENT if params.expect is True else INCONSISTENT, what, evidence)
     if all(state == COMPLETE for state in states):
         what = summary + Text("：没有死锁。", ": no deadlock.")
-        return Outcome(CONSISTENT if rule.get("expect") is False else INCONSISTENT, what, evidence)
+        return Outcome(CONSISTENT if params.expect is False else INCONSISTENT, what, evidence)
     what = summary + Text(f"：{_neither(states).zh}，既不是死锁也不是“没有死锁”。",
                           f": {_neither(states).en}, neither a deadlock nor \"no deadlock\".")
     return Outcome(INCONSISTENT, what, evidence)
@@ -189,4 +189,4 @@ def _neither(states: list[str]) -> Text:
     return Text("部分启动且从未完成", "a partial start that never completed")
 
 
-RULES = {"gang-start": gang_start, "deadlock": deadlock}
+RULES: dict[str, RuleCheck] = {"gang-start": gang_start, "deadlock": deadlock}

@@ -1,5 +1,6 @@
-"""Rules about priority, preemption and opportunistic jobs (docs/lab-experiments.md#priority-and-preemption; the
-opportunistic job follows it on the same page)."""
+"""Rules about priority and preemption (docs/lab-experiments.md#priority-and-preemption; the opportunistic job
+follows it on the same page): the preemptor does not wait, the victim is re-created and runs again after it. A job
+that starts while another runs (the opportunistic job, and a non-gang job's first task) is `no_wait.py`'s."""
 
 from __future__ import annotations
 
@@ -11,9 +12,6 @@ from hivedlab.checker.judging.rules.cells import (
     cells_text,
     free_cells,
     held_at,
-    share_text,
-    shares_facts,
-    vc_shares,
 )
 from hivedlab.checker.judging.rules.rule_base import (
     CONSISTENT,
@@ -21,6 +19,7 @@ from hivedlab.checker.judging.rules.rule_base import (
     INF,
     Context,
     Outcome,
+    RuleCheck,
     between,
     clock,
     cut_short,
@@ -36,6 +35,7 @@ from hivedlab.checker.judging.rules.rule_base import (
     who,
 )
 from hivedlab.checker.judging.timeline import Attempt, JobTimeline, Mark
+from hivedlab.plans.rule_params import Preempts, RetriedAfter
 
 
 def _running_at(job: JobTimeline, t: float) -> Attempt | None:
@@ -95,15 +95,15 @@ def _on_free_cells(ctx: Context, job: JobTimeline, submitted: Mark, first: Attem
             {"vc": job.virtual_cluster, "free_cells": cell_ids(free)})
 
 
-def preempts(ctx: Context, rule: dict[str, Any]) -> Outcome:
+def preempts(ctx: Context, params: Preempts) -> Outcome:
     """The preemptor did not wait for the victim: the victim's running attempt was preempted after the preemptor's
     submission (event `Preempted`, FC code −101, or deleted while running and re-created), and the preemptor started
     before the victim ran again."""
-    high, low = ctx.one(rule["preemptor"]), ctx.one(rule["victim"])
+    high, low = ctx.one(params.preemptor), ctx.one(params.victim)
     if high is None or high.submitted is None:
-        return not_run(rule["preemptor"])
+        return not_run(params.preemptor)
     if low is None:
-        return not_run(rule["victim"])
+        return not_run(params.victim)
     submitted = high.submitted
     victim_attempt = _running_at(low, submitted.t)
     if victim_attempt is None:
@@ -121,33 +121,7 @@ def preempts(ctx: Context, rule: dict[str, Any]) -> Outcome:
     how = preemption_how(victim) if victim is not None else Text("", "")
     low_end = low.end
     if victim is not None and started is not None:
-        first = min((a for a in high.attempts if a.started), key=started_seq)
-        evidence = seqs(submitted, victim.preempted, victim.deleted, victim.recreated, victim.ended, started,
-                        first.bound)
-        rerun = _reran_before(low, victim, started, tuple(a for a in high.attempts if a.bound is not None))
-        if rerun is None:
-            high_name, low_name = short_name(ctx, high), short_name(ctx, low)  # named in full in `base` already
-            text = base + Text(
-                f"{high_name} 没有等 {low_name} 运行完："
-                f"HiveD 在 {clock(victim.ended)} 抢占了 {low_name}{how.zh}，",
-                f"{high_name} did not wait for {low_name} to finish: HiveD preempted {low_name} at "
-                f"{clock(victim.ended)}{how.en};",
-            ) + _preemptor_wait(first, victim, high_name) + Text(
-                f"{high_name} 于 {clock(started)} 在 {where(first)} 上开始运行"
-                f"（提交后 {between(submitted, started).zh}）。",
-                f"it started at {clock(started)} on {where(first)}, {between(submitted, started).en} after submission.",
-            )
-            summary = Text(f"{high_name} 没有等 {low_name} 运行完：HiveD 抢占了 {low_name}，{high_name} 提交后 "
-                           f"{between(submitted, started).zh}开始运行。",
-                           f"{high_name} did not wait for {low_name} to finish: HiveD preempted {low_name}, and "
-                           f"{high_name} started {between(submitted, started).en} after submission.")
-            return Outcome(CONSISTENT, text, evidence, summary=summary)
-        text = base + Text(
-            f"{who(low).zh} 在 {clock(victim.ended)} 被抢占{how.zh}，但它于 {clock(rerun.started)} 重新运行，"
-            f"{who(high).zh} 直到 {clock(started)} 才开始运行。",
-            f"{who(low).en} was preempted at {clock(victim.ended)}{how.en}, but it ran again from "
-            f"{clock(rerun.started)} and {who(high).en} only started at {clock(started)}.")
-        return Outcome(INCONSISTENT, text, tuple(sorted({*evidence, *seqs(rerun.started)})))
+        return _preempted(ctx, (high, low), submitted, started, victim, base)
     if victim is not None:
         if low_end is not None or ctx.run_finished:
             text = base + Text(f"{who(low).zh} 在 {clock(victim.ended)} 被抢占{how.zh}，"
@@ -168,29 +142,7 @@ def preempts(ctx: Context, rule: dict[str, Any]) -> Outcome:
         )
         return Outcome(INCONSISTENT, text, seqs(submitted, low_end, started))
     if started is not None and (low_end is not None or ctx.run_finished):
-        first = min((a for a in high.attempts if a.started), key=started_seq)
-        found = _on_free_cells(ctx, high, submitted, first)
-        if found is not None:
-            free, facts = found
-            text = base + Text(
-                f"{free.zh}：{who(high).zh} 没有等待，也无需抢占，于 {clock(started)} 在 {where(first)} 上开始运行，"
-                f"{who(low).zh} 继续运行。",
-                f"{free.en}: {who(high).en} did not wait and preempted nothing; it started at {clock(started)} on "
-                f"{where(first)} while {who(low).en} kept running.")
-            high_name, low_name = short_name(ctx, high), short_name(ctx, low)
-            summary = Text(f"{high_name} 没有等待也无需抢占：{low_name} 继续运行时，"
-                           f"它在空闲的 {where(first)} 上开始运行。",
-                           f"{high_name} neither waited nor preempted: it started on the free {where(first)} while "
-                           f"{low_name} kept running.")
-            return Outcome(CONSISTENT, text, seqs(submitted, first.bound, started), facts=facts, summary=summary)
-        until = Text(f"到 {clock(low_end)}", f"until {clock(low_end)}") if low_end else Text("到日志结束",
-                                                                                           "to the end of the log")
-        text = base + Text(
-            f"{who(high).zh} 于 {clock(started)} 在 {where(first)} 上开始运行，而 {who(low).zh} 仍在运行{until.zh}，"
-            "从未被抢占（没有 Preempted 事件，也没有在运行中被删除后重建）。",
-            f"{who(high).en} started at {clock(started)} on {where(first)} while {who(low).en} still ran {until.en}; "
-            f"it was never preempted (no Preempted event, no deletion while running followed by a re-created pod).")
-        return Outcome(INCONSISTENT, text, seqs(submitted, first.bound, started, low_end))
+        return _ran_beside(ctx, (high, low), submitted, started, base)
     if started is None and (low_end is not None or ctx.run_finished):
         text = base + Text(f"{who(high).zh} 一直没有运行，{who(low).zh} 也没有被抢占。",
                            f"{who(high).en} never ran and {who(low).en} was not preempted.")
@@ -198,6 +150,72 @@ def preempts(ctx: Context, rule: dict[str, Any]) -> Outcome:
     return cut_short(ctx, f"到日志最后 {who(high).zh} 还没有开始运行，{who(low).zh} 也没有被抢占",
                      f"by the log's last record {who(high).en} had not started and {who(low).en} had not been "
                      "preempted")
+
+
+def _preempted(ctx: Context, jobs: tuple[JobTimeline, JobTimeline], submitted: Mark, started: Mark,
+               victim: Attempt, base: Text) -> Outcome:
+    """`preempts` where the victim was preempted and the preemptor started: consistent unless the victim ran again on
+    the preemptor's cells before the preemptor started."""
+    high, low = jobs
+    how = preemption_how(victim)
+    first = min((a for a in high.attempts if a.started), key=started_seq)
+    evidence = seqs(submitted, victim.preempted, victim.deleted, victim.recreated, victim.ended, started,
+                    first.bound)
+    rerun = _reran_before(low, victim, started, tuple(a for a in high.attempts if a.bound is not None))
+    if rerun is None:
+        high_name, low_name = short_name(ctx, high), short_name(ctx, low)  # named in full in `base` already
+        text = base + Text(
+            f"{high_name} 没有等 {low_name} 运行完："
+            f"HiveD 在 {clock(victim.ended)} 抢占了 {low_name}{how.zh}，",
+            f"{high_name} did not wait for {low_name} to finish: HiveD preempted {low_name} at "
+            f"{clock(victim.ended)}{how.en};",
+        ) + _preemptor_wait(first, victim, high_name) + Text(
+            f"{high_name} 于 {clock(started)} 在 {where(first)} 上开始运行"
+            f"（提交后 {between(submitted, started).zh}）。",
+            f"it started at {clock(started)} on {where(first)}, {between(submitted, started).en} after submission.",
+        )
+        summary = Text(f"{high_name} 没有等 {low_name} 运行完：HiveD 抢占了 {low_name}，{high_name} 提交后 "
+                       f"{between(submitted, started).zh}开始运行。",
+                       f"{high_name} did not wait for {low_name} to finish: HiveD preempted {low_name}, and "
+                       f"{high_name} started {between(submitted, started).en} after submission.")
+        return Outcome(CONSISTENT, text, evidence, summary=summary)
+    text = base + Text(
+        f"{who(low).zh} 在 {clock(victim.ended)} 被抢占{how.zh}，但它于 {clock(rerun.started)} 重新运行，"
+        f"{who(high).zh} 直到 {clock(started)} 才开始运行。",
+        f"{who(low).en} was preempted at {clock(victim.ended)}{how.en}, but it ran again from "
+        f"{clock(rerun.started)} and {who(high).en} only started at {clock(started)}.")
+    return Outcome(INCONSISTENT, text, tuple(sorted({*evidence, *seqs(rerun.started)})))
+
+
+def _ran_beside(ctx: Context, jobs: tuple[JobTimeline, JobTimeline], submitted: Mark, started: Mark,
+                base: Text) -> Outcome:
+    """`preempts` where the preemptor started while the victim ran on, never preempted: consistent only when the
+    preemptor ran on its VC's cells that were free at its submission."""
+    high, low = jobs
+    low_end = low.end
+    first = min((a for a in high.attempts if a.started), key=started_seq)
+    found = _on_free_cells(ctx, high, submitted, first)
+    if found is not None:
+        free, facts = found
+        text = base + Text(
+            f"{free.zh}：{who(high).zh} 没有等待，也无需抢占，于 {clock(started)} 在 {where(first)} 上开始运行，"
+            f"{who(low).zh} 继续运行。",
+            f"{free.en}: {who(high).en} did not wait and preempted nothing; it started at {clock(started)} on "
+            f"{where(first)} while {who(low).en} kept running.")
+        high_name, low_name = short_name(ctx, high), short_name(ctx, low)
+        summary = Text(f"{high_name} 没有等待也无需抢占：{low_name} 继续运行时，"
+                       f"它在空闲的 {where(first)} 上开始运行。",
+                       f"{high_name} neither waited nor preempted: it started on the free {where(first)} while "
+                       f"{low_name} kept running.")
+        return Outcome(CONSISTENT, text, seqs(submitted, first.bound, started), facts=facts, summary=summary)
+    until = Text(f"到 {clock(low_end)}", f"until {clock(low_end)}") if low_end else Text("到日志结束",
+                                                                                       "to the end of the log")
+    text = base + Text(
+        f"{who(high).zh} 于 {clock(started)} 在 {where(first)} 上开始运行，而 {who(low).zh} 仍在运行{until.zh}，"
+        "从未被抢占（没有 Preempted 事件，也没有在运行中被删除后重建）。",
+        f"{who(high).en} started at {clock(started)} on {where(first)} while {who(low).en} still ran {until.en}; "
+        f"it was never preempted (no Preempted event, no deletion while running followed by a re-created pod).")
+    return Outcome(INCONSISTENT, text, seqs(submitted, first.bound, started, low_end))
 
 
 def _free_at_bind(ctx: Context, attempt: Attempt) -> bool:
@@ -208,10 +226,10 @@ def _free_at_bind(ctx: Context, attempt: Attempt) -> bool:
     return not others & set(attempt.cells)
 
 
-def _spared(ctx: Context, rule: dict[str, Any], low: JobTimeline) -> Outcome | None:
+def _spared(ctx: Context, params: RetriedAfter, low: JobTimeline) -> Outcome | None:
     """The victim was never preempted because the rule's `preemptor` ran on free cells of its own VC, and the victim
     ran on to its end: nothing to re-create. None when that is not what the log shows."""
-    high = ctx.one(rule["preemptor"]) if rule.get("preemptor") else None
+    high = ctx.one(params.preemptor) if params.preemptor else None
     started = high.first_started if high is not None else None
     if high is None or high.submitted is None or started is None or low.end is None:
         return None
@@ -232,19 +250,19 @@ def _spared(ctx: Context, rule: dict[str, Any], low: JobTimeline) -> Outcome | N
     return Outcome(CONSISTENT, text, seqs(high.submitted, first.bound, low.end), facts=facts, summary=summary)
 
 
-def retried_after(ctx: Context, rule: dict[str, Any]) -> Outcome:
+def retried_after(ctx: Context, params: RetriedAfter) -> Outcome:
     """The preempted victim was re-created (same pod name, new uid), waited (optionally for `reason`), ran again only
     after `after` had ended (or freed its cells) and finished; or, where the cluster had a free GPU no pod held (a
     group with more GPUs than the manual's), ran again there at once. Given `preemptor`, a victim that was never
     preempted because the preemptor found free cells of its own VC (`preempts`) ran on: nothing to re-create."""
-    low, high = ctx.one(rule["victim"]), ctx.one(rule["after"])
+    low, high = ctx.one(params.victim), ctx.one(params.after)
     if low is None:
-        return not_run(rule["victim"])
+        return not_run(params.victim)
     if high is None:
-        return not_run(rule["after"])
+        return not_run(params.after)
     preempted = [a for a in low.attempts if a.outcome == "preempted"]
     if not preempted:
-        spared = _spared(ctx, rule, low)
+        spared = _spared(ctx, params, low)
         if spared is not None:
             return spared
         return missing(f"{who(low).zh} 没有被抢占过，也就没有重建",
@@ -275,19 +293,11 @@ def retried_after(ctx: Context, rule: dict[str, Any]) -> Outcome:
     evidence = list(seqs(victim.ended, retry.created, high_end, retry.started, low.end))
     evidence += [w.mark.seq for w in retry.waits[:1]]
     if retry.started is None:
-        if low.state == "SUCCEEDED":
-            return missing(f"{who(low).zh} 的新 Pod 没有运行，但作业状态是 SUCCEEDED：日志没有显示是哪个 Pod 完成了它",
-                           f"{who(low).en}'s new pod never ran, yet the job SUCCEEDED: the log does not show which pod "
-                           "completed it")
-        if not ctx.run_finished:
-            return cut_short(ctx, f"到日志最后 {who(low).zh} 的新 Pod 还没有运行",
-                             f"{who(low).en}'s new pod had not run by the log's last record")
-        return Outcome(INCONSISTENT, text + Text("，但之后一直没有运行。", ", but it never ran again."),
-                       tuple(sorted(evidence)))
+        return _not_restarted(ctx, low, text, evidence)
     started_text = Text(f"，{clock(retry.started)} 在 {where(retry)} 上重新运行",
                         f", and ran again from {clock(retry.started)} on {where(retry)}")
     text = text + started_text
-    reason = rule.get("reason")
+    reason = params.reason
     facts: dict[str, Any] = {}
     if retry.started.t < released_at(high):
         if not _free_at_bind(ctx, retry):
@@ -302,6 +312,27 @@ def retried_after(ctx: Context, rule: dict[str, Any]) -> Outcome:
     else:
         text = text + Text(f"，即 {who(high).zh} 于 {clock(high_end)} 结束之后",
                            f", after {who(high).en} ended at {clock(high_end)}")
+    return _finished(ctx, (low, high), text, evidence, waited=bool(reasons), facts=facts)
+
+
+def _not_restarted(ctx: Context, low: JobTimeline, text: Text, evidence: list[int]) -> Outcome:
+    """`retried_after` where the re-created pod never ran."""
+    if low.state == "SUCCEEDED":
+        return missing(f"{who(low).zh} 的新 Pod 没有运行，但作业状态是 SUCCEEDED：日志没有显示是哪个 Pod 完成了它",
+                       f"{who(low).en}'s new pod never ran, yet the job SUCCEEDED: the log does not show which pod "
+                       "completed it")
+    if not ctx.run_finished:
+        return cut_short(ctx, f"到日志最后 {who(low).zh} 的新 Pod 还没有运行",
+                         f"{who(low).en}'s new pod had not run by the log's last record")
+    return Outcome(INCONSISTENT, text + Text("，但之后一直没有运行。", ", but it never ran again."),
+                   tuple(sorted(evidence)))
+
+
+def _finished(ctx: Context, jobs: tuple[JobTimeline, JobTimeline], text: Text, evidence: list[int], *,
+              waited: bool, facts: dict[str, Any]) -> Outcome:
+    """`retried_after` once the re-created pod ran (on free cells, when `facts` names them): consistent when the
+    victim then finished."""
+    low, high = jobs
     low_end = low.end
     if low_end is None:
         return cut_short(ctx, f"到日志最后 {who(low).zh} 还没有结束", f"{who(low).en} had not finished by the log's "
@@ -314,7 +345,7 @@ def retried_after(ctx: Context, rule: dict[str, Any]) -> Outcome:
                  f"; both were done {took.en} after {high_name} was submitted" if took else "")
     text = text + Text(f"；{low_name} 于 {clock(low_end)} 结束（{low.state}）", f"; {low_name} finished at "
                        f"{clock(low_end)} ({low.state})") + total + Text("。", ".")
-    summary = _retry_summary(low_name, high_name, bool(reasons), bool(facts)) + Text(
+    summary = _retry_summary(low_name, high_name, waited, bool(facts)) + Text(
         f"；提交 {high_name} 后 {took.zh}，两个任务都已结束。" if took else "。",
         f"; both were done {took.en} after {high_name} was submitted." if took else ".")
     return Outcome(CONSISTENT, text, tuple(sorted(evidence)), facts=facts, summary=summary)
@@ -339,61 +370,4 @@ def _at(t: float, low_end: Mark, high: JobTimeline) -> Mark:
     return high_end if high_end is not None and high_end.t == t else low_end
 
 
-def starts_while_running(ctx: Context, rule: dict[str, Any]) -> Outcome:
-    """`job` started while `while` was still running (it did not wait), optionally on a node outside `outside_vc`."""
-    job, other = ctx.one(rule["job"]), ctx.one(rule["while"])
-    if job is None or job.submitted is None and not job.attempts:
-        return not_run(rule["job"])
-    if other is None or other.first_started is None:
-        return not_run(rule["while"])
-    started, other_end = job.first_started, other.end
-    other_text = Text(f"{who(other).zh} 从 {clock(other.first_started)} 运行到 {clock(other_end)}",
-                      f"{who(other).en} ran from {clock(other.first_started)} to {clock(other_end)}")
-    if started is None:
-        if other_end is not None and (ctx.run_finished or job.end is not None):
-            return Outcome(INCONSISTENT, Text(f"{who(job).zh} 一直没有运行；", f"{who(job).en} never ran; ")
-                           + other_text + Text("。", "."), seqs(job.submitted, other_end))
-        return cut_short(ctx, f"到日志最后 {who(job).zh} 还没有开始运行", f"{who(job).en} had not started by the log's "
-                         "last record")
-    first = min((a for a in job.attempts if a.started), key=started_seq)
-    submitted = job.submitted
-    delay = Text(f"（提交后 {between(submitted, started).zh}）" if submitted else "",
-                 f" ({between(submitted, started).en} after submission)" if submitted else "")
-    text = (Text(f"{who(job).zh} 于 {clock(started)} 在 {where(first)} 上开始运行{delay.zh}；",
-                 f"{who(job).en} started at {clock(started)} on {where(first)}{delay.en}; ")
-            + other_text + Text("。", "."))
-    evidence = seqs(submitted, first.bound, started, other.first_started, other_end)
-    if started.t >= (other_end.t if other_end else INF):
-        return Outcome(INCONSISTENT, text + Text(f"它一直等到 {who(other).zh} 结束后才运行。",
-                                                 f"It waited for {who(other).en} to end."), evidence)
-    outside_vc = rule.get("outside_vc")
-    facts: dict[str, Any] = {}
-    if outside_vc:
-        shares = vc_shares(ctx, outside_vc, first.bound.seq if first.bound else None)
-        if shares is None:
-            return missing(f"不知道 VC {outside_vc} 有哪些 GPU", f"which cells VC {outside_vc} owns is unknown")
-        own = [cell for share in shares if share.exact for cell in share.cells if cell in first.cells]
-        if own:
-            return Outcome(INCONSISTENT, text + Text(f"它运行在 VC {outside_vc} 自己的 {cells_text(own)} 上。",
-                                                     f"It ran on VC {outside_vc}'s own {cells_text(own)}."), evidence)
-        quota = share_text(outside_vc, shares)
-        facts.update(vc=outside_vc, vc_cells=shares_facts(shares), cells=cell_ids(first.cells))
-        spare, _ = free_cells(ctx, outside_vc, first.bound.seq if first.bound else started.seq)
-        where_zh = f"VC {outside_vc} 配额之外的空闲 GPU" if not spare else "空闲的 GPU"
-        where_en = f"a free GPU outside VC {outside_vc}'s quota" if not spare else "a free GPU"
-        text = text + Text(f"它没有等待，使用了{where_zh}（{quota.zh}）。",
-                           f"It did not wait and used {where_en} ({quota.en}).")
-        place = Text(f"{where_zh} {where(first)}", f"{where(first)}, {where_en}")
-    else:
-        text = text + Text(f"它没有等待 {who(other).zh} 结束。", f"It did not wait for {who(other).en} to end.")
-        place = Text(where(first), where(first))
-    name, other_name = short_name(ctx, job), short_name(ctx, other)
-    after = between(submitted, started) if submitted else None
-    summary = Text(f"{name} 没有等 {other_name} 结束：" + (f"提交后 {after.zh}" if after else f"{clock(started)} ")
-                   + f"就在 {place.zh} 上开始运行。",
-                   f"{name} did not wait for {other_name} to end: it started "
-                   + (f"{after.en} after submission" if after else f"at {clock(started)}") + f" on {place.en}.")
-    return Outcome(CONSISTENT, text, evidence, facts=facts, summary=summary)
-
-
-RULES = {"preempts": preempts, "retried-after": retried_after, "starts-while-running": starts_while_running}
+RULES: dict[str, RuleCheck] = {"preempts": preempts, "retried-after": retried_after}

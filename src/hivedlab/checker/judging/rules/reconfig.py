@@ -8,8 +8,6 @@ demoted to opportunistic.
 
 from __future__ import annotations
 
-from typing import Any
-
 from hivedlab.basics.text import Text
 from hivedlab.checker.judging.rules.preemption import preempts
 from hivedlab.checker.judging.rules.rule_base import (
@@ -18,6 +16,7 @@ from hivedlab.checker.judging.rules.rule_base import (
     INCONSISTENT,
     Context,
     Outcome,
+    RuleCheck,
     clock,
     join,
     missing,
@@ -28,6 +27,7 @@ from hivedlab.checker.judging.rules.rule_base import (
 )
 from hivedlab.checker.judging.timeline import Attempt, JobTimeline, Mark
 from hivedlab.models.openpai.naming import scheduler_name
+from hivedlab.plans.rule_params import JobsAtSwitch, Preempts, PreemptsOneOf, RemovedVcJob
 
 
 def switch_mark(ctx: Context, config: str) -> Mark | None:
@@ -56,15 +56,15 @@ def _next_submission(ctx: Context, after: Mark) -> Mark | None:
     return min(marks, key=lambda m: m.seq) if marks else None
 
 
-def survives_switch(ctx: Context, rule: dict[str, Any]) -> Outcome:
+def survives_switch(ctx: Context, params: JobsAtSwitch) -> Outcome:
     """Every task attempt of `jobs` that ran when the config was switched went on running: it was still running at
     the next accepted submission after the switch (or at the end of the log), or had ended by itself (exit 0)."""
-    switch = switch_mark(ctx, rule["config"])
+    switch = switch_mark(ctx, params.config)
     if switch is None:
-        return _no_switch(rule["config"])
+        return _no_switch(params.config)
     until = _next_submission(ctx, switch)
     kept, ended, evidence = [], [], [switch.seq]
-    for key in rule["jobs"]:
+    for key in params.jobs:
         job = ctx.one(key)
         if job is None:
             return not_run(key)
@@ -80,7 +80,7 @@ def survives_switch(ctx: Context, rule: dict[str, Any]) -> Outcome:
                               f"{who(job).en}'s task on {where(attempt)} ended at {clock(end)} ({attempt.outcome})"))
         else:
             kept.append(Text(f"{who(job).zh}（{where(attempt)}）", f"{who(job).en} ({where(attempt)})"))
-    head = Text(f"HiveD 于 {clock(switch)} 换成 {rule['config']} 配置。", f"HiveD switched to the {rule['config']} "
+    head = Text(f"HiveD 于 {clock(switch)} 换成 {params.config} 配置。", f"HiveD switched to the {params.config} "
                 f"config at {clock(switch)}.")
     evidence += [until.seq] if until is not None else []
     if ended:
@@ -92,18 +92,18 @@ def survives_switch(ctx: Context, rule: dict[str, Any]) -> Outcome:
     return Outcome(CONSISTENT, text, tuple(sorted(set(evidence))))
 
 
-def preempts_one_of(ctx: Context, rule: dict[str, Any]) -> Outcome:
+def preempts_one_of(ctx: Context, params: PreemptsOneOf) -> Outcome:
     """`preempts` for several possible victims: the preemptor did not wait; it preempted one of `jobs` (whichever
     HiveD picked) and started before that victim finished."""
-    preemptor = ctx.one(rule["preemptor"])
+    preemptor = ctx.one(params.preemptor)
     mark = preemptor.framework_name if preemptor is not None else None
 
     def named(key: str) -> bool:  # the victim's Preempted event names the preemptor's pod
         victim = ctx.one(key)
         return bool(mark and victim and any(mark in (a.preempted_by or "") for a in victim.attempts))
 
-    keys = sorted(rule["jobs"], key=lambda key: not named(key))
-    outcomes = [preempts(ctx, {**rule, "victim": key}) for key in keys]
+    keys = sorted(params.jobs, key=lambda key: not named(key))
+    outcomes = [preempts(ctx, Preempts(params.preemptor, key)) for key in keys]
     for outcome in outcomes:
         if outcome.verdict == CONSISTENT:
             return outcome
@@ -122,17 +122,17 @@ def _holders(ctx: Context, vc: str, switch: Mark) -> list[tuple[JobTimeline, Att
             for attempt in (_running_at(job, switch),) if attempt is not None]
 
 
-def submission_after_switch(ctx: Context, rule: dict[str, Any]) -> Outcome:
+def submission_after_switch(ctx: Context, params: RemovedVcJob) -> Outcome:
     """A submission to `vc`, gone from the new config, made after the switch. While a job of `vc` ran at the switch,
     HiveD still lists `vc` and the rest-server keeps its grant: the job is accepted, but no scheduler serves `vc`
     any more (one kube-scheduler per VC of the config), so its pods are never scheduled and no scheduler writes an
     event. Without such a job the grant is gone: HTTP 403 `User <user> is not allowed to do operation in <vc>`."""
-    switch = switch_mark(ctx, rule["config"])
+    switch = switch_mark(ctx, params.config)
     if switch is None:
-        return _no_switch(rule["config"])
-    job, vc = ctx.one(rule["job"]), rule["vc"]
+        return _no_switch(params.config)
+    job, vc = ctx.one(params.job), params.vc
     if job is None or not job.submissions:
-        return not_run(rule["job"])
+        return not_run(params.job)
     sub = job.submissions[-1]
     if sub.mark.seq < switch.seq:
         return missing(f"{who(job).zh} 在切换配置之前就提交了", f"{who(job).en} was submitted before the switch")
@@ -185,17 +185,17 @@ def submission_after_switch(ctx: Context, rule: dict[str, Any]) -> Outcome:
     return Outcome(CONSISTENT, text, seqs(switch, sub.mark, *holder_seqs, created[0], *([until] if until else [])))
 
 
-def stranded_after_switch(ctx: Context, rule: dict[str, Any]) -> Outcome:
+def stranded_after_switch(ctx: Context, params: RemovedVcJob) -> Outcome:
     """The job of the VC `vc` that the new config no longer has lost its running attempt after the switch, and
     none of its later attempts was ever bound."""
-    switch = switch_mark(ctx, rule["config"])
+    switch = switch_mark(ctx, params.config)
     if switch is None:
-        return _no_switch(rule["config"])
-    if rule["vc"] in ctx.timeline.vc_nodes:
-        return missing(f"日志中的最终配置仍有 {rule['vc']}", f"the log's final config still has {rule['vc']}")
-    job = ctx.one(rule["job"])
+        return _no_switch(params.config)
+    if params.vc in ctx.timeline.vc_nodes:
+        return missing(f"日志中的最终配置仍有 {params.vc}", f"the log's final config still has {params.vc}")
+    job = ctx.one(params.job)
     if job is None:
-        return not_run(rule["job"])
+        return not_run(params.job)
     running = _running_at(job, switch)
     if running is None:
         return missing(f"切换配置时 {who(job).zh} 没有在运行", f"{who(job).en} was not running when the config was "
@@ -219,14 +219,14 @@ def stranded_after_switch(ctx: Context, rule: dict[str, Any]) -> Outcome:
     ends = [m for a in later for m in (a.ended,) if m is not None]
     text = head + Text(f"；它的新尝试从未被调度{why.zh}，"
                        f"直到 {clock(max(ends, key=lambda m: m.seq)) if ends else '日志结束'}"
-                       f"：{rule['vc']} 已不存在。",
+                       f"：{params.vc} 已不存在。",
                        f"; its new attempt was never scheduled{why.en} until "
-                       f"{clock(max(ends, key=lambda m: m.seq)) if ends else 'the log ended'}: {rule['vc']} is gone.")
+                       f"{clock(max(ends, key=lambda m: m.seq)) if ends else 'the log ended'}: {params.vc} is gone.")
     marks = [switch, running.ended, *(a.created for a in later), *(w.mark for w in waits[:1]), *ends[-1:]]
     return Outcome(CONSISTENT, text, seqs(*marks))
 
 
-RULES = {
+RULES: dict[str, RuleCheck] = {
     "survives-switch": survives_switch,
     "preempts-one-of": preempts_one_of,
     "submission-after-switch": submission_after_switch,

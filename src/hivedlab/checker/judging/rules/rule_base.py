@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,7 +32,6 @@ class Context:
     timeline: Timeline
     source: str  # sim | k8s
     run_finished: bool  # the run reached its end record with status finished
-    params: dict[str, Any] = field(default_factory=dict)
 
     def jobs(self, key: str) -> tuple[JobTimeline, ...]:
         return tuple(job for job in self.timeline.jobs_for(key) if job.attempts or job.submissions)
@@ -44,6 +43,10 @@ class Context:
     def vc_nodes(self, vc: str) -> tuple[str, ...] | None:
         nodes = self.timeline.vc_nodes.get(vc)
         return nodes if nodes else None
+
+
+# A rule kind's check: the context and the kind's typed parameters (`hivedlab.plans.rule_params.PARAMS`).
+RuleCheck = Callable[[Context, Any], Outcome]
 
 
 def clock(mark: Mark | None) -> str:

@@ -21,6 +21,7 @@ from hivedlab.checker.judging.rules.rule_base import (
     INF,
     Context,
     Outcome,
+    RuleCheck,
     clock,
     join,
     missing,
@@ -35,6 +36,7 @@ from hivedlab.checker.judging.rules.rule_base import (
 )
 from hivedlab.checker.judging.timeline import Attempt, JobTimeline, LeafCell
 from hivedlab.models.scheduler_messages import UNKNOWN, Unknown
+from hivedlab.plans.rule_params import Jobs, JobsInVc, WaitsWhileIdle
 
 
 def _vc_unknown(vc: str) -> Outcome:
@@ -44,15 +46,15 @@ def _vc_unknown(vc: str) -> Outcome:
     )
 
 
-def placement(ctx: Context, rule: dict[str, Any]) -> Outcome:
+def placement(ctx: Context, params: JobsInVc) -> Outcome:
     """Every bound task attempt of `jobs` is in VC `vc`'s cells (`cells.outside_own_cells`)."""
-    vc = rule["vc"]
+    vc = params.vc
     shares = vc_shares(ctx, vc)
     if shares is None:
         return _vc_unknown(vc)
-    jobs = [job for key in rule["jobs"] for job in ctx.jobs(key)]
+    jobs = [job for key in params.jobs for job in ctx.jobs(key)]
     if not jobs:
-        return not_run(", ".join(rule["jobs"]))
+        return not_run(", ".join(params.jobs))
     lines, evidence, outside, never = [], [], [], []
     for job in jobs:
         bound = [a for a in job.attempts if a.bound is not None]
@@ -96,12 +98,12 @@ def _idle_while_waiting(ctx: Context, vc: str, attempt: Attempt) -> tuple[Text, 
     return None
 
 
-def waits_while_idle(ctx: Context, rule: dict[str, Any]) -> Outcome:
+def waits_while_idle(ctx: Context, params: WaitsWhileIdle) -> Outcome:
     """Jobs that waited did so with HiveD's `reason`, while `idle_vc`'s nodes sat idle, and were never put there."""
-    jobs = [job for key in rule["jobs"] for job in ctx.jobs(key)]
+    jobs = [job for key in params.jobs for job in ctx.jobs(key)]
     if not jobs:
-        return not_run(", ".join(rule["jobs"]))
-    idle_vc, reason = rule["idle_vc"], rule.get("reason", "")
+        return not_run(", ".join(params.jobs))
+    idle_vc, reason = params.idle_vc, params.reason
     if vc_shares(ctx, idle_vc) is None:
         return _vc_unknown(idle_vc)
     waiting = [(job, a) for job in jobs for a in job.attempts if a.waits]
@@ -157,14 +159,14 @@ def _first_run(job: JobTimeline) -> Attempt | None:
     return min(started, key=started_seq) if started else None
 
 
-def sequential(ctx: Context, rule: dict[str, Any]) -> Outcome:
+def sequential(ctx: Context, params: Jobs) -> Outcome:
     """The jobs ran one after another (no two attempts of different jobs overlap on a node, re-created attempts
     included) and started in submission order.
 
     Submissions within 1 s of each other are not ordered (K8s orders equal priority classes by submission second,
     docs/openpai-model.md#pods). On a real cluster the scheduler's back-off can still let a later pod go first, so
     there an order change is reported but not judged; on the simulator (a faithful queue) it is inconsistent."""
-    jobs = [job for key in rule["jobs"] for job in ctx.jobs(key)]
+    jobs = [job for key in params.jobs for job in ctx.jobs(key)]
     ran = [(job, a) for job in jobs if (a := _first_run(job)) is not None]
     if len(ran) < 2:
         return missing("少于两个任务运行过，看不出运行顺序", "fewer than two jobs ran, so there is no order to see")
@@ -206,4 +208,5 @@ def sequential(ctx: Context, rule: dict[str, Any]) -> Outcome:
     )
 
 
-RULES = {"placement": placement, "waits-while-idle": waits_while_idle, "sequential": sequential}
+RULES: dict[str, RuleCheck] = {"placement": placement, "waits-while-idle": waits_while_idle,
+                               "sequential": sequential}

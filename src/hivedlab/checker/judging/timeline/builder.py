@@ -1,6 +1,11 @@
 """Folding evidence records into a Timeline, one record at a time (O(jobs + pods) memory): the runner's actions,
 pods, events, Frameworks, TFJobs and config switches. One builder, not one per source: every kind of record
-updates the same attempts and jobs, in log order."""
+updates the same attempts and jobs, in log order.
+
+Size: one piece over 400 lines: the builder's state and one method per kind of record, each updating the same jobs
+and attempts; split apart, every part would need all of that state (`build_timeline` and `display_names` are its
+thin callers).
+"""
 
 from __future__ import annotations
 
