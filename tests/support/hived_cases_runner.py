@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+from tests.support.hived_annotations import bind_info_from_dict
 from tests.support.hived_cases_data import RANDOM_STEP_KEY, Case, CasesFile, Step, group_of
 from tests.support.hived_cases_views import (
     FREE_PRIORITY,
@@ -302,7 +303,7 @@ class FlowRunner:
     def _recovered_bind_info(self, info: Any) -> Any:
         """What HiveD reads back on restart: the pod-bind-info annotation (docs/hived-model.md#restart-and-recovery)."""
         if self.codec is None:
-            return self.api.BindInfo.from_dict(info.to_dict())
+            return bind_info_from_dict(info.to_dict())
         return self.codec.load_bind_info(self.codec.dump_bind_info(info))
 
     def _restart_summary(self, name: str, group: Mapping[str, Any]) -> dict[str, Any]:

@@ -35,7 +35,7 @@ from hivedlab.rehearsal.build import BUILD_LOG
 from hivedlab.rehearsal.kubeflow import KubeflowPrograms
 from hivedlab.rehearsal.kubelet import untainted
 from hivedlab.rehearsal.kubelet_loop import MERGE, workers_of
-from hivedlab.rehearsal.programs import PAI_VERSION, Programs, require
+from hivedlab.rehearsal.programs import Programs, require
 from hivedlab.rehearsal.settings import Settings, load_settings, need_programs, port_offset
 from hivedlab.rehearsal.supervisor import Started, Supervisor, alive, exclusive, load_record, stop_all
 
@@ -425,7 +425,3 @@ def _down(settings: Settings) -> list[str]:
     if settings.paths.run.exists():
         shutil.rmtree(settings.paths.run, ignore_errors=True)
     return said
-
-
-def version_line() -> str:
-    return f"OpenPAI {PAI_VERSION} (rehearsal)"
