@@ -56,7 +56,7 @@ def spec_from_annotation(text: str | None) -> dict[str, Any]:
         raise UserError(SPEC_PREFIX + "Annotation does not exist or is empty")
     replaced = replace_old_names(text)
     try:
-        data = yaml.load(replaced, Loader=_Loader)  # noqa: S506 - a safe loader
+        data = yaml.load(replaced, Loader=_Loader)  # a safe loader
     except yaml.YAMLError as exc:
         raise UserError(f'Failed to unmarshal YAML "{text}" to Object: {_yaml_problem(exc, replaced)}') from None
     if data is None:
@@ -71,7 +71,7 @@ def load_bind_info(text: str | None) -> BindInfo:
     if text is None or not text.strip():
         raise CodecError(f"annotation {BIND_INFO_ANNOTATION} does not exist or is empty")
     try:
-        data = yaml.load(replace_old_names(text), Loader=_Loader)  # noqa: S506 - a safe loader
+        data = yaml.load(replace_old_names(text), Loader=_Loader)  # a safe loader
     except yaml.YAMLError as exc:
         raise CodecError(f"annotation {BIND_INFO_ANNOTATION}: {_yaml_problem(exc, text)}") from None
     try:

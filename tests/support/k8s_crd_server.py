@@ -183,7 +183,7 @@ class FakeKubeApi(ServedApi):
                 data = json.loads(self.rfile.read(length) or b"{}")
                 return data if isinstance(data, dict) else {}
 
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            def do_POST(self) -> None:  # http.server's name
                 resource, namespace, _, _ = self._route()
                 if resource is None:
                     return
@@ -198,7 +198,7 @@ class FakeKubeApi(ServedApi):
                 status, reply = api.put(resource, body)
                 self._json(status, reply)
 
-            def do_DELETE(self) -> None:  # noqa: N802 - http.server's name
+            def do_DELETE(self) -> None:  # http.server's name
                 resource, namespace, name, _ = self._route()
                 if resource is None:
                     return
@@ -213,7 +213,7 @@ class FakeKubeApi(ServedApi):
                 else:
                     self._json(200, gone)
 
-            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            def do_GET(self) -> None:  # http.server's name
                 resource, namespace, name, query = self._route()
                 if resource is None:
                     return

@@ -194,7 +194,7 @@ class FakeApiServer(ServedApi):
         server = self
 
         class Handler(ApiHandler):
-            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            def do_GET(self) -> None:  # http.server's name
                 url = urlparse(self.path)
                 query = {k: v[0] for k, v in parse_qs(url.query).items()}
                 resource = PATHS.get(url.path)

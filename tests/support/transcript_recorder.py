@@ -188,7 +188,7 @@ class RecordingProxy:
             def _serve(self) -> None:
                 owner.forward(self)
 
-            do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _serve  # noqa: N815
+            do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _serve
 
         self.server, self.thread, self.url = local_server(_Handler)
         self.thread.start()

@@ -270,7 +270,7 @@ class Watcher:
                 delay = min(delay * 2, self.backoff[1])
             except EvidenceError:
                 raise
-            except Exception as exc:  # noqa: BLE001 - any client/server failure: back off and retry, never die
+            except Exception as exc:  # any client/server failure: back off and retry, never die
                 if self._stop.is_set():
                     break
                 text = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
@@ -428,5 +428,5 @@ class Watcher:
                 if sock is not None:
                     sock.shutdown(socket.SHUT_RDWR)  # wakes a thread blocked reading the stream
                 response.close()
-            except Exception:  # noqa: BLE001 - closing a half-dead socket may fail any way it likes
+            except Exception:  # closing a half-dead socket may fail any way it likes
                 pass
