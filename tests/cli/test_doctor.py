@@ -269,7 +269,7 @@ def test_every_layout_matches_what_hived_shows_for_it(name, gpus):
     ("v1.1.0", 1, "[FAIL] rest-server the rest-server at"),
 ])
 def test_the_rest_servers_version_is_judged_as_a_run_judges_it(cli, cluster, version, code, line):
-    """One rule for doctor and `run --cluster pai` (models.openpai.rest.modelled_version): v1.2.0 answers a null
+    """One rule for doctor and `run --cluster pai` (backends.pai.rest.modelled_version): v1.2.0 answers a null
     version when it cannot read its pai-version ConfigMap (rest-server src/config/paiConfig.js), which is not
     another version; another version fails both."""
     cluster.pai.info = {**cluster.pai.info, "version": version}
