@@ -8,8 +8,10 @@ Written to work with Kubernetes 1.15 (OpenPAI v1.2.0): bookmarks are asked for a
 relied on. Objects are recorded raw, exactly as the API served them (JSON parsed, never converted to models).
 
 `Watcher(api_client, namespace, writer).run(stop_event)` blocks; `.start()` runs it in a background thread
-(the real-cluster runner embeds it) and `.stop()` ends it. One file: listing, watching, reconnecting and
-de-duplicating share the one resourceVersion bookkeeping.
+(the real-cluster runner embeds it) and `.stop()` ends it.
+
+Size: over 400 lines because listing, watching, reconnecting and de-duplicating share the one resourceVersion
+bookkeeping.
 """
 
 from __future__ import annotations
