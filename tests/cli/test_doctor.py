@@ -13,8 +13,9 @@ from hivedlab.backends.pai.hived_cells import compare_cells, expected_cells, obs
 from hivedlab.lab_group.inventory import inventory_from_mapping, load_inventory
 from hivedlab.lab_group.layouts import plan_layout
 from tests.support.fakehived import FakeHived, hived_status
-from tests.support.fakepai import FakePai, make_jwt
+from tests.support.fakepai import FakePai
 from tests.support.k8s_server import FakeApiServer
+from tests.support.pai_tokens import make_jwt
 
 USERS = ("alice", "bob", "carol", "dan")
 NODES = ("hostname-bob", "hostname-carol", "hostname-dan")  # the example inventory's master and workers
