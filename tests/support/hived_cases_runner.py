@@ -8,6 +8,9 @@ restart -> a new `HivedScheduler` plus `add_allocated_pod` of every bound pod fr
 (docs/hived-config-and-cells.md#inspect-api). A unit step is held to both the Go test's `expect` and the replay's
 `observed`; an observed step to `observed`. Outcomes the file marks random are checked for validity.
 The first step that differs stops the flow with a message naming the case, the step, and both sides.
+
+Size: over 400 lines because it is one runner, an op per method, whose ops all share one flow's state (the scheduler,
+the bound pods, the remembered placements); the views it compares live in `hived_cases_views`.
 """
 
 from __future__ import annotations
