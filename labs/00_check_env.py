@@ -13,7 +13,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src"))
 
-from hivedlab.envcheck import main  # noqa: E402  (the import needs the line above)
+from hivedlab.envcheck import main  # the import needs the line above
 
 if __name__ == "__main__":
     sys.exit(main())

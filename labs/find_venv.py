@@ -5,7 +5,7 @@
 part, so no `X | None` or `list[str]` in annotations (evaluated at import) and `.format()` rather than f-strings.
 """
 
-# Python 3.6 code keeps str.format (tests/cli/test_env.py refuses f-strings in it), whatever ruff's UP032 suggests.
+# Python 3.6 code keeps str.format (tests/cli/test_env_python36.py refuses f-strings in it), whatever UP032 says.
 # ruff: noqa: UP032
 
 import os

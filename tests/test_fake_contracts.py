@@ -16,8 +16,9 @@ import pytest
 import requests
 
 from tests.support.fakehived import FakeHived
-from tests.support.fakepai import TOKEN_DAYS, FakePai, make_jwt
+from tests.support.fakepai import FakePai
 from tests.support.k8s_server import FakeApiServer
+from tests.support.pai_tokens import TOKEN_DAYS, make_jwt
 from tests.support.paths import FIXTURES, ROOT
 from tests.support.transcript_recorder import RecordingProxy, Secrets, Upstream
 from tests.support.transcript_topics import KUBE_VIEWS, kube_cut, polled_once
@@ -268,7 +269,7 @@ def test_a_fake_that_regresses_fails_the_recorded_replay(serve, monkeypatch):
     """The recorded jobs transcript catches a fake whose job detail loses its tasks again."""
     path = TRANSCRIPTS / "openpai" / "jobs.json"
     transcript = load_transcript(path)
-    monkeypatch.setattr("tests.support.fakepai._attempt", lambda job, roles, tasks: None)
+    monkeypatch.setattr("tests.support.fakepai.attempt", lambda job, roles, tasks: None)
     pai, secrets = pai_for(transcript, serve)
     found = replay(transcript, pai.server.url, secrets, before=job_state_as_recorded(pai))
     assert any("taskRoles" in difference for difference in found)

@@ -102,7 +102,7 @@ def test_the_browsing_link_is_not_a_second_import_name() -> None:
 
 
 def test_no_module_of_the_package_was_loaded_under_another_name() -> None:
-    import hivedlab.checker.report.build  # noqa: F401  (the deepest corners too)
+    import hivedlab.checker.report.build  # the deepest corners too
     import hivedlab.models.hived.algorithm  # noqa: F401
 
     package = (ROOT / "src" / "hivedlab").resolve()

@@ -18,8 +18,9 @@ Settled details:
 - An object that disappeared while the watch was away (seen in the log, missing from a re-list) is recorded as a
   `DELETED` record carrying the last known object and `"synthetic": true`.
 - Reading never raises on bad content: bad lines, broken links and gaps become warnings and `chain_ok=False`.
-Writer and reader stay in one file: they share the canonical form and the chain rule, which must never drift
-apart.
+
+Size: over 400 lines because writer and reader stay in one file: they share the canonical form and the chain rule,
+which must never drift apart.
 """
 
 from __future__ import annotations

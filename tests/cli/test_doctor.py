@@ -13,8 +13,9 @@ from hivedlab.backends.pai.hived_cells import compare_cells, expected_cells, obs
 from hivedlab.lab_group.inventory import inventory_from_mapping, load_inventory
 from hivedlab.lab_group.layouts import plan_layout
 from tests.support.fakehived import FakeHived, hived_status
-from tests.support.fakepai import FakePai, make_jwt
+from tests.support.fakepai import FakePai
 from tests.support.k8s_server import FakeApiServer
+from tests.support.pai_tokens import make_jwt
 
 USERS = ("alice", "bob", "carol", "dan")
 NODES = ("hostname-bob", "hostname-carol", "hostname-dan")  # the example inventory's master and workers
@@ -269,7 +270,7 @@ def test_every_layout_matches_what_hived_shows_for_it(name, gpus):
     ("v1.1.0", 1, "[FAIL] rest-server the rest-server at"),
 ])
 def test_the_rest_servers_version_is_judged_as_a_run_judges_it(cli, cluster, version, code, line):
-    """One rule for doctor and `run --cluster pai` (models.openpai.rest.modelled_version): v1.2.0 answers a null
+    """One rule for doctor and `run --cluster pai` (backends.pai.rest.modelled_version): v1.2.0 answers a null
     version when it cannot read its pai-version ConfigMap (rest-server src/config/paiConfig.js), which is not
     another version; another version fails both."""
     cluster.pai.info = {**cluster.pai.info, "version": version}

@@ -7,7 +7,13 @@ import pytest
 
 from hivedlab.models.hived import BindInfo, MemberBindInfo, PodPlacement, PodRef, UserError, parse_spec
 from hivedlab.models.hived_bind_info import dump_bind_info
-from tests.support.hived_annotations import CodecError, isolation_annotation, load_bind_info, spec_from_annotation
+from tests.support.hived_annotations import (
+    CodecError,
+    bind_info_from_dict,
+    isolation_annotation,
+    load_bind_info,
+    spec_from_annotation,
+)
 
 PREFIX = "Pod annotation hivedscheduler.microsoft.com/pod-scheduling-spec: "
 POD = PodRef("default", "p", "uid-1")
@@ -93,7 +99,7 @@ def test_bind_info_round_trip_in_hived_key_order() -> None:
     text = dump_bind_info(INFO)
     assert text.splitlines()[:4] == ["node: carol", "leafCellIsolation:", "- 0", "cellChain: GPU-NODE-POOL"]
     assert load_bind_info(text) == INFO
-    assert BindInfo.from_dict(INFO.to_dict()) == INFO
+    assert bind_info_from_dict(INFO.to_dict()) == INFO
     assert isolation_annotation(BindInfo("n", (2, 3), "c", ())) == "2,3"
 
 

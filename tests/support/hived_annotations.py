@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from hivedlab.models.hived import BindInfo, UserError
+from hivedlab.models.hived import BindInfo, MemberBindInfo, PodPlacement, UserError
 from hivedlab.models.hived.annotations import BIND_INFO as BIND_INFO_ANNOTATION
 from hivedlab.models.hived.types import SPEC_PREFIX
 from hivedlab.models.hived_bind_info import (
@@ -56,7 +56,7 @@ def spec_from_annotation(text: str | None) -> dict[str, Any]:
         raise UserError(SPEC_PREFIX + "Annotation does not exist or is empty")
     replaced = replace_old_names(text)
     try:
-        data = yaml.load(replaced, Loader=_Loader)  # noqa: S506 - a safe loader
+        data = yaml.load(replaced, Loader=_Loader)  # a safe loader
     except yaml.YAMLError as exc:
         raise UserError(f'Failed to unmarshal YAML "{text}" to Object: {_yaml_problem(exc, replaced)}') from None
     if data is None:
@@ -71,13 +71,38 @@ def load_bind_info(text: str | None) -> BindInfo:
     if text is None or not text.strip():
         raise CodecError(f"annotation {BIND_INFO_ANNOTATION} does not exist or is empty")
     try:
-        data = yaml.load(replace_old_names(text), Loader=_Loader)  # noqa: S506 - a safe loader
+        data = yaml.load(replace_old_names(text), Loader=_Loader)  # a safe loader
     except yaml.YAMLError as exc:
         raise CodecError(f"annotation {BIND_INFO_ANNOTATION}: {_yaml_problem(exc, text)}") from None
     try:
-        return BindInfo.from_dict(data)
+        return bind_info_from_dict(data)
     except (ValueError, AttributeError, TypeError) as exc:
         raise CodecError(f"annotation {BIND_INFO_ANNOTATION}: {exc}") from None
+
+
+def bind_info_from_dict(data: Mapping[str, Any]) -> BindInfo:
+    """The bind info mapping as HiveD reads it (old names `gpuIsolation`/`physicalGpuIndices` accepted)."""
+    if not isinstance(data, Mapping):
+        raise ValueError("pod-bind-info is not a mapping")
+    members = []
+    for member in data.get("affinityGroupBindInfo") or []:
+        placements = []
+        for p in (member or {}).get("podPlacements") or []:
+            indices = p.get("physicalLeafCellIndices", p.get("physicalGpuIndices"))
+            types = p.get("preassignedCellTypes") or []
+            placements.append(PodPlacement(str(p.get("physicalNode") or ""), _ints(indices),
+                                           tuple("" if t is None else str(t) for t in types)))
+        members.append(MemberBindInfo(tuple(placements)))
+    isolation = data.get("leafCellIsolation", data.get("gpuIsolation"))
+    return BindInfo(str(data.get("node") or ""), _ints(isolation), str(data.get("cellChain") or ""), tuple(members))
+
+
+def _ints(value: Any) -> tuple[int, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        raise ValueError(f"expected a list of integers, got {value!r}")
+    return tuple(value)
 
 
 def isolation_annotation(info: BindInfo) -> str:

@@ -8,6 +8,9 @@ restart -> a new `HivedScheduler` plus `add_allocated_pod` of every bound pod fr
 (docs/hived-config-and-cells.md#inspect-api). A unit step is held to both the Go test's `expect` and the replay's
 `observed`; an observed step to `observed`. Outcomes the file marks random are checked for validity.
 The first step that differs stops the flow with a message naming the case, the step, and both sides.
+
+Size: over 400 lines because it is one runner, an op per method, whose ops all share one flow's state (the scheduler,
+the bound pods, the remembered placements); the views it compares live in `hived_cases_views`.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+from tests.support.hived_annotations import bind_info_from_dict
 from tests.support.hived_cases_data import RANDOM_STEP_KEY, Case, CasesFile, Step, group_of
 from tests.support.hived_cases_views import (
     FREE_PRIORITY,
@@ -302,7 +306,7 @@ class FlowRunner:
     def _recovered_bind_info(self, info: Any) -> Any:
         """What HiveD reads back on restart: the pod-bind-info annotation (docs/hived-model.md#restart-and-recovery)."""
         if self.codec is None:
-            return self.api.BindInfo.from_dict(info.to_dict())
+            return bind_info_from_dict(info.to_dict())
         return self.codec.load_bind_info(self.codec.dump_bind_info(info))
 
     def _restart_summary(self, name: str, group: Mapping[str, Any]) -> dict[str, Any]:

@@ -25,7 +25,7 @@ import time
 import uuid
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import parse_qs, urlparse
 
 from tests.support.k8s_server import KUBECONFIG as KUBECONFIG
@@ -148,114 +148,120 @@ class FakeKubeApi(ServedApi):
 
     # -- HTTP --------------------------------------------------------------------------------------------------------
     def _handler(self) -> type[BaseHTTPRequestHandler]:
-        api = self
+        """A handler class of this server's own: `CrdHandler` bound to it."""
+        return type("Handler", (CrdHandler,), {"api": self})
 
-        class Handler(ApiHandler):
-            def _route(self) -> tuple[str | None, str | None, str | None, dict[str, str]]:
-                """(resource, namespace, name, query); resource None: not served (a 404 was sent)."""
-                url = urlparse(self.path)
-                query = {k: v[0] for k, v in parse_qs(url.query).items()}
-                api.requests.append((self.command, url.path))
-                if url.path == "/api/v1/nodes" and self.command == "GET":
-                    self._json(200, {"kind": "NodeList", "apiVersion": "v1", "metadata": {}, "items": api.nodes})
-                    return None, None, None, query
-                core = _CORE.match(url.path)
-                if core:
-                    if core["res"]:
-                        return core["res"], core["ns"], core["name"], query
-                    return "namespaces", None, core["ns"], query
-                custom = _CUSTOM.match(url.path)
-                if custom and custom["res"] is None and self.command == "GET":
-                    served = api.served(custom["group"], custom["version"])
-                    if served:
-                        self._json(200, {"kind": "APIResourceList", "apiVersion": "v1",
-                                         "groupVersion": f"{custom['group']}/{custom['version']}",
-                                         "resources": [{"name": r, "namespaced": True, "kind": KINDS[r]}
-                                                       for r in served]})
-                        return None, None, None, query
-                if custom and custom["res"] and custom["res"] in api.served(custom["group"], custom["version"]):
-                    return custom["res"], custom["ns"], custom["name"], query
-                self._json(404, _status(404, "NotFound", "the server could not find the requested resource"))
+
+class CrdHandler(ApiHandler):
+    """The HTTP side of a `FakeKubeApi`: routes a request to its resource, then creates, deletes, gets, lists or
+    watches."""
+
+    api: ClassVar[FakeKubeApi]
+
+    def _route(self) -> tuple[str | None, str | None, str | None, dict[str, str]]:
+        """(resource, namespace, name, query); resource None: not served (a 404 was sent)."""
+        url = urlparse(self.path)
+        query = {k: v[0] for k, v in parse_qs(url.query).items()}
+        self.api.requests.append((self.command, url.path))
+        if url.path == "/api/v1/nodes" and self.command == "GET":
+            self._json(200, {"kind": "NodeList", "apiVersion": "v1", "metadata": {}, "items": self.api.nodes})
+            return None, None, None, query
+        core = _CORE.match(url.path)
+        if core:
+            if core["res"]:
+                return core["res"], core["ns"], core["name"], query
+            return "namespaces", None, core["ns"], query
+        custom = _CUSTOM.match(url.path)
+        if custom and custom["res"] is None and self.command == "GET":
+            served = self.api.served(custom["group"], custom["version"])
+            if served:
+                self._json(200, {"kind": "APIResourceList", "apiVersion": "v1",
+                                 "groupVersion": f"{custom['group']}/{custom['version']}",
+                                 "resources": [{"name": r, "namespaced": True, "kind": KINDS[r]}
+                                               for r in served]})
                 return None, None, None, query
+        if custom and custom["res"] and custom["res"] in self.api.served(custom["group"], custom["version"]):
+            return custom["res"], custom["ns"], custom["name"], query
+        self._json(404, _status(404, "NotFound", "the server could not find the requested resource"))
+        return None, None, None, query
 
-            def _body(self) -> dict[str, Any]:
-                length = int(self.headers.get("Content-Length") or 0)
-                data = json.loads(self.rfile.read(length) or b"{}")
-                return data if isinstance(data, dict) else {}
+    def _body(self) -> dict[str, Any]:
+        length = int(self.headers.get("Content-Length") or 0)
+        data = json.loads(self.rfile.read(length) or b"{}")
+        return data if isinstance(data, dict) else {}
 
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
-                resource, namespace, _, _ = self._route()
-                if resource is None:
-                    return
-                body = self._body()
-                if namespace is not None:
-                    body.setdefault("metadata", {})["namespace"] = namespace
-                    with api.cond:
-                        known = f"/{namespace}" in api.objects["namespaces"]
-                    if not known:
-                        self._json(404, _status(404, "NotFound", f'namespaces "{namespace}" not found'))
-                        return
-                status, reply = api.put(resource, body)
-                self._json(status, reply)
+    def do_POST(self) -> None:  # http.server's name
+        resource, namespace, _, _ = self._route()
+        if resource is None:
+            return
+        body = self._body()
+        if namespace is not None:
+            body.setdefault("metadata", {})["namespace"] = namespace
+            with self.api.cond:
+                known = f"/{namespace}" in self.api.objects["namespaces"]
+            if not known:
+                self._json(404, _status(404, "NotFound", f'namespaces "{namespace}" not found'))
+                return
+        status, reply = self.api.put(resource, body)
+        self._json(status, reply)
 
-            def do_DELETE(self) -> None:  # noqa: N802 - http.server's name
-                resource, namespace, name, _ = self._route()
-                if resource is None:
-                    return
-                gone = api.remove(resource, f"{namespace or ''}/{name}")
-                if gone is not None and resource == "namespaces":  # everything in it goes with it
-                    for inner in ("tfjobs", "podgroups", "pods", "events"):
-                        for obj in api.items(inner, name):
-                            api.remove(inner, f"{name}/{obj['metadata']['name']}")
-                if gone is None:
-                    what = qualified(resource, api.group_of(resource))
-                    self._json(404, _status(404, "NotFound", f'{what} "{name}" not found'))
-                else:
-                    self._json(200, gone)
+    def do_DELETE(self) -> None:  # http.server's name
+        resource, namespace, name, _ = self._route()
+        if resource is None:
+            return
+        gone = self.api.remove(resource, f"{namespace or ''}/{name}")
+        if gone is not None and resource == "namespaces":  # everything in it goes with it
+            for inner in ("tfjobs", "podgroups", "pods", "events"):
+                for obj in self.api.items(inner, name):
+                    self.api.remove(inner, f"{name}/{obj['metadata']['name']}")
+        if gone is None:
+            what = qualified(resource, self.api.group_of(resource))
+            self._json(404, _status(404, "NotFound", f'{what} "{name}" not found'))
+        else:
+            self._json(200, gone)
 
-            def do_GET(self) -> None:  # noqa: N802 - http.server's name
-                resource, namespace, name, query = self._route()
-                if resource is None:
-                    return
-                if name is not None:
-                    with api.cond:
-                        found = api.objects[resource].get(f"{namespace or ''}/{name}")
-                    if found is None:
-                        what = qualified(resource, api.group_of(resource))
-                        self._json(404, _status(404, "NotFound", f'{what} "{name}" not found'))
-                    else:
-                        self._json(200, found)
-                elif query.get("watch") in ("true", "True", "1"):
-                    self._watch(resource, namespace, query)
-                else:
-                    with api.cond:
-                        version = str(api.rv)
-                    self._json(200, {"kind": f"{KINDS[resource]}List", "apiVersion": "v1",
-                                     "metadata": {"resourceVersion": version},
-                                     "items": api.items(resource, namespace)})
+    def do_GET(self) -> None:  # http.server's name
+        resource, namespace, name, query = self._route()
+        if resource is None:
+            return
+        if name is not None:
+            with self.api.cond:
+                found = self.api.objects[resource].get(f"{namespace or ''}/{name}")
+            if found is None:
+                what = qualified(resource, self.api.group_of(resource))
+                self._json(404, _status(404, "NotFound", f'{what} "{name}" not found'))
+            else:
+                self._json(200, found)
+        elif query.get("watch") in ("true", "True", "1"):
+            self._watch(resource, namespace, query)
+        else:
+            with self.api.cond:
+                version = str(self.api.rv)
+            self._json(200, {"kind": f"{KINDS[resource]}List", "apiVersion": "v1",
+                             "metadata": {"resourceVersion": version},
+                             "items": self.api.items(resource, namespace)})
 
-            def _watch(self, resource: str, namespace: str | None, query: dict[str, str]) -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Transfer-Encoding", "chunked")
-                self.end_headers()
-                deadline = time.monotonic() + float(query.get("timeoutSeconds") or 30)
-                cursor = int(query.get("resourceVersion") or api.rv)
-                while True:
-                    with api.cond:
-                        pending = [(rv, kind, obj) for rv, res, kind, obj in api.history
-                                   if rv > cursor and res == resource]
-                        if not pending:
-                            cursor = api.rv
-                            left = deadline - time.monotonic()
-                            if left <= 0 or api.closing:
-                                break
-                            api.cond.wait(min(left, 0.05))
-                            continue
-                    for rv, kind, obj in pending:
-                        cursor = rv
-                        if namespace is None or obj["metadata"].get("namespace") == namespace:
-                            self._chunk(json.dumps({"type": kind, "object": obj}).encode() + b"\n")
-                self._chunk(b"")
+    def _watch(self, resource: str, namespace: str | None, query: dict[str, str]) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        deadline = time.monotonic() + float(query.get("timeoutSeconds") or 30)
+        cursor = int(query.get("resourceVersion") or self.api.rv)
+        while True:
+            with self.api.cond:
+                pending = [(rv, kind, obj) for rv, res, kind, obj in self.api.history
+                           if rv > cursor and res == resource]
+                if not pending:
+                    cursor = self.api.rv
+                    left = deadline - time.monotonic()
+                    if left <= 0 or self.api.closing:
+                        break
+                    self.api.cond.wait(min(left, 0.05))
+                    continue
+            for rv, kind, obj in pending:
+                cursor = rv
+                if namespace is None or obj["metadata"].get("namespace") == namespace:
+                    self._chunk(json.dumps({"type": kind, "object": obj}).encode() + b"\n")
+        self._chunk(b"")
 
-        return Handler

@@ -33,7 +33,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 from urllib.parse import parse_qs, urlparse
 
 from tests.support.local import QuietHandler, local_server
@@ -191,107 +191,112 @@ class FakeApiServer(ServedApi):
 
     # -- HTTP ------------------------------------------------------------------------------------------
     def _handler(self) -> type[BaseHTTPRequestHandler]:
-        server = self
+        """A handler class of this server's own: `WatchHandler` bound to it."""
+        return type("Handler", (WatchHandler,), {"fake": self})
 
-        class Handler(ApiHandler):
-            def do_GET(self) -> None:  # noqa: N802 - http.server's name
-                url = urlparse(self.path)
-                query = {k: v[0] for k, v in parse_qs(url.query).items()}
-                resource = PATHS.get(url.path)
-                server.requests.append(self.path)
-                if resource is None or (resource == "frameworks" and not server.frameworks):
-                    self._json(404, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-                                     "message": "the server could not find the requested resource",
-                                     "reason": "NotFound", "details": {}, "code": 404})
+
+class WatchHandler(ApiHandler):
+    """The HTTP side of a `FakeApiServer`: lists and watches, with the faults it was given."""
+
+    fake: ClassVar[FakeApiServer]
+
+    def do_GET(self) -> None:  # http.server's name
+        url = urlparse(self.path)
+        query = {k: v[0] for k, v in parse_qs(url.query).items()}
+        resource = PATHS.get(url.path)
+        self.fake.requests.append(self.path)
+        if resource is None or (resource == "frameworks" and not self.fake.frameworks):
+            self._json(404, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                             "message": "the server could not find the requested resource",
+                             "reason": "NotFound", "details": {}, "code": 404})
+            return
+        if query.get("watch") in ("true", "True", "1"):
+            self._watch(resource, query)
+        else:
+            self._list(resource, query)
+
+    def _match(self, obj: dict[str, Any], selector: str) -> bool:
+        labels = obj["metadata"].get("labels") or {}
+        pairs = [p.split("=", 1) for p in selector.split(",") if "=" in p]
+        return all(labels.get(k) == v for k, v in pairs)
+
+    def _list(self, resource: str, query: dict[str, str]) -> None:
+        with self.fake.cond:
+            items = [json.loads(json.dumps(o)) for o in self.fake.objects[resource].values()
+                     if self._match(o, query.get("labelSelector", ""))]
+            version = str(self.fake.rv)
+        for item in items if resource != "frameworks" else ():
+            # a built-in type's list items come without kind/apiVersion (the typed list drops their TypeMeta);
+            # a custom resource's keep theirs: apiextensions-apiserver serves them as stored, unstructured
+            # (staging/src/k8s.io/apiextensions-apiserver/pkg/registry/customresource/etcd.go)
+            item.pop("kind", None)
+            item.pop("apiVersion", None)
+        kind, api = KINDS[resource]
+        self._json(200, {"kind": f"{kind}List", "apiVersion": api,
+                         "metadata": {"selfLink": urlparse(self.path).path, "resourceVersion": version},
+                         "items": items})
+
+    def _watch(self, resource: str, query: dict[str, str]) -> None:
+        with self.fake.cond:
+            fault = self.fake.faults[resource].pop(0) if self.fake.faults[resource] else Fault()
+            kills = self.fake.kills
+            start = int(query.get("resourceVersion") or self.fake.rv)
+            too_old = start < self.fake.compacted[resource]
+        if fault.http_410:
+            self._json(410, {"kind": "Status", "status": "Failure", "reason": "Gone", "code": 410,
+                             "message": "too old resource version"})
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        kind, api = KINDS[resource]
+        if fault.gone or too_old:
+            error = {"type": "ERROR", "object": {"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                                                 "message": f"too old resource version: {start}",
+                                                 "reason": "Expired", "code": 410}}
+            self._chunk(json.dumps(error).encode() + b"\n")
+            self._chunk(b"")
+            return
+        if fault.bookmark:
+            with self.fake.cond:
+                mark = {"type": "BOOKMARK", "object": {"kind": kind, "apiVersion": api,
+                                                       "metadata": {"resourceVersion": str(self.fake.rv)}}}
+            self._chunk(json.dumps(mark).encode() + b"\n")
+        deadline = time.monotonic() + float(query.get("timeoutSeconds") or 30)
+        sent, cursor = 0, start
+        selector = query.get("labelSelector", "")
+        stalled = False
+        while True:
+            with self.fake.cond:
+                if self.fake.kills != kills:
+                    self.wfile.write(b"5\r\n{\"ty")
+                    self.wfile.flush()
+                    self.close_connection = True
                     return
-                if query.get("watch") in ("true", "True", "1"):
-                    self._watch(resource, query)
-                else:
-                    self._list(resource, query)
-
-            def _match(self, obj: dict[str, Any], selector: str) -> bool:
-                labels = obj["metadata"].get("labels") or {}
-                pairs = [p.split("=", 1) for p in selector.split(",") if "=" in p]
-                return all(labels.get(k) == v for k, v in pairs)
-
-            def _list(self, resource: str, query: dict[str, str]) -> None:
-                with server.cond:
-                    items = [json.loads(json.dumps(o)) for o in server.objects[resource].values()
-                             if self._match(o, query.get("labelSelector", ""))]
-                    version = str(server.rv)
-                for item in items if resource != "frameworks" else ():
-                    # a built-in type's list items come without kind/apiVersion (the typed list drops their TypeMeta);
-                    # a custom resource's keep theirs: apiextensions-apiserver serves them as stored, unstructured
-                    # (staging/src/k8s.io/apiextensions-apiserver/pkg/registry/customresource/etcd.go)
-                    item.pop("kind", None)
-                    item.pop("apiVersion", None)
-                kind, api = KINDS[resource]
-                self._json(200, {"kind": f"{kind}List", "apiVersion": api,
-                                 "metadata": {"selfLink": urlparse(self.path).path, "resourceVersion": version},
-                                 "items": items})
-
-            def _watch(self, resource: str, query: dict[str, str]) -> None:
-                with server.cond:
-                    fault = server.faults[resource].pop(0) if server.faults[resource] else Fault()
-                    kills = server.kills
-                    start = int(query.get("resourceVersion") or server.rv)
-                    too_old = start < server.compacted[resource]
-                if fault.http_410:
-                    self._json(410, {"kind": "Status", "status": "Failure", "reason": "Gone", "code": 410,
-                                     "message": "too old resource version"})
+                pending = [(rv, t, o) for rv, t, o in self.fake.history[resource] if rv > cursor]
+                if not pending:
+                    left = deadline - time.monotonic()
+                    if left <= 0 or self.fake.closing:
+                        break
+                    self.fake.cond.wait(min(left, 0.05))
+                    continue
+            for rv, event_type, obj in pending:
+                cursor = rv
+                if not self._match(obj, selector):
+                    continue
+                if fault.drop_after is not None and sent >= fault.drop_after:
+                    self.wfile.write(b"5\r\n{\"ty")  # half a chunk, then the connection dies
+                    self.wfile.flush()
+                    self.close_connection = True
                     return
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Transfer-Encoding", "chunked")
-                self.end_headers()
-                kind, api = KINDS[resource]
-                if fault.gone or too_old:
-                    error = {"type": "ERROR", "object": {"kind": "Status", "apiVersion": "v1", "status": "Failure",
-                                                         "message": f"too old resource version: {start}",
-                                                         "reason": "Expired", "code": 410}}
-                    self._chunk(json.dumps(error).encode() + b"\n")
-                    self._chunk(b"")
-                    return
-                if fault.bookmark:
-                    with server.cond:
-                        mark = {"type": "BOOKMARK", "object": {"kind": kind, "apiVersion": api,
-                                                               "metadata": {"resourceVersion": str(server.rv)}}}
-                    self._chunk(json.dumps(mark).encode() + b"\n")
-                deadline = time.monotonic() + float(query.get("timeoutSeconds") or 30)
-                sent, cursor = 0, start
-                selector = query.get("labelSelector", "")
-                stalled = False
-                while True:
-                    with server.cond:
-                        if server.kills != kills:
-                            self.wfile.write(b"5\r\n{\"ty")
-                            self.wfile.flush()
-                            self.close_connection = True
-                            return
-                        pending = [(rv, t, o) for rv, t, o in server.history[resource] if rv > cursor]
-                        if not pending:
-                            left = deadline - time.monotonic()
-                            if left <= 0 or server.closing:
-                                break
-                            server.cond.wait(min(left, 0.05))
-                            continue
-                    for rv, event_type, obj in pending:
-                        cursor = rv
-                        if not self._match(obj, selector):
-                            continue
-                        if fault.drop_after is not None and sent >= fault.drop_after:
-                            self.wfile.write(b"5\r\n{\"ty")  # half a chunk, then the connection dies
-                            self.wfile.flush()
-                            self.close_connection = True
-                            return
-                        if fault.garbage_after is not None and sent == fault.garbage_after:
-                            self._chunk(b"<html>502 Bad Gateway</html>\n")
-                            fault.garbage_after = None
-                        self._chunk(json.dumps({"type": event_type, "object": obj}).encode() + b"\n")
-                        sent += 1
-                    if fault.stall and not stalled:
-                        stalled = True
-                        time.sleep(fault.stall)  # a slow server (the test's client read timeout is shorter)
-                self._chunk(b"")
+                if fault.garbage_after is not None and sent == fault.garbage_after:
+                    self._chunk(b"<html>502 Bad Gateway</html>\n")
+                    fault.garbage_after = None
+                self._chunk(json.dumps({"type": event_type, "object": obj}).encode() + b"\n")
+                sent += 1
+            if fault.stall and not stalled:
+                stalled = True
+                time.sleep(fault.stall)  # a slow server (the test's client read timeout is shorter)
+        self._chunk(b"")
 
-        return Handler

@@ -61,7 +61,7 @@ class WritableApiServer(FakeApiServer):
                 length = int(self.headers.get("Content-Length") or 0)
                 return json.loads(self.rfile.read(length) or b"null")
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 path = urlparse(self.path).path
                 if path.startswith(NODES + "/"):
                     found = server.find("nodes", path.split("/")[4])
@@ -69,7 +69,7 @@ class WritableApiServer(FakeApiServer):
                     return
                 super().do_GET()
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 body = self._body()  # read first, whatever the answer
                 if urlparse(self.path).path != NODES:
                     self._json(404, _status(404, "NotFound", "the server could not find the requested resource"))
@@ -84,7 +84,7 @@ class WritableApiServer(FakeApiServer):
                 obj = server.add("nodes", name, labels=metadata.get("labels") or {}, **body)
                 self._json(201, obj)
 
-            def do_PATCH(self) -> None:  # noqa: N802
+            def do_PATCH(self) -> None:
                 patch = self._body()  # read first: the connection is kept alive for the next request
                 if self.headers.get("Content-Type") != "application/merge-patch+json":
                     self._json(415, _status(415, "UnsupportedMediaType", "unsupported patch type"))
@@ -101,7 +101,7 @@ class WritableApiServer(FakeApiServer):
                 merged = {k: merge_patch(found.get(k), v) for k, v in fields.items()}
                 self._json(200, server.modify(resource, found["metadata"]["uid"], **merged))
 
-            def do_DELETE(self) -> None:  # noqa: N802
+            def do_DELETE(self) -> None:
                 name = urlparse(self.path).path.split("/")[6]
                 body = self._body() or {}
                 server.deletes.append((name, body))

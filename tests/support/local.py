@@ -96,7 +96,7 @@ class LocalServer:
                 self.end_headers()
                 self.wfile.write(data)
 
-            do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = _serve  # noqa: N815
+            do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = _serve
 
         self.server, self.thread, self.url = local_server(_Handler)
         self.thread.start()

@@ -44,7 +44,7 @@ class Scenario:
         return format_time(self.start + timedelta(seconds=seconds))
 
     def submit(self, t: float, user: str, key: str, base: str, tasks: int = 1, status: int = 202) -> str:
-        job = f"{base}-{user}-{self.experiment}-{RUN_TAG}"  # the runner's unique name (src/hivedlab/runner.py)
+        job = f"{base}-{user}-{self.experiment}-{RUN_TAG}"  # the runner's unique name (runner.turns.job_name_for)
         SUBMITTED.setdefault(self.experiment, []).append((base, job))
         framework = hashlib.md5(f"{user}~{job}".encode()).hexdigest()
         reply = {"status": status, "body": {"status": status, "message": (

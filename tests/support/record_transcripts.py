@@ -8,8 +8,8 @@ the kube-apiserver, points hivedlab at them (`HIVEDLAB_PAI_URL`, `HIVEDLAB_HIVED
 `--work`, outside the repository), runs the flows — `hivedlab accounts` twice, `hivedlab doctor`, HiveD's views on
 two-vc, the switch to one-vc and its views, `hivedlab run smoke`, a run interrupted, `hivedlab stop`, the run resumed —
 and asks for the answers the flows do not meet (a wrong password, an unknown user, a job that does not exist, an
-unknown resource, an application token). Then it writes one transcript per program and topic (`select.py`'s choice
-of exchanges), its secrets redacted. The cluster is left on one-vc; bring it down after.
+unknown resource, an application token). Then it writes one transcript per program and topic (`transcript_topics`'
+choice of exchanges), its secrets redacted. The cluster is left on one-vc; bring it down after.
 """
 
 from __future__ import annotations

@@ -56,6 +56,11 @@ class Seen:
         return self.obj["metadata"]["name"]
 
 
+def run_until_idle(sim: SimCluster, limit_s: float = 86_400.0) -> None:
+    """Process every pending event; stops at `limit_s` virtual seconds."""
+    sim.advance_until(lambda: sim.queue.next_time() is None, limit_s)
+
+
 def read_log(path: Path) -> list[Seen]:
     seen = []
     for line in path.read_text(encoding="utf-8").splitlines():

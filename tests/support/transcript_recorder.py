@@ -2,7 +2,7 @@
 real program — OpenPAI's rest-server, HiveD's web service or the kube-apiserver — that forwards every request, streams
 a watch's answer through while keeping its events, and keeps each exchange as a `transcripts.Exchange`.
 
-A developer tool, not part of the installed package: `scripts/record_transcripts.py` runs it against the rehearsal
+A developer tool, not part of the installed package: `tests/support/record_transcripts.py` runs it against the rehearsal
 cluster. The proxy serves plain HTTP on 127.0.0.1 and carries the client's `Authorization` through; in front of the
 rest-server it stands where OpenPAI's pylon stands and strips `/rest-server` as pylon's nginx does (pai v1.2.0
 `src/pylon/deploy/pylon-config/location.conf.template`, `location ~ ^/rest-server/api(.*)$`), so the recorded paths
@@ -188,7 +188,7 @@ class RecordingProxy:
             def _serve(self) -> None:
                 owner.forward(self)
 
-            do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _serve  # noqa: N815
+            do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _serve
 
         self.server, self.thread, self.url = local_server(_Handler)
         self.thread.start()

@@ -8,8 +8,10 @@ Written to work with Kubernetes 1.15 (OpenPAI v1.2.0): bookmarks are asked for a
 relied on. Objects are recorded raw, exactly as the API served them (JSON parsed, never converted to models).
 
 `Watcher(api_client, namespace, writer).run(stop_event)` blocks; `.start()` runs it in a background thread
-(the real-cluster runner embeds it) and `.stop()` ends it. One file: listing, watching, reconnecting and
-de-duplicating share the one resourceVersion bookkeeping.
+(the real-cluster runner embeds it) and `.stop()` ends it.
+
+Size: over 400 lines because listing, watching, reconnecting and de-duplicating share the one resourceVersion
+bookkeeping.
 """
 
 from __future__ import annotations
@@ -270,7 +272,7 @@ class Watcher:
                 delay = min(delay * 2, self.backoff[1])
             except EvidenceError:
                 raise
-            except Exception as exc:  # noqa: BLE001 - any client/server failure: back off and retry, never die
+            except Exception as exc:  # any client/server failure: back off and retry, never die
                 if self._stop.is_set():
                     break
                 text = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
@@ -428,5 +430,5 @@ class Watcher:
                 if sock is not None:
                     sock.shutdown(socket.SHUT_RDWR)  # wakes a thread blocked reading the stream
                 response.close()
-            except Exception:  # noqa: BLE001 - closing a half-dead socket may fail any way it likes
+            except Exception:  # closing a half-dead socket may fail any way it likes
                 pass

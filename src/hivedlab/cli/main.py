@@ -1,6 +1,6 @@
 """The `hivedlab` entry point: one command, many subcommands, each imported only when it runs.
 
-Every subcommand lives in `hivedlab/commands/<module>.py` and defines
+Every subcommand lives in `hivedlab/cli/commands/<module>.py` and defines
 
     build_parser(prog: str) -> argparse.ArgumentParser
     run(args: argparse.Namespace) -> int

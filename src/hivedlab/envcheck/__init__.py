@@ -4,7 +4,7 @@
 (Ubuntu 18.04: Python 3.6) and the standard library only. Keep every module of this package Python 3.6 code: no
 dataclasses, no `from __future__ import annotations`, no walrus, no f-strings (`.format()`), no
 `subprocess.run(capture_output=..., text=...)`, and in annotations `typing.Optional`/`List`/`Dict`, never `X | None`
-or `list[str]` (3.6 evaluates them at import). tests/cli/test_env.py checks all of that.
+or `list[str]` (3.6 evaluates them at import). tests/cli/test_env_python36.py checks all of that.
 
 Usage: python3 labs/00_check_env.py [--member NAME] [--role worker|master|dev-box] [--gpu-container]
                                     [--format text|json] [--out PATH] [--lang zh|en]

@@ -1,6 +1,6 @@
 """The command line: `labs/00_check_env.py` and `hivedlab env` (which adds these options to its own parser)."""
 
-# Python 3.6 code keeps str.format (tests/cli/test_env.py refuses f-strings in it), whatever ruff's UP032 suggests.
+# Python 3.6 code keeps str.format (tests/cli/test_env_python36.py refuses f-strings in it), whatever UP032 says.
 # ruff: noqa: UP032
 
 import argparse

@@ -1,7 +1,7 @@
 """Parsing of what the probes read (pure): nvidia-smi's CSV and XML, nvcc, /etc/os-release, /proc/meminfo,
 /proc/net/tcp, timedatectl, chronyc, and Docker's /info and error messages."""
 
-# Python 3.6 code keeps str.format (tests/cli/test_env.py refuses f-strings in it), whatever ruff's UP032 suggests.
+# Python 3.6 code keeps str.format (tests/cli/test_env_python36.py refuses f-strings in it), whatever UP032 says.
 # ruff: noqa: UP032
 
 import re

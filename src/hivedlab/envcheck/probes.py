@@ -1,6 +1,6 @@
 """Probing (I/O): run nvidia-smi, nvcc, docker, timedatectl and chronyc, read /proc and /etc, and gather the facts."""
 
-# Python 3.6 code keeps str.format (tests/cli/test_env.py refuses f-strings in it), whatever ruff's UP032 suggests.
+# Python 3.6 code keeps str.format (tests/cli/test_env_python36.py refuses f-strings in it), whatever UP032 says.
 # ruff: noqa: UP032
 
 import grp

@@ -192,7 +192,7 @@ def inventory_problems(data: Any) -> list[Problem]:
         worker = next(m for m in members if isinstance(m, Mapping) and "worker" in _roles(m))
         gpus = worker.get("gpus", 0)
         gpus = gpus if isinstance(gpus, int) and not isinstance(gpus, bool) and gpus > 0 else 1
-        if gpus < LAB_CONFIG_GPUS:  # with 2 GPUs or more one worker holds both configs (group.layouts)
+        if gpus < LAB_CONFIG_GPUS:  # with 2 GPUs or more one worker holds both configs (lab_group.layouts)
             found.append(Problem(WARNING, "/members", Text(
                 f"本组只有一台 worker（{gpus} 块 GPU），放不下实验的 HiveD 配置（需要 {LAB_CONFIG_GPUS} 块）："
                 "hivedlab run 会在模拟集群上按实验手册的硬件运行这些实验，并在报告中说明",

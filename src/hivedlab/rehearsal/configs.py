@@ -7,7 +7,6 @@ port, and the per-VC schedulers' extender in a `kubescheduler.config.k8s.io/v1be
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -228,7 +227,3 @@ def bootstrap_objects() -> list[tuple[str, dict[str, Any]]]:
         "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "pai-version", "namespace": "default"},
         "data": {"PAI.VERSION": PAI_VERSION}}))
     return objects
-
-
-def dump_json(value: Any) -> str:
-    return json.dumps(value, indent=2, sort_keys=True) + "\n"

@@ -22,9 +22,10 @@ from hivedlab.lab_group.inventory import load_inventory
 from hivedlab.models.kubeflow.manifests import FORMS, for_run, k8s_name
 from hivedlab.plans.loader import load_plan
 from hivedlab.runner import ExperimentRun, RunContext, k8s_plans, run_experiments, run_pipeline
-from tests.support.fakekubeflow import FakeKubeflow, SteppedClock
+from tests.support.fakekubeflow import FakeKubeflow
 from tests.support.k8s_crd_server import KUBE_BATCH_CRDS, VOLCANO_CRDS, FakeKubeApi
 from tests.support.paths import ROOT
+from tests.support.stepped_clock import SteppedClock
 
 TAG = "20261126t090000"
 

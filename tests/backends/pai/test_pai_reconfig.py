@@ -10,14 +10,14 @@ from hivedlab.basics.errors import HivedlabError
 from tests.support.pai_world import ONE_VC, TWO_VC, job, make
 
 
-def test_a_restart_step_is_refused_in_one_line(world, tmp_path):  # noqa: F811
+def test_a_restart_step_is_refused_in_one_line(world, tmp_path):
     backend, _, _ = make(world, tmp_path)
     with pytest.raises(HivedlabError, match="simulated cluster only") as caught:
         backend.restart_hived()
     assert "\n" not in str(caught.value) and "paictl" in str(caught.value)
 
 
-def test_a_switch_while_our_job_runs_asks_the_admin_and_waits(world, tmp_path):  # noqa: F811
+def test_a_switch_while_our_job_runs_asks_the_admin_and_waits(world, tmp_path):
     _, hived, _ = world
     asked = []
 
@@ -33,7 +33,7 @@ def test_a_switch_while_our_job_runs_asks_the_admin_and_waits(world, tmp_path): 
     assert len(asked) == 1 and "scheduler-config one-vc" in asked[0]
 
 
-def test_a_switch_without_a_terminal_is_refused(world, tmp_path):  # noqa: F811
+def test_a_switch_without_a_terminal_is_refused(world, tmp_path):
     backend, _, _ = make(world, tmp_path, experiment="reconfig")
     backend.switch_config("two-vc", TWO_VC)
     assert backend.submit("alice", "vc1-job", job("vc1-job-alice-r1")).accepted
@@ -41,7 +41,7 @@ def test_a_switch_without_a_terminal_is_refused(world, tmp_path):  # noqa: F811
         backend.switch_config("one-vc", ONE_VC)
 
 
-def test_on_the_rehearsal_cluster_the_switch_is_its_own_command(world, tmp_path):  # noqa: F811
+def test_on_the_rehearsal_cluster_the_switch_is_its_own_command(world, tmp_path):
     """The rehearsal cluster has no paictl: the switch it needs is `hivedlab rehearsal switch` (docs/rehearsal.md)."""
     backend, _, _ = make(world, tmp_path, experiment="reconfig")
     backend.run_info = RunInfo(emulated_nodes=("hostname-carol", "hostname-dan"))
@@ -52,7 +52,7 @@ def test_on_the_rehearsal_cluster_the_switch_is_its_own_command(world, tmp_path)
     assert "paictl commands" not in str(caught.value)
 
 
-def test_a_rehearsal_cluster_run_from_this_machine_is_switched_by_the_run_itself(world, tmp_path):  # noqa: F811
+def test_a_rehearsal_cluster_run_from_this_machine_is_switched_by_the_run_itself(world, tmp_path):
     """With the local rehearsal's switch at hand (hivedlab.rehearsal.stack.switcher_for) the run does what the admin
     would, without a terminal, then waits for HiveD to show the new VCs as after paictl."""
     _, hived, _ = world
@@ -72,7 +72,7 @@ def test_a_rehearsal_cluster_run_from_this_machine_is_switched_by_the_run_itself
     assert switched == ["one-vc"] and backend.vcs == {"default"}
 
 
-def test_a_switch_that_does_not_take_is_reported(world, tmp_path):  # noqa: F811
+def test_a_switch_that_does_not_take_is_reported(world, tmp_path):
     backend, _, _ = make(world, tmp_path, experiment="reconfig")
     backend.use_config_switcher(lambda name: None)  # HiveD keeps its two VCs
     backend.switch_timeout_s = 0.0

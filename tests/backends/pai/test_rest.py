@@ -12,8 +12,9 @@ import pytest
 from hivedlab.backends.pai import rest
 from hivedlab.backends.pai.rest import PaiClient, PaiError
 from hivedlab.backends.pai.tokens import load_tokens
-from tests.support.fakepai import FakePai, make_jwt
+from tests.support.fakepai import FakePai
 from tests.support.local import json_reply
+from tests.support.pai_tokens import make_jwt
 from tests.support.pai_world import job
 
 

@@ -12,7 +12,8 @@ from hivedlab.backends.pai.rest import PaiClient
 from hivedlab.backends.pai.tokens import load_tokens
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.evidence import EvidenceWriter
-from tests.support.fakepai import FakePai, make_jwt
+from tests.support.fakepai import FakePai
+from tests.support.pai_tokens import make_jwt
 from tests.support.pai_world import INVENTORY, StubHived
 
 

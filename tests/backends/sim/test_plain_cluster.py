@@ -13,7 +13,7 @@ from hivedlab.basics.errors import HivedlabError
 from hivedlab.evidence import EvidenceWriter
 from hivedlab.lab_group.layouts import plan_layout, render_hived_config
 from hivedlab.models.schedulers.resources import Node, Resources
-from tests.support.simkit import INVENTORY, IPS, OPEN_WRITERS, events, job_text, read_log
+from tests.support.simkit import INVENTORY, IPS, OPEN_WRITERS, events, job_text, read_log, run_until_idle
 
 
 def test_nodes_come_from_the_config() -> None:
@@ -53,10 +53,10 @@ def test_without_hived_every_job_has_openpais_priority_0_so_an_earlier_job_outra
     low = job_text("job-config-1.yaml", "low", ("virtualCluster: vc1", "virtualCluster: default"))
     for index in range(2):
         assert sim.submit("alice", "low", low.replace("name: low", f"name: low{index}")).accepted
-    sim.run_until_idle(30)
+    run_until_idle(sim, 30)
     high = job_text("job-config-2.yaml", "high", ("virtualCluster: vc1", "virtualCluster: default"))
     assert sim.submit("bob", "high", high).accepted
-    sim.run_until_idle(600)
+    run_until_idle(sim, 600)
     seen = read_log(log)
     assert events(seen, "Preempted") == []
     pods = {s.obj["metadata"]["labels"]["userName"]: s.obj for s in seen if s.resource == "pods"}

@@ -21,7 +21,7 @@ from hivedlab.models.kubeflow.manifests import for_run, parse_manifests
 from hivedlab.models.kubeflow.operator import operator_pod, replicas, with_condition
 from tests.support.fakekubeflow import FakeKubeflow
 from tests.support.k8s_crd_server import FakeKubeApi
-from tests.support.simkit import INVENTORY, IPS, OPEN_WRITERS, job_text, read_log
+from tests.support.simkit import INVENTORY, IPS, OPEN_WRITERS, job_text, read_log, run_until_idle
 
 MANIFESTS = sorted(path.name for path in (JOBS / "kubeflow" / "kube-batch").iterdir() if path.suffix == ".yaml")
 SCHEDULERS = ("default", "kube-batch")
@@ -97,7 +97,7 @@ def _simulated(tmp_path: Path, scheduler: str) -> tuple[list[Any], dict[str, str
     sim.switch_config("four-gpu-nodes", plan_layout("four-gpu-nodes", INVENTORY).text)
     result = sim.submit("alice", "job2", job_text("kubeflow/tfjob-gang-2.yaml", "job-x"))
     assert result.accepted and result.framework_name == "job-x"
-    sim.run_until_idle(600)
+    run_until_idle(sim, 600)
     return read_log(log), manifests
 
 
@@ -187,7 +187,7 @@ def test_an_openpai_job_asks_for_gpus_without_hived(tmp_path: Path) -> None:
     sim = PlainSimCluster(writer, 1, scheduler="kube-batch", node_ips=IPS)
     sim.switch_config("one-vc", render_hived_config("one-vc", INVENTORY))
     assert sim.submit("alice", "gang", job_text("job-config-6.yaml", "gang")).accepted
-    sim.run_until_idle(600)
+    run_until_idle(sim, 600)
     pods = [s.obj for s in read_log(log) if s.resource == "pods"]
     assert pods and all("hivedscheduler" not in json.dumps(pod) for pod in pods)
     app = pods[0]["spec"]["containers"][0]

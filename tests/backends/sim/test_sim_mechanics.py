@@ -11,7 +11,7 @@ from hivedlab.backends.sim import SimCluster
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.models.hived import UserError
 from hivedlab.models.openpai import naming
-from tests.support.simkit import binds, events, framework_states, job_text, new_cluster, read_log, waits
+from tests.support.simkit import binds, events, framework_states, job_text, new_cluster, read_log, run_until_idle, waits
 
 FW = naming.framework_name
 
@@ -120,7 +120,7 @@ def test_rejected_submission_leaves_nothing(tmp_path: Path) -> None:
         "message": "Job requests 4 SKUs, exceeds maximum 2 SKUs in VC default.",
     }
     assert result.framework_name == FW("dan", "big")
-    sim.run_until_idle()
+    run_until_idle(sim)
     assert read_log(log) == [] and sim.job_status("dan", "big").state == "UNKNOWN"
     accepted = sim.submit("dan", "big", job_text("job-config-7.yaml", "big", ("instances: 2", "instances: 4")))
     assert accepted.reply.status == 202  # non-gang: no quota check (docs/openpai-model.md#quota-check)
@@ -157,7 +157,7 @@ def test_stop_before_the_framework_exists(tmp_path: Path) -> None:
     sim.submit("alice", "a", job_text("job-config-0.yaml", "early"))
     assert sim.job_status("alice", "early").state == "WAITING"  # the DB's mock status
     sim.stop("alice", "early")
-    sim.run_until_idle()
+    run_until_idle(sim)
     assert sim.job_status("alice", "early").state == "STOPPED"
     assert not any(s.resource == "pods" for s in read_log(tmp_path / "e.jsonl"))
 
@@ -242,7 +242,7 @@ def test_durations_come_from_commands_or_the_plan(tmp_path: Path) -> None:
     sim, _ = new_cluster(log, "one-vc", settings=settings)
     sim.submit("alice", "fixed", job_text("job-config-5.yaml", "fixed"))
     sim.submit("alice", "commands", job_text("job-config-2.yaml", "by-commands", ("vc1", "default")))
-    sim.run_until_idle()
+    run_until_idle(sim)
     seen = read_log(log)
 
     def run_time(framework: str) -> tuple[str, str]:

@@ -16,7 +16,7 @@ from hivedlab.backends.sim.settings import settings_from_mapping
 from hivedlab.basics.resources import EXPERIMENTS
 from hivedlab.evidence import EvidenceWriter
 from hivedlab.lab_group.layouts import plan_layout
-from tests.support.simkit import INVENTORY, IPS, OPEN_WRITERS, Seen, job_text, read_log
+from tests.support.simkit import INVENTORY, IPS, OPEN_WRITERS, Seen, job_text, read_log, run_until_idle
 
 NOT_ENOUGH_GPUS = "0/5 nodes are available: 5 Insufficient nvidia.com/gpu."
 
@@ -35,7 +35,7 @@ def _two_jobs(tmp_path: Path, scheduler: str, seed: int = 7) -> list[Seen]:
     assert sim.submit("alice", "dl-a", job_text("kubeflow/tfjob-deadlock-a.yaml", "job-a")).accepted
     sim.advance_until(lambda: False, 0.3)
     assert sim.submit("alice", "dl-b", job_text("kubeflow/tfjob-deadlock-b.yaml", "job-b")).accepted
-    sim.run_until_idle(1200)
+    run_until_idle(sim, 1200)
     return read_log(log)
 
 

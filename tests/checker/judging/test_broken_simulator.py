@@ -45,7 +45,7 @@ def no_preemption(monkeypatch: pytest.MonkeyPatch) -> None:
     def add(self, ref, spec, info):  # type: ignore[no-untyped-def]
         try:
             return real_add(self, ref, spec, info)
-        except Exception:  # noqa: BLE001 - the broken cluster double-books what HiveD refuses
+        except Exception:  # the broken cluster double-books what HiveD refuses
             return None
 
     monkeypatch.setattr(SimCluster, "_ask_hived", ask)

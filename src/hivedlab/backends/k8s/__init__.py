@@ -45,7 +45,7 @@ def _served(api_client: Any, group: str, version: str) -> set[str]:
         if exc.status == 404:
             return set()
         raise HivedlabError(f"cannot ask the API server for {group}/{version}: {api_error_text(exc)}") from None
-    except Exception as exc:  # noqa: BLE001 - a connection refused, a TLS failure: one line, not a traceback
+    except Exception as exc:  # a connection refused, a TLS failure: one line, not a traceback
         raise HivedlabError(f"cannot reach the Kubernetes API server: {type(exc).__name__}: "
                             f"{str(exc).splitlines()[0][:200]}") from None
     try:

@@ -151,7 +151,7 @@ class K8sBackend:
             if exc.status and 400 <= exc.status < 500:
                 return int(exc.status), api_error_text(exc)
             raise HivedlabError(f"the API server failed to {what}: {api_error_text(exc)}") from None
-        except Exception as exc:  # noqa: BLE001 - a refused connection, TLS, a timeout: one line, not a traceback
+        except Exception as exc:  # a refused connection, TLS, a timeout: one line, not a traceback
             raise HivedlabError(f"cannot {what}: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}") from None
         return 200, ""
 

@@ -167,7 +167,7 @@ class PaiBackend:
         wanted = config_vcs(text)
         try:
             running = set(fetch_vcs(self.hived_url))
-        except Exception as exc:  # noqa: BLE001 - any failure means HiveD's web service is not answering
+        except Exception as exc:  # any failure means HiveD's web service is not answering
             raise HivedlabError(
                 f"HiveD's web service at {self.hived_url} does not answer ({type(exc).__name__}): the cluster may run "
                 "the default scheduler (empty hivedscheduler.config) or HiveD is restarting; check `kubectl get pods "

@@ -153,10 +153,6 @@ class SimCluster(FrameworkController):
             self._run_instant(next_at)
         return True
 
-    def run_until_idle(self, limit_s: float = 86_400.0) -> None:
-        """Process every pending event (tests and `sim` tooling); stops at `limit_s` virtual seconds."""
-        self.advance_until(lambda: self.queue.next_time() is None, limit_s)
-
     def _start_hived(self, mapping: Any, name: str) -> None:
         scheduler = hooks.new_scheduler(mapping, name, self.clock.k8s_time)
         for ref, spec, bind_info in self._bound.values():  # in the order the pods were bound

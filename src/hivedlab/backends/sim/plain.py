@@ -8,8 +8,8 @@ rest-server makes them without HiveD (`nvidia.com/gpu`, no HiveD annotation), na
 a job given as a Kubeflow manifest (`manifests`) as a TFJob whose pods tf-operator v0.5 made from it. The
 schedulers read each pod's request from the pod the API shows, and their events keep each scheduler's own words.
 
-Size: over 400 lines for a reason: the schedulers' glue and what tf-operator v0.5 does with a TFJob's pods (creation
-in one pass, the parameter server, success and clean-up, its events) are hooks of one simulated cluster overriding
+Size: over 400 lines because the schedulers' glue and what tf-operator v0.5 does with a TFJob's pods (creation in one
+pass, the parameter server, success and clean-up, its events) are hooks of one simulated cluster overriding
 FrameworkController's, and share its jobs, pods and API store.
 """
 

@@ -93,7 +93,7 @@ def grade_one(name: str, root: Path, rubric: Rubric, lab: LabSpec, judge: Judge 
     """Grade one group folder; any unexpected failure becomes a finding, never an exception."""
     try:
         result = grade_folder(root, lab, judge, rubric.experiments, name, max_bytes)
-    except Exception as exc:  # noqa: BLE001 - the batch must survive a folder that breaks the grader
+    except Exception as exc:  # the batch must survive a folder that breaks the grader
         finding = GradeFinding("problem", "grader-error",
                           f"the grader failed on this folder: {type(exc).__name__}: {exc}"[:300],
                           f"评分程序处理该目录时出错：{type(exc).__name__}")

@@ -33,7 +33,7 @@ def attempt_facts(records: Sequence[Record], experiment: str, run_tag: str,
     try:
         timeline = timeline if timeline is not None else build_timeline(records)
         names = display_names(timeline.jobs, timeline.experiment or experiment, run_tag)
-    except Exception:  # noqa: BLE001 - a log the timeline cannot fold is judged elsewhere; facts are then unchecked
+    except Exception:  # a log the timeline cannot fold is judged elsewhere; facts are then unchecked
         return None
     facts = []
     for job in timeline.jobs:

@@ -88,7 +88,7 @@ def _judge(judge: Judge | None, log: EvidenceLog, experiment: str) -> tuple[Judg
         return None, "no judge available"
     try:
         result = judge(log, experiment)
-    except Exception as exc:  # noqa: BLE001 - a bad log must not stop the batch; the reason is recorded
+    except Exception as exc:  # a bad log must not stop the batch; the reason is recorded
         first = str(exc).splitlines()[0] if str(exc) else ""
         return None, f"{type(exc).__name__}: {first}"[:300]
     return result, None
@@ -175,7 +175,7 @@ def _grade_experiment_safely(sub: Submission, experiment: str, lab: LabSpec, jud
     """`grade_experiment`, where an unexpected failure on one file costs that experiment only, named in a finding."""
     try:
         return grade_experiment(sub, experiment, lab, judge)
-    except Exception as exc:  # noqa: BLE001 - one file must not zero the group; the finding names it
+    except Exception as exc:  # one file must not zero the group; the finding names it
         files = sub.experiment(experiment)
         where = files.evidence if files is not None and files.evidence else f"{sub.base}{run_folder_name(experiment)}/"
         finding = GradeFinding("problem", "file-error", f"{where}: the grader could not read this file "

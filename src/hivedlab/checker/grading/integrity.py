@@ -200,7 +200,7 @@ def _protocol(value: Any) -> Mapping[str, Any] | None:
         return value
     if isinstance(value, str) and len(value) < 200_000:
         try:
-            data = yaml.load(value, Loader=SAFE_LOADER)  # noqa: S506 - the safe loader (libyaml's when built)
+            data = yaml.load(value, Loader=SAFE_LOADER)  # the safe loader (libyaml's when built)
         except yaml.YAMLError:
             return None
         return data if isinstance(data, Mapping) else None

@@ -15,7 +15,6 @@ from hivedlab.basics.text import Text
 
 DEFAULT_RUBRIC = CONFIGS / "rubric.default.yaml"
 RUBRIC_SCHEMA = SCHEMAS / "rubric.schema.json"
-EXPERIMENT_CHECKS = ("ran", "right-answer", "evidence-complete", "explanation")
 
 # Default titles: (zh, en); "{exp}" is the experiment id.
 _ITEM_TITLES = {

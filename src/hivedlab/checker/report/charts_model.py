@@ -3,6 +3,7 @@ switches and rejected submissions (`chart_data`); what the tests check of a char
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 WAIT_LANE_PREFIX = "waiting: "
@@ -143,19 +144,60 @@ def chart_data(
         rejections = tuple(replace(r, time=r.time + origin) for r in rejections)
     vc_nodes = merge_shared(vc_nodes or {})
     seen_nodes = tuple(dict.fromkeys([*nodes, *(a.node for a in attempts if a.node)]))
+    finish = _finish(attempts, end, switches, rejections)
+    order, groups = _node_order(seen_nodes, vc_nodes)
+    placed = _node_lanes(order, attempts)
+    lanes = list(placed.lanes)
+    bars: list[Bar] = []
+    markers: list[Marker] = []
+    for a in attempts:
+        _draw_attempt(a, finish, placed, lanes, bars, markers)
+    for r in rejections:
+        index = _lane_index(lanes, Lane(f"{REJECTED_LANE_PREFIX}{r.job}", r.job, "rejected"))
+        markers.append(Marker(index, r.time, "rejected", r.job, "", 0, r.status))
+    bands = []
+    for vc, members in groups:
+        indices = [i for i, lane in enumerate(placed.lanes) if lane.node in members]
+        if indices:
+            bands.append(VcBand(vc, min(indices), max(indices)))
+    jobs = tuple(dict.fromkeys(a.job for a in sorted(attempts, key=_first_seen)))
+    return ChartData(title, tuple(lanes), tuple(bars), tuple(markers), tuple(bands), jobs, finish,
+                     switches=tuple(switches), rejections=tuple(rejections))
+
+
+def _finish(
+    attempts: Sequence[TaskAttempt], end: float | None, switches: tuple[Switch, ...], rejections: tuple[Rejection, ...]
+) -> float:
+    """Where the chart ends: the log's end or the last time on it, whichever is later (1 s for an empty chart)."""
     times = [t for a in attempts for t in (a.start, a.end, a.created) if t is not None]
     times += [t for a in attempts for span in a.waiting for t in span if t is not None]
     times += [switch.time for switch in switches] + [r.time for r in rejections]
     finish = max([end or 0.0, *times]) if times or end else 1.0
-    finish = finish if finish > 0 else 1.0
+    return finish if finish > 0 else 1.0
 
-    order, groups = _node_order(seen_nodes, vc_nodes)
+
+@dataclass(frozen=True)
+class _NodeLanes:
+    """The node lanes in order (one per GPU when some task holds several GPUs of a node), and where each sits."""
+
+    lanes: tuple[Lane, ...]
+    lane_of: dict[tuple[str, int | None], int]
+    first_lane: dict[str, int]
+    per_gpu: bool
+
+    def of(self, a: TaskAttempt) -> tuple[int, ...]:
+        assert a.node is not None
+        if self.per_gpu and a.gpus:
+            return tuple(self.lane_of[(a.node, g)] for g in sorted(set(a.gpus)))
+        return (self.lane_of.get((a.node, None), self.first_lane[a.node]),)
+
+
+def _node_lanes(order: list[str], attempts: Sequence[TaskAttempt]) -> _NodeLanes:
     gpus_by_node: dict[str, set[int]] = {}
     for a in attempts:
         if a.node:
             gpus_by_node.setdefault(a.node, set()).update(a.gpus)
     per_gpu = any(len(g) > 1 for g in gpus_by_node.values())
-
     lanes: list[Lane] = []
     lane_of: dict[tuple[str, int | None], int] = {}
     first_lane: dict[str, int] = {}
@@ -169,58 +211,42 @@ def chart_data(
         else:
             lane_of[(node, None)] = len(lanes)
             lanes.append(Lane(node, node, "node", node))
-    node_lane_count = len(lanes)
+    return _NodeLanes(tuple(lanes), lane_of, first_lane, per_gpu)
 
-    def node_lanes(a: TaskAttempt) -> tuple[int, ...]:
-        assert a.node is not None
-        if per_gpu and a.gpus:
-            return tuple(lane_of[(a.node, g)] for g in sorted(set(a.gpus)))
-        return (lane_of.get((a.node, None), first_lane[a.node]),)
 
-    bars: list[Bar] = []
-    markers: list[Marker] = []
-    for a in attempts:
-        waits = [(s, e) for s, e in a.waiting]
-        if waits:
-            key = f"{WAIT_LANE_PREFIX}{a.job}/{a.task}"
-            index = next((i for i, lane in enumerate(lanes) if lane.key == key), None)
-            if index is None:
-                index = len(lanes)
-                lanes.append(Lane(key, f"{a.job}/{a.task}", "wait"))
-            for s, e in waits:
-                bars.append(Bar((index,), s, finish if e is None else e, a.job, a.task, a.attempt, "wait",
-                                open_end=e is None, outcome=a.outcome))
-            if a.recreated:
-                markers.append(Marker(index, a.created if a.created is not None else waits[0][0], "recreated",
-                                      a.job, a.task, a.attempt))
-        if a.node and a.start is not None:
-            where = node_lanes(a)
-            bars.append(Bar(where, a.start, finish if a.end is None else a.end, a.job, a.task, a.attempt, "run",
-                            node=a.node, gpus=tuple(sorted(set(a.gpus))), open_end=a.end is None,
-                            outcome=a.outcome))
-            if a.preempted:
-                markers.append(Marker(where[0], finish if a.end is None else a.end, "preempted",
-                                      a.job, a.task, a.attempt))
-            if a.recreated and not waits:
-                markers.append(Marker(where[0], a.created if a.created is not None else a.start, "recreated",
-                                      a.job, a.task, a.attempt))
+def _lane_index(lanes: list[Lane], lane: Lane) -> int:
+    """The index of the lane with `lane`'s key, appended first when there is none yet."""
+    index = next((i for i, known in enumerate(lanes) if known.key == lane.key), None)
+    if index is None:
+        index = len(lanes)
+        lanes.append(lane)
+    return index
 
-    for r in rejections:
-        key = f"{REJECTED_LANE_PREFIX}{r.job}"
-        index = next((i for i, lane in enumerate(lanes) if lane.key == key), None)
-        if index is None:
-            index = len(lanes)
-            lanes.append(Lane(key, r.job, "rejected"))
-        markers.append(Marker(index, r.time, "rejected", r.job, "", 0, r.status))
 
-    bands = []
-    for vc, members in groups:
-        indices = [i for i, lane in enumerate(lanes[:node_lane_count]) if lane.node in members]
-        if indices:
-            bands.append(VcBand(vc, min(indices), max(indices)))
-    jobs = tuple(dict.fromkeys(a.job for a in sorted(attempts, key=_first_seen)))
-    return ChartData(title, tuple(lanes), tuple(bars), tuple(markers), tuple(bands), jobs, finish,
-                     switches=tuple(switches), rejections=tuple(rejections))
+def _draw_attempt(
+    a: TaskAttempt, finish: float, placed: _NodeLanes, lanes: list[Lane], bars: list[Bar], markers: list[Marker]
+) -> None:
+    """One attempt's wait bars (on its task's wait lane), its run bar (on its node or GPU lanes) and its marks."""
+    waits = [(s, e) for s, e in a.waiting]
+    if waits:
+        index = _lane_index(lanes, Lane(f"{WAIT_LANE_PREFIX}{a.job}/{a.task}", f"{a.job}/{a.task}", "wait"))
+        for s, e in waits:
+            bars.append(Bar((index,), s, finish if e is None else e, a.job, a.task, a.attempt, "wait",
+                            open_end=e is None, outcome=a.outcome))
+        if a.recreated:
+            markers.append(Marker(index, a.created if a.created is not None else waits[0][0], "recreated",
+                                  a.job, a.task, a.attempt))
+    if a.node and a.start is not None:
+        where = placed.of(a)
+        bars.append(Bar(where, a.start, finish if a.end is None else a.end, a.job, a.task, a.attempt, "run",
+                        node=a.node, gpus=tuple(sorted(set(a.gpus))), open_end=a.end is None,
+                        outcome=a.outcome))
+        if a.preempted:
+            markers.append(Marker(where[0], finish if a.end is None else a.end, "preempted",
+                                  a.job, a.task, a.attempt))
+        if a.recreated and not waits:
+            markers.append(Marker(where[0], a.created if a.created is not None else a.start, "recreated",
+                                  a.job, a.task, a.attempt))
 
 
 def _shifted(a: TaskAttempt, by: float) -> TaskAttempt:

@@ -84,7 +84,7 @@ def timeline_for_chart(path: Path, run_tag: str = "") -> ExperimentTimeline:
     stream = iter_evidence(path)  # streamed: a long real-cluster log is never held whole
     try:
         timeline = build_timeline(stream)
-    except Exception as exc:  # noqa: BLE001 - a log the timeline cannot fold must not stop the report
+    except Exception as exc:  # a log the timeline cannot fold must not stop the report
         return ExperimentTimeline(problems=(f"{where}: no timeline could be built ({exc})",))
     warnings = [*stream.warnings, *([stream.unreadable] if stream.unreadable else [])]
     problems = [f"{where}: {w}" for w in warnings[:3]]

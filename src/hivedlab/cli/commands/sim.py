@@ -56,7 +56,7 @@ def _load_config(path: str) -> Any:
 
     text = read_text(path, f"HiveD config {path}")
     try:
-        data = yaml.load(text, Loader=YAML_LOADER)  # noqa: S506 - a safe loader
+        data = yaml.load(text, Loader=YAML_LOADER)  # a safe loader
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark is not None else ""

@@ -4,8 +4,9 @@
 `schedule` returns exactly one of Bind, Preempt or Wait (or raises UserError); `add_allocated_pod`,
 `delete_allocated_pod`, `delete_unallocated_pod`, `set_node_bad` and `set_node_healthy` change state.
 Cell-level procedures (allocation, release, preemption) live in `hivedlab.models.hived.preemption`.
-Longer than most files here because it is one state machine, kept in the order of HiveD's own
-`hived_algorithm.go` so that the two can be read side by side.
+
+Size: over 400 lines because it is one state machine, kept in the order of HiveD's own `hived_algorithm.go` so that
+the two can be read side by side.
 """
 
 from __future__ import annotations

@@ -2,8 +2,10 @@
 (docs/hived-config-and-cells.md#the-config).
 
 `load_config` takes the parsed YAML mapping and returns a frozen `HivedConfig`, or raises `ConfigError` with HiveD's
-panic message and the JSON pointer of the offending key. One file because the rules depend on each other in the
-order HiveD applies them (`pkg/api/config.go`, `pkg/algorithm/config.go`); it also owns the node-cell rule.
+panic message and the JSON pointer of the offending key. It also owns the node-cell rule.
+
+Size: over 400 lines because the rules depend on each other in the order HiveD applies them (`pkg/api/config.go`,
+`pkg/algorithm/config.go`), and are kept in that order in one file.
 """
 
 from __future__ import annotations

@@ -87,31 +87,6 @@ class BindInfo:
             ],
         }
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> BindInfo:
-        """Parse the bind info mapping (old names `gpuIsolation`/`physicalGpuIndices` accepted)."""
-        if not isinstance(data, Mapping):
-            raise ValueError("pod-bind-info is not a mapping")
-
-        def ints(value: Any) -> tuple[int, ...]:
-            if value is None:
-                return ()
-            if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-                raise ValueError(f"expected a list of integers, got {value!r}")
-            return tuple(value)
-
-        members = []
-        for member in data.get("affinityGroupBindInfo") or []:
-            placements = []
-            for p in (member or {}).get("podPlacements") or []:
-                indices = p.get("physicalLeafCellIndices", p.get("physicalGpuIndices"))
-                types = p.get("preassignedCellTypes") or []
-                placements.append(PodPlacement(str(p.get("physicalNode") or ""), ints(indices),
-                                               tuple("" if t is None else str(t) for t in types)))
-            members.append(MemberBindInfo(tuple(placements)))
-        isolation = data.get("leafCellIsolation", data.get("gpuIsolation"))
-        return cls(str(data.get("node") or ""), ints(isolation), str(data.get("cellChain") or ""), tuple(members))
-
 
 @dataclass(slots=True, unsafe_hash=True)
 class Bind:

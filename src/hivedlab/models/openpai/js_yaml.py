@@ -61,7 +61,7 @@ class Timestamp(dict[str, Any]):
 class _Resolver12(yaml.resolver.BaseResolver):
     """Plain scalars resolved like js-yaml's DEFAULT_SAFE_SCHEMA (YAML 1.2 core + timestamp + merge)."""
 
-    def resolve(self, kind: type, value: Any, implicit: tuple[bool, bool]) -> str:  # noqa: D102
+    def resolve(self, kind: type, value: Any, implicit: tuple[bool, bool]) -> str:
         if kind is ScalarNode and implicit[0]:
             return _IMPLICIT + _js_tag(value)  # marked, so that the builder knows no tag was written
         # (BaseResolver comes next in every MRO this class is part of; types-PyYAML leaves it unannotated)
