@@ -22,7 +22,7 @@ class Claim:
     experiment: str
     verdict: str | None
     answers: tuple[tuple[int, str], ...] = ()  # (position in the verdict's answers, verdict): the report lists
-    # the verdict's answers in order (src/hivedlab/checker/report_context.py `answers`)
+    # the verdict's answers in order (`hivedlab.checker.report.context`)
     facts: tuple[Mapping[str, Any], ...] = ()  # per task attempt: job, task, attempt, node, preempted…
 
 

@@ -41,10 +41,10 @@ SMALL_FILE_BYTES = 1 * 1024 * 1024  # run.json, inventory, env records, HiveD co
 REPORT_BYTES = 4 * 1024 * 1024
 MAX_PARTS = 32  # env records, HiveD configs, experiments: a lab run has a handful of each
 MAX_WALK_NODES = 100_000  # bound on walking parsed YAML (a file of anchors can describe a huge tree)
-# src/hivedlab/checker/report_freetext.py's markers around the students' own deployment notes
+# `hivedlab.checker.report.freetext`'s markers around the students' own deployment notes
 FREE_TEXT = re.compile(r"<!--\s*hivedlab:free-text\s+deploy\s*-->(.*?)<!--\s*/hivedlab:free-text\s*-->", re.S)
 _MARKUP = re.compile(r"<!--.*?-->|<br\s*/?>|&nbsp;|[\s>*_#|`-]+", re.S)
-# the template's default text in that block (src/hivedlab/checker/report.py) and the manual's prompt: not the
+# the template's default text in that block (`hivedlab.checker.report`) and the manual's prompt: not the
 # students' words
 PLACEHOLDERS = ("（在此填写。）", "(Write here.)", "简述部署中遇到的问题以及相应的解决方案。",
                 "Briefly describe the problems you met during deployment and how you solved them.")

@@ -1,8 +1,8 @@
 """`hivedlab report`: a run directory -> report.md (+ PNG charts), a self-contained report.html, claims.json.
 
 The pipeline, declared once: read the run (`report_inputs.load_run`) -> chart data and drawings per experiment
-(`charts`) -> the report's content (`report_context`) -> Markdown from the templates -> the students' free text put
-back (`report_freetext`) -> HTML with the charts inline as SVG -> files written whole (`write_atomic`).
+(`charts`) -> the report's content (`context`) -> Markdown from the templates -> the students' free text put
+back (`freetext`) -> HTML with the charts inline as SVG -> files written whole (`write_atomic`).
 """
 
 from __future__ import annotations
