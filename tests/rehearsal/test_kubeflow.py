@@ -67,3 +67,15 @@ def test_the_programs_start_as_their_charts_start_them_on_moved_ports(tmp_path: 
     assert f"--listen-address=127.0.0.1:{ports.kube_batch}" in batch and "--v=3" in batch
     assert not any(a.startswith("--scheduler-conf") for a in batch)  # the chart passes none: built-in plugins
     assert "--enable-gang-scheduling" in tf_operator_argv(programs)
+
+
+def test_the_shipped_kubeflow_inventory_is_the_one_the_recordings_were_made_with() -> None:
+    """docs/rehearsal.md runs the Kubeflow contrast with configs/group.kubeflow-rehearsal.yaml: the group and the
+    nodes of the recorded pairs (tests/fixtures/stream-pairs/kubeflow/), so that following the doc reproduces them."""
+    from hivedlab.basics.resources import CONFIGS
+
+    shipped = yaml.safe_load((CONFIGS / "group.kubeflow-rehearsal.yaml").read_text(encoding="utf-8"))
+    recorded_path = Path(__file__).resolve().parents[1] / "fixtures" / "stream-pairs" / "kubeflow" / "inventory.yaml"
+    recorded = yaml.safe_load(recorded_path.read_text(encoding="utf-8"))
+    assert shipped == recorded
+    assert sum(1 for m in shipped["members"] if m.get("gpus") == 1 and "worker" in m["roles"]) == 4

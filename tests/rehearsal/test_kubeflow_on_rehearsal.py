@@ -10,21 +10,14 @@ from pathlib import Path
 
 import pytest
 
+from hivedlab.basics.resources import CONFIGS
 from hivedlab.rehearsal.kubeflow import ENV_KUBEFLOW, check_kubeflow
 from tests.support.rehearsal_lab import hivedlab, missing_parts, rehearsal_lab
 
 pytestmark = [pytest.mark.rehearsal, pytest.mark.slow]
 
-FOUR_SINGLE_GPU = """\
-group: four-single-gpu
-members:
-  - {name: Alice, user: alice, roles: [dev-box], hostname: k8s-dev, ip: 192.0.2.9}
-  - {name: Bob, user: bob, roles: [master], hostname: k8s-master, ip: 192.0.2.10}
-  - {name: Carol, user: carol, roles: [worker], hostname: k8s-g1, ip: 192.0.2.11, gpus: 1}
-  - {name: Dan, user: dan, roles: [worker], hostname: k8s-g2, ip: 192.0.2.12, gpus: 1}
-  - {name: Erin, user: erin, roles: [worker], hostname: k8s-g3, ip: 192.0.2.13, gpus: 1}
-  - {name: Frank, user: frank, roles: [worker], hostname: k8s-g4, ip: 192.0.2.14, gpus: 1}
-"""
+# the shipped inventory docs/rehearsal.md runs with
+FOUR_SINGLE_GPU = CONFIGS / "group.kubeflow-rehearsal.yaml"
 
 
 def _missing() -> str | None:
@@ -39,8 +32,7 @@ def test_kubeflow_gang_runs_under_both_schedulers_and_kube_batch_is_all_or_nothi
     missing = _missing()
     if missing:
         pytest.skip(f"no Kubeflow rehearsal cluster to start: {missing}")
-    inventory = tmp_path / "four.yaml"
-    inventory.write_text(FOUR_SINGLE_GPU, encoding="utf-8")
+    inventory = FOUR_SINGLE_GPU
     with rehearsal_lab(tmp_path, "two-vc", ["default"], speedup=5,
                        extra=("--inventory", str(inventory), "--kubeflow", os.environ[ENV_KUBEFLOW])) as env:
         out = tmp_path / "out"

@@ -35,7 +35,7 @@ on loopback ports; only the kubelets, containers and GPUs are emulated. The lab 
 Home: --home, else HIVEDLAB_REHEARSAL_HOME, else ~/.cache/hivedlab/rehearsal (never inside a repository)."""
 
 EXAMPLES = """\
-  hivedlab rehearsal build                                   # once: Kubernetes 1.20.2 (about 10 minutes on 2 cores)
+  hivedlab rehearsal build                                   # once: Kubernetes 1.20.2 (about 9 minutes on 2 cores)
   hivedlab rehearsal up --programs ~/openpai-programs --inventory group.yaml --speedup 5
   eval "$(hivedlab rehearsal env)"; hivedlab run smoke --cluster pai --inventory group.yaml
   hivedlab rehearsal fault --exit-code alice~job-config-3=1  # alice's job-config-3 pods end with exit code 1
