@@ -36,6 +36,21 @@ def test_status_names_what_is_missing_and_that_the_cluster_is_down(cli: Callable
     assert result.out.rstrip().endswith("cluster: down")
 
 
+def test_status_uses_the_programs_folder_up_recorded(cli: Callable[..., Any], home: Path) -> None:
+    """`up --programs DIR` records DIR in cluster.json; a later `status` without the option checks that folder."""
+    programs = home.parent / "recorded-programs"
+    (home / "run").mkdir(parents=True)
+    cluster = {"kind": "rehearsal", "config": "two-vc", "inventory": None, "speedup": 5.0, "pai_url": "http://x",
+               "hived_url": "http://y", "apiserver": "https://z", "kubeconfig": "k", "pai_admin_token_file": "t",
+               "programs": str(programs)}
+    (home / "run" / "cluster.json").write_text(json.dumps(cluster), encoding="utf-8")
+    result = cli("rehearsal", "status")
+    assert result.code == 0, result.err
+    assert "not named" not in result.out
+    assert f"OpenPAI's programs: {programs} (the folder `up` was given)" in result.out
+    assert str(programs) in result.out.split("OpenPAI's programs")[0]  # its parts are checked in that folder
+
+
 def test_up_without_programs_is_one_line(cli: Callable[..., Any], home: Path) -> None:
     result = cli("rehearsal", "up")
     assert result.code == 2 and "HIVEDLAB_REHEARSAL_PROGRAMS" in result.err and result.err.count("\n") == 1

@@ -148,11 +148,14 @@ def _status(settings: Settings, kubeflow_option: str | None) -> int:
 
     cluster = read_cluster(settings)
     kubeflow = kubeflow_folder(kubeflow_option) or (Path(cluster.kubeflow) if cluster and cluster.kubeflow else None)
-    parts = check_parts(settings.paths, settings.programs) + (check_kubeflow(kubeflow) if kubeflow else [])
+    programs = settings.programs or (Path(cluster.programs) if cluster and cluster.programs else None)
+    parts = check_parts(settings.paths, programs) + (check_kubeflow(kubeflow) if kubeflow else [])
     for part in parts:
         print(f"{'ok' if part.problem is None else 'MISSING':8} {part.name}: {part.problem or part.path}")
-    if settings.programs is None:
+    if programs is None:
         print("?        OpenPAI's programs: not named (--programs or HIVEDLAB_REHEARSAL_PROGRAMS)")
+    elif settings.programs is None:
+        print(f"ok       OpenPAI's programs: {programs} (the folder `up` was given)")
     started = load_record(settings.paths.record)
     down = [p for p in started if not alive(p)]
     for process in started:
