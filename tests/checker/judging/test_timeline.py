@@ -88,6 +88,36 @@ def test_a_wait_keeps_the_events_own_time(tmp_path: Path) -> None:
     assert repeat.mark.t - repeat.t == pytest.approx(3.0, abs=1.0) and repeat.t == first.t
 
 
+def test_only_events_of_this_logs_time_count_as_pods_never_seen(tmp_path: Path) -> None:
+    """A watch's first list replays the events of earlier experiments' pods (e.g. the smoke test's): they happened
+    before the log began and are no pod of this log; an event during the log for a pod it never shows is noted."""
+    from tests.support.scenario import Scenario
+
+    sc = Scenario(tmp_path / "replayed.jsonl")
+    sc.plan("gang")
+    job = sc.submit("alice", "gang", "job-config-6", "default", "test")
+    pod = sc.pod_add(job, 0)
+    said = sc.event(pod, "FailedScheduling", "0/3 nodes are available: 3 Insufficient nvidia.com/gpu.", "Warning")
+    old = dict(said, metadata=dict(said["metadata"], uid="old-event", resourceVersion="1"),
+               involvedObject=dict(said["involvedObject"], uid="smoke-pod-uid", name="smoke-pod"),
+               lastTimestamp="2020-01-01T00:00:00Z")
+    sc.raw_object("ADDED", "events", old)
+    sc.close()
+    assert not any("never appeared" in note for note in build_timeline(read_evidence(sc.writer.path).records).notes)
+
+    sc = Scenario(tmp_path / "stranger.jsonl")
+    sc.plan("gang")
+    job = sc.submit("alice", "gang", "job-config-6", "default", "test")
+    pod = sc.pod_add(job, 0)
+    said = sc.event(pod, "FailedScheduling", "0/3 nodes are available: 3 Insufficient nvidia.com/gpu.", "Warning")
+    now = dict(said, metadata=dict(said["metadata"], uid="new-event", resourceVersion="9"),
+               involvedObject=dict(said["involvedObject"], uid="stranger-uid", name="stranger"))
+    sc.raw_object("ADDED", "events", now)
+    sc.close()
+    notes = build_timeline(read_evidence(sc.writer.path).records).notes
+    assert "1 pod(s) had events but never appeared in the log" in notes
+
+
 def test_watch_restart_redelivery_changes_nothing() -> None:
     timeline = _timeline("vc-safety-consistent.jsonl")
     assert [len(job.attempts) for job in timeline.jobs] == [1, 1]

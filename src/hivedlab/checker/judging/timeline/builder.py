@@ -253,6 +253,12 @@ class TimelineBuilder:
             return replace(attempt, preempted=mark, preempted_by=message)
         return attempt
 
+    def _since_first(self, events: list[tuple[str, Mark, str, float | None]]) -> bool:
+        """Whether a pod's events happened during this log: a watch's first list replays the events of pods of
+        earlier experiments (observed before the log's first record), which are no pod of this log's."""
+        start = self.first.t if self.first else None
+        return any(observed is None or start is None or observed >= start for _, _, _, observed in events)
+
     def _event(self, event: dict[str, Any], mark: Mark) -> None:
         reason = event.get("reason")
         if reason not in (*WAIT_REASONS, "Preempted"):
@@ -373,7 +379,7 @@ class TimelineBuilder:
                 )
             )
         jobs.sort(key=_job_order)
-        orphans = [key for key in self.pending_events if key]
+        orphans = [key for key, events in self.pending_events.items() if key and self._since_first(events)]
         notes = list(self.notes)
         if orphans:
             notes.append(f"{len(orphans)} pod(s) had events but never appeared in the log")
