@@ -9,11 +9,11 @@ from hivedlab.trace.metrics import measure
 from hivedlab.trace.policies.drf import DrfPolicy
 from hivedlab.trace.policies.registry import build
 from hivedlab.trace.simulate import Outcome, simulate
-from hivedlab.trace.workload import ServerType
+from hivedlab.trace.workload import Job, ServerType
 from tests.trace.support import job, workload
 
 
-def _scattered() -> list:  # type: ignore[type-arg]
+def _scattered() -> list[Job]:
     """Two 8-GPU servers, VCs a and b with half each. At 0, b submits sixteen 1-GPU jobs: eight within its quota fill
     one server, eight beyond it fill the other. At 5 every odd one ends: b holds 4 GPUs on each server, exactly its
     quota, so nothing of b's is above quota. At 10, a submits an 8-GPU job: a's quota is free, but no server is."""
@@ -22,7 +22,7 @@ def _scattered() -> list:  # type: ignore[type-arg]
     return jobs
 
 
-def _replay(name: str, jobs: list, shares: dict[str, float]) -> Outcome:  # type: ignore[type-arg]
+def _replay(name: str, jobs: list[Job], shares: dict[str, float]) -> Outcome:
     w = workload(jobs, shares)
     return simulate(w, build(name, w, derive_cells(w.server_types, w.shares)))
 
