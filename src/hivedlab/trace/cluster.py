@@ -87,8 +87,9 @@ class Cluster:
         return sum(k * len(servers) for k, servers in enumerate(self.by_free[t]))
 
     def stranded(self, smallest_single: int | None, any_multi: bool) -> int:
-        """Free GPUs that no waiting job can use: on servers with fewer free GPUs than the smallest waiting job that
-        fits one server; when only jobs bigger than a server wait, every free GPU of a server not wholly free."""
+        """Free GPUs that no job at the head of a queue can use: on servers with fewer free GPUs than the smallest such
+        job that fits one server; when only jobs bigger than a server head the queues, every free GPU of a server
+        not wholly free."""
         total = 0
         for t, st in enumerate(self.types):
             limit = smallest_single if smallest_single is not None else (st.gpus if any_multi else 0)

@@ -39,7 +39,7 @@ DESIGN = {
 TEXT = {
     "en": {
         "title": "# Multi-tenant trace: why HiveD exists",
-        "trace": "Trace: {source}; {jobs} jobs replayed, {left} left out; cluster: {servers} = {gpus} GPUs.",
+        "trace": "Trace: {source}; {jobs} jobs replayed, {left} left out; {vcs} VCs; cluster: {servers} = {gpus} GPUs.",
         "method": "Each VC's cells: on each server type, the type's GPUs are split between the VCs by largest "
                   "remainder on their shares, then made into whole servers and the largest cells below a server the "
                   "rest needs. The same cells are the quota VCs' quotas (their GPU count) and each VC's private "
@@ -65,9 +65,9 @@ TEXT = {
                "servers that other groups' jobs share, so a group's multi-GPU job waits although its quota is free; "
                "cells per server type keep the shape as well as the count.",
         "policies": "## Policies",
-        "policies_note": "Stranded GPUs: free GPUs no waiting job can use, averaged over the samples. Jain's index "
-                         "and the worst VC ratio: GPUs held over the GPUs of the share, among the VCs with a waiting "
-                         "job, averaged over the samples.",
+        "policies_note": "Stranded GPUs: free GPUs that no job at the head of a queue can use, averaged over the "
+                         "samples. Jain's index and the worst VC ratio: GPUs held over the GPUs of the share, among "
+                         "the VCs with a waiting job, averaged over the samples.",
         "per_vc": "## Waiting beyond the private cluster, per VC",
         "per_vc_note": "⚠: waits longer than alone. Excess = mean over the VC's jobs of (queuing delay - queuing "
                        "delay alone).",
@@ -80,7 +80,7 @@ TEXT = {
     },
     "zh": {
         "title": "# 多租户负载重放：HiveD 为何存在",
-        "trace": "负载：{source}；重放 {jobs} 个作业，剔除 {left} 个；集群：{servers} = {gpus} 个 GPU。",
+        "trace": "负载：{source}；重放 {jobs} 个作业，剔除 {left} 个；{vcs} 个 VC；集群：{servers} = {gpus} 个 GPU。",
         "method": "各 VC 的单元：在每种服务器上按份额用最大余数法分配该类型的 GPU，再组成整台服务器和服务器以下所需的"
                   "最大单元。同一组单元也是配额 VC 的配额（其 GPU 数）和每个 VC 的独占集群。排队时间 = 完成 - 提交 - "
                   "运行时长（等待加上被抢占而丢失的运行）。某 VC 的平均排队时间比其独占集群多出 {tol}（取较大者）以上"
@@ -101,8 +101,8 @@ TEXT = {
         "why": "在异构集群中，GPU 个数不等于保证：配额里的 GPU 可能散落在与其他组作业共享的服务器上，于是即使配额空闲"
                "，该组的多 GPU 作业也只能等待；按服务器类型划分的单元同时保证了个数与形状。",
         "policies": "## 各策略",
-        "policies_note": "闲置碎片 GPU：空闲但没有等待作业能用的 GPU，按采样平均。Jain 指数与最差 VC 比值：有作业等待"
-                         "的 VC 所持 GPU 与其份额对应 GPU 之比，按采样平均。",
+        "policies_note": "闲置碎片 GPU：空闲但没有任何队首作业能用的 GPU，按采样平均。Jain 指数与最差 VC 比值：有作业"
+                         "等待的 VC 所持 GPU 与其份额对应 GPU 之比，按采样平均。",
         "per_vc": "## 各 VC 比独占集群多等的时间",
         "per_vc_note": "⚠：比独占时等得更久。多等 = 该 VC 各作业（排队时间 - 独占时排队时间）的平均。",
         "named": "## 比独占时等得更久的作业（多等最久的在前）",
@@ -248,8 +248,8 @@ def markdown(data: ReportInput, lang: str, charts: Sequence[tuple[str, str]] = (
     tol = f"{TOLERANCE_FRACTION * 100:.0f} %" + (" or " if lang == "en" else " 或 ") + f"{TOLERANCE_SECONDS:.0f} s"
     servers = ", ".join(f"{st.count} × {st.gpus} GPU ({st.name})" for st in w.server_types)
     lines = [t["title"], "",
-             t["trace"].format(source=w.source, jobs=len(w.jobs), left=len(w.left_out), servers=servers,
-                               gpus=w.total_gpus), "",
+             t["trace"].format(source=w.source, jobs=len(w.jobs), left=len(w.left_out), vcs=len(w.shares),
+                               servers=servers, gpus=w.total_gpus), "",
              t["method"].format(tol=tol), "",
              t["answers"], "", t["q1"], ""]
     lines += [f"- {s}" for s in first] + ["", t["q2"], ""]

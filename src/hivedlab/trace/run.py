@@ -104,19 +104,18 @@ def write_output(out: Path, result: TraceResult, lang: str, assumed: Sequence[st
     out.mkdir(parents=True, exist_ok=True)
     data = ReportInput(result.workload, result.cells, result.rows, assumed)
     written: list[Path] = []
-    chart_links: dict[str, list[tuple[str, str]]] = {"en": [], "zh": []}
-    if charts:
+    links: list[tuple[str, str]] = []
+    if charts:  # in the chosen language; both Markdown files show them
         from hivedlab.trace.charts import cdf_chart, excess_chart, utilization_chart
 
-        for language in ("en", "zh"):
-            for stem, png in (("queuing-cdf", cdf_chart(result.outcomes, language)),
-                              ("excess-per-vc", excess_chart(result.rows, language)),
-                              ("utilization", utilization_chart(result.outcomes, language))):
-                path = out / "charts" / f"{stem}.{language}.png"
-                write_atomic(path, png)
-                written.append(path)
-                chart_links[language].append((stem, f"charts/{path.name}"))
-    texts = {language: markdown(data, language, chart_links[language]) for language in ("en", "zh")}
+        for stem, png in (("queuing-cdf", cdf_chart(result.outcomes, lang)),
+                          ("excess-per-vc", excess_chart(result.rows, lang)),
+                          ("utilization", utilization_chart(result.outcomes, lang))):
+            path = out / "charts" / f"{stem}.png"
+            write_atomic(path, png)
+            written.append(path)
+            links.append((stem, f"charts/{path.name}"))
+    texts = {language: markdown(data, language, links) for language in ("en", "zh")}
     for language, text in texts.items():
         path = out / f"report.{language}.md"
         write_atomic(path, text)

@@ -128,15 +128,15 @@ def simulate(workload: Workload, policy: Policy, progress: Progress | None = Non
 
 
 def _sample(policy: Policy, time: float) -> Sample:
-    waiting = list(policy.waiting())
-    singles = [j.gpus for j in waiting]
+    heads = [j.gpus for j in policy.heads()]
     stranded = 0
     for cluster in policy.clusters():
-        node = max(st.gpus for st in cluster.types)
-        small = [g for g in singles if g <= node]
-        stranded += cluster.stranded(min(small) if small else None, len(small) < len(singles))
+        node = max((st.gpus for st in cluster.types), default=0)
+        small = [g for g in heads if g <= node]
+        stranded += cluster.stranded(min(small) if small else None, len(small) < len(heads))
     held: dict[str, int] = {}
     for run in policy.running.values():
         held[run.job.vc] = held.get(run.job.vc, 0) + run.gpus
     backlogged = tuple(vc for vc, q in policy.queues.items() if len(q))
-    return Sample(time, sum(c.used_gpus for c in policy.clusters()), stranded, len(waiting), held, backlogged)
+    waiting = sum(len(q) for q in policy.queues.values())
+    return Sample(time, sum(c.used_gpus for c in policy.clusters()), stranded, waiting, held, backlogged)
