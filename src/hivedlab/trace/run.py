@@ -26,6 +26,7 @@ from hivedlab.trace.workload import TraceInputError, Workload
 MARKER = "trace.json"
 KIND = "hivedlab-trace"
 REPLACED = "replaced"
+REPORT_MD = {"en": "report.en.md", "zh": "report.zh.md"}
 
 
 @dataclass(frozen=True)
@@ -117,7 +118,7 @@ def write_output(out: Path, result: TraceResult, lang: str, assumed: Sequence[st
             links.append((stem, f"charts/{path.name}"))
     texts = {language: markdown(data, language, links) for language in ("en", "zh")}
     for language, text in texts.items():
-        path = out / f"report.{language}.md"
+        path = out / REPORT_MD[language]
         write_atomic(path, text)
         written.append(path)
     html = out / "report.html"
