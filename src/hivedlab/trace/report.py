@@ -50,7 +50,7 @@ TEXT = {
         "q1": "**Compare what each algorithm optimizes.**",
         "q2": "**In a heterogeneous cluster, which algorithm would an administrator who wants fairness between groups "
               "choose?**",
-        "per_policy": "{name} {design}: mean wait {mean} min (p95 {p95} min), GPU utilization {util} %, {pre} "
+        "per_policy": "{name} ({design}): mean wait {mean} min (p95 {p95} min), GPU utilization {util} %, {pre} "
                       "preemptions; {vcs} of {n} VCs and {jobs} jobs wait longer than alone.",
         "compare": "Shortest mean wait: {fast} ({fast_mean} min); highest GPU utilization: {busy} ({busy_util} %); "
                    "most jobs waiting longer than alone: {worst} ({worst_jobs}).",
@@ -69,8 +69,8 @@ TEXT = {
                          "samples. Jain's index and the worst VC ratio: GPUs held over the GPUs of the share, among "
                          "the VCs with a waiting job, averaged over the samples.",
         "per_vc": "## Waiting beyond the private cluster, per VC",
-        "per_vc_note": "⚠: waits longer than alone. Excess = mean over the VC's jobs of (queuing delay - queuing "
-                       "delay alone).",
+        "per_vc_note": "[n]: the VC's jobs that wait longer than alone. ⚠: the VC waits longer than alone. Excess = "
+                       "mean over the VC's jobs of (queuing delay - queuing delay alone).",
         "named": "## Jobs that waited longer than alone (longest first)",
         "fair": "## Share held while waiting, per VC",
         "left": "## Jobs left out",
@@ -88,8 +88,8 @@ TEXT = {
         "answers": "## 课程问题的回答",
         "q1": "**对比不同算法的侧重点。**",
         "q2": "**如果在异构集群环境下，管理员倾向于组间的资源使用的公平性，会倾向于选择哪种调度算法？**",
-        "per_policy": "{name}{design}：平均排队 {mean} 分钟（p95 {p95} 分钟），GPU 利用率 {util} %，抢占 {pre} 次；{n}"
-                      " 个 VC 中有 {vcs} 个、共 {jobs} 个作业比独占时等得更久。",
+        "per_policy": "{name}（{design}）：平均排队 {mean} 分钟（p95 {p95} 分钟），GPU 利用率 {util} %，抢占 {pre} 次"
+                      "；{n} 个 VC 中有 {vcs} 个、共 {jobs} 个作业比独占时等得更久。",
         "compare": "平均排队最短：{fast}（{fast_mean} 分钟）；GPU 利用率最高：{busy}（{busy_util} %）；比独占时等得更"
                    "久的作业最多：{worst}（{worst_jobs} 个）。",
         "no_private": "没有重放独占集群（--policies 中没有 private），无法与各 VC 独占相比。",
@@ -104,7 +104,8 @@ TEXT = {
         "policies_note": "闲置碎片 GPU：空闲但没有任何队首作业能用的 GPU，按采样平均。Jain 指数与最差 VC 比值：有作业"
                          "等待的 VC 所持 GPU 与其份额对应 GPU 之比，按采样平均。",
         "per_vc": "## 各 VC 比独占集群多等的时间",
-        "per_vc_note": "⚠：比独占时等得更久。多等 = 该 VC 各作业（排队时间 - 独占时排队时间）的平均。",
+        "per_vc_note": "[n]：该 VC 比独占时等得更久的作业数。⚠：该 VC 比独占时等得更久。"
+                       "多等 = 该 VC 各作业（排队时间 - 独占时排队时间）的平均。",
         "named": "## 比独占时等得更久的作业（多等最久的在前）",
         "fair": "## 等待时所得份额（各 VC）",
         "left": "## 剔除的作业",
@@ -192,7 +193,7 @@ def vc_table(data: ReportInput, lang: str) -> list[str]:
         for p in policies:
             mine = next((r for r in data.rows[p].vcs if r.vc == vc), None)
             row.append("-" if mine is None or mine.excess is None
-                       else minutes(mine.excess) + (" ⚠" if mine.anomalous else ""))
+                       else f"{minutes(mine.excess)} [{mine.longer_than_private}]" + (" ⚠" if mine.anomalous else ""))
         body.append(row)
     return _table(header, body)
 

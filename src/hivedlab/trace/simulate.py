@@ -137,6 +137,7 @@ def _sample(policy: Policy, time: float) -> Sample:
     held: dict[str, int] = {}
     for run in policy.running.values():
         held[run.job.vc] = held.get(run.job.vc, 0) + run.gpus
-    backlogged = tuple(vc for vc, q in policy.queues.items() if len(q))
-    waiting = sum(len(q) for q in policy.queues.values())
-    return Sample(time, sum(c.used_gpus for c in policy.clusters()), stranded, waiting, held, backlogged)
+    waiting = {j.vc: None for j in policy.waiting()}  # by VC, whatever the policy's queues (FIFO has one)
+    backlogged = tuple(sorted(waiting))
+    count = sum(len(q) for q in policy.queues.values())
+    return Sample(time, sum(c.used_gpus for c in policy.clusters()), stranded, count, held, backlogged)
