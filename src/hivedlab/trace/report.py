@@ -7,7 +7,7 @@ checks each one), and every comparison in them ("the shortest", "chosen") is com
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from hivedlab.trace.cells import VcCells
@@ -59,6 +59,9 @@ TEXT = {
         "rule": "Ranked by VCs waiting longer than alone, then jobs waiting longer than alone, then the share the "
                 "worst served waiting VC holds, the choice is {choice}: {vcs} of {n} VCs and {jobs} jobs wait longer "
                 "than alone, the worst served waiting VC holds {worst} of its share (Jain's index {jain}).",
+        "tie": "Ranked by VCs waiting longer than alone, then jobs waiting longer than alone, then the share the "
+               "worst served waiting VC holds, this trace does not tell {choice} apart: under each, {vcs} of {n} VCs "
+               "and {jobs} jobs wait longer than alone, the worst served waiting VC holds {worst} of its share.",
         "other": "{name}: {vcs} of {n} VCs and {jobs} jobs wait longer than alone, worst VC {worst} of its share, "
                  "Jain's index {jain}.",
         "why": "A count of GPUs is no guarantee in a heterogeneous cluster: a quota's GPUs can be scattered over "
@@ -93,9 +96,12 @@ TEXT = {
         "compare": "平均排队最短：{fast}（{fast_mean} 分钟）；GPU 利用率最高：{busy}（{busy_util} %）；比独占时等得更"
                    "久的作业最多：{worst}（{worst_jobs} 个）。",
         "no_private": "没有重放独占集群（--policies 中没有 private），无法与各 VC 独占相比。",
-        "rule": "依次按比独占时等得更久的 VC 数、作业数、等待时得到份额最少的 VC 所得份额排序，应选 {choice}：{n} 个 V"
-                "C 中有 {vcs} 个、共 {jobs} 个作业比独占时等得更久，等待时得到份额最少的 VC 有其份额的 {worst}（Jain "
-                "指数 {jain}）。",
+        "rule": "依次按比独占时等得更久的 VC 数、作业数、等待时得到份额最少的 VC 所得份额排序，应选 {choice}："
+                "{n} 个 VC 中有 {vcs} 个、共 {jobs} 个作业比独占时等得更久，等待时得到份额最少的 VC 有其份额的 {worst}"
+                "（Jain 指数 {jain}）。",
+        "tie": "依次按比独占时等得更久的 VC 数、作业数、等待时得到份额最少的 VC 所得份额排序，这份负载分不出 {choice} "
+               "的高下：在每一种之下，{n} 个 VC 中有 {vcs} 个、共 {jobs} 个作业比独占时等得更久，等待时得到份额最少的 "
+               "VC 有其份额的 {worst}。",
         "other": "{name}：{n} 个 VC 中有 {vcs} 个、共 {jobs} 个作业比独占时等得更久，最差 VC 有其份额的 {worst}，Jain "
                  "指数 {jain}。",
         "why": "在异构集群中，GPU 个数不等于保证：配额里的 GPU 可能散落在与其他组作业共享的服务器上，于是即使配额空闲"
@@ -104,8 +110,8 @@ TEXT = {
         "policies_note": "闲置碎片 GPU：空闲但没有任何队首作业能用的 GPU，按采样平均。Jain 指数与最差 VC 比值：有作业"
                          "等待的 VC 所持 GPU 与其份额对应 GPU 之比，按采样平均。",
         "per_vc": "## 各 VC 比独占集群多等的时间",
-        "per_vc_note": "[n]：该 VC 比独占时等得更久的作业数。⚠：该 VC 比独占时等得更久。"
-                       "多等 = 该 VC 各作业（排队时间 - 独占时排队时间）的平均。",
+        "per_vc_note": "[n]：该 VC 比独占时等得更久的作业数。⚠：该 VC 比独占时等得更久。多等 = 该 VC 各作业（排队时间 "
+                       "- 独占时排队时间）的平均。",
         "named": "## 比独占时等得更久的作业（多等最久的在前）",
         "fair": "## 等待时所得份额（各 VC）",
         "left": "## 剔除的作业",
@@ -222,24 +228,39 @@ def answers(data: ReportInput, lang: str) -> tuple[list[str], list[str]]:
                                     vcs=_longer(data, p, len(r.anomalous_vcs)), n=n,
                                     jobs=_longer(data, p, r.longer_jobs))
              for p, r in rows.items()]
-    fast = min(rows, key=lambda p: (rows[p].delays.mean, p))
-    busy = max(rows, key=lambda p: (rows[p].utilization, p))
-    worst = max(rows, key=lambda p: (rows[p].longer_jobs, p))
-    first.append(t["compare"].format(fast=names[fast], fast_mean=minutes(rows[fast].delays.mean), busy=names[busy],
-                                     busy_util=percent(rows[busy].utilization), worst=names[worst],
-                                     worst_jobs=_longer(data, worst, rows[worst].longer_jobs)))
+    fast = _extreme(rows, lambda r: minutes(r.delays.mean), lambda r: r.delays.mean, lowest=True)
+    busy = _extreme(rows, lambda r: percent(r.utilization), lambda r: r.utilization, lowest=False)
+    worst = _extreme(rows, lambda r: str(r.longer_jobs), lambda r: r.longer_jobs, lowest=False)
+    first.append(t["compare"].format(
+        fast=_names(fast, lang), fast_mean=minutes(rows[fast[0]].delays.mean), busy=_names(busy, lang),
+        busy_util=percent(rows[busy[0]].utilization), worst=_names(worst, lang),
+        worst_jobs=_longer(data, worst[0], rows[worst[0]].longer_jobs)))
     if not _has_private(data):
         return first, [t["no_private"], t["why"]]
-    choice = min(rows, key=lambda p: (len(rows[p].anomalous_vcs), rows[p].longer_jobs,
-                                      -(rows[p].worst_ratio or 0.0), p))
-    c = rows[choice]
-    second = [t["rule"].format(choice=names[choice], vcs=len(c.anomalous_vcs), n=n, jobs=c.longer_jobs,
-                               worst=ratio(c.worst_ratio), jain=ratio(c.jain))]
+    key = {p: (len(r.anomalous_vcs), r.longer_jobs, -(r.worst_ratio or 0.0)) for p, r in rows.items()}
+    best = [p for p in rows if key[p] == min(key.values())]
+    c = rows[best[0]]
+    template = t["rule"] if len(best) == 1 else t["tie"]
+    second = [template.format(choice=_names(best, lang), vcs=len(c.anomalous_vcs), n=n, jobs=c.longer_jobs,
+                              worst=ratio(c.worst_ratio), jain=ratio(c.jain))]
     second += [t["other"].format(name=names[p], vcs=len(r.anomalous_vcs), n=n, jobs=r.longer_jobs,
                                  worst=ratio(r.worst_ratio), jain=ratio(r.jain))
-               for p, r in rows.items() if p != choice]
+               for p, r in rows.items() if p not in best]
     second.append(t["why"])
     return first, second
+
+
+def _extreme(rows: Mapping[str, PolicyRow], shown: Callable[[PolicyRow], str], value: Callable[[PolicyRow], float],
+             lowest: bool) -> list[str]:
+    """The policies with the lowest (or highest) value, ties as the report shows the values (equal when printed
+    equal)."""
+    pick = min if lowest else max
+    target = shown(rows[pick(rows, key=lambda p: value(rows[p]))])
+    return [p for p in rows if shown(rows[p]) == target]
+
+
+def _names(policies: Sequence[str], lang: str) -> str:
+    return (" / ").join(NAMES[lang][p] for p in policies)
 
 
 def markdown(data: ReportInput, lang: str, charts: Sequence[tuple[str, str]] = ()) -> str:

@@ -7,6 +7,7 @@ import argparse
 import json
 import sys
 import time
+import unicodedata
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -145,5 +146,7 @@ def _print_table(rows: Mapping[str, PolicyRow], lang: str) -> None:
     print(f"{'policy':<14} {'mean wait':>10} {'p95':>9} {'util %':>7} {'Jain':>6} {'>alone':>7} {'preempt':>8}")
     for name, row in rows.items():
         anomalous = "-" if name == "private" else str(len(row.anomalous_vcs))
-        print(f"{NAMES[lang][name]:<14} {minutes(row.delays.mean):>10} {minutes(row.delays.p95):>9} "
+        label = NAMES[lang][name]
+        label += " " * max(0, 14 - sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in label))
+        print(f"{label} {minutes(row.delays.mean):>10} {minutes(row.delays.p95):>9} "
               f"{percent(row.utilization):>7} {ratio(row.jain):>6} {anomalous:>7} {row.preemptions:>8}")
