@@ -100,8 +100,8 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     try:
         check_exists([request.trace, request.machines, request.shares, request.params])
-        aside = prepare_folder(out, args.replace)
         workload = load(request)
+        aside = prepare_folder(out, args.replace)  # after the input is read: bad input moves nothing aside
         params_text = request.params.read_text(encoding="utf-8") if request.params else default_params_text()
     except TraceInputError as exc:
         raise HivedlabError(str(exc)) from None
