@@ -43,9 +43,9 @@ TEXT = {
         "method": "Each VC's cells: on each server type, the type's GPUs are split between the VCs by largest "
                   "remainder on their shares, then made into whole servers and the largest cells below a server the "
                   "rest needs. The same cells are the quota VCs' quotas (their GPU count) and each VC's private "
-                  "cluster. Queuing delay = completion - submit - duration (waiting plus runs lost to preemption). A "
-                  "VC waits longer than alone when its mean queuing delay exceeds its private cluster's by more than "
-                  "{tol}, whichever is larger; a job, when its own delay does.",
+                  "cluster. Queuing delay = completion - submit - duration - runs lost to preemption (time in a "
+                  "queue). A VC waits longer than alone when its mean queuing delay exceeds its private cluster's by "
+                  "more than {tol}, whichever is larger; a job, when its own delay does.",
         "answers": "## Answers to the lecture's questions",
         "q1": "**Compare what each algorithm optimizes.**",
         "q2": "**In a heterogeneous cluster, which algorithm would an administrator who wants fairness between groups "
@@ -86,8 +86,8 @@ TEXT = {
         "trace": "负载：{source}；重放 {jobs} 个作业，剔除 {left} 个；{vcs} 个 VC；集群：{servers} = {gpus} 个 GPU。",
         "method": "各 VC 的单元：在每种服务器上按份额用最大余数法分配该类型的 GPU，再组成整台服务器和服务器以下所需的"
                   "最大单元。同一组单元也是配额 VC 的配额（其 GPU 数）和每个 VC 的独占集群。排队时间 = 完成 - 提交 - "
-                  "运行时长（等待加上被抢占而丢失的运行）。某 VC 的平均排队时间比其独占集群多出 {tol}（取较大者）以上"
-                  "，称它比独占时等得更久；作业同理。",
+                  "运行时长 - 被抢占而丢失的运行（即在队列中的时间）。某 VC 的平均排队时间比其独占集群多出 {tol}（取较"
+                  "大者）以上，称它比独占时等得更久；作业同理。",
         "answers": "## 课程问题的回答",
         "q1": "**对比不同算法的侧重点。**",
         "q2": "**如果在异构集群环境下，管理员倾向于组间的资源使用的公平性，会倾向于选择哪种调度算法？**",
@@ -96,9 +96,9 @@ TEXT = {
         "compare": "平均排队最短：{fast}（{fast_mean} 分钟）；GPU 利用率最高：{busy}（{busy_util} %）；比独占时等得更"
                    "久的作业最多：{worst}（{worst_jobs} 个）。",
         "no_private": "没有重放独占集群（--policies 中没有 private），无法与各 VC 独占相比。",
-        "rule": "依次按比独占时等得更久的 VC 数、作业数、等待时得到份额最少的 VC 所得份额排序，应选 {choice}："
-                "{n} 个 VC 中有 {vcs} 个、共 {jobs} 个作业比独占时等得更久，等待时得到份额最少的 VC 有其份额的 {worst}"
-                "（Jain 指数 {jain}）。",
+        "rule": "依次按比独占时等得更久的 VC 数、作业数、等待时得到份额最少的 VC 所得份额排序，应选 {choice}：{n} 个 V"
+                "C 中有 {vcs} 个、共 {jobs} 个作业比独占时等得更久，等待时得到份额最少的 VC 有其份额的 {worst}（Jain "
+                "指数 {jain}）。",
         "tie": "依次按比独占时等得更久的 VC 数、作业数、等待时得到份额最少的 VC 所得份额排序，这份负载分不出 {choice} "
                "的高下：在每一种之下，{n} 个 VC 中有 {vcs} 个、共 {jobs} 个作业比独占时等得更久，等待时得到份额最少的 "
                "VC 有其份额的 {worst}。",

@@ -1,7 +1,8 @@
 """The event loop on virtual time: arrivals and completions in time order, a dispatch after each instant.
 
-A job's queuing delay is its completion time minus its submit time minus its duration: the time it waited, plus
-the runs it lost to preemption (a preempted job starts again from the beginning, as a killed container does).
+A job's queuing delay is the time it spent waiting in a queue: completion - submit - duration - the runs it lost to
+preemption (a preempted job starts again from the beginning, as a killed container does; its lost runs count in
+its completion time and in the GPU hours lost, not in its queuing delay).
 """
 
 from __future__ import annotations
@@ -24,11 +25,12 @@ class JobResult:
     end: float = -1.0
     preemptions: int = 0
     lent: bool = False  # its completing run was on lent GPUs (opportunistic / over quota)
+    lost_seconds: float = 0.0  # time in runs that preemption cut short
     lost_gpu_seconds: float = 0.0
 
     @property
     def queuing(self) -> float:
-        return self.end - self.job.submit - self.job.duration
+        return self.end - self.job.submit - self.job.duration - self.lost_seconds
 
     @property
     def jct(self) -> float:
@@ -114,6 +116,7 @@ def simulate(workload: Workload, policy: Policy, progress: Progress | None = Non
             else:
                 token[job_id] = token.get(job_id, 0) + 1
                 result.preemptions += 1
+                result.lost_seconds += now - started_at[job_id]
                 result.lost_gpu_seconds += run.gpus * (now - started_at[job_id])
         if progress is not None and seq % 2000 == 0:
             progress(len(done), len(jobs))

@@ -10,7 +10,6 @@ whole server. The model's binds are mirrored into the shared `Cluster` so that e
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from hivedlab.models.hived import (
     PHASE_PREEMPTING,
@@ -22,7 +21,7 @@ from hivedlab.models.hived import (
 )
 from hivedlab.trace.cells import VcCells, hived_config, leaf_type
 from hivedlab.trace.cluster import Cluster, Slot, servers_needed
-from hivedlab.trace.policies.base import Dispatch, Policy
+from hivedlab.trace.policies.base import Dispatch, Policy, Running
 from hivedlab.trace.workload import Job, demand
 
 GUARANTEED = 0
@@ -44,7 +43,7 @@ class HivedPolicy(Policy):
         self.guaranteed_used: dict[tuple[str, int], int] = {}
         self.job_type: dict[str, int] = {}
 
-    def release(self, job_id: str) -> Any:
+    def release(self, job_id: str) -> Running:
         for pod in self.pods.pop(job_id):
             self.model.delete_allocated_pod(pod)
             del self.job_of_pod[pod.name]
