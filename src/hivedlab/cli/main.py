@@ -51,6 +51,8 @@ COMMANDS: dict[str, CommandEntry] = {
     "sim": CommandEntry("sim", "drive the simulated HiveD scheduler directly (sim replay CONFIG OPS.json)"),
     "compare-streams": CommandEntry("compare_streams", "compare two runs' streams, e.g. the simulator's and the "
                                                        "rehearsal cluster's (docs/simulator-vs-rehearsal.md)"),
+    "trace": CommandEntry("trace", "replay a multi-tenant GPU trace under FIFO, quota VCs, HiveD, DRF and each VC "
+                                   "alone: the sharing anomaly, measured (docs/trace.md)"),
     "rehearsal": CommandEntry("rehearsal", "start or stop the rehearsal cluster: OpenPAI's real control plane here, "
                                            "GPUs emulated"),
 }
