@@ -1,4 +1,5 @@
-"""The README's quick start is exactly two commands, and what they and the walk-through call exists."""
+"""The README: its quick start is exactly two commands, what it names exists, and its two languages say the same thing
+in under 200 lines each."""
 
 from __future__ import annotations
 
