@@ -1,4 +1,5 @@
-"""The README's quick start is exactly two commands, and what they and the walk-through call exists."""
+"""The README: its quick start is exactly two commands, what it names exists, and its two languages say the same thing
+in under 200 lines each."""
 
 from __future__ import annotations
 
@@ -52,3 +53,81 @@ def test_every_file_the_readme_points_to_exists():
     paths |= set(re.findall(r"python3? (labs/\w+\.py)", README))
     missing = sorted(p for p in paths if not (ROOT / p).exists() and "<" not in p)
     assert paths and not missing, missing
+
+
+ENGLISH_ANCHOR = '<a id="english"></a>'
+COMMAND_START = re.compile(r"(?:make|python3|hivedlab|scripts/[\w.]+|source|export)(?: |$)")
+
+
+def language_parts(text: str) -> tuple[str, str]:
+    """The Chinese part (first) and the English part, split at the English anchor."""
+    zh, sep, en = text.partition(ENGLISH_ANCHOR)
+    assert sep, "the README has no English part"
+    return zh, en
+
+
+def headings(part: str) -> list[str]:
+    """The level of each Markdown heading outside code blocks, in order (`##`, `###`, …)."""
+    found, fenced = [], False
+    for line in part.splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and (m := re.match(r"(#{1,6}) ", line)):
+            found.append(m.group(1))
+    return found
+
+
+def commands(part: str) -> list[str]:
+    """Each command the part gives to copy, in order, without its placeholders (`姓名`, `NAME`) and comments: those
+    are the language's own, the command is not."""
+    spans = []
+    for block_or_span in re.findall(r"```.*?```|`[^`\n]+`", part, re.S):
+        if block_or_span.startswith("```"):
+            spans += [line.split("#")[0] for line in block_or_span.strip("`").splitlines()[1:]]
+        else:
+            spans.append(block_or_span.strip("`"))
+    found = []
+    for span in (s.strip() for s in spans):
+        if COMMAND_START.match(span):
+            found.append(" ".join(w for w in span.split() if w.isascii() and not re.fullmatch(r"[A-Z]+", w)))
+    return found
+
+
+def test_each_language_part_is_under_200_lines():
+    for part in language_parts(README):
+        assert len(part.splitlines()) < 200, part.splitlines()[0]
+
+
+def test_both_languages_have_the_same_structure():
+    zh, en = language_parts(README)
+    assert headings(zh) == headings(en)
+    assert commands(zh) == commands(en)
+    assert len(commands(zh)) >= 20, commands(zh)  # the student's steps, the TA's, the troubleshooting list
+
+
+@pytest.mark.parametrize(
+    ("zh", "en", "same"),
+    [
+        ("## a\n`hivedlab run gang --member 姓名`\n", "## a\n`hivedlab run gang --member NAME`\n", True),
+        ("## a\n`hivedlab run gang`\n", "## a\n### b\n`hivedlab run gang`\n", False),
+        ("`make run`\n`make test`\n", "`make test`\n`make run`\n", False),
+        ("`python3 labs/06_gang.py --cluster pai`\n", "`python3 labs/06_gang.py`\n", False),
+        ("`hivedlab run gang`\n", "`hivedlab run priority`\n", False),
+        ("```sh\nhivedlab grade x/  # 每组\n```\n", "```sh\nhivedlab grade x/  # one per group\n```\n", True),
+    ],
+)
+def test_the_structure_comparison_tells_parts_apart(zh, en, same):
+    assert (headings(zh) == headings(en) and commands(zh) == commands(en)) is same
+
+
+def test_a_student_copies_python3_never_python():
+    assert not re.search(r"(?<![\w/])python (?:labs|scripts)/", README)
+
+
+def test_the_readme_names_the_folder_make_run_writes():
+    default = re.search(r"^OUT\s*\?=\s*(\S+)$", (ROOT / "Makefile").read_text(encoding="utf-8"), re.M)
+    assert default, "the Makefile sets no default OUT"
+    for heading in ("## 快速开始", "## Quick start"):
+        section = README.split(heading, 1)[1]
+        make_run = next(line for line in section.splitlines() if line.startswith("make run"))
+        assert f" {default.group(1)}/report.md" in make_run, make_run
