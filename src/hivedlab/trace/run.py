@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from hivedlab.basics.files import write_atomic
+from hivedlab.rundir import REPORT_HTML
 from hivedlab.trace.cells import VcCells, derive_cells
 from hivedlab.trace.metrics import PolicyRow, measure
 from hivedlab.trace.policies.registry import build
@@ -121,7 +122,7 @@ def write_output(out: Path, result: TraceResult, lang: str, assumed: Sequence[st
         path = out / REPORT_MD[language]
         write_atomic(path, text)
         written.append(path)
-    html = out / "report.html"
+    html = out / REPORT_HTML  # named as a run directory's report
     write_atomic(html, _html(texts[lang], lang, out))
     written.append(html)
     marker = out / MARKER
