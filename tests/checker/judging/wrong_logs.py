@@ -113,7 +113,7 @@ def framework(records: Records, job: str, user: str = "") -> str:
     """The framework (pod name prefix) of the plan job `job` (submitted by `user`, default the first to), from its
     submit record."""
     return str(next(_action(r)["framework_name"] for r in records if _action(r).get("type") == "submit"
-                    and _action(r).get("job") == job and _action(r).get("user", "") in ("", user or _action(r)["user"])))
+                    and _action(r).get("job") == job and (not user or _action(r).get("user") == user)))
 
 
 def _name(record: Rec) -> str:
@@ -161,8 +161,8 @@ def relabel(scheduler: str) -> Edit:
 
 
 def _started(record: Rec) -> bool:
-    obj = forge.pod(record) or {}
-    return any("running" in (status.get("state") or {}) for status in obj.get("status", {}).get("containerStatuses") or [])
+    statuses = (forge.pod(record) or {}).get("status", {}).get("containerStatuses") or []
+    return any("running" in (status.get("state") or {}) for status in statuses)
 
 
 def bound_early(job: str, task: str, attempt: int = 0, user: str = "") -> Edit:
@@ -238,9 +238,9 @@ def failed_at_switch(job: str) -> Edit:
                                               "finishedAt": records[switch]["time"]}}
         failed = {**last, "time": records[switch]["time"], "watch": {**last["watch"], "type": "MODIFIED"}}
         deleted = {**failed, "watch": {**failed["watch"], "type": "DELETED"}}
-        kept = [r for i, r in enumerate(records) if i <= switch or not (
-            forge.uid_of(r) == uid or (forge.involved(r) == name and r["watch"]["object"].get("reason") == "Preempted"))]
-        return [*kept[:switch + 1], failed, deleted, *kept[switch + 1:]]
+        later = [r for r in records[switch + 1:] if forge.uid_of(r) != uid and not (
+            forge.involved(r) == name and r["watch"]["object"].get("reason") == "Preempted")]
+        return [*records[:switch + 1], failed, deleted, *later]
     return edit
 
 
@@ -362,8 +362,8 @@ for _rule, _says in GANG_SAYS.items():
 
 INCREMENTAL_SAYS = {"starts-partially": "It waited for", "tasks-one-after-another": "it waited as a whole"}
 for _rule, _says in INCREMENTAL_SAYS.items():
-    for _scheduler, _base, _edit in (("hived", "gang-allocation-ignored", as_is),
-                                     ("default", "kube-batch", relabel("default")), ("kube-batch", "kube-batch", as_is)):
+    for _scheduler, _base, _edit in (("hived", "gang-allocation-ignored", as_is), ("kube-batch", "kube-batch", as_is),
+                                     ("default", "kube-batch", relabel("default"))):
         TABLE[("incremental", _rule, _scheduler)] = wrong(
             "incremental", _base, _edit, _says, "the incremental job's tasks wait for the whole job, as a gang")
 for _scheduler in ("hived", "default", "kube-batch"):

@@ -74,7 +74,8 @@ def placement(ctx: Context, params: JobsInVc) -> Outcome:
     answer = join(lines) + Text("。", ".") + vc_text + Text("。", ".")
     names = Text("、".join(who(j).zh for j in never), ", ".join(who(j).en for j in never))
     if never and ctx.run_finished:  # every job of a finished run had its turn: one that never ran broke the rule
-        answer = answer + Text(f"{names.zh} 没有运行，而实验已运行完。", f"{names.en} never ran, although the run finished.")
+        answer = answer + Text(f"{names.zh} 没有运行，而实验已运行完。",
+                               f"{names.en} never ran, although the run finished.")
     elif never:
         answer = answer + Text(f"{names.zh} 没有运行。", f"{names.en} never ran.")
     if outside:
