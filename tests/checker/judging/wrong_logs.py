@@ -36,11 +36,12 @@ Key = tuple[str, str, str]  # (plan id, rule id, scheduler)
 Base = tuple[str, str]  # (plan id, the scheduler of an honest run or the name of a broken simulator)
 WAITS = ("FailedScheduling", "Unschedulable")  # kube-batch v0.4 names its wait `Unschedulable`
 Ask = Callable[[dict[str, Any]], Any]  # HiveD's real answer for a (possibly changed) scheduling spec
+Broken = Callable[[SimCluster, Ask, Any, dict[str, Any]], Any]  # HiveD's broken answer: (cluster, ask, pod ref, spec)
 
 
 # -- broken simulators ----------------------------------------------------------------------------------
 @contextlib.contextmanager
-def _patched(wrap: Callable[[SimCluster, Ask, Any, dict[str, Any]], Any]) -> Iterator[None]:
+def _patched(wrap: Broken) -> Iterator[None]:
     """`SimCluster._ask_hived` answers `wrap(cluster, ask, pod ref, spec)` for the length of one run."""
     real = SimCluster._ask_hived
 
@@ -79,7 +80,7 @@ def _gang_allocation_ignored(cluster: SimCluster, ask: Ask, ref: Any, spec: dict
 
 
 # a broken simulator's name -> the plan it runs and HiveD's broken answer
-BROKEN: dict[str, tuple[str, Callable[[SimCluster, Ask, Any, dict[str, Any]], Any]]] = {
+BROKEN: dict[str, tuple[str, Broken]] = {
     "priority/never-preempts": ("priority", _never_preempts),
     "opportunistic/never-preempts": ("opportunistic", _never_preempts),
     "opportunistic/waits": ("opportunistic", _opportunistic_waits),
