@@ -151,10 +151,12 @@ class GangStart:
 
 @dataclass(frozen=True)
 class Deadlock:
-    """deadlock: the jobs deadlocked (`expect: true`) or all finished (`expect: false`)."""
+    """deadlock: the jobs deadlocked (`expect: true`) or all finished (`expect: false`); with `waits_whole`, each
+    also waited whole and ran whole, never a partial start (a gang scheduler's "no deadlock")."""
 
     jobs: tuple[str, ...]
     expect: bool
+    waits_whole: bool = False
 
 
 @dataclass(frozen=True)

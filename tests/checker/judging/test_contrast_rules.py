@@ -4,13 +4,18 @@ a partial start that never completed are told apart, and only the first two can 
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
+from hivedlab.basics.errors import HivedlabError
+from hivedlab.basics.resources import EXPERIMENTS
 from hivedlab.checker.judging.pod_facts import LeafCell, VcShare
 from hivedlab.checker.judging.rules.cells import free_cells
 from hivedlab.checker.judging.rules.contrast import deadlock, gang_start
 from hivedlab.checker.judging.rules.rule_base import CONSISTENT, INCONSISTENT, Context, speaker
 from hivedlab.checker.judging.timeline import Attempt, JobTimeline, Mark, Submission, Timeline, Wait
+from hivedlab.plans.loader import load_plan, plan_from_dict
 from hivedlab.plans.rule_params import Deadlock, GangStart
 
 T0 = 1_767_254_400.0  # 2026-01-01T08:00:00Z
@@ -33,9 +38,10 @@ def job(key: str, *bound: int | None, status: int = 201) -> JobTimeline:
     return JobTimeline(key, key, None, key, None, submissions=(sub,), attempts=attempts)
 
 
-def judge(expect: bool, *jobs: JobTimeline) -> tuple[str, str]:
+def judge(expect: bool, *jobs: JobTimeline, waits_whole: bool = False) -> tuple[str, str]:
     timeline = Timeline("gang", "sim", "sim", None, {}, tuple(jobs), scheduler="default")
-    outcome = deadlock(Context(timeline, "sim", True), Deadlock(tuple(str(j.job_key) for j in jobs), expect))
+    params = Deadlock(tuple(str(j.job_key) for j in jobs), expect, waits_whole)
+    outcome = deadlock(Context(timeline, "sim", True), params)
     return outcome.verdict, outcome.answer.en
 
 
@@ -58,6 +64,33 @@ def test_a_job_that_completed_after_a_partial_start_is_no_deadlock_and_says_so()
     assert answer.startswith("all 2 tasks of a were bound; all 2 tasks of b were bound after a partial start: "
                              "worker-0 (hostname-carol, 08:00:04) held nodes while worker-1 waited until 08:00:40")
     assert "after a partial start" not in answer.split(";")[0]  # a's tasks were bound together
+
+
+def test_under_a_gang_scheduler_a_job_that_completed_after_a_partial_start_contradicts_no_deadlock() -> None:
+    """kube-batch's rule (`waits_whole`): one job runs whole, the other waits whole and runs afterwards. A
+    default-scheduler run relabelled as kube-batch, where the second job started partially, is not that."""
+    verdict, answer = judge(False, job("a", 3, 3), job("b", 4, 40), waits_whole=True)
+    assert verdict == INCONSISTENT
+    assert "all 2 tasks of b were bound after a partial start: worker-0 (hostname-carol, 08:00:04) held nodes" in answer
+    assert answer.endswith(": no deadlock, but b started partially instead of waiting whole and running whole.")
+
+
+def test_under_a_gang_scheduler_jobs_that_waited_whole_and_ran_whole_are_no_deadlock() -> None:
+    verdict, answer = judge(False, job("a", 3, 3), job("b", 40, 40), waits_whole=True)
+    assert verdict == CONSISTENT
+    assert answer == ("all 2 tasks of a were bound in one round at 08:00:03; all 2 tasks of b waited whole, then "
+                      "were bound in one round at 08:00:40: no deadlock.")
+    assert judge(False, job("a", 3, 3), job("b", 40, 40))[1] == ("all 2 tasks of a were bound; all 2 tasks of b "
+                                                                 "were bound: no deadlock.")  # the default's words
+
+
+def test_waits_whole_is_for_no_deadlock_only() -> None:
+    raw = copy.deepcopy(load_plan("kubeflow-gang").raw or {})
+    rule = next(r for r in raw["rules"] if r["id"] == "no-deadlock")
+    assert rule["waits_whole"] is True
+    rule["expect"] = True
+    with pytest.raises(HivedlabError, match="rules/3"):
+        plan_from_dict(raw, EXPERIMENTS / "kubeflow-gang.yaml")
 
 
 @pytest.mark.parametrize("expect", [True, False])

@@ -122,9 +122,10 @@ def job_state(job: JobTimeline) -> str:
     return PARTIAL if full == INF else COMPLETE
 
 
-def _job_fact(job: JobTimeline, state: str, tasks: list[Attempt], source: str) -> Text:
+def _job_fact(job: JobTimeline, state: str, tasks: list[Attempt], source: str, whole: bool) -> Text:
     """What the evidence shows of one job, in the words of its state; of a job that completed, whether it first
-    started partially (which tasks held nodes while which waited, until when)."""
+    started partially (which tasks held nodes while which waited, until when), or, asked about a gang (`whole`),
+    when its tasks were bound in one round and whether they all waited before."""
     name = who(job)
     if state == REFUSED:
         refusal = next((s for s in job.submissions if not s.accepted), None)
@@ -138,8 +139,15 @@ def _job_fact(job: JobTimeline, state: str, tasks: list[Attempt], source: str) -
     if state == PARTIAL:
         return Text(f"{name.zh} 只有 {held}/{len(tasks)} 个子任务占有机器，其余一直在等待",
                     f"{name.en} held nodes for only {held}/{len(tasks)} tasks, the rest never bound")
-    done = Text(f"{name.zh} 的 {len(tasks)} 个子任务最终全部被调度", f"all {len(tasks)} tasks of {name.en} were bound")
     late = _late(tasks, source)
+    if whole and not late:
+        at = clock(min(tasks, key=_bound_t).bound)
+        if any(a.waits for a in tasks):
+            return Text(f"{name.zh} 的 {len(tasks)} 个子任务整体等待，之后在 {at} 同一轮被调度",
+                        f"all {len(tasks)} tasks of {name.en} waited whole, then were bound in one round at {at}")
+        return Text(f"{name.zh} 的 {len(tasks)} 个子任务在 {at} 同一轮被调度",
+                    f"all {len(tasks)} tasks of {name.en} were bound in one round at {at}")
+    done = Text(f"{name.zh} 的 {len(tasks)} 个子任务最终全部被调度", f"all {len(tasks)} tasks of {name.en} were bound")
     if not late:
         return done
     return done + Text("，但先是部分启动：", " after a partial start: ") + _partial_start(tasks, late)
@@ -150,7 +158,8 @@ def deadlock(ctx: Context, params: Deadlock) -> Outcome:
     them ever had every task bound (each waits for the others: a deadlock, ended only by stopping them);
     `expect: false`: every job had all its tasks bound in the end (the answer says which job first started partially,
     as one of two TFJobs does under Kubernetes' default scheduler: which tasks held nodes while which waited, until
-    when). Anything else contradicts both: a job refused
+    when); with `waits_whole` (a gang scheduler: one job runs whole, the other waits whole and runs afterwards), a
+    job that started partially contradicts it too. Anything else contradicts both: a job refused
     outright, a job starved (never a task bound) or a partial start that never completed beside a job that did."""
     jobs = []
     for key in params.jobs:
@@ -164,7 +173,7 @@ def deadlock(ctx: Context, params: Deadlock) -> Outcome:
                       for s in job.submissions),
                     *(a.bound for _, _, tasks in spans for a in tasks),
                     *(a.waits[0].mark for _, _, tasks in spans for a in tasks if a.waits))
-    facts = [_job_fact(job, state, tasks, ctx.source)
+    facts = [_job_fact(job, state, tasks, ctx.source, params.waits_whole)
              for job, state, (_, _, tasks) in zip(jobs, states, spans, strict=True)]
     summary = Text("；".join(f.zh for f in facts), "; ".join(f.en for f in facts))
     if all(state == PARTIAL for state in states):
@@ -173,6 +182,13 @@ def deadlock(ctx: Context, params: Deadlock) -> Outcome:
                               "a deadlock (until stopped).")
         return Outcome(CONSISTENT if params.expect is True else INCONSISTENT, what, evidence)
     if all(state == COMPLETE for state in states):
+        partial = [who(job) for job, (_, _, tasks) in zip(jobs, spans, strict=True) if _late(tasks, ctx.source)]
+        if params.waits_whole and partial:
+            names = Text("、".join(n.zh for n in partial), ", ".join(n.en for n in partial))
+            what = summary + Text(f"：没有死锁，但 {names.zh} 部分启动，而不是整体等待、整体运行。",
+                                  f": no deadlock, but {names.en} started partially instead of waiting whole and "
+                                  "running whole.")
+            return Outcome(INCONSISTENT, what, evidence)
         what = summary + Text("：没有死锁。", ": no deadlock.")
         return Outcome(CONSISTENT if params.expect is False else INCONSISTENT, what, evidence)
     what = summary + Text(f"：{_neither(states).zh}，既不是死锁也不是“没有死锁”。",

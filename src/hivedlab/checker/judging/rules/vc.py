@@ -47,7 +47,8 @@ def _vc_unknown(vc: str) -> Outcome:
 
 
 def placement(ctx: Context, params: JobsInVc) -> Outcome:
-    """Every bound task attempt of `jobs` is in VC `vc`'s cells (`cells.outside_own_cells`)."""
+    """Every bound task attempt of `jobs` is in VC `vc`'s cells (`cells.outside_own_cells`), and, once the run has
+    finished, every job of `jobs` ran."""
     vc = params.vc
     shares = vc_shares(ctx, vc)
     if shares is None:
@@ -71,15 +72,19 @@ def placement(ctx: Context, params: JobsInVc) -> Outcome:
     facts: dict[str, Any] = {"vc": vc, "vc_cells": shares_facts(shares),
                              "outside": [{"job": who(j).en, "cells": cell_ids(a.cells)} for j, a, _ in outside]}
     answer = join(lines) + Text("。", ".") + vc_text + Text("。", ".")
-    if never:
-        names = [who(j) for j in never]
-        answer = answer + Text(f"{'、'.join(n.zh for n in names)} 没有运行。",
-                               f"{', '.join(n.en for n in names)} never ran.")
+    names = Text("、".join(who(j).zh for j in never), ", ".join(who(j).en for j in never))
+    if never and ctx.run_finished:  # every job of a finished run had its turn: one that never ran broke the rule
+        answer = answer + Text(f"{names.zh} 没有运行，而实验已运行完。",
+                               f"{names.en} never ran, although the run finished.")
+    elif never:
+        answer = answer + Text(f"{names.zh} 没有运行。", f"{names.en} never ran.")
     if outside:
         bad = [Text(f"{who(j).zh} 在 {clock(a.bound)} 被调度到 VC {vc} 的 GPU 之外（{why.zh}）",
                     f"{who(j).en} was bound at {clock(a.bound)} outside VC {vc}'s cells ({why.en})")
                for j, a, why in outside]
         return Outcome(INCONSISTENT, answer + join(bad) + Text("。", "."), tuple(sorted(evidence)), facts=facts)
+    if never and ctx.run_finished:
+        return Outcome(INCONSISTENT, answer, tuple(sorted(evidence)), facts=facts)
     summary = Text(f"所有任务都只运行在 VC {vc} 的 GPU 上。", f"Every job ran only on VC {vc}'s cells.")
     return Outcome(CONSISTENT, summary + answer, tuple(sorted(evidence)), facts=facts)
 
