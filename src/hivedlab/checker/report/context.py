@@ -57,7 +57,21 @@ def verdict_of(exp: ExperimentInputs) -> str:
 def whose_runs(exp: ExperimentInputs, names: Mapping[str, str]) -> list[str]:
     """The members whose runs an experiment covers, by their names: each turn's member, or who submitted."""
     users = [u for t in exp.turns or (exp,) for u in (t.submitters or ((t.member,) if t.member else ()))]
-    return [names.get(u, u) for u in dict.fromkeys(users)]
+    return [names.get(u, u) for u in dict.fromkeys(users) if _in_inventory(u, names)]
+
+
+def _in_inventory(user: str, names: Mapping[str, str]) -> bool:
+    """Whether the report may name this user: one of the inventory it shows (any user when it shows none)."""
+    return not names or user in names
+
+
+_CJK = "[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]"
+
+
+def tight(text: str) -> str:
+    """Chinese text without the spaces a template put around a name: none between two Chinese characters
+    ("下面是张三的运行"), kept beside Latin letters and digits ("下面是 Alice 的运行")."""
+    return re.sub(f"(?<={_CJK}) (?={_CJK})", "", text)
 
 
 def _whose(exp: ExperimentInputs, names: Mapping[str, str], lang: str) -> str:
@@ -69,15 +83,16 @@ def _whose(exp: ExperimentInputs, names: Mapping[str, str], lang: str) -> str:
     if len(exp.turns) > 1:
         # the run shown first: its member's turn, or (a run without --member) whoever submitted it
         shown = (exp.member,) if exp.member else exp.submitters
-        first = ("、" if lang == "zh" else ", ").join(names.get(u, u) for u in dict.fromkeys(shown)) or listed
+        first = ("、" if lang == "zh" else ", ").join(names.get(u, u) for u in dict.fromkeys(shown)
+                                                    if _in_inventory(u, names)) or listed
         if len(who) == 1:  # one member's runs, with and without --member
-            return in_lang(lang, f"（{listed} 的 {len(exp.turns)} 次运行；下面是第一次）",
-                      f"({listed}'s {len(exp.turns)} runs; what follows is the first)")
-        return in_lang(lang, f"（{listed} 依次各做一遍；下面是 {first} 的运行）",
-                  f"(runs of {listed}, each in turn; what follows is {first}'s run)")
+            return tight(in_lang(lang, f"（{listed} 的 {len(exp.turns)} 次运行；下面是第一次）",
+                      f"({listed}'s {len(exp.turns)} runs; what follows is the first)"))
+        return tight(in_lang(lang, f"（{listed} 依次各做一遍；下面是 {first} 的运行）",
+                  f"(runs of {listed}, each in turn; what follows is {first}'s run)"))
     if len(who) > 1:
-        return in_lang(lang, f"（{listed} 同时提交）", f"(submitted by {listed} at once)")
-    return in_lang(lang, f"（{listed} 的运行）", f"({listed}'s run)")
+        return tight(in_lang(lang, f"（{listed} 同时提交）", f"(submitted by {listed} at once)"))
+    return tight(in_lang(lang, f"（{listed} 的运行）", f"({listed}'s run)"))
 
 
 def _turn(turn: ExperimentInputs, names: Mapping[str, str], lang: str, link: Link, chart: str | None) -> dict[str, Any]:
@@ -87,7 +102,9 @@ def _turn(turn: ExperimentInputs, names: Mapping[str, str], lang: str, link: Lin
     files = [f"[{EVIDENCE}]({link(turn.evidence)})"] if turn.evidence else []
     if chart:
         files.append(f"[{CHART_PNG}]({chart})")
-    who = ", ".join(names.get(u, u) for u in turn.submitters) or names.get(turn.member, turn.member)
+    known = [names.get(u, u) for u in turn.submitters if _in_inventory(u, names)]
+    member = names.get(turn.member, turn.member) if _in_inventory(turn.member, names) else ""
+    who = ", ".join(known) or member
     if not turn.member:  # beside the members' turns: the run made without --member (the first member's)
         who += "（未指定 --member 的运行）" if lang == "zh" else " (the run without --member)"
     return {
