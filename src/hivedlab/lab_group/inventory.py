@@ -408,15 +408,16 @@ class GroupFile:
         _refuse_errors(self.problems, self.shown, self.lines)
         return _build(self.data, str(self.path))
 
-    def say(self, inventory: Inventory) -> None:
-        """On stderr: the group and its file in one line when no --inventory named it, then each warning once."""
+    def say(self, inventory: Inventory, warnings: bool = True) -> None:
+        """On stderr: the group and its file in one line when no --inventory named it, then (unless the command
+        lists them itself) each warning once."""
         what = (" — the example: copy it to ./group.yaml and fill in your group's / 示例清单：复制为 ./group.yaml "
                 "并填写本组的信息" if self.example else "")
         if self.found:
             print(f"小组 / group: {inventory.group or '?'} ({self.shown}){what}", file=sys.stderr, flush=True)
-        warnings = (f"{_where(p.pointer, self.shown, self.lines)} {p.text.en} / {p.text.zh}"
-                    for p in self.problems if p.severity == WARNING)
-        for line in dict.fromkeys(warnings):
+        said = (f"{_where(p.pointer, self.shown, self.lines)} {p.text.en} / {p.text.zh}"
+                for p in self.problems if warnings and p.severity == WARNING)
+        for line in dict.fromkeys(said):
             print(f"warning / 注意: {line}", file=sys.stderr, flush=True)
 
 

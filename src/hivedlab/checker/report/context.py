@@ -54,10 +54,11 @@ def verdict_of(exp: ExperimentInputs) -> str:
     return combined_verdict(run_verdict(t) for t in exp.turns) if exp.turns else run_verdict(exp)
 
 
-def whose_runs(exp: ExperimentInputs, names: Mapping[str, str]) -> list[str]:
-    """The members whose runs an experiment covers, by their names: each turn's member, or who submitted."""
+def whose_runs(exp: ExperimentInputs, names: Mapping[str, str], everyone: bool = False) -> list[str]:
+    """The members whose runs an experiment covers, by their names: each turn's member, or who submitted; only the
+    inventory's members unless `everyone`."""
     users = [u for t in exp.turns or (exp,) for u in (t.submitters or ((t.member,) if t.member else ()))]
-    return [names.get(u, u) for u in dict.fromkeys(users) if _in_inventory(u, names)]
+    return [names.get(u, u) for u in dict.fromkeys(users) if everyone or _in_inventory(u, names)]
 
 
 def _in_inventory(user: str, names: Mapping[str, str]) -> bool:
@@ -84,10 +85,13 @@ def _whose(exp: ExperimentInputs, names: Mapping[str, str], lang: str) -> str:
         # the run shown first: its member's turn, or (a run without --member) whoever submitted it
         shown = (exp.member,) if exp.member else exp.submitters
         first = ("、" if lang == "zh" else ", ").join(names.get(u, u) for u in dict.fromkeys(shown)
-                                                    if _in_inventory(u, names)) or listed
-        if len(who) == 1:  # one member's runs, with and without --member
+                                                    if _in_inventory(u, names))
+        if len(whose_runs(exp, names, everyone=True)) == 1:  # one member's runs, with and without --member
             return tight(in_lang(lang, f"（{listed} 的 {len(exp.turns)} 次运行；下面是第一次）",
                       f"({listed}'s {len(exp.turns)} runs; what follows is the first)"))
+        if not first:  # the first run's submitter is not in the inventory shown
+            return tight(in_lang(lang, f"（{listed} 依次各做一遍；下面是未指定 --member 的运行）",
+                                 f"(runs of {listed}, each in turn; what follows is the run without --member)"))
         return tight(in_lang(lang, f"（{listed} 依次各做一遍；下面是 {first} 的运行）",
                   f"(runs of {listed}, each in turn; what follows is {first}'s run)"))
     if len(who) > 1:

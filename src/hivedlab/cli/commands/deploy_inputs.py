@@ -200,7 +200,7 @@ def run(args: argparse.Namespace) -> int:
     inventory = None
     if not any(problem.severity == "error" for problem in findings):
         inventory = group.inventory()
-        group.say(inventory)
+        group.say(inventory, warnings=False)  # listed below with the other findings
         findings += deploy_problems(inventory)
         if args.env:
             findings += check_env_records(inventory, load_env_records(Path(args.env)), args.branch)
