@@ -12,12 +12,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from hivedlab.basics.clock import date_time
-from hivedlab.basics.text import first_statement
+from hivedlab.basics.text import Text, first_statement
 from hivedlab.checker.judging.rules.rule_base import INCONCLUSIVE
 from hivedlab.checker.judging.verdicts import VERDICT_LABEL, VERDICT_TEXT, combined_verdict
 from hivedlab.checker.report.charts import TaskAttempt
 from hivedlab.checker.report.environment import environment, hardware
-from hivedlab.checker.report.inputs import ExperimentInputs, RunInputs
+from hivedlab.checker.report.inputs import ExperimentInputs, RunInputs, Said
 from hivedlab.checker.report.timeline import Rejection
 from hivedlab.checker.report.wording import (
     EXPLANATION_PROMPT_OTHER,
@@ -99,6 +99,15 @@ def _whose(exp: ExperimentInputs, names: Mapping[str, str], lang: str) -> str:
     return tight(in_lang(lang, f"（{listed} 的运行）", f"({listed}'s run)"))
 
 
+def _first_turn(exp: ExperimentInputs, names: Mapping[str, str], lang: str) -> str:
+    """Whose run the details below are of, as a sentence."""
+    who = md(names.get(exp.member, exp.member) if exp.member else ", ".join(
+        names.get(u, u) for u in exp.submitters if _in_inventory(u, names)))
+    if not who:
+        return in_lang(lang, "以下细节为未指定 --member 的运行。", "The details below are of the run without --member.")
+    return tight(in_lang(lang, f"以下细节为 {who} 的运行。", f"The details below are of {who}'s run."))
+
+
 def _turn(turn: ExperimentInputs, names: Mapping[str, str], lang: str, link: Link, chart: str | None) -> dict[str, Any]:
     """One member's turn in an experiment's section: whose, its verdict, its first answer, its files."""
     verdict = run_verdict(turn)
@@ -121,6 +130,14 @@ def _turn(turn: ExperimentInputs, names: Mapping[str, str], lang: str, link: Lin
     }
 
 
+def problem_line(problem: Said, lang: str) -> str:
+    """A problem with the run directory as a note in the report's language: `注意：…` in Chinese only when it is
+    said in Chinese (an English text, from an exception or a timeline, keeps an English `Note:`)."""
+    if isinstance(problem, Text) and lang == "zh":
+        return "注意：" + md(problem.zh)
+    return "Note: " + md(problem.en if isinstance(problem, Text) else problem)
+
+
 def inconclusive_reasons(exp: ExperimentInputs, lang: str) -> list[str]:
     """Why an experiment could not be judged: the verdict's `missing` list, else the inputs' problems."""
     reasons = []
@@ -129,10 +146,20 @@ def inconclusive_reasons(exp: ExperimentInputs, lang: str) -> list[str]:
             reasons.append(pick(item, lang) if not isinstance(item, dict) or "zh" in item or "en" in item
                            else ", ".join(f"{k}: {v}" for k, v in item.items()))
     if not reasons:
-        reasons = list(exp.problems)
+        reasons = [p.get(lang) if isinstance(p, Text) else p for p in exp.problems]
     if not reasons:
         reasons = [in_lang(lang, "判定结果未说明原因", "the verdict gives no reason")]
     return reasons
+
+
+def run_span(started: str, finished: str) -> dict[str, str]:
+    """The header's `started – finished`: the end alone when it is the start's second ("运行于 00:22:52 – 00:22:52"
+    said one instant twice), its clock time alone on the same day."""
+    if finished == started:
+        finished = ""
+    elif finished[:11] == started[:11] and " " in finished:
+        finished = finished.split(" ", 1)[1]
+    return {"started": md(started), "finished": md(finished)}
 
 
 def instant(text: str) -> str:
@@ -280,12 +307,11 @@ def experiment(exp: ExperimentInputs, number: int, lang: str, link: Link, chart:
         "simulated": exp.timeline.source == "sim",
         "explanation_id": "explanation-" + re.sub(r"[^A-Za-z0-9_.-]", "-", exp.id),
         "explanation_prompt": in_lang(lang, *EXPLANATION_PROMPTS.get(exp.id, EXPLANATION_PROMPT_OTHER)),
-        "problems": [md(p) for p in exp.problems],
+        "problems": [problem_line(p, lang) for p in exp.problems],
         "whose": md(whose),
         # each member's turn (when members took turns); the fields above are then the first run's
         "turns": [_turn(t, names, lang, link, (charts or {}).get(t.folder)) for t in exp.turns],
-        "first_turn": md(names.get(exp.member, exp.member) if exp.member else ", ".join(
-            names.get(u, u) for u in exp.submitters)) if exp.turns else "",
+        "first_turn": _first_turn(exp, names, lang) if exp.turns else "",
         "optional": exp.plan.optional,
         "first_optional": False,  # set by build_context on the first optional experiment (its section's heading)
     }
@@ -341,8 +367,7 @@ def build_context(inputs: RunInputs, lang: str, link: Link, charts: dict[str, st
         "version": md(record.hivedlab_version if record else ""),
         "cluster": inputs.cluster,
         "seed": md(str(record.seed) if record else ""),
-        "started": md(instant(record.started if record else "")),
-        "finished": md(instant(record.finished or "" if record else "")),
+        **run_span(instant(record.started if record else ""), instant(record.finished or "" if record else "")),
         "openpai_version": md(inputs.openpai_version),
         "hardware": hardware(inputs, lang),
         "env": environment(inputs, lang),
@@ -350,7 +375,7 @@ def build_context(inputs: RunInputs, lang: str, link: Link, charts: dict[str, st
         "optional": optional,  # optional plans (e.g. reconfig): a section of their own after the main ones
         "smoke": experiment(inputs.smoke, 0, lang, link, None) if inputs.smoke else None,
         "inconclusive": [e for e in experiments + optional if e["verdict"] == "inconclusive"],
-        "problems": [md(p) for p in inputs.problems],
+        "problems": [problem_line(p, lang) for p in inputs.problems],
     }
 
 
