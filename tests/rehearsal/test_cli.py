@@ -38,7 +38,7 @@ def test_status_names_what_is_missing_and_that_the_cluster_is_down(cli: Callable
 
 def test_up_without_programs_is_one_line(cli: Callable[..., Any], home: Path) -> None:
     result = cli("rehearsal", "up")
-    assert result.code == 2 and "HIVEDLAB_REHEARSAL_PROGRAMS" in result.err and result.err.count("\n") == 1
+    assert result.code == 2 and "HIVEDLAB_REHEARSAL_PROGRAMS" in result.err and len(result.err_lines) == 1
 
 
 def test_a_home_inside_a_repository_is_refused(cli: Callable[..., Any], home: Path) -> None:
