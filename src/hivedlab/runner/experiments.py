@@ -17,7 +17,7 @@ from hivedlab.basics.files import write_atomic
 from hivedlab.evidence import EvidenceWriter, format_time, log_source
 from hivedlab.lab_group.inventory import Inventory, group_change, recorded_inventory
 from hivedlab.plans.loader import Plan
-from hivedlab.rundir import RunOutcome, RunRecord, evidence_path, verdicts_path
+from hivedlab.rundir import EVIDENCE, RunOutcome, RunRecord, evidence_path, verdicts_path
 from hivedlab.runner.run_types import BackendFactory, ExperimentRun, RunContext, Turn
 from hivedlab.runner.steps import run_plan
 from hivedlab.runner.turns import plan_turns
@@ -119,7 +119,7 @@ def _other_group(ctx: RunContext) -> bool:
     earlier = recorded_inventory(ctx.run_dir.inventory_path)
     if earlier is None:
         return False
-    logs = [log for log in ctx.out.rglob("evidence.jsonl") if ctx.run_dir.replaced_folder() not in log.parents]
+    logs = [log for log in ctx.out.rglob(EVIDENCE) if ctx.run_dir.replaced_folder() not in log.parents]
     movable = ctx.cluster == "sim" and all(log_source(log) in (None, "sim") for log in logs)
     why = group_change(earlier, ctx.inventory, str(ctx.out), simulated=movable)
     if why and not (movable and ctx.replace):

@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 
 from hivedlab.basics.text import Text
-from hivedlab.checker.report.context import problem_line, run_span, tight
+from hivedlab.checker.report.context import problem_line, run_span
+from hivedlab.checker.report.whose import tight
 from tests.support.paths import ROOT
 
 EXAMPLE = (ROOT / "configs" / "group.example.yaml").read_text(encoding="utf-8")

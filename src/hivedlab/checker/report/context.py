@@ -19,6 +19,7 @@ from hivedlab.checker.report.charts import TaskAttempt
 from hivedlab.checker.report.environment import environment, hardware
 from hivedlab.checker.report.inputs import ExperimentInputs, RunInputs, Said
 from hivedlab.checker.report.timeline import Rejection
+from hivedlab.checker.report.whose import first_turn, in_inventory, whose_phrase, whose_runs
 from hivedlab.checker.report.wording import (
     EXPLANATION_PROMPT_OTHER,
     EXPLANATION_PROMPTS,
@@ -54,60 +55,6 @@ def verdict_of(exp: ExperimentInputs) -> str:
     return combined_verdict(run_verdict(t) for t in exp.turns) if exp.turns else run_verdict(exp)
 
 
-def whose_runs(exp: ExperimentInputs, names: Mapping[str, str], everyone: bool = False) -> list[str]:
-    """The members whose runs an experiment covers, by their names: each turn's member, or who submitted; only the
-    inventory's members unless `everyone`."""
-    users = [u for t in exp.turns or (exp,) for u in (t.submitters or ((t.member,) if t.member else ()))]
-    return [names.get(u, u) for u in dict.fromkeys(users) if everyone or _in_inventory(u, names)]
-
-
-def _in_inventory(user: str, names: Mapping[str, str]) -> bool:
-    """Whether the report may name this user: one of the inventory it shows (any user when it shows none)."""
-    return not names or user in names
-
-
-_CJK = "[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]"
-
-
-def tight(text: str) -> str:
-    """Chinese text without the spaces a template put around a name: none between two Chinese characters
-    ("下面是张三的运行"), kept beside Latin letters and digits ("下面是 Alice 的运行")."""
-    return re.sub(f"(?<={_CJK}) (?={_CJK})", "", text)
-
-
-def _whose(exp: ExperimentInputs, names: Mapping[str, str], lang: str) -> str:
-    """`(Alice's turn)`, `(runs of Alice, Bob: each in turn)`, `(submitted by Alice, Bob at once)`; "" when unknown."""
-    who = whose_runs(exp, names)
-    if not who:
-        return ""
-    listed = ("、" if lang == "zh" else ", ").join(who)
-    if len(exp.turns) > 1:
-        # the run shown first: its member's turn, or (a run without --member) whoever submitted it
-        shown = (exp.member,) if exp.member else exp.submitters
-        first = ("、" if lang == "zh" else ", ").join(names.get(u, u) for u in dict.fromkeys(shown)
-                                                    if _in_inventory(u, names))
-        if len(whose_runs(exp, names, everyone=True)) == 1:  # one member's runs, with and without --member
-            return tight(in_lang(lang, f"（{listed} 的 {len(exp.turns)} 次运行；下面是第一次）",
-                      f"({listed}'s {len(exp.turns)} runs; what follows is the first)"))
-        if not first:  # the first run's submitter is not in the inventory shown
-            return tight(in_lang(lang, f"（{listed} 依次各做一遍；下面是未指定 --member 的运行）",
-                                 f"(runs of {listed}, each in turn; what follows is the run without --member)"))
-        return tight(in_lang(lang, f"（{listed} 依次各做一遍；下面是 {first} 的运行）",
-                  f"(runs of {listed}, each in turn; what follows is {first}'s run)"))
-    if len(who) > 1:
-        return tight(in_lang(lang, f"（{listed} 同时提交）", f"(submitted by {listed} at once)"))
-    return tight(in_lang(lang, f"（{listed} 的运行）", f"({listed}'s run)"))
-
-
-def _first_turn(exp: ExperimentInputs, names: Mapping[str, str], lang: str) -> str:
-    """Whose run the details below are of, as a sentence."""
-    who = md(names.get(exp.member, exp.member) if exp.member else ", ".join(
-        names.get(u, u) for u in exp.submitters if _in_inventory(u, names)))
-    if not who:
-        return in_lang(lang, "以下细节为未指定 --member 的运行。", "The details below are of the run without --member.")
-    return tight(in_lang(lang, f"以下细节为 {who} 的运行。", f"The details below are of {who}'s run."))
-
-
 def _turn(turn: ExperimentInputs, names: Mapping[str, str], lang: str, link: Link, chart: str | None) -> dict[str, Any]:
     """One member's turn in an experiment's section: whose, its verdict, its first answer, its files."""
     verdict = run_verdict(turn)
@@ -115,8 +62,8 @@ def _turn(turn: ExperimentInputs, names: Mapping[str, str], lang: str, link: Lin
     files = [f"[{EVIDENCE}]({link(turn.evidence)})"] if turn.evidence else []
     if chart:
         files.append(f"[{CHART_PNG}]({chart})")
-    known = [names.get(u, u) for u in turn.submitters if _in_inventory(u, names)]
-    member = names.get(turn.member, turn.member) if _in_inventory(turn.member, names) else ""
+    known = [names.get(u, u) for u in turn.submitters if in_inventory(u, names)]
+    member = names.get(turn.member, turn.member) if in_inventory(turn.member, names) else ""
     who = ", ".join(known) or member
     if not turn.member:  # beside the members' turns: the run made without --member (the first member's)
         who += "（未指定 --member 的运行）" if lang == "zh" else " (the run without --member)"
@@ -267,7 +214,7 @@ def experiment(exp: ExperimentInputs, number: int, lang: str, link: Link, chart:
     label = VERDICT_LABEL[verdict].get(lang)
     items = answers(exp, lang)
     questions = _by_question(items, lang)
-    whose = _whose(exp, names, lang)
+    whose = whose_phrase(exp, names, lang)
     sentences = [f"**{md(label)}**" + (in_lang(lang, "", " ") + md(whose) if whose else "")]
     summaries = [md(item["summary"]) for item in items if item["summary"]]
     if summaries:
@@ -311,7 +258,7 @@ def experiment(exp: ExperimentInputs, number: int, lang: str, link: Link, chart:
         "whose": md(whose),
         # each member's turn (when members took turns); the fields above are then the first run's
         "turns": [_turn(t, names, lang, link, (charts or {}).get(t.folder)) for t in exp.turns],
-        "first_turn": _first_turn(exp, names, lang) if exp.turns else "",
+        "first_turn": first_turn(exp, names, lang) if exp.turns else "",
         "optional": exp.plan.optional,
         "first_optional": False,  # set by build_context on the first optional experiment (its section's heading)
     }

@@ -26,15 +26,8 @@ from hivedlab.basics.secrets import read_secret, refuse_inside_repository, write
 from hivedlab.basics.text import Text
 from hivedlab.cli.options import add_format, add_inventory, add_lang, new_parser
 from hivedlab.env_record import EnvRecord, env_record_from_json
-from hivedlab.lab_group.inventory import (
-    NEEDS_HOSTNAME,
-    NEEDS_IP,
-    Inventory,
-    Member,
-    Problem,
-    deploy_problems,
-    read_group,
-)
+from hivedlab.lab_group.inventory import Inventory, Member, deploy_problems, read_group
+from hivedlab.lab_group.rules import NEEDS_HOSTNAME, NEEDS_IP, Problem
 
 PASSWORD_ENV = "HIVEDLAB_SSH_PASSWORD"
 FIXED_BRANCH = "pai-1.2.y"

@@ -16,8 +16,9 @@ from hivedlab.backends.pai.deployment import check_deployment
 from hivedlab.backends.pai.tokens import load_tokens
 from hivedlab.basics.errors import EXIT_FINDINGS
 from hivedlab.cli.options import add_format, add_inventory, add_lang, new_parser
-from hivedlab.lab_group.inventory import NEEDS_HOSTNAME, NEEDS_IP, load_group
+from hivedlab.lab_group.inventory import load_group
 from hivedlab.lab_group.layouts import CONFIG_NAMES
+from hivedlab.lab_group.rules import NEEDS_HOSTNAME, NEEDS_IP
 
 EXAMPLES = """\
   hivedlab doctor --inventory group.yaml                   # after deploying (step 2) and creating accounts (3.1)

@@ -97,7 +97,8 @@ def _fault(args: argparse.Namespace, path: Path) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hivedlab.lab_group.inventory import GROUP_FILE, NEEDS_HOSTNAME, load_group, load_inventory
+    from hivedlab.lab_group.inventory import GROUP_FILE, load_group, load_inventory
+    from hivedlab.lab_group.rules import NEEDS_HOSTNAME
     from hivedlab.rehearsal import stack
     from hivedlab.rehearsal.settings import load_settings
 

@@ -179,7 +179,8 @@ def _previous_run_tag(out: Path) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hivedlab.lab_group.inventory import NEEDS_HOSTNAME, find_member, load_group
+    from hivedlab.lab_group.inventory import find_member, load_group
+    from hivedlab.lab_group.rules import NEEDS_HOSTNAME
     from hivedlab.runner import RunContext, plan_turns, run_experiments, run_pipeline
     from hivedlab.runner.backends import Opening, backend_factory
 

@@ -25,8 +25,9 @@ from hivedlab.backends.pai.services_config import (
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import read_text, write_atomic
 from hivedlab.cli.options import add_inventory, add_lang, new_parser
-from hivedlab.lab_group.inventory import NEEDS_HOSTNAME, Inventory, load_group
+from hivedlab.lab_group.inventory import Inventory, load_group
 from hivedlab.lab_group.layouts import CONFIG_NAMES, Layout, plan_layout, validate_layout
+from hivedlab.lab_group.rules import NEEDS_HOSTNAME
 
 CONTAINER_CONFIG_DIR = "/cluster-configuration"  # where the manual's dev-box container mounts the config (step 2.3)
 EXAMPLES = """\
