@@ -8,7 +8,7 @@ from pathlib import Path
 
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.cli.main import main
-from hivedlab.lab_group.inventory import GROUP_FILE, find_member, load_group, shown_path
+from hivedlab.lab_group.inventory import GROUP_FILE, find_member, group_line, load_group, shown_path
 from hivedlab.plans.loader import load_plan
 from hivedlab.runner import is_group_plan
 
@@ -20,10 +20,15 @@ def script_root() -> Path:
 
 
 def with_group(args: Sequence[str], root: Path) -> list[str]:
-    """The arguments with `--inventory ROOT/group.yaml` added when none is given and the repository has one."""
+    """The arguments with `--inventory ROOT/group.yaml` added when none is given and the repository has one, said in
+    one line as a command says the group it finds by itself (an inventory it cannot read: the command says why)."""
     own = root / GROUP_FILE
     if _option(list(args), "--inventory") is not None or not own.is_file():
         return list(args)
+    try:
+        print(group_line(load_group(str(own), say=False).group, shown_path(own)), file=sys.stderr, flush=True)
+    except HivedlabError:
+        pass
     return [*args, "--inventory", shown_path(own)]
 
 

@@ -50,6 +50,8 @@ def test_a_numbered_script_uses_the_repositorys_group_yaml(tmp_path, capsys, qui
     out = tmp_path / "o"
     assert run_experiment_step("gang", ["--out", str(out), "--no-report"], root=repository) == 0
     assert _group_of(out) == "group-seven"
+    said = [line for line in capsys.readouterr().err.splitlines() if line.startswith("小组 / group: ")]
+    assert said == [f"小组 / group: group-seven ({repository / 'group.yaml'})"]  # once, by the script
     assert with_group(["--inventory", "mine.yaml"], repository) == ["--inventory", "mine.yaml"]
     assert with_group([], tmp_path) == []  # no group.yaml there: the command finds its own
 

@@ -231,22 +231,27 @@ class GroupFile:
     def say(self, inventory: Inventory, warnings: bool = True) -> None:
         """On stderr: the group and its file in one line when no --inventory named it, then (unless the command
         lists them itself) each warning once."""
-        what = (" — the example: copy it to ./group.yaml and fill in your group's / 示例清单：复制为 ./group.yaml "
-                "并填写本组的信息" if self.example else "")
         if self.found:
-            print(f"小组 / group: {inventory.group or '?'} ({self.shown}){what}", file=sys.stderr, flush=True)
+            print(group_line(inventory.group, self.shown, self.example), file=sys.stderr, flush=True)
         said = (f"{_where(p.pointer, self.shown, self.lines)} {p.text.en} / {p.text.zh}"
                 for p in self.problems if warnings and p.severity == WARNING)
         for line in dict.fromkeys(said):
             print(f"warning / 注意: {line}", file=sys.stderr, flush=True)
 
 
-def group_file(option: str | None, here: Path | None = None) -> tuple[Path, str]:
-    """The inventory a command uses and how it is shown: `--inventory`, else `group.yaml` in `here` (the current
-    folder), else the shipped example (never shown by an absolute path)."""
+def group_line(group: str, shown: str, example: bool = False) -> str:
+    """The one line that says which inventory a command found by itself."""
+    what = (" — the example: copy it to ./group.yaml and fill in your group's / 示例清单：复制为 ./group.yaml "
+            "并填写本组的信息" if example else "")
+    return f"小组 / group: {group or '?'} ({shown}){what}"
+
+
+def group_file(option: str | None) -> tuple[Path, str]:
+    """The inventory a command uses and how it is shown: `--inventory`, else `group.yaml` in the current folder, else
+    the shipped example (never shown by an absolute path)."""
     if option:
         return Path(option), option
-    own = (here if here is not None else Path()) / GROUP_FILE
+    own = Path(GROUP_FILE)
     if own.is_file():
         return own, shown_path(own)
     return GROUP_EXAMPLE, "configs/group.example.yaml"
@@ -258,19 +263,18 @@ def shown_path(path: Path) -> str:
     return str(path) if relative.startswith("..") else relative if "/" in relative else "./" + relative
 
 
-def read_group(option: str | None, needs: frozenset[str] = frozenset(), here: Path | None = None) -> GroupFile:
+def read_group(option: str | None, needs: frozenset[str] = frozenset()) -> GroupFile:
     """The one reader of the inventory for every command: find it (`group_file`), read it, and judge it as a
     command with these `needs` sees it."""
-    path, shown = group_file(option, here)
+    path, shown = group_file(option)
     data, _source, lines = _read(path)
     problems = tuple(problem.for_command(needs) for problem in inventory_problems(data))
     return GroupFile(path, shown, path == GROUP_EXAMPLE and not option, not option, data, lines, problems)
 
 
-def load_group(option: str | None, needs: frozenset[str] = frozenset(), here: Path | None = None,
-               say: bool = True) -> Inventory:
+def load_group(option: str | None, needs: frozenset[str] = frozenset(), say: bool = True) -> Inventory:
     """`read_group`, refusing its first error, then (`say`) naming the group and printing its warnings once."""
-    group = read_group(option, needs, here)
+    group = read_group(option, needs)
     inventory = group.inventory()
     if say:
         group.say(inventory)
