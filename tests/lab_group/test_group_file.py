@@ -4,6 +4,7 @@ folder holding one group's runs."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from hivedlab.lab_scripts import run_experiment_step, with_group
 from tests.support.paths import ROOT
@@ -99,3 +100,9 @@ def test_the_report_names_no_user_outside_the_inventory_it_shows(cli, tmp_path, 
     report = (out / "report.md").read_text(encoding="utf-8")
     assert "（Bob 依次各做一遍；下面是未指定 --member 的运行）" in report
     assert all(who not in report.lower() for who in ("alice、", "、alice", "alice（", "alice,"))  # whose runs
+
+
+def test_the_suite_runs_where_there_is_no_group_yaml():
+    """A developer's own ./group.yaml (git-ignored) must not change what the tests' commands read."""
+    assert not Path("group.yaml").exists() and Path("configs/group.example.yaml").is_file()
+    assert Path.cwd().resolve() != ROOT.resolve()
