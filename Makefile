@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-OUT    ?= out
+OUT    ?= out-example
 
 .PHONY: run test lint typecheck unit venv bench bench-quick clean
 
@@ -15,9 +15,10 @@ $(BIN)/hivedlab: pyproject.toml
 
 venv: $(BIN)/hivedlab
 
-## run: set up, then run all five experiments on the simulated cluster and write $(OUT)/report.md and report.html
+## run: set up, then run all five experiments for the example group on the simulated cluster and write
+## $(OUT)/report.md and report.html: apart from out/, where a group's own runs go
 run: venv
-	$(BIN)/hivedlab run all --cluster sim --out $(OUT) --replace
+	$(BIN)/hivedlab run all --cluster sim --inventory configs/group.example.yaml --out $(OUT) --replace
 
 ## test: set up, then lint, check the import layers, check the types and run the tests
 test: lint typecheck unit

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Lab step 2.1: write OpenPAI's quick-start inputs (master.csv, worker.csv, config.yaml) from the group inventory.
 
-Usage: python labs/01_prepare_deploy.py --inventory group.yaml [--env out/env] [--out ~/pai-inputs] [--password PW]
+Usage: python3 labs/01_prepare_deploy.py [--inventory FILE] [--env out/env] [--out ~/pai-inputs] [--password-file FILE]
+(default inventory: the repository's group.yaml; the SSH password is asked without echo, or HIVEDLAB_SSH_PASSWORD)
 """
 
 import sys

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Lab steps 4.1 / 4.5: put the two-VC or the one-VC HiveD config into services-configuration.yaml.
 
-Usage: python labs/02_switch_scheduler_config.py two-vc|one-vc --inventory group.yaml
+Usage: python3 labs/02_switch_scheduler_config.py two-vc|one-vc [--inventory FILE]
            [--services-config ~/pai-deploy/cluster-cfg] [--out DIR | --in-place] [--wait SECONDS]
 """
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Lab step: the 'vc-safety' experiment. Runs on the simulated cluster; add `--cluster pai` on a real one.
 
-Usage: python labs/03_vc_safety.py [--cluster sim|pai] [--out DIR] [--seed N] [--inventory FILE] [--member NAME]
+Usage: python3 labs/03_vc_safety.py [--cluster sim|pai] [--out DIR] [--seed N] [--inventory FILE] [--member NAME]
 """
 
 import sys

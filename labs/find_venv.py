@@ -1,6 +1,6 @@
 """Let a numbered lab script run in a new shell: without `hivedlab` importable, re-run it with the repository's `.venv`.
 
-`make run` installs hivedlab into `.venv` only, so `python labs/03_vc_safety.py` in a fresh terminal would stop at
+`make run` installs hivedlab into `.venv` only, so `python3 labs/03_vc_safety.py` in a fresh terminal would stop at
 `ModuleNotFoundError`. Standard library only and Python 3.6 code: the system's Python (Ubuntu 18.04: 3.6) runs this
 part, so no `X | None` or `list[str]` in annotations (evaluated at import) and `.format()` rather than f-strings.
 """

@@ -14,7 +14,7 @@ import pytest
 from hivedlab.cli.main import main
 from tests.support import fidelity
 from tests.support.local import Handler, LocalServer
-from tests.support.paths import FIXTURES
+from tests.support.paths import FIXTURES, ROOT
 from tests.support.quick_charts import stub_charts
 from tests.support.sim_lab import SimLab, session_folder, shared_sim_lab, tree_digest
 from tests.support.simkit import OPEN_WRITERS
@@ -40,11 +40,33 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(line)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _no_group_yaml(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Run every test in a copy of the repository's top level without group.yaml (links to the rest), so that a
+    developer's own, git-ignored ./group.yaml cannot change what a command reads; relative paths (jobs/, configs/)
+    still work. Run folders (out*) are left out too, so that nothing a test writes lands in the repository."""
+    here = tmp_path_factory.mktemp("repository")
+    for entry in ROOT.iterdir():
+        if entry.name != "group.yaml" and not entry.name.startswith("out"):
+            (here / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
+    before = os.getcwd()
+    os.chdir(here)
+    try:
+        yield here
+    finally:
+        os.chdir(before)
+
+
 @dataclass
 class CliResult:
     code: int
     out: str
     err: str
+
+    @property
+    def err_lines(self) -> list[str]:
+        """stderr's lines but the one naming the group a command found by itself (`load_group`)."""
+        return [line for line in self.err.splitlines() if not line.startswith("小组 / group: ")]
 
 
 @pytest.fixture

@@ -21,16 +21,21 @@ LEFT_OUT = {".venv", ".git", "build", "out", "*.egg-info", ".mypy_cache", ".ruff
 
 
 def build_wheel(source: Path, out: Path) -> Path:
+    return build_wheel_saying(source, out)[0]
+
+
+def build_wheel_saying(source: Path, out: Path) -> tuple[Path, str]:
+    """The wheel and what the build printed (setuptools' warnings too: pip passes them on unless -q)."""
     leftover = source / "build"  # setuptools' scratch folder, ignored by git; removed again unless it was there before
     existed = leftover.exists()
     built = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(source)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", str(out), str(source)],
         capture_output=True, text=True, timeout=300, check=False,
     )
     if not existed:
         shutil.rmtree(leftover, ignore_errors=True)
     assert built.returncode == 0, built.stderr
-    return next(out.glob("hivedlab-*.whl"))
+    return next(out.glob("hivedlab-*.whl")), built.stdout + built.stderr
 
 
 def checkout_without_symlinks(destination: Path) -> Path:
@@ -55,8 +60,21 @@ def run_installed(site: Path, cwd: Path, *args: str) -> subprocess.CompletedProc
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_wheel(ROOT, tmp_path_factory.mktemp("wheel"))
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    return build_wheel_saying(ROOT, tmp_path_factory.mktemp("wheel"))
+
+
+@pytest.fixture(scope="module")
+def wheel(built: tuple[Path, str]) -> Path:
+    return built[0]
+
+
+def test_the_build_says_no_warning(built: tuple[Path, str]) -> None:
+    """`make run` installs the package: a data subfolder missing from `packages` printed ~300 lines of setuptools
+    warnings ("absent from the `packages` configuration") that look like failures."""
+    said = built[1]
+    assert "Building wheel" in said or "Created wheel" in said, said  # pip did pass the build's output on
+    assert "absent from" not in said and "Warning" not in said, said
 
 
 def test_the_wheel_holds_every_module_and_every_data_file(wheel: Path) -> None:

@@ -224,7 +224,7 @@ def test_a_hived_that_answers_an_error_is_named_by_its_status(cli, cluster, serv
 
 def test_no_token_file_is_a_usage_error(cli, cluster):
     result = cli("doctor", "--pai-url", cluster.pai.url, "--hived-url", cluster.hived.url)
-    assert result.code == 2 and result.err.count("\n") == 1 and "HIVEDLAB_PAI_TOKEN_FILE" in result.err
+    assert result.code == 2 and len(result.err_lines) == 1 and "HIVEDLAB_PAI_TOKEN_FILE" in result.err
 
 
 def env_record(folder, member, synced, offset_ms):

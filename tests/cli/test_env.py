@@ -339,3 +339,16 @@ def test_slow_pull_gives_the_hint_and_the_isolation_probe_runs(fake_bin, tmp_pat
     assert checks["gpu-isolation"]["ok"] is True
     assert "the first run took 300.0 s; registry mirrors configured: https://m" in (
         checks["registry-mirror"]["message"]["en"])
+
+
+def test_the_record_written_comes_with_the_command_that_copies_it_into_the_run_directory(tmp_path):
+    """00_check_env.py writes ./env/NAME.json on the member's machine; the run directory keeps it as
+    `env_record_name` says (`out/` by default)."""
+    from hivedlab.envcheck.command import copy_hint
+    from hivedlab.rundir import env_record_name
+
+    there = copy_hint("env/Carol.json", "Carol.json", here=False, lang="en")
+    assert there.endswith(f"scp env/Carol.json <user>@<dev-box>:<repository>/out/{env_record_name('Carol')}")
+    here = copy_hint("env/Alice.json", "Alice.json", here=True, lang="zh")
+    assert here.endswith(f"mkdir -p out/env/ && cp env/Alice.json out/{env_record_name('Alice')}")
+    assert here.startswith("把记录复制到 dev-box 上运行目录的 env/")

@@ -14,7 +14,7 @@ from tests.support.k8s_crd_server import FakeKubeApi
 def _error_line(err: str) -> str:
     """The one error line; before it only the progress line of the run being started."""
     *before, last = err.strip().splitlines()
-    assert all(line.startswith("running ") for line in before), err
+    assert all(line.startswith(("running ", "小组 / group: ")) for line in before), err  # and the group it used
     assert last.startswith("hivedlab run: error: ")
     return last
 

@@ -209,7 +209,7 @@ def test_command_bad_yaml(cli, tmp_path):
     bad = tmp_path / "services-configuration.yaml"
     bad.write_text("hivedscheduler:\n  config: |\n    a: 1\nx: [unclosed\n")
     result = cli("scheduler-config", "two-vc", "--services-config", str(bad), "--out", str(tmp_path / "o"))
-    assert result.code == 2 and "not valid YAML" in result.err and result.err.count("\n") == 1
+    assert result.code == 2 and "not valid YAML" in result.err and len(result.err_lines) == 1
 
 
 def test_help_and_bad_name(cli):
@@ -288,6 +288,6 @@ def test_out_without_services_config_is_refused_not_ignored(cli, tmp_path):
 def test_a_missing_services_config_says_where_quick_start_puts_it(cli, tmp_path):
     missing = tmp_path / "pai-deploy" / "cluster-cfg"
     result = cli("scheduler-config", "two-vc", "--services-config", str(missing), "--out", str(tmp_path / "o"))
-    assert result.code == 2 and result.err.count("\n") == 1
+    assert result.code == 2 and len(result.err_lines) == 1
     assert f"no {missing}: OpenPAI's quick-start (manual step 2) writes" in result.err
     assert "paictl.py config pull" in result.err

@@ -7,8 +7,9 @@ import pytest
 import yaml
 
 from hivedlab.checker.judging.pod_facts import LeafCell, vc_cells_from_config
-from hivedlab.lab_group.inventory import WARNING, Inventory, Member, inventory_problems
+from hivedlab.lab_group.inventory import Inventory, Member
 from hivedlab.lab_group.layouts import CONFIG_VCS, SIM_WORKER, cannot_hold, manual_layout, plan_layout, validate_layout
+from hivedlab.lab_group.rules import WARNING, inventory_problems
 
 
 def group(*gpus: int) -> Inventory:

@@ -53,7 +53,7 @@ def test_status_uses_the_programs_folder_up_recorded(cli: Callable[..., Any], ho
 
 def test_up_without_programs_is_one_line(cli: Callable[..., Any], home: Path) -> None:
     result = cli("rehearsal", "up")
-    assert result.code == 2 and "HIVEDLAB_REHEARSAL_PROGRAMS" in result.err and result.err.count("\n") == 1
+    assert result.code == 2 and "HIVEDLAB_REHEARSAL_PROGRAMS" in result.err and len(result.err_lines) == 1
 
 
 def test_a_home_inside_a_repository_is_refused(cli: Callable[..., Any], home: Path) -> None:

@@ -9,6 +9,8 @@ from pathlib import Path
 
 from tests.support.paths import ROOT
 
+EXAMPLE = "configs/group.example.yaml"  # named, so that a developer's own ./group.yaml at the root is not read
+
 
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     merged = dict(os.environ, PYTHONPATH=str(ROOT), **(env or {}))
@@ -22,7 +24,7 @@ def test_00_help_runs_without_the_package():
 
 
 def test_01_prints_the_step_then_writes(tmp_path):
-    done = run("labs/01_prepare_deploy.py", "--out", str(tmp_path / "d"), "--lang", "en",
+    done = run("labs/01_prepare_deploy.py", "--inventory", EXAMPLE, "--out", str(tmp_path / "d"), "--lang", "en",
                env={"HIVEDLAB_SSH_PASSWORD": "paiopen"})
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("[实验手册 2.1 / manual step 2.1]")
@@ -30,7 +32,7 @@ def test_01_prints_the_step_then_writes(tmp_path):
 
 
 def test_02_step_number_follows_the_config():
-    done = run("labs/02_switch_scheduler_config.py", "one-vc", "--lang", "en")
+    done = run("labs/02_switch_scheduler_config.py", "one-vc", "--inventory", EXAMPLE, "--lang", "en")
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("[实验手册 4.5 / manual step 4.5]") and "GPU-NODE-POOL" in done.stdout
     assert run("labs/02_switch_scheduler_config.py", "two-vc").stdout.startswith("[实验手册 4.1")

@@ -23,6 +23,8 @@ from tests.support.quick_charts import stub_charts
 USERS = ("alice", "bob", "carol", "dan")  # configs/group.example.yaml, the default inventory
 TURNS = ("priority", "opportunistic", "gang", "incremental")  # the manual's "按顺序依次实验" experiments
 
+EXAMPLE = "configs/group.example.yaml"  # named: a script reads the repository's group.yaml, which a developer may have
+
 
 def _records(log: Path) -> list[dict]:
     return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
@@ -117,14 +119,14 @@ def test_one_members_inconsistent_turn_makes_the_row_inconsistent(everyone: Path
 def test_check_reads_every_members_log_in_order(everyone: Path, cli) -> None:
     result = cli("check", str(everyone), "--format", "json")
     assert result.code == 0, result.err
-    paths = [Path(v["log"]["path"]).relative_to(everyone / "experiments").parent.as_posix()
+    paths = [Path(v["log"]["path"]).relative_to("experiments").parent.as_posix()
              for v in json.loads(result.out)]
     assert paths == ["vc-safety", *(f"{p}/{u}" for p in TURNS for u in USERS)]
 
 
 def test_member_names_a_member_of_the_inventory(cli: Callable[..., CliResult], tmp_path: Path) -> None:
     result = cli("run", "gang", "--member", "Eve", "--out", str(tmp_path))
-    assert result.code == 2 and result.err.count("\n") == 1 and "Traceback" not in result.err
+    assert result.code == 2 and len(result.err_lines) == 1 and "Traceback" not in result.err
     assert "no member 'Eve'" in result.err and "Alice, Bob, Carol, Dan" in result.err
     assert not (tmp_path / "experiments").exists()
     both = cli("run", "gang", "--member", "Bob", "--each-member", "--out", str(tmp_path))
@@ -183,7 +185,8 @@ def test_numbered_scripts_take_member(script: str, experiment: str, tmp_path: Pa
 
 def test_numbered_script_refuses_an_unknown_member_in_one_line(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, str(ROOT / "labs" / "06_gang.py"), "--member", "Mallory", "--out",
-                           str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+                           str(tmp_path), "--inventory", EXAMPLE], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.strip().count("\n") == 0 and "no member 'Mallory'" in done.stderr
     assert "Mallory" not in done.stdout and "轮到" not in done.stdout  # no "Mallory's turn" before the refusal
@@ -191,8 +194,8 @@ def test_numbered_script_refuses_an_unknown_member_in_one_line(tmp_path: Path) -
 
 def test_numbered_script_names_the_member_as_the_inventory_does(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, str(ROOT / "labs" / "04_priority.py"), "--member", "carol", "--out",
-                           str(tmp_path), "--no-report", "--lang", "en"], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
+                           str(tmp_path), "--no-report", "--lang", "en", "--inventory", EXAMPLE], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "轮到 Carol 提交 / Carol's turn to submit" in done.stdout
 

@@ -12,6 +12,8 @@ import pytest
 from hivedlab.plans.loader import load_plan, main_plans
 from tests.support.paths import ROOT
 
+EXAMPLE = "configs/group.example.yaml"  # named: a script reads the repository's group.yaml, which a developer may have
+
 SCRIPTS = {
     "03_vc_safety.py": "vc-safety",
     "04_priority.py": "priority",
@@ -31,7 +33,8 @@ def test_every_main_experiment_plan_has_a_numbered_script():
 def test_script_prints_its_step_and_runs_the_experiment(script, tmp_path, cli):
     experiment = SCRIPTS[script]
     done = subprocess.run(
-        [sys.executable, str(ROOT / "labs" / script), "--out", str(tmp_path), "--no-report", "--lang", "en"],
+        [sys.executable, str(ROOT / "labs" / script), "--out", str(tmp_path), "--no-report", "--lang", "en",
+         "--inventory", EXAMPLE],
         cwd=ROOT, capture_output=True, text=True, timeout=120,
     )
     assert done.returncode == 0, done.stderr
@@ -45,8 +48,10 @@ def test_script_prints_its_step_and_runs_the_experiment(script, tmp_path, cli):
 
 
 def _script(name: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(ROOT / "labs" / name), *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120)
+    """A numbered script run as a student runs it, with the example inventory named (a script reads the
+    repository's group.yaml, which a developer may have)."""
+    return subprocess.run([sys.executable, str(ROOT / "labs" / name), *args, "--inventory", EXAMPLE], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
 
 
 def test_a_script_run_again_simulates_again_and_keeps_the_earlier_run(tmp_path):

@@ -167,7 +167,7 @@ def test_ctrl_c_during_the_report_says_what_is_complete_and_how_to_finish(cli, t
     with monkeypatch.context() as patch:
         patch.setattr(hivedlab.runner, "run_pipeline", interrupted)
         result = cli("run", "gang", "--out", str(out))
-    assert result.code == 130 and result.err.count("\n") == 1
+    assert result.code == 130 and len(result.err_lines) == 1
     assert f"the experiments had finished and their evidence is in {out / 'experiments'}" in result.err
     assert f"finish with `hivedlab report {out}`" in result.err and "实验已经完成" in result.err
     assert (out / "experiments" / "gang" / "evidence.jsonl").is_file() and not (out / "report.md").exists()

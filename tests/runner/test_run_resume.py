@@ -21,7 +21,7 @@ def test_simulating_again_into_the_same_folder_needs_replace(cli, tmp_path):
     log = tmp_path / "experiments" / "gang" / "evidence.jsonl"
     first = log.read_bytes()
     again = cli("run", "gang", "--out", str(tmp_path), "--no-report")
-    errors = again.err.strip().splitlines()
+    errors = again.err_lines
     assert again.code == 2 and len(errors) == 1 and "--replace" in errors[0] and "Traceback" not in again.err
     assert log.read_bytes() == first
     assert cli("run", "gang", "--out", str(tmp_path), "--no-report", "--replace").code == 0

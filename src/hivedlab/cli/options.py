@@ -27,3 +27,10 @@ def add_out(parser: argparse.ArgumentParser, default: str | None = None, what: s
 
 def add_lang(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lang", choices=("zh", "en"), default="zh", help="language of user-facing text (default: zh)")
+
+
+def add_inventory(parser: argparse.ArgumentParser) -> None:
+    """`--inventory FILE`, read by every command through `hivedlab.lab_group.inventory.load_group`."""
+    parser.add_argument("--inventory", metavar="FILE",
+                        help="group inventory (default: ./group.yaml when there is one, else the example "
+                             "configs/group.example.yaml)")

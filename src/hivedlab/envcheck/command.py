@@ -70,7 +70,20 @@ def execute(args: argparse.Namespace, stdout: Optional[TextIO] = None) -> int:
         stdout.write(render_text(record, args.lang) + "\n")
         if out != "-":
             stdout.write(("记录已写入 " if args.lang == "zh" else "record written to ") + out + "\n")
+            stdout.write(copy_hint(out, os.path.basename(out), args.role == "dev-box", args.lang) + "\n")
     return 1 if failed_checks(record) else 0
+
+
+RUN_DIR_ENV = "out/env/"  # a run directory's machine records: `hivedlab.rundir.env_record_name` (out/ by default)
+
+
+def copy_hint(written: str, name: str, here: bool, lang: str) -> str:
+    """The command that copies a record into the run directory's env/ on the dev-box (here: this machine is it)."""
+    command = ("mkdir -p {0} && cp {1} {0}{2}".format(RUN_DIR_ENV, written, name) if here else
+               "scp {} <user>@<dev-box>:<repository>/{}{}".format(written, RUN_DIR_ENV, name))
+    if lang == "zh":
+        return "把记录复制到 dev-box 上运行目录的 env/（默认 {}）：{}".format(RUN_DIR_ENV, command)
+    return "copy it into the run directory's env/ on the dev-box ({} by default): {}".format(RUN_DIR_ENV, command)
 
 
 def _safe_name(name: str) -> str:

@@ -24,7 +24,8 @@ from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import parse_yaml
 from hivedlab.basics.resources import HIVED_CONFIGS
 from hivedlab.basics.text import Text
-from hivedlab.lab_group.inventory import LAB_CONFIG_GPUS, NO_WORKER, Inventory, Member
+from hivedlab.lab_group.inventory import Inventory, Member
+from hivedlab.lab_group.rules import LAB_CONFIG_GPUS, NO_WORKER
 from hivedlab.models.hived import ConfigError, load_config
 
 CONFIG_NAMES = ("two-vc", "one-vc")

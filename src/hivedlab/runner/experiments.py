@@ -15,9 +15,9 @@ from hivedlab.backends.protocol import RunInfo
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import write_atomic
 from hivedlab.evidence import EvidenceWriter, format_time, log_source
-from hivedlab.lab_group.inventory import Inventory
+from hivedlab.lab_group.inventory import Inventory, group_change, recorded_inventory
 from hivedlab.plans.loader import Plan
-from hivedlab.rundir import RunOutcome, RunRecord, evidence_path, verdicts_path
+from hivedlab.rundir import EVIDENCE, RunOutcome, RunRecord, evidence_path, verdicts_path
 from hivedlab.runner.run_types import BackendFactory, ExperimentRun, RunContext, Turn
 from hivedlab.runner.steps import run_plan
 from hivedlab.runner.turns import plan_turns
@@ -84,6 +84,8 @@ def prepare_folder(ctx: RunContext, turns: Sequence[Turn]) -> Path | None:
     """Check, before anything runs, that no recorded evidence would be lost; with `ctx.replace`, move earlier
     simulated runs of these experiments (log, verdicts, charts, job files) to `<out>/replaced/<UTC time>/`, which it
     returns (None when nothing was moved)."""
+    if _other_group(ctx):
+        return _move_all_aside(ctx)
     kept = [turn for turn in turns if log_source(evidence_path(_run_folder(ctx, turn)))]
     for turn in kept:
         evidence = evidence_path(_run_folder(ctx, turn))
@@ -108,6 +110,30 @@ def prepare_folder(ctx: RunContext, turns: Sequence[Turn]) -> Path | None:
                 target = aside / path.relative_to(ctx.out)
                 target.parent.mkdir(parents=True, exist_ok=True)
                 path.rename(target)
+    return aside
+
+
+def _other_group(ctx: RunContext) -> bool:
+    """Whether the folder's earlier runs are another group's: refused, unless a simulated run's --replace moves them
+    all aside (a folder holding real evidence is never moved)."""
+    earlier = recorded_inventory(ctx.run_dir.inventory_path)
+    if earlier is None:
+        return False
+    logs = [log for log in ctx.out.rglob(EVIDENCE) if ctx.run_dir.replaced_folder() not in log.parents]
+    movable = ctx.cluster == "sim" and all(log_source(log) in (None, "sim") for log in logs)
+    why = group_change(earlier, ctx.inventory, str(ctx.out), simulated=movable)
+    if why and not (movable and ctx.replace):
+        raise HivedlabError(why)
+    return why is not None
+
+
+def _move_all_aside(ctx: RunContext) -> Path:
+    """Move everything in the folder but `replaced/` to `replaced/<UTC time>/`, which it returns."""
+    aside = ctx.run_dir.replaced_folder(datetime.now(timezone.utc).strftime("%Y%m%dt%H%M%S%f"))
+    aside.mkdir(parents=True)
+    for path in sorted(ctx.out.iterdir()):
+        if path != ctx.run_dir.replaced_folder():
+            path.rename(aside / path.name)
     return aside
 
 

@@ -154,6 +154,6 @@ def test_feedback_shows_the_commands_it_names_as_code_and_escapes_the_rest(tmp_p
     escaped."""
     root = make_run_dir(tmp_path / "g1", with_env=False)
     feedback = feedback_md(grade_one("g1", root, RUBRIC, LAB, fake_judge), RUBRIC)
-    assert "run `hivedlab env` on every member's machine" in feedback and "\\`" not in feedback
+    assert "run `python3 labs/00_check_env.py` on every member's machine" in feedback and "\\`" not in feedback
     hostile = feedback_md(grade_one("<b>|x", root, RUBRIC, LAB, fake_judge), RUBRIC)
     assert "&lt;b&gt;\\|x" in hostile and "<b>" not in hostile

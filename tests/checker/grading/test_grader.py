@@ -96,7 +96,8 @@ def test_missing_files_each_cost_their_item_with_the_reason(tmp_path: Path) -> N
     (root / "experiments" / "priority" / "verdicts.json").unlink()
     grade = _grade(root)
     scores = {s.item.id: s for s in grade.items}
-    assert scores["environment"].points == 0 and "hivedlab env" in scores["environment"].en
+    assert scores["environment"].points == 0
+    assert "looked in env/ (the run directory's env/<member>.json)" in scores["environment"].en
     assert scores["claims"].points == 0
     assert scores["priority.evidence"].points == pytest.approx(4 * 5 / 6, abs=0.01)
     assert "verdicts.json present" in scores["priority.evidence"].en

@@ -58,7 +58,7 @@ def test_missing_env_records_on_a_real_cluster_are_named(run_dir):
     as_real_cluster(run_dir)
     md = render(run_dir, "en")
     for name in ("Alice", "Bob", "Carol", "Dan"):
-        assert f"No environment record for {name} (env/{name}.json)" in md
+        assert f"No environment record for {name} in the run directory (env/{name}.json)" in md
     assert "| OpenPAI version | missing | missing | missing | missing |" in md
 
 

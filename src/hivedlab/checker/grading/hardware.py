@@ -15,7 +15,7 @@ from typing import Any
 from hivedlab.checker.grading.grade_findings import GradeFinding
 from hivedlab.checker.grading.grader import GroupResult
 from hivedlab.env_record import EnvRecord
-from hivedlab.lab_group.inventory import LAB_CONFIG_GPUS
+from hivedlab.lab_group.rules import LAB_CONFIG_GPUS
 from hivedlab.rundir import RUN_RECORD
 
 

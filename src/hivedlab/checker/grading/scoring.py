@@ -32,7 +32,7 @@ from hivedlab.checker.grading.submission import deployment_text
 from hivedlab.checker.judging.rules.rule_base import INCONCLUSIVE, INCONSISTENT
 from hivedlab.checker.judging.verdicts import VERDICT_TEXT
 from hivedlab.env_record import EnvRecord
-from hivedlab.rundir import REPORT_MD, env_record_name
+from hivedlab.rundir import ENV, REPORT_MD, env_record_name
 
 FINISHED = ("finished", "completed", "done", "ok", "success")
 
@@ -198,8 +198,10 @@ def score_environment(group: GroupResult) -> tuple[float, str, str, tuple[str, .
     if sub.inventory is None:
         return 0.0, "no group inventory, so no environment table", "没有小组清单，无法填写实验环境表", ()
     if not sub.env:
-        return 0.0, "no environment records (env/*.json): run `hivedlab env` on every member's machine",\
-            "没有环境记录（env/*.json）：请在每位组员的机器上运行 `hivedlab env`", ()
+        return 0.0, f"no environment records: looked in {sub.base}{ENV}/ (the run directory's {ENV}/<member>.json); "\
+            "run `python3 labs/00_check_env.py` on every member's machine and copy each record there",\
+            f"没有环境记录：查找了 {sub.base}{ENV}/（运行目录的 {ENV}/<组员>.json）；请在每位组员的机器上运行 "\
+            "`python3 labs/00_check_env.py` 并把记录复制到这里", ()
     cells = filled = 0
     missing: list[str] = []
     openpai = any(_filled(r.openpai_version) for r in sub.env.values()) or bool(

@@ -25,6 +25,7 @@ from hivedlab.checker.judging.verdicts import (
 )
 from hivedlab.evidence import EvidenceLog, iter_evidence
 from hivedlab.plans.loader import ruleset_for
+from hivedlab.rundir import RUN_HOMES, run_location
 
 __all__ = ["ExperimentVerdict", "Judge", "Judgement", "judge_evidence", "judge_file", "render_json", "render_text",
            "to_json"]
@@ -54,8 +55,17 @@ def judge_file(path: str | Path, experiment: str | None = None,
     if stream.count == 0:
         raise HivedlabError(f"{path}: not an evidence log (no JSON Lines evidence record in it)")
     return _judge_folded(builder, experiment, hived_config_text, str(path),
-                         lambda tl: LogSummary(str(path), stream.count, stream.chain_ok, stream.first_broken_seq,
-                                               stream.warnings, tl.source, tl.end_status, stream.sources))
+                         lambda tl: LogSummary(log_name(Path(path)), stream.count, stream.chain_ok,
+                                               stream.first_broken_seq, stream.warnings, tl.source, tl.end_status,
+                                               stream.sources))
+
+
+def log_name(log: Path) -> str:
+    """A log as its verdicts name it: relative to its run directory (`experiments/<id>/evidence.jsonl`, never an
+    absolute path of the machine that judged it); a log outside a run directory as given."""
+    run_dir, _run = run_location(log)
+    relative = log.resolve().relative_to(run_dir)
+    return relative.as_posix() if relative.parts[0] in RUN_HOMES else str(log)
 
 
 def judge_evidence(log: EvidenceLog, experiment: str) -> Judgement:

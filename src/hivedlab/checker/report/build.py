@@ -21,6 +21,7 @@ from markupsafe import Markup
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import write_atomic
 from hivedlab.basics.resources import REPORT_TEMPLATES
+from hivedlab.basics.text import Text
 from hivedlab.checker.report import charts as chart_module
 from hivedlab.checker.report.context import build_claims, build_context, experiment_name
 from hivedlab.checker.report.contrast import contrast_section
@@ -196,5 +197,6 @@ def build_report(
     write_atomic(html_path, html_text)
     write_atomic(md_path, md_text)
     inconclusive = tuple(e["id"] for e in claims["experiments"] if e["verdict"] == "inconclusive")
-    problems = tuple(inputs.problems) + tuple(p for e in inputs.experiments for p in e.problems)
+    problems = tuple(p.en if isinstance(p, Text) else p
+                     for p in (*inputs.problems, *(q for e in inputs.experiments for q in e.problems)))
     return ReportResult(md_path, html_path, claims_path, tuple(chart_files), inconclusive, problems)

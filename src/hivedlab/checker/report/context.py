@@ -12,13 +12,14 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from hivedlab.basics.clock import date_time
-from hivedlab.basics.text import first_statement
+from hivedlab.basics.text import Text, first_statement
 from hivedlab.checker.judging.rules.rule_base import INCONCLUSIVE
 from hivedlab.checker.judging.verdicts import VERDICT_LABEL, VERDICT_TEXT, combined_verdict
 from hivedlab.checker.report.charts import TaskAttempt
 from hivedlab.checker.report.environment import environment, hardware
-from hivedlab.checker.report.inputs import ExperimentInputs, RunInputs
+from hivedlab.checker.report.inputs import ExperimentInputs, RunInputs, Said
 from hivedlab.checker.report.timeline import Rejection
+from hivedlab.checker.report.whose import first_turn, in_inventory, whose_phrase, whose_runs
 from hivedlab.checker.report.wording import (
     EXPLANATION_PROMPT_OTHER,
     EXPLANATION_PROMPTS,
@@ -54,32 +55,6 @@ def verdict_of(exp: ExperimentInputs) -> str:
     return combined_verdict(run_verdict(t) for t in exp.turns) if exp.turns else run_verdict(exp)
 
 
-def whose_runs(exp: ExperimentInputs, names: Mapping[str, str]) -> list[str]:
-    """The members whose runs an experiment covers, by their names: each turn's member, or who submitted."""
-    users = [u for t in exp.turns or (exp,) for u in (t.submitters or ((t.member,) if t.member else ()))]
-    return [names.get(u, u) for u in dict.fromkeys(users)]
-
-
-def _whose(exp: ExperimentInputs, names: Mapping[str, str], lang: str) -> str:
-    """`(Alice's turn)`, `(runs of Alice, Bob: each in turn)`, `(submitted by Alice, Bob at once)`; "" when unknown."""
-    who = whose_runs(exp, names)
-    if not who:
-        return ""
-    listed = ("、" if lang == "zh" else ", ").join(who)
-    if len(exp.turns) > 1:
-        # the run shown first: its member's turn, or (a run without --member) whoever submitted it
-        shown = (exp.member,) if exp.member else exp.submitters
-        first = ("、" if lang == "zh" else ", ").join(names.get(u, u) for u in dict.fromkeys(shown)) or listed
-        if len(who) == 1:  # one member's runs, with and without --member
-            return in_lang(lang, f"（{listed} 的 {len(exp.turns)} 次运行；下面是第一次）",
-                      f"({listed}'s {len(exp.turns)} runs; what follows is the first)")
-        return in_lang(lang, f"（{listed} 依次各做一遍；下面是 {first} 的运行）",
-                  f"(runs of {listed}, each in turn; what follows is {first}'s run)")
-    if len(who) > 1:
-        return in_lang(lang, f"（{listed} 同时提交）", f"(submitted by {listed} at once)")
-    return in_lang(lang, f"（{listed} 的运行）", f"({listed}'s run)")
-
-
 def _turn(turn: ExperimentInputs, names: Mapping[str, str], lang: str, link: Link, chart: str | None) -> dict[str, Any]:
     """One member's turn in an experiment's section: whose, its verdict, its first answer, its files."""
     verdict = run_verdict(turn)
@@ -87,7 +62,9 @@ def _turn(turn: ExperimentInputs, names: Mapping[str, str], lang: str, link: Lin
     files = [f"[{EVIDENCE}]({link(turn.evidence)})"] if turn.evidence else []
     if chart:
         files.append(f"[{CHART_PNG}]({chart})")
-    who = ", ".join(names.get(u, u) for u in turn.submitters) or names.get(turn.member, turn.member)
+    known = [names.get(u, u) for u in turn.submitters if in_inventory(u, names)]
+    member = names.get(turn.member, turn.member) if in_inventory(turn.member, names) else ""
+    who = ", ".join(known) or member
     if not turn.member:  # beside the members' turns: the run made without --member (the first member's)
         who += "（未指定 --member 的运行）" if lang == "zh" else " (the run without --member)"
     return {
@@ -100,6 +77,14 @@ def _turn(turn: ExperimentInputs, names: Mapping[str, str], lang: str, link: Lin
     }
 
 
+def problem_line(problem: Said, lang: str) -> str:
+    """A problem with the run directory as a note in the report's language: `注意：…` in Chinese only when it is
+    said in Chinese (an English text, from an exception or a timeline, keeps an English `Note:`)."""
+    if isinstance(problem, Text) and lang == "zh":
+        return "注意：" + md(problem.zh)
+    return "Note: " + md(problem.en if isinstance(problem, Text) else problem)
+
+
 def inconclusive_reasons(exp: ExperimentInputs, lang: str) -> list[str]:
     """Why an experiment could not be judged: the verdict's `missing` list, else the inputs' problems."""
     reasons = []
@@ -108,10 +93,20 @@ def inconclusive_reasons(exp: ExperimentInputs, lang: str) -> list[str]:
             reasons.append(pick(item, lang) if not isinstance(item, dict) or "zh" in item or "en" in item
                            else ", ".join(f"{k}: {v}" for k, v in item.items()))
     if not reasons:
-        reasons = list(exp.problems)
+        reasons = [p.get(lang) if isinstance(p, Text) else p for p in exp.problems]
     if not reasons:
         reasons = [in_lang(lang, "判定结果未说明原因", "the verdict gives no reason")]
     return reasons
+
+
+def run_span(started: str, finished: str) -> dict[str, str]:
+    """The header's `started – finished`: the end alone when it is the start's second ("运行于 00:22:52 – 00:22:52"
+    said one instant twice), its clock time alone on the same day."""
+    if finished == started:
+        finished = ""
+    elif finished[:11] == started[:11] and " " in finished:
+        finished = finished.split(" ", 1)[1]
+    return {"started": md(started), "finished": md(finished)}
 
 
 def instant(text: str) -> str:
@@ -219,7 +214,7 @@ def experiment(exp: ExperimentInputs, number: int, lang: str, link: Link, chart:
     label = VERDICT_LABEL[verdict].get(lang)
     items = answers(exp, lang)
     questions = _by_question(items, lang)
-    whose = _whose(exp, names, lang)
+    whose = whose_phrase(exp, names, lang)
     sentences = [f"**{md(label)}**" + (in_lang(lang, "", " ") + md(whose) if whose else "")]
     summaries = [md(item["summary"]) for item in items if item["summary"]]
     if summaries:
@@ -259,12 +254,11 @@ def experiment(exp: ExperimentInputs, number: int, lang: str, link: Link, chart:
         "simulated": exp.timeline.source == "sim",
         "explanation_id": "explanation-" + re.sub(r"[^A-Za-z0-9_.-]", "-", exp.id),
         "explanation_prompt": in_lang(lang, *EXPLANATION_PROMPTS.get(exp.id, EXPLANATION_PROMPT_OTHER)),
-        "problems": [md(p) for p in exp.problems],
+        "problems": [problem_line(p, lang) for p in exp.problems],
         "whose": md(whose),
         # each member's turn (when members took turns); the fields above are then the first run's
         "turns": [_turn(t, names, lang, link, (charts or {}).get(t.folder)) for t in exp.turns],
-        "first_turn": md(names.get(exp.member, exp.member) if exp.member else ", ".join(
-            names.get(u, u) for u in exp.submitters)) if exp.turns else "",
+        "first_turn": first_turn(exp, names, lang) if exp.turns else "",
         "optional": exp.plan.optional,
         "first_optional": False,  # set by build_context on the first optional experiment (its section's heading)
     }
@@ -320,8 +314,7 @@ def build_context(inputs: RunInputs, lang: str, link: Link, charts: dict[str, st
         "version": md(record.hivedlab_version if record else ""),
         "cluster": inputs.cluster,
         "seed": md(str(record.seed) if record else ""),
-        "started": md(instant(record.started if record else "")),
-        "finished": md(instant(record.finished or "" if record else "")),
+        **run_span(instant(record.started if record else ""), instant(record.finished or "" if record else "")),
         "openpai_version": md(inputs.openpai_version),
         "hardware": hardware(inputs, lang),
         "env": environment(inputs, lang),
@@ -329,7 +322,7 @@ def build_context(inputs: RunInputs, lang: str, link: Link, charts: dict[str, st
         "optional": optional,  # optional plans (e.g. reconfig): a section of their own after the main ones
         "smoke": experiment(inputs.smoke, 0, lang, link, None) if inputs.smoke else None,
         "inconclusive": [e for e in experiments + optional if e["verdict"] == "inconclusive"],
-        "problems": [md(p) for p in inputs.problems],
+        "problems": [problem_line(p, lang) for p in inputs.problems],
     }
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from hivedlab.checker.report.inputs import MemberInfo, PrintedEnv, RunInputs
 from hivedlab.checker.report.wording import ENV_GROUP_EN, ENV_ROWS, cell, in_lang, md
+from hivedlab.rundir import env_record_name
 
 _SIM = {"zh": "模拟集群，无此记录", "en": "simulated cluster, not recorded"}
 _NO_RECORD = {"zh": "缺少环境记录", "en": "no environment record"}
@@ -84,17 +85,20 @@ def _env_notes(columns: list[tuple[str, MemberInfo | None, PrintedEnv | None]], 
         notes.append(in_lang(
             lang,
             "本次实验运行在 hivedlab 的模拟集群上，没有真实机器：表中不填写硬件和软件环境。"
-            "在真实集群上做实验时，每位组员在自己的机器上运行 `hivedlab env --format json --out env/<姓名>.json`。",
+            "在真实集群上做实验时，每位组员在自己的机器上运行 `python3 labs/00_check_env.py --member 姓名 --role …`，"
+            f"再把记录复制到运行目录的 `{env_record_name('<姓名>')}`。",
             "The experiments ran on hivedlab's simulated cluster, so there are no real machines: the table leaves "
             "hardware and software empty. On a real cluster every member runs "
-            "`hivedlab env --format json --out env/<name>.json` on their own machine.",
+            "`python3 labs/00_check_env.py --member NAME --role …` on their own machine and copies the record into "
+            f"the run directory as `{env_record_name('<name>')}`.",
         ))
     for name, member, record in columns:
         if record is None and inputs.cluster != "sim":
-            notes.append(in_lang(lang, f"缺少 {md(name)} 的环境记录（env/{md(name)}.json）："
-                                  "请在其机器上运行 `hivedlab env`。",
-                            f"No environment record for {md(name)} (env/{md(name)}.json): run `hivedlab env` on "
-                            "that machine."))
+            notes.append(in_lang(lang, f"运行目录中缺少 {md(name)} 的环境记录（{md(env_record_name(name))}）："
+                                  "请在其机器上运行 `python3 labs/00_check_env.py`，再把记录复制到这里。",
+                            f"No environment record for {md(name)} in the run directory "
+                            f"({md(env_record_name(name))}): run `python3 labs/00_check_env.py` on that machine and "
+                            "copy the record here."))
         if member is not None and not member.hostname and not (record and record.hostname):
             notes.append(in_lang(lang, f"{md(name)} 没有主机名（组员清单和环境记录中都没有）。",
                             f"{md(name)} has no hostname (neither in the group inventory nor in an environment "

@@ -37,6 +37,11 @@ from hivedlab.rundir import (
 UNKNOWN = "unknown"
 
 
+
+# A problem reading the run directory: in both languages where hivedlab words it, else the English it was given
+# (an exception's text, a timeline's note). The report says it in its language (`context.problem_line`).
+Said = str | Text
+
 @dataclass(frozen=True)
 class MemberInfo:
     name: str
@@ -122,7 +127,7 @@ class ExperimentInputs:
     timeline: ExperimentTimeline
     nodes: tuple[str, ...] = ()
     vc_nodes: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    problems: tuple[str, ...] = ()
+    problems: tuple[Said, ...] = ()
     folder: str = ""  # run-dir-relative folder of this run: experiments/<id>, or experiments/<id>/<user> for a turn
     member: str = ""  # the user whose turn this run is ("" for the group's run in experiments/<id>/)
     submitters: tuple[str, ...] = ()  # the users whose jobs the run submitted (run.json `members`), when recorded
@@ -140,7 +145,7 @@ class RunInputs:
     env: dict[str, PrintedEnv]
     openpai_version: str
     experiments: tuple[ExperimentInputs, ...]
-    problems: tuple[str, ...] = ()
+    problems: tuple[Said, ...] = ()
     smoke: ExperimentInputs | None = None  # the smoke test (manual 3.2): a short section, not an experiment row
 
 
@@ -237,10 +242,11 @@ def load_experiment(
     folder = where.run_folder(run_id)
     rel = folder.relative_to(run_dir).as_posix()
     plan = plan_info(experiment)
-    problems: list[str] = []
+    problems: list[Said] = []
     if outcome is not None and outcome.status not in ("", "finished"):
-        problems.append(f"the run of {run_id} did not finish: {outcome.status}"
-                        + (f" ({outcome.reason})" if outcome.reason else ""))
+        why = f" ({outcome.reason})" if outcome.reason else ""
+        problems.append(Text(f"{run_id} 的运行没有完成：{outcome.status}{why}",
+                             f"the run of {run_id} did not finish: {outcome.status}{why}"))
     verdict: dict[str, Any] | None = None
     log = evidence_path(folder)
     if verdicts_path(folder).is_file():
@@ -253,14 +259,16 @@ def load_experiment(
         try:
             verdict = to_json(judge_file(log, experiment))
         except HivedlabError as exc:
-            problems.append(f"{rel}/{VERDICTS} is missing and the log cannot be judged: {exc}")
+            problems.append(Text(f"缺少 {rel}/{VERDICTS}，证据日志也无法判定：{exc}",
+                                 f"{rel}/{VERDICTS} is missing and the log cannot be judged: {exc}"))
         else:
-            problems.append(f"{rel}/{VERDICTS} is missing: judged now from the evidence log")
+            problems.append(Text(f"缺少 {rel}/{VERDICTS}：已根据证据日志重新判定",
+                                 f"{rel}/{VERDICTS} is missing: judged now from the evidence log"))
     else:
-        problems.append(f"{rel}/{VERDICTS} is missing")
+        problems.append(Text(f"缺少 {rel}/{VERDICTS}", f"{rel}/{VERDICTS} is missing"))
     evidence = f"{rel}/{EVIDENCE}" if log.is_file() else None
     if evidence is None:
-        problems.append(f"{rel}/{EVIDENCE} is missing")
+        problems.append(Text(f"缺少 {rel}/{EVIDENCE}", f"{rel}/{EVIDENCE} is missing"))
     timeline = timeline_for_chart(log, run_tag) if evidence else ExperimentTimeline()
     problems.extend(timeline.problems)
     vc_nodes, problem = _vc_nodes(run_dir, plan, timeline)
@@ -301,7 +309,7 @@ def load_run(run_dir: Path) -> RunInputs:
     """Everything the report prints, read from a run directory (see docs/architecture.md, "Run directory")."""
     if not run_dir.is_dir():
         raise HivedlabError(f"{run_dir}: not a run directory (no such folder)")
-    problems: list[str] = []
+    problems: list[Said] = []
     where = RunDir(run_dir)
     record: RunRecord | None = None
     if where.record_path.is_file():
@@ -311,7 +319,8 @@ def load_run(run_dir: Path) -> RunInputs:
         else:
             record = RunRecord.from_json(data)
     else:
-        problems.append(f"{RUN_RECORD} is missing: the cluster the experiments ran on is unknown")
+        problems.append(Text(f"缺少 {RUN_RECORD}：不知道实验运行在哪种集群上",
+                             f"{RUN_RECORD} is missing: the cluster the experiments ran on is unknown"))
     ids = where.experiment_ids()
     if not ids and record is None:
         raise HivedlabError(f"{run_dir}: not a run directory (no {RUN_RECORD} and no {where.experiments_dir.name}/)")
@@ -334,7 +343,7 @@ def load_run(run_dir: Path) -> RunInputs:
         env=env,
         openpai_version=record.openpai_version if record else "",
         experiments=experiments,
-        problems=tuple(problems + member_problems + env_problems),
+        problems=(*problems, *member_problems, *env_problems),
         smoke=next((x for x in loaded if is_smoke(x.id)), None),
     )
 

@@ -7,13 +7,14 @@ are expected and reported as notes, and it is an error if it is accepted after a
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from hivedlab.basics.resources import HIVED_CONFIGS
-from hivedlab.checker.validate.hived import check_hived_config, check_services_config
+from hivedlab.checker.validate.hived import check_addresses, check_hived_config, check_services_config
 from hivedlab.checker.validate.inventory import check_inventory
 from hivedlab.checker.validate.jobs import HivedTarget, check_job, prepare_target
 from hivedlab.checker.validate.kubeflow import SCHEMA_FILES, check_manifests
@@ -152,14 +153,17 @@ def validate_paths(
     strict: bool = False,
     user: str = "admin",
     as_walk: bool = False,
+    inventory: str | Path | None = None,
 ) -> Report:
-    """Validate files and folders; raises InputError only for an unusable --hived-config.
+    """Validate files and folders; raises InputError only for an unusable --hived-config (or --inventory).
 
     `as_walk`: treat named files as if a folder walk had found them (YAML of unknown kind skipped, files under a
-    rejected/ folder expected to be refused), for pre-commit, which names every changed file.
+    rejected/ folder expected to be refused), for pre-commit, which names every changed file. With an inventory
+    (`inventory`, or one among the files) each HiveD config's node addresses are checked against its workers.
     """
     del strict  # the verdict is the caller's: Report.exit_code(strict)
     inputs, findings = _expand(paths)
+    group = _group_workers(inventory, inputs)
     unreadable = any(f.rule == "input-unreadable" for f in findings)
     cache: list[list[HivedTarget]] = [load_targets(hived_configs)] if hived_configs else []
 
@@ -180,7 +184,7 @@ def validate_paths(
             unreadable = unreadable or cannot
             continue
         assert text is not None
-        found, kind = _validate_text(text, size, name, item, targets, user)
+        found, kind = _validate_text(text, size, name, item, targets, user, group)
         if kind:
             kinds[name] = kind
         if item.expect_rejection:
@@ -195,8 +199,15 @@ def _expected(found: list[ValidationFinding], name: str) -> list[ValidationFindi
         return found + [ValidationFinding("expected-rejection", ERROR, name, 0, 0, "",
                                           "this file is under a rejected/ folder, "
                                 "so it is meant to be refused, but it passes: fix it or move it out")]
-    return [ValidationFinding(f.rule, NOTE, f.file, f.line, f.col, f.pointer, "expected rejection: " + f.message)
+    return [ValidationFinding(f.rule, NOTE, f.file, f.line, f.col, f.pointer,
+                              "expected rejection: " + _without_fix(f.message))
             if f.severity == ERROR else f for f in found]
+
+
+def _without_fix(message: str) -> str:
+    """A refusal without the fix hint that follows it (`… (HTTP 400 Code): ask for fewer cells…`): a file under
+    rejected/ is meant to be refused, so there is nothing to fix."""
+    return re.sub(r"(\(HTTP [^)]*\)): .*$", r"\1", message, flags=re.DOTALL)
 
 
 def _validate_manifests(text: str, name: str, walked: bool) -> tuple[list[ValidationFinding], str | None]:
@@ -211,8 +222,33 @@ def _validate_manifests(text: str, name: str, walked: bool) -> tuple[list[Valida
     return check_manifests(manifests, name), "manifests"
 
 
+def _group_workers(inventory: str | Path | None, inputs: Sequence[_Input]) -> tuple[tuple[str, ...], str]:
+    """The worker hostnames of the inventory given (--inventory, else the first inventory among the files) and its
+    name; none without one."""
+    candidates = [Path(inventory)] if inventory else [item.path for item in inputs if not item.walked]
+    for path in candidates:
+        text, _size, problem, _cannot = _read(path)
+        if text is None:
+            if inventory:
+                raise InputError(f"--inventory {path}: {problem.message if problem else 'cannot read'}")
+            continue
+        try:
+            data = parse_yaml(text).data
+        except YamlError as exc:
+            if inventory:
+                raise InputError(f"--inventory {path}:{exc.line}:{exc.col}: {exc.message}") from None
+            continue
+        if kind_of(data) == "inventory":
+            members = data.get("members")
+            return tuple(str(m["hostname"]) for m in members if isinstance(m, Mapping) and m.get("hostname")
+                         and "worker" in (m.get("roles") or ())), str(path)
+        if inventory:
+            raise InputError(f"--inventory {path}: not a group inventory (no members)")
+    return (), ""
+
+
 def _validate_text(text: str, size: int, name: str, item: _Input, targets: Callable[[], list[HivedTarget]],
-                   user: str) -> tuple[list[ValidationFinding], str | None]:
+                   user: str, group: tuple[tuple[str, ...], str]) -> tuple[list[ValidationFinding], str | None]:
     if not text.strip():
         return [ValidationFinding("file-empty", WARNING, name, 0, 0, "", "empty file: nothing to validate")], None
     if looks_like_manifests(text):
@@ -242,7 +278,8 @@ def _validate_text(text: str, size: int, name: str, item: _Input, targets: Calla
     if kind == "job":
         return dialect + check_job(data, parsed.positions, name, targets(), user, size), "job"
     if kind == "hived":
-        return dialect + check_hived_config(data, parsed.positions, name), "hived"
+        return dialect + check_hived_config(data, parsed.positions, name) + check_addresses(
+            data, parsed.positions, name, *group), "hived"
     if kind == "services":
         found, _config = check_services_config(data, parsed.positions, name, text)
         return dialect + found, "services"

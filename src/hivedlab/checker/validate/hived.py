@@ -4,9 +4,10 @@ and the mistakes HiveD accepts silently (docs/hived-config-and-cells.md#the-conf
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from hivedlab.checker.validate.validation_findings import ERROR, NOTE, WARNING, ValidationFinding, locate
@@ -42,6 +43,7 @@ def check_hived_config(
         load_config(data)
     except ConfigError as exc:
         out.add("hived-load", ERROR, exc.pointer, f"HiveD refuses this config at start-up: {exc.message}")
+        _over_capacity(data, exc.message, out)
     except (RecursionError, ValueError, TypeError, KeyError, AttributeError) as exc:
         out.add("hived-load", ERROR, "", f"HiveD refuses this config at start-up: {type(exc).__name__}: {exc}")
     if not isinstance(data, Mapping):
@@ -54,6 +56,67 @@ def check_hived_config(
     _check_cells(physical, types, out)
     _check_vcs(data, physical, types, out)
     return out.items
+
+
+_INSUFFICIENT = re.compile(r"Insufficient physical cells at chain (\S+) level \d+: (\d+) needed, (\d+) available")
+
+
+def _over_capacity(data: Any, message: str, out: _Out) -> None:
+    """HiveD names the chain's first VC; point at the last VC that asks for the chain, the one that tipped it over
+    (an extra `vc2`), with the fix."""
+    found = _INSUFFICIENT.search(message)
+    vcs = data.get("virtualClusters") if isinstance(data, Mapping) else None
+    if not found or not isinstance(vcs, Mapping):
+        return
+    chain, need, available = found.groups()
+    users = [str(vc) for vc, spec in vcs.items() if isinstance(spec, Mapping) and any(
+        isinstance(cell, Mapping) and str(cell.get("cellType", "")).split(".")[0] == chain
+        for cell in spec.get("virtualCells") or [] if isinstance(spec.get("virtualCells"), list))]
+    if len(users) < 2:
+        return
+    last = users[-1]
+    out.add("hived-vc", ERROR, f"/virtualClusters/{escape(last)}",
+            f"VCs {', '.join(users)} together ask for {need} cells of chain {chain}, which has {available}: VC {last} "
+            f"is one too many; remove {last} (or lower the cellNumber of a VC), or give the chain more nodes")
+
+
+def check_addresses(data: Any, positions: Mapping[str, tuple[int, int]], file: str, workers: tuple[str, ...],
+                    inventory: str) -> list[ValidationFinding]:
+    """Each node's cellAddress against the inventory's worker hostnames (`validate` given both): a node the group
+    does not have never joins, and HiveD keeps its cells waiting."""
+    out = _Out(file, positions)
+    physical = data.get("physicalCluster") if isinstance(data, Mapping) else None
+    if not isinstance(physical, Mapping) or not workers:
+        return []
+    raw_types = physical.get("cellTypes")
+    types = ({str(k): v for k, v in raw_types.items() if isinstance(v, Mapping)}
+             if isinstance(raw_types, Mapping) else {})
+    for pointer, node in _node_addresses(physical.get("physicalCells"), types):
+        if node not in workers:
+            close = difflib.get_close_matches(node, workers, n=1, cutoff=0.6)
+            fix = f"did you mean {close[0]}?" if close else "use one of them."
+            out.add("hived-inventory", ERROR, pointer + "/cellAddress",
+                    f"node {node} is not a worker's hostname in {inventory} ({', '.join(workers)}): {fix} HiveD "
+                    "would keep its cells waiting for a node that never joins")
+    return out.items
+
+
+def _node_addresses(cells: Any, types: Mapping[str, Mapping[str, Any]]) -> Iterator[tuple[str, str]]:
+    """(pointer, node name) of every node-level cell with a cellAddress, in config order."""
+    stack = [(cell, f"/physicalCluster/physicalCells/{i}", str(cell.get("cellType")), 0)
+             for i, cell in enumerate(cells if isinstance(cells, list) else []) if isinstance(cell, Mapping)][::-1]
+    while stack:
+        cell, ptr, cell_type, depth = stack.pop()
+        spec = types.get(cell_type)
+        if spec is None or depth > 64:
+            continue
+        if spec.get("isNodeLevel") is True and cell.get("cellAddress") is not None:
+            yield ptr, str(cell["cellAddress"]).rsplit("/", 1)[-1]
+            continue
+        children = cell.get("cellChildren")
+        kids = list(enumerate(children)) if isinstance(children, list) else []
+        stack += [(child, f"{ptr}/cellChildren/{j}", str(spec.get("childCellType")), depth + 1)
+                  for j, child in reversed(kids) if isinstance(child, Mapping)]
 
 
 def _leaf_types(types: Mapping[str, Mapping[str, Any]]) -> set[str]:

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hivedlab.checker.validate.validation_findings import ValidationFinding, locate
-from hivedlab.lab_group.inventory import inventory_problems
+from hivedlab.lab_group.rules import inventory_problems
 
 
 def check_inventory(data: Mapping[str, Any], positions: Mapping[str, tuple[int, int]],

@@ -27,8 +27,8 @@ from hivedlab.backends.pai.users import TOKEN_LIFETIME_DAYS, create_user, get_us
 from hivedlab.basics.errors import EXIT_FINDINGS, HivedlabError
 from hivedlab.basics.secrets import read_secret, refuse_inside_repository, write_secret
 from hivedlab.basics.text import Text
-from hivedlab.cli.options import add_format, add_lang, new_parser
-from hivedlab.lab_group.inventory import load_inventory
+from hivedlab.cli.options import add_format, add_inventory, add_lang, new_parser
+from hivedlab.lab_group.inventory import load_group
 
 ADMIN_TOKEN_ENV = "HIVEDLAB_PAI_ADMIN_TOKEN"
 ADMIN_TOKEN_FILE_ENV = "HIVEDLAB_PAI_ADMIN_TOKEN_FILE"
@@ -63,7 +63,7 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
         "为组员创建 OpenPAI 用户、授权 VC、登录并把 token 写入权限为 600 的文件（手册 3.1）。",
         EXAMPLES,
     )
-    parser.add_argument("--inventory", metavar="FILE", help="group inventory (default: the shipped example)")
+    add_inventory(parser)
     parser.add_argument("--pai-url", metavar="URL",
                         help=f"the OpenPAI master (default: {PAI_URL_ENV}, else http://<the inventory's master ip>)")
     parser.add_argument("--admin-token-file", metavar="FILE",
@@ -194,7 +194,7 @@ def merge_tokens(path: Path, tokens: dict[str, str]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    inventory = load_inventory(args.inventory)
+    inventory = load_group(args.inventory)
     tokens_path = Path(args.tokens_out).expanduser()
     refuse_inside_repository(tokens_path.parent, "the token file",
                              f"give a file outside it with --tokens-out (default: {DEFAULT_TOKENS})")

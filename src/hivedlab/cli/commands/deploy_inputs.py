@@ -10,9 +10,11 @@ line, since the scripts read them with `grep | tr -d space | cut -d: -f2`. They 
 from __future__ import annotations
 
 import argparse
+import getpass
 import json
 import os
 import re
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -20,19 +22,12 @@ import yaml
 
 from hivedlab.basics.errors import EXIT_FINDINGS, HivedlabError
 from hivedlab.basics.files import read_json, write_atomic
-from hivedlab.basics.secrets import refuse_inside_repository, write_secret
+from hivedlab.basics.secrets import read_secret, refuse_inside_repository, write_secret
 from hivedlab.basics.text import Text
-from hivedlab.cli.options import add_format, add_lang, new_parser
+from hivedlab.cli.options import add_format, add_inventory, add_lang, new_parser
 from hivedlab.env_record import EnvRecord, env_record_from_json
-from hivedlab.lab_group.inventory import (
-    Inventory,
-    Member,
-    Problem,
-    deploy_problems,
-    inventory_from_mapping,
-    inventory_problems,
-    read_inventory,
-)
+from hivedlab.lab_group.inventory import Inventory, Member, deploy_problems, read_group
+from hivedlab.lab_group.rules import NEEDS_HOSTNAME, NEEDS_IP, Problem
 
 PASSWORD_ENV = "HIVEDLAB_SSH_PASSWORD"
 FIXED_BRANCH = "pai-1.2.y"
@@ -42,11 +37,11 @@ DEFAULT_OUT = "~/pai-inputs"
 MAX_CPUS_V120 = 50
 
 EXAMPLES = (
-    "  hivedlab deploy-inputs --inventory group.yaml --password paiopen"
-    "   # writes ~/pai-inputs/{master,worker}.csv, config.yaml\n"
+    "  hivedlab deploy-inputs          # ./group.yaml; asks the password; writes ~/pai-inputs/{master,worker}.csv, "
+    "config.yaml\n"
     """\
-  hivedlab deploy-inputs --inventory group.yaml --env out/env --out ~/pai-inputs   # also checks workers' GPUs
-  HIVEDLAB_SSH_PASSWORD=paiopen hivedlab deploy-inputs --inventory group.yaml --branch pai-1.2.y
+  hivedlab deploy-inputs --env out/env --out ~/pai-inputs   # also checks workers' GPUs (the members' records)
+  hivedlab deploy-inputs --password-file ~/.ssh-password --branch pai-1.2.y
 """
 )
 
@@ -149,14 +144,17 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
         "and print the manual's deployment commands. / 从小组清单生成 OpenPAI quick-start 的部署输入并检查。",
         EXAMPLES,
     )
-    parser.add_argument("--inventory", metavar="FILE", help="group inventory (default: the shipped example)")
+    add_inventory(parser)
     parser.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
                         help=f"folder outside the repository for the three files (default: {DEFAULT_OUT}); "
                              "config.yaml holds the password")
     parser.add_argument("--env", metavar="DIR",
                         help="folder of environment records (hivedlab env) to check workers' GPUs")
     parser.add_argument("--user", default="openpai", help="the Linux user of manual step 1.4 (default: openpai)")
-    parser.add_argument("--password", help=f"that user's password (or set {PASSWORD_ENV}); never printed")
+    parser.add_argument("--password", help=argparse.SUPPRESS)  # kept for scripts: a password here stays in history
+    parser.add_argument("--password-file", metavar="FILE",
+                        help=f"a file (chmod 600, outside the repository) holding that user's password; without it "
+                             f"and {PASSWORD_ENV}, the password is asked without echo")
     parser.add_argument("--branch", default="v1.2.0",
                         help=f"OpenPAI branch/tag to deploy (default: v1.2.0 as in the manual; {FIXED_BRANCH} fixes "
                              "the > 50 CPU generator crash)")
@@ -166,22 +164,36 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     return parser
 
 
+def ssh_password(given: str | None, file: str | None) -> str:
+    """The Linux user's SSH password: --password (kept for scripts), a file, the variable, else typed without echo."""
+    if given:
+        return given
+    if file:
+        return read_secret(Path(file).expanduser(), "password file").strip()
+    if os.environ.get(PASSWORD_ENV):
+        return os.environ[PASSWORD_ENV]
+    if sys.stdin.isatty():
+        typed = getpass.getpass("SSH password of the Linux user (manual step 1.4) / Linux 用户的 SSH 密码: ")
+        if typed:
+            return typed
+    raise HivedlabError(f"no SSH password: set {PASSWORD_ENV}, give --password-file FILE (chmod 600), or run in a "
+                        "terminal to type it (it goes into config.yaml only)")
+
+
 def run(args: argparse.Namespace) -> int:
-    data, source = read_inventory(args.inventory)  # a missing inventory is the first thing to say
-    password = args.password or os.environ.get(PASSWORD_ENV, "")
-    if not password:
-        raise HivedlabError(f"give the Linux user's password with --password or {PASSWORD_ENV} (it goes into "
-                            "config.yaml only)")
+    group = read_group(args.inventory, frozenset({NEEDS_HOSTNAME, NEEDS_IP}))  # a missing one is said first
+    password = ssh_password(args.password, args.password_file)
     for name, value in (("--user", args.user), ("--branch", args.branch),
                         ("--docker-image-tag", args.docker_image_tag)):
         if not SAFE_VALUE.match(value):
             raise HivedlabError(f"{name} {value!r}: only letters, digits and . _ / - are allowed")
     folder = Path(args.out).expanduser()
     refuse_inside_repository(folder, "config.yaml", f"give a folder outside it with --out (default: {DEFAULT_OUT})")
-    findings = inventory_problems(data)
+    findings = [group.located(problem) for problem in group.problems]
     inventory = None
     if not any(problem.severity == "error" for problem in findings):
-        inventory = inventory_from_mapping(data, source)
+        inventory = group.inventory()
+        group.say(inventory, warnings=False)  # listed below with the other findings
         findings += deploy_problems(inventory)
         if args.env:
             findings += check_env_records(inventory, load_env_records(Path(args.env)), args.branch)

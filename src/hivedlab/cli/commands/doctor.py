@@ -15,9 +15,10 @@ from hivedlab.backends.pai.addresses import hived_address, pai_address
 from hivedlab.backends.pai.deployment import check_deployment
 from hivedlab.backends.pai.tokens import load_tokens
 from hivedlab.basics.errors import EXIT_FINDINGS
-from hivedlab.cli.options import add_format, add_lang, new_parser
-from hivedlab.lab_group.inventory import load_inventory
+from hivedlab.cli.options import add_format, add_inventory, add_lang, new_parser
+from hivedlab.lab_group.inventory import load_group
 from hivedlab.lab_group.layouts import CONFIG_NAMES
+from hivedlab.lab_group.rules import NEEDS_HOSTNAME, NEEDS_IP
 
 EXAMPLES = """\
   hivedlab doctor --inventory group.yaml                   # after deploying (step 2) and creating accounts (3.1)
@@ -34,7 +35,7 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
         "部署后检查：节点、rest-server、门户、HiveD 的 VC 和 cell、组员 token、未结束的任务。",
         EXAMPLES,
     )
-    parser.add_argument("--inventory", metavar="FILE", help="group inventory (default: the shipped example)")
+    add_inventory(parser)
     parser.add_argument("--config", choices=CONFIG_NAMES,
                         help="the HiveD config that should be in force (default: the one HiveD's VCs match)")
     parser.add_argument("--pai-url", metavar="URL", help="the OpenPAI master (default: HIVEDLAB_PAI_URL, else "
@@ -54,7 +55,7 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    inventory = load_inventory(args.inventory)
+    inventory = load_group(args.inventory, frozenset({NEEDS_HOSTNAME, NEEDS_IP}))
     url = pai_address(inventory, args.pai_url, os.environ, "--pai-url")
     hived = hived_address(inventory, args.hived_url, os.environ, "--hived-url")
     tokens = load_tokens(token_file=args.token_file).tokens

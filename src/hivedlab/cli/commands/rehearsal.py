@@ -56,7 +56,9 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument("--port-offset", type=int, metavar="N",
                         help="added to every loopback port, for a second cluster beside the first (default: "
                         "HIVEDLAB_REHEARSAL_PORT_OFFSET or 0)")
-    parser.add_argument("--inventory", metavar="FILE", help="group inventory (default: the shipped example)")
+    parser.add_argument("--inventory", metavar="FILE",
+                        help="group inventory (up: default ./group.yaml when there is one, else the example; switch: "
+                             "default the one the cluster came up with)")
     parser.add_argument("--config", dest="start_config", choices=("two-vc", "one-vc"), default="two-vc",
                         help="up: the HiveD config to start with (default: two-vc, the manual's step 4.1)")
     parser.add_argument("--kubeflow", metavar="DIR", help="up: also start the default scheduler, kube-batch v0.4 and "
@@ -95,7 +97,8 @@ def _fault(args: argparse.Namespace, path: Path) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hivedlab.lab_group.inventory import load_inventory
+    from hivedlab.lab_group.inventory import GROUP_FILE, load_group, load_inventory
+    from hivedlab.lab_group.rules import NEEDS_HOSTNAME
     from hivedlab.rehearsal import stack
     from hivedlab.rehearsal.settings import load_settings
 
@@ -107,10 +110,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"built into {settings.paths.bin} / 构建完成")
         return EXIT_OK
     if args.action == "up":
-        inventory_path = _inventory_path(args.inventory)
+        inventory = load_group(args.inventory, frozenset({NEEDS_HOSTNAME}))  # --inventory, ./group.yaml, the example
+        inventory_path = _inventory_path(args.inventory or (GROUP_FILE if Path(GROUP_FILE).is_file() else None))
         from hivedlab.rehearsal.kubeflow import kubeflow_folder
 
-        cluster, seconds = stack.up(settings, load_inventory(inventory_path), inventory_path, args.start_config,
+        cluster, seconds = stack.up(settings, inventory, inventory_path, args.start_config,
                                     args.speedup, kubeflow_folder(args.kubeflow))
         print(f"the rehearsal cluster is up in {seconds:.1f} s ({cluster.config}) / 演练集群已启动")
         print("\n".join(_env_lines(cluster, settings.paths.home)))

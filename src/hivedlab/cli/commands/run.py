@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from hivedlab.basics.errors import EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_OK, HivedlabError
 from hivedlab.basics.text import display_width, pad
 from hivedlab.checker.judging.verdicts import VERDICT_TEXT
-from hivedlab.cli.options import add_lang, add_out, new_parser
+from hivedlab.cli.options import add_inventory, add_lang, add_out, new_parser
 from hivedlab.rundir import RunDir
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument("--context", metavar="NAME", help="--cluster k8s: the kubeconfig context (default: current)")
     add_out(parser, default="out", what="run directory")
     parser.add_argument("--seed", type=int, default=1, help="simulator seed: durations and gaps (default: 1)")
-    parser.add_argument("--inventory", metavar="FILE", help="group inventory (default: configs/group.example.yaml)")
+    add_inventory(parser)
     parser.add_argument("--no-report", action="store_true", help="skip the verdicts and the report")
     whose = parser.add_mutually_exclusive_group()
     whose.add_argument("--member", metavar="NAME",
@@ -179,7 +179,8 @@ def _previous_run_tag(out: Path) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hivedlab.lab_group.inventory import find_member, load_inventory
+    from hivedlab.lab_group.inventory import find_member, load_group
+    from hivedlab.lab_group.rules import NEEDS_HOSTNAME
     from hivedlab.runner import RunContext, plan_turns, run_experiments, run_pipeline
     from hivedlab.runner.backends import Opening, backend_factory
 
@@ -191,7 +192,7 @@ def run(args: argparse.Namespace) -> int:
     if args.cluster != "k8s" and (args.manifests or args.kubeconfig or args.context):
         raise HivedlabError("--manifests, --kubeconfig and --context are for --cluster k8s")
     plans, form = plans_to_run(args.experiment, args.cluster, args.scheduler, args.manifests)
-    inventory = load_inventory(args.inventory)
+    inventory = load_group(args.inventory, frozenset({NEEDS_HOSTNAME}))
     out = Path(args.out)
     if args.replace and args.cluster != "sim":
         raise HivedlabError("--replace is for simulated runs: a real run in the same --out resumes and appends")

@@ -24,9 +24,10 @@ from hivedlab.backends.pai.services_config import (
 )
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import read_text, write_atomic
-from hivedlab.cli.options import add_lang, new_parser
-from hivedlab.lab_group.inventory import Inventory, load_inventory
+from hivedlab.cli.options import add_inventory, add_lang, new_parser
+from hivedlab.lab_group.inventory import Inventory, load_group
 from hivedlab.lab_group.layouts import CONFIG_NAMES, Layout, plan_layout, validate_layout
+from hivedlab.lab_group.rules import NEEDS_HOSTNAME
 
 CONTAINER_CONFIG_DIR = "/cluster-configuration"  # where the manual's dev-box container mounts the config (step 2.3)
 EXAMPLES = """\
@@ -59,7 +60,7 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
         EXAMPLES,
     )
     parser.add_argument("name", choices=CONFIG_NAMES, help="two-vc (step 4.1) or one-vc (step 4.5)")
-    parser.add_argument("--inventory", metavar="FILE", help="group inventory (default: the shipped example)")
+    add_inventory(parser)
     parser.add_argument("--services-config", metavar="PATH",
                         help=f"the cluster's {FILE_NAMES[0]} (or {FILE_NAMES[1]}), or the config folder holding it")
     where = parser.add_mutually_exclusive_group()
@@ -79,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
                             "without it the HiveD config is only printed / "
                             f"{option} 需要同时给出 --services-config：它修改集群的 {FILE_NAMES[0]}；"
                             "不给时只打印 HiveD 配置")
-    inventory = load_inventory(args.inventory)
+    inventory = load_group(args.inventory, frozenset({NEEDS_HOSTNAME}))
     layout = plan_layout(args.name, inventory)
     validate_layout(layout)
     zh = args.lang == "zh"

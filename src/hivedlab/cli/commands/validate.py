@@ -35,6 +35,7 @@ EXAMPLES = """\
   hivedlab validate --format github jobs configs       # annotations in a GitHub Actions log
   hivedlab validate --format sarif --out validate.sarif jobs configs
   hivedlab validate jobs/kubeflow/kube-batch           # TFJob + PodGroup manifests
+  hivedlab validate group.yaml configs/hived/two-vc.yaml   # the config's nodes against the group's workers
 """
 
 
@@ -47,6 +48,9 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument("--pre-commit", action="store_true",
                         help="treat named files as if found in a folder walk: skip YAML of no known kind, expect "
                         "files under rejected/ to be refused (pre-commit names every changed file)")
+    parser.add_argument("--inventory", metavar="FILE",
+                        help="check the HiveD configs' node addresses against this group inventory's workers (also "
+                             "done with an inventory among the PATHs; never ./group.yaml unless named)")
     parser.add_argument("--user", default="admin", help="OpenPAI user name used in group names (default: admin)")
     add_format(parser, ("text", "json", "junit", "github", "sarif"))
     parser.add_argument("--out", metavar="PATH", default=None, help="write the report here (default: standard output)")
@@ -58,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         report = validate_paths(args.paths, hived_configs=args.hived_config, strict=args.strict, user=args.user,
-                                as_walk=args.pre_commit)
+                                as_walk=args.pre_commit, inventory=args.inventory)
     except (InputError, OSError) as exc:
         raise HivedlabError(str(exc)) from None
     text = render(report, args.format)

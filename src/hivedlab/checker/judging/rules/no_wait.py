@@ -71,7 +71,7 @@ def starts_while_running(ctx: Context, params: StartsWhileRunning) -> Outcome:
         spare, _ = free_cells(ctx, outside_vc, first.bound.seq if first.bound else started.seq)
         where_zh = f"VC {outside_vc} 配额之外的空闲 GPU" if not spare else "空闲的 GPU"
         where_en = f"a free GPU outside VC {outside_vc}'s quota" if not spare else "a free GPU"
-        text = text + Text(f"它没有等待，使用了{where_zh}（{quota.zh}）。",
+        text = text + Text(f"它没有等待，使用了{' ' if where_zh[:1].isascii() else ''}{where_zh}（{quota.zh}）。",
                            f"It did not wait and used {where_en} ({quota.en}).")
         place = Text(f"{where_zh} {where(first)}", f"{where(first)}, {where_en}")
     else:

@@ -341,13 +341,15 @@ def _finished(ctx: Context, jobs: tuple[JobTimeline, JobTimeline], text: Text, e
     both = max(low_end.t, end_of(high))
     took = between(submitted, _at(both, low_end, high)) if submitted else None
     low_name, high_name = short_name(ctx, low), short_name(ctx, high)  # both named in full earlier in the answer
-    total = Text(f"；提交 {high_name} 后 {took.zh}，两个任务都已结束" if took else "",
-                 f"; both were done {took.en} after {high_name} was submitted" if took else "")
+    # the two jobs by name: a run may hold more jobs than these two
+    total = Text(f"；提交 {high_name} 后 {took.zh}，{low_name} 和 {high_name} 都已结束" if took else "",
+                 f"; {low_name} and {high_name} were both done {took.en} after {high_name} was submitted"
+                 if took else "")
     text = text + Text(f"；{low_name} 于 {clock(low_end)} 结束（{low.state}）", f"; {low_name} finished at "
                        f"{clock(low_end)} ({low.state})") + total + Text("。", ".")
     summary = _retry_summary(low_name, high_name, waited, bool(facts)) + Text(
-        f"；提交 {high_name} 后 {took.zh}，两个任务都已结束。" if took else "。",
-        f"; both were done {took.en} after {high_name} was submitted." if took else ".")
+        f"；提交 {high_name} 后 {took.zh}，{low_name} 和 {high_name} 都已结束。" if took else "。",
+        f"; {low_name} and {high_name} were both done {took.en} after {high_name} was submitted." if took else ".")
     return Outcome(CONSISTENT, text, tuple(sorted(evidence)), facts=facts, summary=summary)
 
 

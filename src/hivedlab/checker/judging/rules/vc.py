@@ -155,7 +155,7 @@ def waits_while_idle(ctx: Context, params: WaitsWhileIdle) -> Outcome:
         return Outcome(INCONSISTENT, answer + join(problems) + Text("。", "."), tuple(sorted(set(evidence))),
                        facts=facts)
     lead = Text(f"等待的任务一直留在队列中，从未被调度到空闲的 VC {idle_vc} 的 GPU 上。",
-                f"The waiting jobs stayed queued and were never placed on the idle VC {idle_vc}'s cells.")
+                f"The waiting jobs stayed queued and were never placed on the cells of the idle VC {idle_vc}.")
     return Outcome(CONSISTENT, lead + answer, tuple(sorted(set(evidence))), facts=facts)
 
 
