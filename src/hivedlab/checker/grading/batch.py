@@ -174,7 +174,7 @@ def grade_batch(submissions: Path, out: Path, rubric: Rubric, lab: LabSpec, judg
     for name in refused:
         grades.append(score_group(_refused_result(name, submissions / name), rubric, lab))
     grades = [_with_unpack_notes(grade, notes) for grade in grades] if (notes := read_report(submissions)) else grades
-    grades = flag_copies(grades, {grade.name: grade.identity for grade in grades})
+    grades = flag_copies(grades)
     grades = flag_similar_explanations(grades)
     grades.sort(key=lambda g: g.name)
     written = write_outputs(out, grades, rubric, skipped)

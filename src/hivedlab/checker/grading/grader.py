@@ -21,15 +21,16 @@ from hivedlab.checker.grading.integrity import LogFacts, check_log
 from hivedlab.checker.grading.labspec import LabSpec
 from hivedlab.checker.grading.provenance import (
     REAL_CLUSTERS,
+    Identity,
     emulated_containers,
-    real_identity,
+    log_identity,
     sim_inputs,
     simulator_signs,
 )
 from hivedlab.checker.grading.submission import ExperimentFiles, Submission, read_submission
 from hivedlab.checker.judging.judge import Judge, Judgement
 from hivedlab.evidence import EvidenceLog, read_evidence
-from hivedlab.rundir import CLAIMS, VERDICTS, hived_config_name, run_folder_name
+from hivedlab.rundir import CLAIMS, RUN_RECORD, VERDICTS, hived_config_name, run_folder_name
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,7 @@ class ExperimentResult:
     judge_error: str | None = None
     findings: tuple[GradeFinding, ...] = ()
     attempts: tuple[AttemptFact, ...] | None = None  # the task attempts the evidence shows (for the report's facts)
-    identity: frozenset[tuple[str, str]] = frozenset()  # a real-cluster log's unique values (provenance.real_identity)
+    identity: Identity = frozenset()  # the log's content fingerprint, a real log's unique values (provenance)
     rehearsal: bool = False  # ran on the rehearsal cluster: real control plane, emulated GPUs (run.json or the pods)
     # each member's turn graded on its own, when members took turns (docs/evidence.md); the fields above are then
     # those of the weakest turn (`_weakest`), the findings every turn's, the attempts the first turn's (the report's)
@@ -76,11 +77,14 @@ class GroupResult:
         return next((exp for exp in self.experiments if exp.id == experiment_id), None)
 
     @property
-    def identity(self) -> frozenset[tuple[str, str]]:
-        """What another group's submission must not share: real logs' unique values, a simulator run's inputs."""
-        real = frozenset().union(*(exp.identity for exp in self.experiments))
-        simulated = any(exp.source in ("sim", "mixed") for exp in self.experiments)
-        return real | (sim_inputs(self.submission.inventory, self.submission.record) if simulated else frozenset())
+    def identity(self) -> Identity:
+        """What another group's submission must not share: its logs' content, real logs' unique values, a simulator
+        run's inputs."""
+        logs: Identity = frozenset().union(*(exp.identity for exp in self.experiments))
+        if not any(exp.source in ("sim", "mixed") for exp in self.experiments):
+            return logs
+        sub = self.submission
+        return logs | sim_inputs(sub.inventory, sub.record, sub.base + RUN_RECORD)
 
 
 def _judge(judge: Judge | None, log: EvidenceLog, experiment: str) -> tuple[Judgement | None, str | None]:
@@ -165,7 +169,7 @@ def grade_run(sub: Submission, experiment: str, files: ExperimentFiles | None, l
         judge_error=error,
         findings=tuple(findings),
         attempts=attempts,
-        identity=real_identity(log.records) if facts.source == "k8s" else frozenset(),
+        identity=log_identity(log.records, files.evidence or "", facts.source == "k8s"),
         rehearsal=facts.source == "k8s" and (bool(sub.record and sub.record.rehearsal)
                                              or emulated_containers(log.records) > 0),
     )
