@@ -116,7 +116,8 @@ def _finding(cluster: CopyCluster, number: int, group: str) -> GradeFinding:
     file, _, seqs = places[0].partition("#seq=") if places else ("", "", "")
     return GradeFinding("copy", "copied-evidence",
                         f"copy cluster {number}: evidence shared with group(s) {others}: {en}",
-                        f"抄袭簇 {number}：与小组 {others} 的证据相同或重叠：{zh}", file, int(seqs.split("-")[0]) if seqs else None)
+                        f"证据相同的第 {number} 簇：与小组 {others} 的证据相同或重叠：{zh}", file,
+                        int(seqs.split("-")[0]) if seqs else None)
 
 
 def flag_copies(grades: Sequence[GroupGrade], clusters: Sequence[CopyCluster] | None = None) -> list[GroupGrade]:
