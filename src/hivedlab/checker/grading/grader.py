@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from hivedlab.checker.grading.claims import compare_claim, parse_claims
+from hivedlab.checker.grading.claims import Claim, compare_claim, parse_claims
 from hivedlab.checker.grading.facts import AttemptFact, attempt_facts, check_facts
 from hivedlab.checker.grading.grade_findings import GradeFinding
 from hivedlab.checker.grading.integrity import LogFacts, check_log
@@ -32,6 +32,8 @@ from hivedlab.checker.judging.judge import Judge, Judgement
 from hivedlab.evidence import EvidenceLog, read_evidence
 from hivedlab.rundir import CLAIMS, RUN_RECORD, VERDICTS, hived_config_name, run_folder_name
 
+STOPPED = ("interrupted", "stopped", "stopped by the user")  # end statuses of a run someone cut short
+
 
 @dataclass(frozen=True)
 class ExperimentResult:
@@ -47,6 +49,7 @@ class ExperimentResult:
     findings: tuple[GradeFinding, ...] = ()
     attempts: tuple[AttemptFact, ...] | None = None  # the task attempts the evidence shows (for the report's facts)
     identity: Identity = frozenset()  # the log's content fingerprint, a real log's unique values (provenance)
+    last_seq: int | None = None  # the log's last whole record
     rehearsal: bool = False  # ran on the rehearsal cluster: real control plane, emulated GPUs (run.json or the pods)
     # each member's turn graded on its own, when members took turns (docs/evidence.md); the fields above are then
     # those of the weakest turn (`_weakest`), the findings every turn's, the attempts the first turn's (the report's)
@@ -59,6 +62,11 @@ class ExperimentResult:
     @property
     def source(self) -> str:
         return self.facts.source if self.facts else ""
+
+    @property
+    def cut(self) -> bool:
+        """The log has records but no end record: it was cut (anywhere) or the run died without closing it."""
+        return self.has_log and self.facts is not None and self.facts.ended is None
 
 
 @dataclass(frozen=True)
@@ -143,6 +151,7 @@ def grade_run(sub: Submission, experiment: str, files: ExperimentFiles | None, l
         return ExperimentResult(experiment, files, warnings=log.warnings, findings=tuple(findings))
     facts, log_findings = check_log(log.records, files.evidence or "", lab.get(experiment), sub.allowed_nodes)
     findings += log_findings
+    findings += end_findings(log, facts.ended, files.evidence or "", experiment)
     claims_real = facts.source == "k8s" or (sub.record.cluster if sub.record else "") in REAL_CLUSTERS
     signs = simulator_signs(log.records) if claims_real else []
     if signs:
@@ -172,7 +181,32 @@ def grade_run(sub: Submission, experiment: str, files: ExperimentFiles | None, l
         identity=log_identity(log.records, files.evidence or "", facts.source == "k8s"),
         rehearsal=facts.source == "k8s" and (bool(sub.record and sub.record.rehearsal)
                                              or emulated_containers(log.records) > 0),
+        last_seq=log.records[-1].seq,
     )
+
+
+def end_findings(log: EvidenceLog, ended: str | None, file: str, experiment: str) -> list[GradeFinding]:
+    """A log without its end record (cut at a record boundary or inside a record), or one that ends interrupted or
+    stopped by the user: a TA takes a look, with where the log ends; the run is scored on what the log holds."""
+    last = log.records[-1]
+    if ended is None:
+        partial = any("cut record" in warning for warning in log.warnings)
+        en_inside = " (its last line is a record cut in the middle)" if partial else ""
+        zh_inside = "（最后一行是被截断的半条记录）" if partial else ""
+        return [GradeFinding("problem", "log-cut",
+                             f"{file}: no end record: the log ends at record {last.seq} (line {last.line}){en_inside}:"
+                             " cut, or the run died; scored on what it holds",
+                             f"{file}：没有结束记录：日志止于第 {last.seq} 条记录（第 {last.line} 行）{zh_inside}："
+                             "被截断或运行中途退出；按日志中已有的内容评分", file, last.seq, experiment)]
+    if ended.lower() in STOPPED:
+        action = last.action if isinstance(last.action, dict) else {}
+        reason = action.get("reason") if isinstance(action.get("reason"), str) else ""
+        why = f" ({reason})" if reason else ""
+        return [GradeFinding("problem", "run-stopped",
+                             f"{file}: the run ended '{ended}'{why} at record {last.seq}; scored on what the log holds",
+                             f"{file}：运行在第 {last.seq} 条记录处以 '{ended}' 结束{why}；按日志中已有的内容评分",
+                             file, last.seq, experiment)]
+    return []
 
 
 def _grade_experiment_safely(sub: Submission, experiment: str, lab: LabSpec, judge: Judge | None) -> ExperimentResult:
@@ -205,11 +239,29 @@ def _claim_findings(sub: Submission, experiments: tuple[ExperimentResult, ...]) 
             if result is not None and result.attempts is not None and claim.facts:
                 _, wrong = check_facts(list(claim.facts), result.attempts, claim.experiment, evidence or "", where)
                 ok, found = ok and not wrong, found + wrong
+            if result is not None and result.cut:
+                found += _past_the_cut(claim, result, where)
             if where.endswith(CLAIMS):
                 total += 1
                 supported += ok
             findings += found
     return total, supported, findings
+
+
+def _past_the_cut(claim: Claim, result: ExperimentResult, where: str) -> tuple[GradeFinding, ...]:
+    """A claim that cites records the cut log does not hold (it was made before the cut, or invented)."""
+    last = result.last_seq if result.last_seq is not None else -1
+    past = sorted(seq for seq in claim.cited if seq > last)
+    if not past:
+        return ()
+    file = result.files.evidence if result.files and result.files.evidence else ""
+    shown = ", ".join(map(str, past[:8])) + (" …" if len(past) > 8 else "")
+    return (GradeFinding("claim", "claim-past-cut",
+                         f"{where}: {claim.experiment} cites record(s) {shown} past the end of the cut log "
+                         f"{file} (its last record is {last})",
+                         f"{where}：{claim.experiment} 引用了截断日志 {file} 之后的记录 {shown}"
+                         f"（最后一条记录为 {last}）",
+                         file, past[0], claim.experiment),)
 
 
 def _run_folder(files: ExperimentFiles) -> str:
