@@ -151,3 +151,18 @@ def make_class(folder: Path, honest: tuple[tuple[int, int], ...] = HONEST, ways:
         shutil.copytree(original, target)
         disguise(target, COPY_INDEX + number, way)
     return subs
+
+
+def another_run(folder: Path, seed: int) -> Path:
+    """A built run directory (tests.support.grade_builders) made another run of the same plan: run.json's seed, and
+    every gap between records `seed` ms longer per record, as another seed draws other durations (chain re-sealed)."""
+    record = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+    (folder / "run.json").write_text(json.dumps({**record, "seed": seed}), encoding="utf-8")
+
+    def later(entry: dict[str, Any]) -> dict[str, Any]:
+        moment = parse_time(entry["time"])
+        assert moment is not None
+        return {**entry, "time": format_time(moment + timedelta(milliseconds=seed * entry["seq"]))}
+    for log in _logs(folder):
+        rechain(log, later)
+    return folder

@@ -7,18 +7,16 @@ from __future__ import annotations
 
 import json
 import shutil
-from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 from hivedlab.checker.grading.batch import grade_batch
 from hivedlab.checker.grading.copies import copy_clusters
 from hivedlab.checker.grading.outputs import feedback_md
 from hivedlab.checker.grading.rubric import load_rubric
 from hivedlab.checker.judging.judge import judge_evidence
-from hivedlab.evidence import format_time, parse_time, record_hash
+from hivedlab.evidence import record_hash
 from tests.support.grade_builders import LAB, fake_judge, make_run_dir
-from tests.support.grade_class import WAYS, rechain
+from tests.support.grade_class import WAYS, another_run
 
 RUBRIC = load_rubric()
 LOG = Path("experiments") / "priority" / "evidence.jsonl"
@@ -34,16 +32,6 @@ def _rewrite(path: Path, old: str, new: str) -> None:
         record["hash"] = prev = record_hash(record)
         lines.append(json.dumps(record))
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-
-
-def _slower(folder: Path) -> None:
-    """Another run of the same plan: every gap between records a little longer (the chain re-sealed)."""
-    def later(record: dict[str, Any]) -> dict[str, Any]:
-        moment = parse_time(record["time"])
-        assert moment is not None
-        return {**record, "time": format_time(moment + timedelta(milliseconds=7 * record["seq"]))}
-    for log in sorted((folder / "experiments").rglob("evidence.jsonl")):
-        rechain(log, later)
 
 
 def _uids(path: Path) -> list[str]:
@@ -130,7 +118,7 @@ def test_overlapping_real_evidence_is_flagged_distinct_runs_are_not(tmp_path: Pa
     uids = _uids(subs / "alpha" / LOG)
     for index, uid in enumerate(uids):
         _rewrite(subs / "beta" / LOG, uid, f"beta-{index}")
-    _slower(subs / "beta")
+    another_run(subs / "beta", 1)
     make_run_dir(subs / "gamma", source="k8s")
     _rewrite(subs / "gamma" / LOG, uids[0], "gamma-0")  # one pod's record edited in; the rest shared
     result = grade_batch(subs, tmp_path / "out", RUBRIC, LAB, fake_judge)
@@ -145,9 +133,7 @@ def test_the_same_simulator_inputs_are_flagged(tmp_path: Path) -> None:
     make_run_dir(subs / "alpha")
     make_run_dir(subs / "beta")
     other = make_run_dir(subs / "gamma")
-    run = json.loads((other / "run.json").read_text())
-    (other / "run.json").write_text(json.dumps({**run, "seed": 7}))
-    _slower(other)
+    another_run(other, 7)
     result = grade_batch(subs, tmp_path / "out", RUBRIC, LAB, fake_judge)
     assert any("group(s) beta" in f and "same simulator inputs" in f for f in _copies(result, "alpha"))
     assert _copies(result, "gamma") == []
