@@ -173,7 +173,10 @@ def grade_batch(submissions: Path, out: Path, rubric: Rubric, lab: LabSpec, judg
     grades = grade_all(groups, rubric, lab, judge, jobs, max_bytes, progress)
     for name in refused:
         grades.append(score_group(_refused_result(name, submissions / name), rubric, lab))
-    grades = [_with_unpack_notes(grade, notes) for grade in grades] if (notes := read_report(submissions)) else grades
+    notes = read_report(submissions)
+    grades = [_with_unpack_notes(grade, notes) for grade in grades] if notes else grades
+    present = {name for name, _ in groups} | set(refused) | {entry.name for entry in skipped}
+    skipped += [Skipped(name, "; ".join(lines)) for name, lines in sorted(notes.items()) if name not in present]
     grades = flag_copies(grades)
     grades = flag_similar_explanations(grades)
     grades.sort(key=lambda g: g.name)
