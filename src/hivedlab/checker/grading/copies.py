@@ -135,24 +135,52 @@ def _comparable(text: str) -> str:
 
 def similar(first: str, second: str) -> bool:
     """Nearly the same explanation: the same words once spaces and punctuation are set aside, or almost."""
-    a, b = _comparable(first), _comparable(second)
+    return _similar(_comparable(first), _comparable(second))
+
+
+def _similar(a: str, b: str) -> bool:
     if min(len(a), len(b)) < MIN_COMPARED:
         return False
     matcher = SequenceMatcher(None, a, b, autojunk=False)
     return matcher.real_quick_ratio() >= SIMILAR and matcher.quick_ratio() >= SIMILAR and matcher.ratio() >= SIMILAR
 
 
+# two texts can reach SIMILAR only if the longer is at most this many times the shorter (difflib's
+# real_quick_ratio, 2 * shorter / (shorter + longer), is an upper bound of the ratio)
+_MAX_LENGTHS = 2 / SIMILAR - 1
+
+
+def _similar_pairs(grades: Sequence[GroupGrade]) -> list[tuple[int, int, int, str]]:
+    """(first group, second group, the explanation's position in the first's, experiment) of every pair of nearly
+    the same explanations, first < second, in that order. Each text is made comparable once, and only texts of
+    lengths that could reach SIMILAR are compared: a course of a thousand groups is a few thousand comparisons."""
+    by_experiment: dict[str, list[tuple[int, int, int, str]]] = {}  # experiment -> (length, group, position, text)
+    for index, grade in enumerate(grades):
+        for position, explanation in enumerate(grade.explanations):
+            text = _comparable(explanation.text) if explanation.text else ""
+            if len(text) >= MIN_COMPARED:
+                by_experiment.setdefault(explanation.experiment, []).append((len(text), index, position, text))
+    pairs: list[tuple[int, int, int, str]] = []
+    for experiment, texts in by_experiment.items():
+        texts.sort()
+        for at, (length, index, position, text) in enumerate(texts):
+            for other_length, other, other_position, other_text in texts[at + 1:]:
+                if other_length > length * _MAX_LENGTHS:
+                    break
+                if other != index and _similar(text, other_text):
+                    first, second, where = ((index, other, position) if index < other
+                                            else (other, index, other_position))
+                    pairs.append((first, second, where, experiment))
+    return sorted(set(pairs))
+
+
 def flag_similar_explanations(grades: Iterable[GroupGrade]) -> list[GroupGrade]:
     """Each grade with a `copy` finding per other group whose explanation of an experiment is nearly the same."""
     grades = list(grades)
     extra: dict[str, list[GradeFinding]] = {}
-    for index, first in enumerate(grades):
-        for second in grades[index + 1:]:
-            theirs = {e.experiment: e.text for e in second.explanations if e.text}
-            for mine in first.explanations:
-                if mine.text and mine.experiment in theirs and similar(mine.text, theirs[mine.experiment]):
-                    extra.setdefault(first.name, []).append(_explanation_finding(second.name, mine.experiment))
-                    extra.setdefault(second.name, []).append(_explanation_finding(first.name, mine.experiment))
+    for first, second, _, experiment in _similar_pairs(grades):
+        extra.setdefault(grades[first].name, []).append(_explanation_finding(grades[second].name, experiment))
+        extra.setdefault(grades[second].name, []).append(_explanation_finding(grades[first].name, experiment))
     return [replace(g, findings=g.findings + tuple(extra[g.name])) if g.name in extra else g for g in grades]
 
 

@@ -16,7 +16,6 @@ Such a log is scored as simulator evidence and flagged for the TA (docs/checker.
 from __future__ import annotations
 
 import hashlib
-import json
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -165,45 +164,42 @@ class _Names:
         return token
 
 
-def _micros(text: str, start: datetime | None) -> int | None:
-    moment = parse_time(text)
+def _micros(moment: datetime | None, start: datetime | None) -> int | None:
     if moment is None or start is None:
         return None
     delta = moment - start
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
-def _containers(status: dict[str, Any]) -> list[Any]:
+def _containers(status: dict[str, Any]) -> tuple[Any, ...]:
     """Each container's state and exit code: what the run did, not what it was called."""
     found: list[Any] = []
-    for entry in status.get("containerStatuses") or []:
+    for entry in status.get("containerStatuses") or ():
         if isinstance(entry, dict):
             for state, detail in sorted((entry.get("state") or {}).items()):
-                found.append([state, detail.get("exitCode") if isinstance(detail, dict) else None])
-    return found
+                found.append((state, detail.get("exitCode") if isinstance(detail, dict) else None))
+    return tuple(found)
 
 
-def _object_part(resource: str | None, obj: Any, names: _Names) -> list[Any]:
+def _object_part(resource: str | None, obj: Any, names: _Names) -> tuple[Any, ...]:
     if not isinstance(obj, dict):
-        return []
+        return ()
     meta = obj.get("metadata") or {}
     status = obj.get("status") or {}
     if not isinstance(meta, dict) or not isinstance(status, dict):
-        return []
-    part: list[Any] = [names(meta.get("uid")), meta.get("resourceVersion")]
+        return ()
+    head = (names(meta.get("uid")), meta.get("resourceVersion"))
     if resource == "pods":
         spec = obj.get("spec") or {}
         node = spec.get("nodeName") if isinstance(spec, dict) else None
         annotations = meta.get("annotations") or {}
         gpus = annotations.get(LEAF_CELL_ISOLATION) if isinstance(annotations, dict) else None
-        part += [names(node) if node else None, gpus, status.get("phase"), _containers(status)]
-    elif resource == "events":
-        part += [obj.get("reason"), names((obj.get("involvedObject") or {}).get("uid"))
-                 if isinstance(obj.get("involvedObject"), dict) else None]
-    else:
-        state = status.get("state")
-        part.append(state if isinstance(state, str) else status.get("phase"))
-    return part
+        return (*head, names(node) if node else None, gpus, status.get("phase"), _containers(status))
+    if resource == "events":
+        involved = obj.get("involvedObject")
+        return (*head, obj.get("reason"), names(involved.get("uid")) if isinstance(involved, dict) else None)
+    state = status.get("state")
+    return (*head, state if isinstance(state, str) else status.get("phase"))
 
 
 def content_fingerprint(records: Sequence[Record]) -> Fingerprint | None:
@@ -216,13 +212,16 @@ def content_fingerprint(records: Sequence[Record]) -> Fingerprint | None:
         return None
     start = parse_time(records[0].time)
     names = _Names()
-    digest = hashlib.sha256()
+    rows: list[tuple[Any, ...]] = []
     for record in records:
-        row: list[Any] = [record.kind, _micros(record.time, start)]
+        when = _micros(parse_time(record.time), start)
         if record.kind == "object":
-            row += [record.watch_type, record.resource, _object_part(record.resource, record.object, names)]
+            rows.append((when, record.watch_type, record.resource,
+                         _object_part(record.resource, record.object, names)))
         elif isinstance(record.action, dict):
-            row += [record.action.get("type"), record.action.get("status"), record.action.get("expect")]
-        digest.update(json.dumps(row, default=str, separators=(",", ":")).encode())
-        digest.update(b"\n")
-    return Fingerprint(digest.hexdigest(), len(records), records[0].seq, records[-1].seq)
+            action = record.action
+            rows.append((when, action.get("type"), action.get("status"), action.get("expect")))
+        else:
+            rows.append((when, record.kind))
+    digest = hashlib.sha256(repr(rows).encode("utf-8", "backslashreplace")).hexdigest()
+    return Fingerprint(digest, len(records), records[0].seq, records[-1].seq)
