@@ -32,7 +32,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -86,8 +88,8 @@ def _make_group(task: tuple[int, str]) -> str:
     from tests.support.grade_class import honest_run
     from tests.support.quick_charts import tiny_chart
 
-    charts.draw = tiny_chart  # type: ignore[assignment]  # the grader never reads a chart
-    charts_paint.draw = tiny_chart  # type: ignore[assignment]
+    charts.draw = tiny_chart  # the grader never reads a chart
+    charts_paint.draw = tiny_chart
     index, target = task
     with tempfile.TemporaryDirectory(prefix="bench-grade-run-") as tmp:
         run = honest_run(Path(tmp) / "run", index, SEED_BASE + 7 * index, report=True)
@@ -134,27 +136,40 @@ def link_class(folders: list[Path], subs: Path) -> None:
         shutil.copytree(folder, subs / folder.name)
 
 
-def measure(tree: Path, subs: Path, out: Path, jobs: int) -> dict[str, object]:
+@dataclass(frozen=True)
+class Figures:
+    """What one grading process measured (MEASURE's JSON line)."""
+
+    wall: float
+    cpu: float
+    rss_mb: float
+    child_rss_mb: float
+    totals: dict[str, float]
+    written: int
+    written_ok: bool
+    needs_look: int
+    copies: dict[str, list[str]]
+
+    def line(self, name: str) -> str:
+        groups = max(1, len(self.totals))
+        return (f"{name}: {self.wall:.2f} s wall ({1000 * self.wall / groups:.1f} ms per group), CPU {self.cpu:.2f} s "
+                f"({1000 * self.cpu / groups:.1f} ms per group, this process and its workers); peak memory "
+                f"{self.rss_mb:.0f} MB (parent) + {self.child_rss_mb:.0f} MB (largest worker)")
+
+
+def measure(tree: Path, subs: Path, out: Path, jobs: int) -> Figures:
     env = {**os.environ, "PYTHONPATH": str(tree / "src")}
     done = subprocess.run([sys.executable, "-c", MEASURE, str(subs), str(out), str(jobs)], capture_output=True,
                           text=True, env=env, cwd=str(tree), check=False)
     expect(done.returncode == 0, f"grading with {tree} failed: {done.stderr[-2000:]}")
-    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
+    data: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return Figures(**data)
 
 
 def baseline_tree(ref: str, folder: Path) -> Path:
     tree = folder / "baseline"
     subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "--quiet", str(tree), ref], check=True)
     return tree
-
-
-def report(name: str, figures: dict[str, object], groups: int) -> None:
-    wall, cpu = float(figures["wall"]), float(figures["cpu"])  # type: ignore[arg-type]
-    print(f"{name}: {wall:.2f} s wall ({1000 * wall / groups:.1f} ms per group), CPU {cpu:.2f} s "
-          f"({1000 * cpu / groups:.1f} ms per group, this process and its workers); peak memory "
-          f"{float(figures['rss_mb']):.0f} MB (parent) + {float(figures['child_rss_mb']):.0f} MB "  # type: ignore[arg-type]
-          f"(largest worker)")
 
 
 def copy_check(folders: list[Path], work: Path, honest: int) -> None:
@@ -168,13 +183,13 @@ def copy_check(folders: list[Path], work: Path, honest: int) -> None:
 
     subs = work / "copies"
     link_class(folders[:honest], subs)
-    originals = {}
+    originals: dict[str, str] = {}
     for number, way in enumerate(WAYS):
-        original = folders[number % honest]
+        source = folders[number % honest]
         target = subs / f"copy-{way}"
-        shutil.copytree(original, target)
+        shutil.copytree(source, target)
         disguise(target, COPY_INDEX + number, way)
-        originals[target.name] = original.name
+        originals[target.name] = source.name
     result = grade_batch(subs, work / "copies-out", load_rubric(), shipped_lab(), judge_evidence, jobs=2)
     clusters = {group: set(c.groups) for c in copy_clusters(result.grades) for group in c.groups}
     for copy, original in originals.items():
@@ -209,34 +224,35 @@ def main() -> int:
         print(f"groups: {groups} with distinct seeds and inventories ({size / 1024:.0f} KB each as read); "
               f"jobs: {args.jobs}")
         figures = measure(ROOT, subs, work / "grades", args.jobs)
-        totals: dict[str, float] = figures["totals"]  # type: ignore[assignment]
-        expect(len(totals) == groups, f"{len(totals)} of {groups} groups graded")
-        expect(figures["written"] == 2 + 2 * groups and bool(figures["written_ok"]),
-               f"{figures['written']} outputs written, not grades.csv, grades.md and two per group")
-        copies: dict[str, list[str]] = figures["copies"]  # type: ignore[assignment]
-        expect(not any(copies.values()), f"honest groups flagged as copies: {[g for g, f in copies.items() if f]}")
-        report("this grader", figures, groups)
+        expect(len(figures.totals) == groups, f"{len(figures.totals)} of {groups} groups graded")
+        expect(figures.written == 2 + 2 * groups and figures.written_ok,
+               f"{figures.written} outputs written, not grades.csv, grades.md and two per group")
+        flagged = [group for group, found in figures.copies.items() if found]
+        expect(not flagged, f"honest groups flagged as copies: {flagged}")
+        print(figures.line("this grader"))
+        totals = figures.totals
         print(f"totals: {len(set(totals.values()))} distinct, from {min(totals.values()):g} to "
-              f"{max(totals.values()):g}; needs a look: {figures['needs_look']}")
+              f"{max(totals.values()):g}; needs a look: {figures.needs_look}")
         if args.baseline:
             tree = baseline_tree(args.baseline, work)
             try:
                 before = measure(tree, subs, work / "grades-baseline", args.jobs)
             finally:
                 subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=False)
-            report(f"baseline {args.baseline}", before, groups)
-            differ = sorted(g for g, total in totals.items() if before["totals"].get(g) != total)  # type: ignore[attr-defined]
+            print(before.line(f"baseline {args.baseline}"))
+            differ = sorted(group for group, total in totals.items() if before.totals.get(group) != total)
             expect(not differ, f"totals differ from the baseline's for {len(differ)} group(s), e.g. {differ[:5]}")
-            print(f"the same total for every group as the baseline; wall {float(before['wall']) / float(figures['wall']):.2f}x, "  # type: ignore[arg-type]
-                  f"CPU {float(before['cpu']) / float(figures['cpu']):.2f}x the baseline's speed")  # type: ignore[arg-type]
+            print(f"the same total for every group as the baseline; the baseline took "
+                  f"{before.wall / figures.wall:.2f}x this grader's wall time and {before.cpu / figures.cpu:.2f}x its "
+                  "CPU time")
         if honest:
             copy_check(folders, work, honest)
         print(f"load average now: {', '.join(f'{x:.1f}' for x in os.getloadavg())} (other work on the machine "
               "slows the wall time)")
         if not args.quick:
-            wall, peak = float(figures["wall"]), float(figures["rss_mb"]) + float(figures["child_rss_mb"])  # type: ignore[arg-type]
+            peak = figures.rss_mb + figures.child_rss_mb
             print(f"target: {groups} groups in under {TARGET_S:g} s and {TARGET_MB} MB on 2 cores -> "
-                  + ("OK" if wall < TARGET_S and peak < TARGET_MB else "NOT MET"))
+                  + ("OK" if figures.wall < TARGET_S and peak < TARGET_MB else "NOT MET"))
     return 0
 
 
