@@ -7,6 +7,7 @@ file names, so a folder called `../x` or `con` cannot steer a write.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import re
@@ -117,6 +118,7 @@ def grade_all(groups: Sequence[tuple[str, Path]], rubric: Rubric, lab: LabSpec, 
     grades: list[GroupGrade] = []
     if jobs > 1 and len(tasks) > 1 and "fork" in multiprocessing.get_all_start_methods():
         _CONTEXT.update(rubric=rubric, lab=lab, judge=judge, max_bytes=max_bytes)
+        gc.freeze()  # what the workers inherit stays out of their collections, and its pages shared (not copied)
         try:
             with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
                 for grade in pool.map(_worker, tasks, chunksize=max(1, len(tasks) // (jobs * 8))):
@@ -124,6 +126,7 @@ def grade_all(groups: Sequence[tuple[str, Path]], rubric: Rubric, lab: LabSpec, 
                     if progress:
                         progress(grade)
         finally:
+            gc.unfreeze()
             _CONTEXT.clear()
         return grades
     for name, root in tasks:
