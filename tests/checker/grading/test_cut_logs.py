@@ -49,6 +49,8 @@ def test_a_cut_log_needs_a_look_and_claims_past_the_cut_are_listed(sim_lab: SimL
     past = [f for f in grade.findings if f.code == "claim-past-cut" and f.file == LOG.as_posix()]
     assert past and all(str(cited[-1]) in f.en and f.en in grade.needs_look for f in past)
     assert 0 < grade.total() < whole.total()  # scored on what it holds
+    unsupported = next(p for p in grade.penalties if p.penalty.check == "unsupported-claim")
+    assert "past the end" not in unsupported.en  # listed for a look, not deducted a second time
     assert not [f for f in whole.findings if f.code in ("log-cut", "claim-past-cut")]
 
 

@@ -249,14 +249,15 @@ def _claim_findings(sub: Submission, experiments: tuple[ExperimentResult, ...]) 
 
 
 def _past_the_cut(claim: Claim, result: ExperimentResult, where: str) -> tuple[GradeFinding, ...]:
-    """A claim that cites records the cut log does not hold (it was made before the cut, or invented)."""
+    """A claim that cites records the cut log does not hold (it was made before the cut, or invented): listed for a
+    look, not deducted again (the claim's own verdict is compared as any other)."""
     last = result.last_seq if result.last_seq is not None else -1
     past = sorted(seq for seq in claim.cited if seq > last)
     if not past:
         return ()
     file = result.files.evidence if result.files and result.files.evidence else ""
     shown = ", ".join(map(str, past[:8])) + (" …" if len(past) > 8 else "")
-    return (GradeFinding("claim", "claim-past-cut",
+    return (GradeFinding("problem", "claim-past-cut",
                          f"{where}: {claim.experiment} cites record(s) {shown} past the end of the cut log "
                          f"{file} (its last record is {last})",
                          f"{where}：{claim.experiment} 引用了截断日志 {file} 之后的记录 {shown}"
