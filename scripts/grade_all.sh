@@ -5,10 +5,16 @@
 #
 #   scripts/grade_all.sh EXPORT_DIR [OUT_DIR] [-- extra options for `hivedlab grade`, e.g. --rubric r.yaml]
 #
+# Each export entry is said to be a zip, a tar, a folder or "not an archive: <why>", with the files found in it; a
+# file named like an archive that is not one (a broken zip) is listed under "Needs a look" in grades.md.
 # Nothing from a submission is executed; archives are unpacked without their symlinks, absolute or `..` paths.
+#
+# Exit status: 0 every group graded, none needs a look; 1 graded, but some group needs a look (grades.md says
+# which and why); 2 could not grade (bad arguments, no Python, OUT_DIR/submissions already there).
+# 退出码：0 全部评分且无需人工查看；1 已评分，但有小组需要人工查看；2 无法评分。
 set -euo pipefail
 
-usage() { sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; }
 if [[ $# -lt 1 || "$1" == "-h" || "$1" == "--help" ]]; then usage; [[ $# -ge 1 ]] && exit 0 || exit 2; fi
 
 here="$(cd "$(dirname "$0")/.." && pwd)"
@@ -30,7 +36,8 @@ fi
 echo "== unpacking $export_dir -> $submissions"
 # imported, not run with -m: the grading package imports this module first, and runpy would warn about it
 unpack='import sys; from hivedlab.checker.grading.unpack import main; sys.exit(main(sys.argv[1:]))'
-"$python" -c "$unpack" "$export_dir" "$submissions" || echo "(some archives could not be unpacked; they are graded as they are)"
+"$python" -c "$unpack" "$export_dir" "$submissions" \
+  || echo "(some entries could not be unpacked: grades.md lists them under \"Needs a look\")"
 
 echo "== grading"
 status=0

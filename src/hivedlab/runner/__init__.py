@@ -19,7 +19,7 @@ from hivedlab.runner.run_types import (
     is_group_plan,
     turn_folder,
 )
-from hivedlab.runner.steps import experiment_seed, layout_for, run_plan
+from hivedlab.runner.steps import experiment_seed, group_seed, layout_for, run_plan
 from hivedlab.runner.turns import (
     job_name_for,
     k8s_plans,
@@ -31,7 +31,7 @@ from hivedlab.runner.turns import (
 
 __all__ = [
     "PIPELINE", "BackendFactory", "ExperimentRun", "PipelineResult", "PipelineStep", "RunContext", "Submitted", "Turn",
-    "experiment_seed", "is_group_plan", "job_name_for", "k8s_plans", "layout_for", "plan_turns", "prepare_folder",
-    "protocol_with_name", "run_experiments", "run_pipeline", "run_plan", "step_members", "submitters",
+    "experiment_seed", "group_seed", "is_group_plan", "job_name_for", "k8s_plans", "layout_for", "plan_turns",
+    "prepare_folder", "protocol_with_name", "run_experiments", "run_pipeline", "run_plan", "step_members", "submitters",
     "submitting_members", "turn_folder",
 ]

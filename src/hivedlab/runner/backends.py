@@ -11,7 +11,7 @@ from hivedlab.evidence import EvidenceWriter
 from hivedlab.lab_group.inventory import Inventory
 from hivedlab.plans.loader import Plan
 from hivedlab.runner.run_types import BackendFactory, Turn
-from hivedlab.runner.steps import experiment_seed
+from hivedlab.runner.steps import experiment_seed, group_seed
 from hivedlab.runner.turns import submitting_members
 
 
@@ -20,7 +20,7 @@ class Opening:
     """What opening a backend needs beyond the cluster kind."""
 
     inventory: Inventory
-    seed: int = 1  # sim: the run's seed
+    seed: int = 1  # sim: the run's seed, combined with the inventory's group name (`group_seed`)
     turns: Sequence[Turn] = ()  # pai: every turn of the run (their submitters' tokens are tried first)
     form: str = ""  # k8s: the manifests' form (kube-batch | volcano)
     run_tag: str = ""  # k8s: names each run's namespace
@@ -47,7 +47,7 @@ def _sim_factory(opening: Opening) -> BackendFactory:
 
     def make(plan: Plan, writer: EvidenceWriter) -> Backend:
         settings = settings_from_mapping(plan.sim)
-        seed = experiment_seed(opening.seed, plan.id)
+        seed = experiment_seed(group_seed(opening.seed, inventory.group), plan.id)
         if plan.scheduler != "hived":
             manifests = kubeflow_manifests({key: job.file for key, job in plan.jobs.items()})
             return PlainSimCluster(writer, seed, scheduler=plan.scheduler, settings=settings, node_ips=ips,

@@ -221,3 +221,10 @@ def experiment_seed(seed: int, experiment: str) -> int:
     """Each experiment's own seed, so adding an experiment does not change the others' logs."""
     return int(hashlib.sha256(f"{seed}/{experiment}".encode()).hexdigest()[:12], 16)
 
+
+def group_seed(seed: int, group: str) -> int:
+    """The simulator's seed for a group's run: the given seed (default or not) with the inventory's group name, so
+    that two groups never make simulated runs that only names tell apart; identical simulated evidence then means a
+    copy (docs/checker.md, "Copies")."""
+    return int(hashlib.sha256(f"{group}\n{seed}".encode()).hexdigest()[:12], 16)
+

@@ -12,15 +12,14 @@ from hivedlab.checker.grading.batch import discover, grade_batch, grade_one, saf
 from hivedlab.checker.grading.outputs import feedback_md, results_json
 from hivedlab.checker.grading.rubric import load_rubric
 from tests.support.grade_builders import LAB, fake_judge, make_run_dir
+from tests.support.grade_class import another_run
 
 RUBRIC = load_rubric()
 
 
 def _seed(root: Path, seed: int) -> Path:
-    """Distinct groups' simulator runs differ in their inputs (the same inventory and seed is flagged as a copy)."""
-    run = json.loads((root / "run.json").read_text())
-    (root / "run.json").write_text(json.dumps({**run, "seed": seed}))
-    return root
+    """Distinct groups' simulator runs differ in their inputs and their content (the same is flagged as a copy)."""
+    return another_run(root, seed)
 
 
 def _class(tmp_path: Path) -> Path:
@@ -54,17 +53,17 @@ def test_every_folder_is_graded_and_the_ta_gets_the_list_to_look_at(tmp_path: Pa
 
 def test_one_batch_survives_every_kind_of_bad_folder(tmp_path: Path) -> None:
     subs = _class(tmp_path)
-    empty_log = make_run_dir(subs / "empty-log")
+    empty_log = _seed(make_run_dir(subs / "empty-log"), 5)
     (empty_log / "experiments" / "priority" / "evidence.jsonl").write_text("")
-    cut = make_run_dir(subs / "truncated")
+    cut = _seed(make_run_dir(subs / "truncated"), 6)
     log = cut / "experiments" / "priority" / "evidence.jsonl"
     log.write_text(log.read_text()[:-300])
-    handwritten = make_run_dir(subs / "not-template")
+    handwritten = _seed(make_run_dir(subs / "not-template"), 7)
     (handwritten / "report.md").write_text("# report\n")
-    fifo = make_run_dir(subs / "fifo")
+    fifo = _seed(make_run_dir(subs / "fifo"), 8)
     (fifo / "report.md").unlink()
     os.mkfifo(fifo / "report.md")
-    huge = make_run_dir(subs / "huge")
+    huge = _seed(make_run_dir(subs / "huge"), 9)
     with open(huge / "claims.json", "ab") as handle:
         handle.truncate(3 * 1024 * 1024)
     result = grade_batch(subs, tmp_path / "grades", RUBRIC, LAB, fake_judge, max_bytes=1024 * 1024)

@@ -81,3 +81,34 @@ def test_the_groups_words_keep_their_hyphens_and_a_verdict_without_summaries_sho
                              {"gang": verdict}, ("gang",))
     assert item.text == "job-config-6's two tasks form one affinity group"
     assert (item.observed.zh, item.observed.en) == ("任务一起等待。", "The tasks waited together.")
+
+
+def test_a_course_of_explanations_finds_the_same_pairs_as_comparing_every_pair() -> None:
+    """Only lengths that could reach the threshold are compared; the pairs found are those of every pair compared."""
+    import random
+
+    from hivedlab.basics.text import Text
+    from hivedlab.checker.grading.copies import flag_similar_explanations
+    from hivedlab.checker.grading.explanations import Explanation
+    from hivedlab.checker.grading.scoring import GroupGrade
+
+    rng = random.Random(39)
+    words = "the job waits for two gpus while hived keeps the cell for the higher priority one".split()
+    base = [" ".join(rng.choice(words) for _ in range(rng.randint(4, 30))) for _ in range(12)]
+    grades = []
+    for index in range(120):
+        text = base[index % 12] + (" and more" * rng.randint(0, 3) if index % 5 else "")
+        explanations = (Explanation("gang", text, Text("", "")), Explanation("priority", base[(index * 7) % 12],
+                                                                           Text("", "")))
+        grades.append(GroupGrade(f"g{index:03d}", (), (), (), 100, 0, (), explanations=explanations))
+    flagged = {(g.name, f.en) for g in flag_similar_explanations(grades) for f in g.findings}
+    expected = set()
+    for index, first in enumerate(grades):
+        for second in grades[index + 1:]:
+            for mine, theirs in zip(first.explanations, second.explanations, strict=True):
+                if similar(mine.text, theirs.text):
+                    expected.add((first.name, f"explanation of {mine.experiment} nearly the same as group "
+                                              f"{second.name}'s"))
+                    expected.add((second.name, f"explanation of {mine.experiment} nearly the same as group "
+                                               f"{first.name}'s"))
+    assert flagged == expected and len(expected) > 100

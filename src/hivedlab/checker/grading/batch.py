@@ -7,6 +7,7 @@ file names, so a folder called `../x` or `con` cannot steer a write.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import re
@@ -117,6 +118,7 @@ def grade_all(groups: Sequence[tuple[str, Path]], rubric: Rubric, lab: LabSpec, 
     grades: list[GroupGrade] = []
     if jobs > 1 and len(tasks) > 1 and "fork" in multiprocessing.get_all_start_methods():
         _CONTEXT.update(rubric=rubric, lab=lab, judge=judge, max_bytes=max_bytes)
+        gc.freeze()  # what the workers inherit stays out of their collections, and its pages shared (not copied)
         try:
             with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
                 for grade in pool.map(_worker, tasks, chunksize=max(1, len(tasks) // (jobs * 8))):
@@ -124,6 +126,7 @@ def grade_all(groups: Sequence[tuple[str, Path]], rubric: Rubric, lab: LabSpec, 
                     if progress:
                         progress(grade)
         finally:
+            gc.unfreeze()
             _CONTEXT.clear()
         return grades
     for name, root in tasks:
@@ -173,8 +176,11 @@ def grade_batch(submissions: Path, out: Path, rubric: Rubric, lab: LabSpec, judg
     grades = grade_all(groups, rubric, lab, judge, jobs, max_bytes, progress)
     for name in refused:
         grades.append(score_group(_refused_result(name, submissions / name), rubric, lab))
-    grades = [_with_unpack_notes(grade, notes) for grade in grades] if (notes := read_report(submissions)) else grades
-    grades = flag_copies(grades, {grade.name: grade.identity for grade in grades})
+    notes = read_report(submissions)
+    grades = [_with_unpack_notes(grade, notes) for grade in grades] if notes else grades
+    present = {name for name, _ in groups} | set(refused) | {entry.name for entry in skipped}
+    skipped += [Skipped(name, "; ".join(lines)) for name, lines in sorted(notes.items()) if name not in present]
+    grades = flag_copies(grades)
     grades = flag_similar_explanations(grades)
     grades.sort(key=lambda g: g.name)
     written = write_outputs(out, grades, rubric, skipped)

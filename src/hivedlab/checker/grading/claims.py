@@ -24,6 +24,7 @@ class Claim:
     answers: tuple[tuple[int, str], ...] = ()  # (position in the verdict's answers, verdict): the report lists
     # the verdict's answers in order (`hivedlab.checker.report.context`)
     facts: tuple[Mapping[str, Any], ...] = ()  # per task attempt: job, task, attempt, node, preempted…
+    cited: tuple[int, ...] = ()  # the evidence records its answers and facts cite (seq numbers)
 
 
 def question_index(answer: Mapping[str, Any], position: int) -> int:
@@ -66,7 +67,10 @@ def parse_claims(block: Any) -> tuple[Claim, ...]:
                 answers.append((index, answer["verdict"]))
         facts = (tuple(f for f in entry.get("facts", []) if isinstance(f, Mapping))
                  if isinstance(entry.get("facts"), list) else ())
-        claims.append(Claim(experiment, _verdict(entry.get("verdict")), tuple(answers), facts))
+        cited = _seqs([a for a in raw_answers if isinstance(a, Mapping)])
+        cited += tuple(f["seq"] for f in facts if isinstance(f.get("seq"), int) and not isinstance(f["seq"], bool))
+        claims.append(Claim(experiment, _verdict(entry.get("verdict")), tuple(answers), facts,
+                            tuple(sorted(set(cited)))))
     return tuple(claims)
 
 

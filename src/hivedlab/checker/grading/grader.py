@@ -14,22 +14,25 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from hivedlab.checker.grading.claims import compare_claim, parse_claims
+from hivedlab.checker.grading.claims import Claim, compare_claim, parse_claims
 from hivedlab.checker.grading.facts import AttemptFact, attempt_facts, check_facts
 from hivedlab.checker.grading.grade_findings import GradeFinding
 from hivedlab.checker.grading.integrity import LogFacts, check_log
 from hivedlab.checker.grading.labspec import LabSpec
 from hivedlab.checker.grading.provenance import (
     REAL_CLUSTERS,
+    Identity,
     emulated_containers,
-    real_identity,
+    log_identity,
     sim_inputs,
     simulator_signs,
 )
 from hivedlab.checker.grading.submission import ExperimentFiles, Submission, read_submission
 from hivedlab.checker.judging.judge import Judge, Judgement
 from hivedlab.evidence import EvidenceLog, read_evidence
-from hivedlab.rundir import CLAIMS, VERDICTS, hived_config_name, run_folder_name
+from hivedlab.rundir import CLAIMS, RUN_RECORD, VERDICTS, hived_config_name, run_folder_name
+
+STOPPED = ("interrupted", "stopped", "stopped by the user")  # end statuses of a run someone cut short
 
 
 @dataclass(frozen=True)
@@ -45,7 +48,8 @@ class ExperimentResult:
     judge_error: str | None = None
     findings: tuple[GradeFinding, ...] = ()
     attempts: tuple[AttemptFact, ...] | None = None  # the task attempts the evidence shows (for the report's facts)
-    identity: frozenset[tuple[str, str]] = frozenset()  # a real-cluster log's unique values (provenance.real_identity)
+    identity: Identity = frozenset()  # the log's content fingerprint, a real log's unique values (provenance)
+    last_seq: int | None = None  # the log's last whole record
     rehearsal: bool = False  # ran on the rehearsal cluster: real control plane, emulated GPUs (run.json or the pods)
     # each member's turn graded on its own, when members took turns (docs/evidence.md); the fields above are then
     # those of the weakest turn (`_weakest`), the findings every turn's, the attempts the first turn's (the report's)
@@ -58,6 +62,11 @@ class ExperimentResult:
     @property
     def source(self) -> str:
         return self.facts.source if self.facts else ""
+
+    @property
+    def cut(self) -> bool:
+        """The log has records but no end record: it was cut (anywhere) or the run died without closing it."""
+        return self.has_log and self.facts is not None and self.facts.ended is None
 
 
 @dataclass(frozen=True)
@@ -76,11 +85,14 @@ class GroupResult:
         return next((exp for exp in self.experiments if exp.id == experiment_id), None)
 
     @property
-    def identity(self) -> frozenset[tuple[str, str]]:
-        """What another group's submission must not share: real logs' unique values, a simulator run's inputs."""
-        real = frozenset().union(*(exp.identity for exp in self.experiments))
-        simulated = any(exp.source in ("sim", "mixed") for exp in self.experiments)
-        return real | (sim_inputs(self.submission.inventory, self.submission.record) if simulated else frozenset())
+    def identity(self) -> Identity:
+        """What another group's submission must not share: its logs' content, real logs' unique values, a simulator
+        run's inputs."""
+        logs: Identity = frozenset().union(*(exp.identity for exp in self.experiments))
+        if not any(exp.source in ("sim", "mixed") for exp in self.experiments):
+            return logs
+        sub = self.submission
+        return logs | sim_inputs(sub.inventory, sub.record, sub.base + RUN_RECORD)
 
 
 def _judge(judge: Judge | None, log: EvidenceLog, experiment: str) -> tuple[Judgement | None, str | None]:
@@ -139,6 +151,7 @@ def grade_run(sub: Submission, experiment: str, files: ExperimentFiles | None, l
         return ExperimentResult(experiment, files, warnings=log.warnings, findings=tuple(findings))
     facts, log_findings = check_log(log.records, files.evidence or "", lab.get(experiment), sub.allowed_nodes)
     findings += log_findings
+    findings += end_findings(log, facts.ended, files.evidence or "", experiment)
     claims_real = facts.source == "k8s" or (sub.record.cluster if sub.record else "") in REAL_CLUSTERS
     signs = simulator_signs(log.records) if claims_real else []
     if signs:
@@ -165,10 +178,35 @@ def grade_run(sub: Submission, experiment: str, files: ExperimentFiles | None, l
         judge_error=error,
         findings=tuple(findings),
         attempts=attempts,
-        identity=real_identity(log.records) if facts.source == "k8s" else frozenset(),
+        identity=log_identity(log.records, files.evidence or "", facts.source == "k8s"),
         rehearsal=facts.source == "k8s" and (bool(sub.record and sub.record.rehearsal)
                                              or emulated_containers(log.records) > 0),
+        last_seq=log.records[-1].seq,
     )
+
+
+def end_findings(log: EvidenceLog, ended: str | None, file: str, experiment: str) -> list[GradeFinding]:
+    """A log without its end record (cut at a record boundary or inside a record), or one that ends interrupted or
+    stopped by the user: a TA takes a look, with where the log ends; the run is scored on what the log holds."""
+    last = log.records[-1]
+    if ended is None:
+        partial = any("cut record" in warning for warning in log.warnings)
+        en_inside = " (its last line is a record cut in the middle)" if partial else ""
+        zh_inside = "（最后一行是被截断的半条记录）" if partial else ""
+        return [GradeFinding("problem", "log-cut",
+                             f"{file}: no end record: the log ends at record {last.seq} (line {last.line}){en_inside}:"
+                             " cut, or the run died; scored on what it holds",
+                             f"{file}：没有结束记录：日志止于第 {last.seq} 条记录（第 {last.line} 行）{zh_inside}："
+                             "被截断或运行中途退出；按日志中已有的内容评分", file, last.seq, experiment)]
+    if ended.lower() in STOPPED:
+        action = last.action if isinstance(last.action, dict) else {}
+        reason = action.get("reason") if isinstance(action.get("reason"), str) else ""
+        why = f" ({reason})" if reason else ""
+        return [GradeFinding("problem", "run-stopped",
+                             f"{file}: the run ended '{ended}'{why} at record {last.seq}; scored on what the log holds",
+                             f"{file}：运行在第 {last.seq} 条记录处以 '{ended}' 结束{why}；按日志中已有的内容评分",
+                             file, last.seq, experiment)]
+    return []
 
 
 def _grade_experiment_safely(sub: Submission, experiment: str, lab: LabSpec, judge: Judge | None) -> ExperimentResult:
@@ -201,11 +239,30 @@ def _claim_findings(sub: Submission, experiments: tuple[ExperimentResult, ...]) 
             if result is not None and result.attempts is not None and claim.facts:
                 _, wrong = check_facts(list(claim.facts), result.attempts, claim.experiment, evidence or "", where)
                 ok, found = ok and not wrong, found + wrong
+            if result is not None and result.cut:
+                found += _past_the_cut(claim, result, where)
             if where.endswith(CLAIMS):
                 total += 1
                 supported += ok
             findings += found
     return total, supported, findings
+
+
+def _past_the_cut(claim: Claim, result: ExperimentResult, where: str) -> tuple[GradeFinding, ...]:
+    """A claim that cites records the cut log does not hold (it was made before the cut, or invented): listed for a
+    look, not deducted again (the claim's own verdict is compared as any other)."""
+    last = result.last_seq if result.last_seq is not None else -1
+    past = sorted(seq for seq in claim.cited if seq > last)
+    if not past:
+        return ()
+    file = result.files.evidence if result.files and result.files.evidence else ""
+    shown = ", ".join(map(str, past[:8])) + (" …" if len(past) > 8 else "")
+    return (GradeFinding("problem", "claim-past-cut",
+                         f"{where}: {claim.experiment} cites record(s) {shown} past the end of the cut log "
+                         f"{file} (its last record is {last})",
+                         f"{where}：{claim.experiment} 引用了截断日志 {file} 之后的记录 {shown}"
+                         f"（最后一条记录为 {last}）",
+                         file, past[0], claim.experiment),)
 
 
 def _run_folder(files: ExperimentFiles) -> str:

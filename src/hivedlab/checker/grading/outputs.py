@@ -14,6 +14,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from hivedlab.checker.grading.copies import copy_clusters, describe
 from hivedlab.checker.grading.grade_findings import GradeFinding
 from hivedlab.checker.grading.rubric import Rubric
 from hivedlab.checker.grading.scoring import GroupGrade
@@ -141,8 +142,21 @@ def grades_md(grades: Sequence[GroupGrade], rubric: Rubric, skipped: Sequence[Sk
             lines.append(f"  - … {len(grade.needs_look) - 10} more (see grades.csv flags)")
     for entry in skipped:
         lines.append(f"- **{_md(entry.name)}** (not graded / 未评分): {_md(entry.reason)}")
+    lines += _copies(grades)
     lines += _explanations(grades)
     return "\n".join(lines) + "\n"
+
+
+def _copies(grades: Sequence[GroupGrade]) -> list[str]:
+    """Each cluster of groups that share evidence, once, with what each group's copy is (TA only)."""
+    clusters = copy_clusters(grades)
+    lines = ["", "## Copies / 证据相同的小组", ""]
+    if not clusters:
+        return [*lines, "None. / 无。"]
+    for number, cluster in enumerate(clusters, 1):
+        lines.append(f"- **cluster {number} / 第 {number} 簇**: {_md(', '.join(cluster.groups))}")
+        lines += [f"  - {_md(group)}: {_md(describe(cluster, group)[0])}" for group in cluster.groups]
+    return lines
 
 
 def _explanations(grades: Sequence[GroupGrade]) -> list[str]:

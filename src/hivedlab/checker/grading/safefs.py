@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024  # an evidence log of a real run is a few MB; 64 MB is generous
@@ -35,19 +36,25 @@ class GroupFolder:
     root: Path
     max_bytes: int = DEFAULT_MAX_BYTES
 
-    @property
+    @cached_property
     def real_root(self) -> Path:
+        """The folder itself, resolved once: a group's folder does not move while it is graded."""
         return Path(os.path.realpath(self.root))
+
+    @cached_property
+    def _root_prefix(self) -> str:
+        return os.path.join(str(self.real_root), "")
+
+    def _inside(self, real: str) -> bool:
+        return real == str(self.real_root) or real.startswith(self._root_prefix)
 
     def _resolve(self, rel: str) -> Path:
         if not rel or rel.startswith("/") or "\\" in rel or any(part in ("..", "") for part in rel.split("/")):
             raise UnsafeFile(rel, "bad-path", "not a plain relative path")
-        candidate = self.root / rel
-        real = Path(os.path.realpath(candidate))
-        root = self.real_root
-        if real != root and root not in real.parents:
+        real = os.path.realpath(os.path.join(self.root, rel))
+        if not self._inside(real):
             raise UnsafeFile(rel, "symlink-outside", "a symlink that leads outside the group folder")
-        return real
+        return Path(real)
 
     def exists(self, rel: str) -> bool:
         """Whether `rel` exists at all (a dangling or escaping symlink counts: the grader reports it)."""
@@ -143,16 +150,13 @@ class GroupFolder:
     def escaping_symlinks(self, max_entries: int = DEFAULT_MAX_FILES) -> list[str]:
         """Relative paths of symlinks anywhere in the folder that lead outside it (not followed)."""
         found: list[str] = []
-        root = self.real_root
         seen = 0
         for dirpath, dirnames, filenames in os.walk(self.root, followlinks=False):
             for name in sorted(dirnames + filenames):
                 seen += 1
                 if seen > max_entries:
                     return found
-                full = Path(dirpath) / name
-                if full.is_symlink():
-                    real = Path(os.path.realpath(full))
-                    if real != root and root not in real.parents:
-                        found.append(full.relative_to(self.root).as_posix())
+                full = os.path.join(dirpath, name)
+                if os.path.islink(full) and not self._inside(os.path.realpath(full)):
+                    found.append(Path(full).relative_to(self.root).as_posix())
         return sorted(found)

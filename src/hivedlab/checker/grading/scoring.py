@@ -27,6 +27,7 @@ from hivedlab.checker.grading.grade_findings import GradeFinding
 from hivedlab.checker.grading.grader import ExperimentResult, GroupResult
 from hivedlab.checker.grading.hardware import HardwareExcuse, env_for, hardware_excuse
 from hivedlab.checker.grading.labspec import LabSpec
+from hivedlab.checker.grading.provenance import Identity
 from hivedlab.checker.grading.rubric import Item, Penalty, Rubric
 from hivedlab.checker.grading.submission import deployment_text
 from hivedlab.checker.judging.rules.rule_base import INCONCLUSIVE, INCONSISTENT
@@ -73,7 +74,7 @@ class GroupGrade:
     max_points: float
     floor: float
     sources: tuple[str, ...]  # per experiment: sim / k8s / mixed / "" (not run)
-    identity: frozenset[tuple[str, str]] = frozenset()  # compared across groups (hivedlab.checker.grading.copies)
+    identity: Identity = frozenset()  # compared across groups (hivedlab.checker.grading.copies)
     ungraded: tuple[str, ...] = ()  # contrast runs without HiveD (run.json `contrast`, docs/other-schedulers.md)
     explanations: tuple[Explanation, ...] = ()  # the group's own explanations beside the machine's observations
     hardware: HardwareExcuse | None = None  # runs hivedlab put on the manual's hardware (grading.hardware)

@@ -1,8 +1,10 @@
-"""Unpack an LMS export (one .zip / .tar.gz / .tgz per group) into one folder per group, refusing what is unsafe.
+"""Unpack an LMS export (one .zip / .tar.gz / .tgz / .tar or folder per group) into one folder per group, refusing
+what is unsafe, and say what each entry was: a zip, a tar, a folder, or "not an archive: <why>", with its files.
 
 An archive from a student may hold `../../.bashrc`, absolute paths, symlinks, device files or a zip bomb. Members
 like that are skipped and reported; sizes and member counts are capped; nothing is written outside the group's
-folder and nothing is executed. `scripts/grade_all.sh` calls `main([ARCHIVES_DIR, DEST_DIR])` for the TA.
+folder and nothing is executed. A file named like an archive that is not one (a broken zip) gets no group folder: the
+grader lists it under "Needs a look" with why. `scripts/grade_all.sh` calls `main([ARCHIVES_DIR, DEST_DIR])`.
 """
 
 from __future__ import annotations
@@ -26,12 +28,41 @@ REPORT_MAX_BYTES = 16 * 1024 * 1024
 SUFFIXES = (".zip", ".tar.gz", ".tgz", ".tar")
 
 
+MAX_SHOWN = 12  # top-level entries named per export entry in what `main` prints
+
+
 @dataclass(frozen=True)
 class Unpacked:
     group: str
     written: int
     skipped: tuple[str, ...]  # "member: reason"
     error: str | None = None
+    kind: str = ""  # zip | tar | folder | "not an archive: <why>"
+    entry: str = ""  # the export entry's own name
+    files: tuple[str, ...] = ()  # the files found in it, relative to the group folder
+
+    def line(self) -> str:
+        """What `main` prints for this entry: its kind and the files found in it."""
+        if self.kind.startswith("not an archive"):
+            graded = "not graded: needs a look" if self.error else "not a group: ignored"
+            return f"{self.entry}: {self.kind} ({graded})"
+        shown = summary(self.files)
+        note = f"{self.entry}: {self.kind} -> {self.group}/, {len(self.files)} file(s)"
+        note += f": {shown}" if shown else ""
+        if self.skipped:
+            note += f"; skipped {len(self.skipped)}: " + "; ".join(self.skipped[:5])
+        return note + (f" — {self.error}" if self.error else "")
+
+
+def summary(files: tuple[str, ...]) -> str:
+    """The files found, by top-level entry: each file by name, each folder with how many files it holds."""
+    counts: dict[str, int] = {}
+    for file in files:
+        head, sep, _ = file.partition("/")
+        key = head + sep
+        counts[key] = counts.get(key, 0) + 1
+    parts = [key if not key.endswith("/") else f"{key} ({n})" for key, n in sorted(counts.items())]
+    return ", ".join(parts[:MAX_SHOWN]) + (f", … {len(parts) - MAX_SHOWN} more" if len(parts) > MAX_SHOWN else "")
 
 
 def group_name(archive: Path) -> str | None:
@@ -75,32 +106,49 @@ def _members(archive: Path) -> Iterator[tuple[str, str, int, IO[bytes] | None]]:
                 yield member.name, "other", member.size, None
 
 
+def archive_kind(archive: Path) -> str:
+    """zip, tar, or "not an archive: <why>" (what the file holds, whatever its name says)."""
+    if group_name(archive) is None:
+        return f"not an archive: its name does not end in {', '.join(SUFFIXES)}"
+    if archive.name.lower().endswith(".zip"):
+        return "zip" if zipfile.is_zipfile(archive) else "not an archive: not a zip file"
+    try:
+        with tarfile.open(archive):
+            return "tar"
+    except (OSError, tarfile.TarError, EOFError) as exc:
+        return f"not an archive: not a tar file ({exc})"
+
+
 def unpack_archive(archive: Path, dest: Path, max_total: int = MAX_TOTAL_BYTES,
                    max_members: int = MAX_MEMBERS) -> Unpacked:
     group = group_name(archive) or archive.stem
+    kind = archive_kind(archive)
+    if kind.startswith("not an archive"):  # named like an archive: a group's submission that cannot be read
+        return Unpacked(group, 0, (), kind if group_name(archive) else None, kind, archive.name)
     target = dest / group
     skipped: list[str] = []
+    files: list[str] = []
     written = total = 0
     try:
         target.mkdir(parents=True, exist_ok=False)
     except FileExistsError:
-        return Unpacked(group, 0, (), f"{target} already exists")
+        return Unpacked(group, 0, (), f"{target} already exists", kind, archive.name)
     try:
-        for count, (name, kind, size, stream) in enumerate(_members(archive)):
+        for count, (name, member_kind, size, stream) in enumerate(_members(archive)):
             if count >= max_members:
                 skipped.append(f"(the rest): more than {max_members} members")
                 break
-            if kind == "dir" and name.replace("\\", "/").rstrip("/") == ".":
+            if member_kind == "dir" and name.replace("\\", "/").rstrip("/") == ".":
                 continue  # a tar made with `tar -C DIR .` names the group folder itself first
             rel = _safe_member(name)
             if rel is None:
                 skipped.append(f"{name}: path leaves the group folder")
                 continue
-            if kind == "other":
+            if member_kind == "other":
                 skipped.append(f"{name}: not a regular file (symlink or device)")
                 continue
             out = target.joinpath(*rel.parts)
-            if kind == "dir":
+            if member_kind == "dir":
                 out.mkdir(parents=True, exist_ok=True)
                 continue
             if total + size > max_total:
@@ -115,9 +163,11 @@ def unpack_archive(archive: Path, dest: Path, max_total: int = MAX_TOTAL_BYTES,
                 break
             total += copied
             written += 1
+            files.append(rel.as_posix())
     except (OSError, zipfile.BadZipFile, tarfile.TarError, EOFError, ValueError) as exc:
-        return Unpacked(group, written, tuple(skipped), f"cannot unpack {archive.name}: {exc}")
-    return Unpacked(group, written, tuple(skipped))
+        return Unpacked(group, written, tuple(skipped), f"cannot unpack {archive.name}: {exc}", kind, archive.name,
+                        tuple(sorted(files)))
+    return Unpacked(group, written, tuple(skipped), None, kind, archive.name, tuple(sorted(files)))
 
 
 def _copy_capped(stream: IO[bytes] | None, handle: IO[bytes], budget: int) -> int:
@@ -135,17 +185,34 @@ def _copy_capped(stream: IO[bytes] | None, handle: IO[bytes], budget: int) -> in
         handle.write(chunk)
 
 
+def _folder_files(folder: Path) -> tuple[str, ...]:
+    """The files in a copied folder, relative to it (symlinks listed, not followed)."""
+    return tuple(sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() or p.is_symlink()))
+
+
 def unpack_all(archives: Path, dest: Path) -> list[Unpacked]:
+    """Every export entry, in name order: archives unpacked, folders copied, anything else said why not."""
     results = []
     for archive in sorted(archives.iterdir()):
         if archive.name.startswith("."):
             continue
-        if archive.is_file() and not archive.is_symlink() and group_name(archive):
+        if archive.is_symlink():
+            results.append(Unpacked(archive.name, 0, (), None, "not an archive: a symlink (not followed)",
+                                    archive.name))
+        elif archive.is_file():
             results.append(unpack_archive(archive, dest))
-        elif archive.is_dir() and not archive.is_symlink() and not (dest / archive.name).exists():
-            # symlinks kept as links: the grader refuses escaping ones
-            shutil.copytree(archive, dest / archive.name, symlinks=True)
-            results.append(Unpacked(archive.name, 0, ()))
+        elif archive.is_dir():
+            target = dest / archive.name
+            if target.exists():
+                results.append(Unpacked(archive.name, 0, (), f"{target} already exists", "folder", archive.name))
+                continue
+            # symlinks inside kept as links: the grader refuses escaping ones
+            shutil.copytree(archive, target, symlinks=True)
+            files = _folder_files(target)
+            results.append(Unpacked(archive.name, len(files), (), None, "folder", archive.name, files))
+        else:
+            results.append(Unpacked(archive.name, 0, (), None, "not an archive: not a regular file or folder",
+                                    archive.name))
     return results
 
 
@@ -162,15 +229,10 @@ def main(argv: list[str] | None = None) -> int:
     code = 0
     notes: list[dict[str, object]] = []
     for result in unpack_all(source, dest):
-        note = f"{result.group}: {result.written} file(s)"
-        if result.skipped:
-            note += f", skipped {len(result.skipped)}: " + "; ".join(result.skipped[:5])
-        if result.error:
-            note += f" — {result.error}"
-            code = 1
-        print(note)
-        notes.append({"group": result.group, "written": result.written, "skipped": list(result.skipped),
-                      "error": result.error})
+        print(result.line())
+        code = 1 if result.error else code
+        notes.append({"group": result.group, "entry": result.entry, "kind": result.kind, "written": result.written,
+                      "skipped": list(result.skipped), "error": result.error})
     write_atomic(dest / REPORT_NAME, json.dumps(notes, ensure_ascii=False, indent=1) + "\n")
     return code
 

@@ -27,6 +27,10 @@ with the checker, compare the report's claims (claims.json) with the re-judged v
 with a rubric. Writes grades.csv, grades.md, and per group feedback.md and Gradescope results.json.
 A bad folder never stops the batch; the folders that need a look are listed at the end.
 
+Exit status: 0 every group graded and none needs a look; 1 graded, but some group needs a look (listed at the end
+and in grades.md); 2 could not grade (bad arguments, no such folder, the output cannot be written).
+退出码：0 全部评分完毕且无需人工查看；1 已评分，但有小组需要人工查看；2 无法评分（参数错误、目录不存在、无法写入结果）。
+
 按评分标准根据证据为每个小组的运行目录评分（助教用）；--self 让学生先看到助教将看到的结果（不含隐藏项）。"""
 
 EXAMPLES = """\

@@ -77,7 +77,9 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument("--kubeconfig", metavar="FILE", help="--cluster k8s: the kubeconfig (default: as kubectl)")
     parser.add_argument("--context", metavar="NAME", help="--cluster k8s: the kubeconfig context (default: current)")
     add_out(parser, default="out", what="run directory")
-    parser.add_argument("--seed", type=int, default=1, help="simulator seed: durations and gaps (default: 1)")
+    parser.add_argument("--seed", type=int, default=1,
+                        help="simulator seed: durations and gaps, taken with the inventory's group name so that "
+                        "two groups never make the same run (default: 1)")
     add_inventory(parser)
     parser.add_argument("--no-report", action="store_true", help="skip the verdicts and the report")
     whose = parser.add_mutually_exclusive_group()
