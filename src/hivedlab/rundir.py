@@ -98,13 +98,41 @@ def layout_block(width: int = 118) -> str:
     return "\n".join([*lines, "```"])
 
 
+FINISHED, INTERRUPTED, STOPPED, REFUSED, FAILED = "finished", "interrupted", "stopped", "refused", "failed"
+END_STATUSES = (FINISHED, INTERRUPTED, STOPPED, REFUSED, FAILED)
+
+
 @dataclass(frozen=True)
 class RunOutcome:
-    status: str  # finished | failed | interrupted | ...
+    """How one run ended: the one contract its `end` record and `run.json` both state, and the only thing the
+    checker, the report and the grader read about it (docs/architecture.md, "How a run ends").
+
+    `finished`: every step ran; `interrupted`: Ctrl-C; `stopped`: the user stopped its jobs (`hivedlab stop`, or yes
+    to the run's Ctrl-C question), `by` whom; `refused`: the rest-server refused a submission the plan expected it
+    to accept, or accepted one it expected refused; `failed`: the cluster could not do what a step needed (a wait
+    timed out, the cluster stopped answering). `reason` (en) and `reason_zh` say why in one sentence, `at` when
+    (UTC, the evidence's time format); both are empty for a finished run."""
+
+    status: str
     reason: str = ""
+    reason_zh: str = ""
+    at: str = ""
+    by: str = ""
 
     def as_dict(self) -> dict[str, str]:
-        return {"status": self.status, "reason": self.reason}
+        found = {"status": self.status, "reason": self.reason}
+        found.update({key: value for key, value in
+                      (("reason_zh", self.reason_zh), ("at", self.at), ("by", self.by)) if value})
+        return found
+
+    def end_payload(self) -> dict[str, str]:
+        """The evidence log's `end` record's fields (the `type` aside): only those that are set."""
+        return {key: value for key, value in self.as_dict().items() if value}
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any]) -> RunOutcome:
+        return cls(_text(data.get("status")), _text(data.get("reason")), _text(data.get("reason_zh")),
+                   _text(data.get("at")), _text(data.get("by")))
 
 
 @dataclass(frozen=True)
@@ -141,7 +169,7 @@ class RunRecord:
         if not isinstance(data, Mapping):
             return cls()
         seed = data.get("seed")
-        outcomes = {run: RunOutcome(_text(o.get("status")), _text(o.get("reason")))
+        outcomes = {run: RunOutcome.from_mapping(o)
                     for run, o in _mapping(data.get("outcomes")).items() if isinstance(o, Mapping)}
         members = {run: tuple(str(u) for u in users)
                    for run, users in _mapping(data.get("members")).items() if isinstance(users, list)}

@@ -11,7 +11,7 @@ from pathlib import Path
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import write_atomic
 from hivedlab.checker.judging.judge import ExperimentVerdict, judge_file, to_json
-from hivedlab.rundir import verdicts_path
+from hivedlab.rundir import EVIDENCE, RUN_HOMES, verdicts_path
 from hivedlab.runner.run_types import ExperimentRun
 
 
@@ -37,11 +37,35 @@ def _verdicts_step(out: Path, runs: Sequence[ExperimentRun], lang: str, result: 
             failed.append(f"{run.experiment}: {exc}")
             continue
         result.verdicts[run.run_id] = verdict
-        write_atomic(verdicts_path(run.evidence.parent), json.dumps(to_json(verdict), ensure_ascii=False, indent=2)
-                     + "\n")
+        write_verdicts(run.evidence, verdict)
     if failed:
         raise HivedlabError("; ".join(failed))
     return f"{len(runs)} verdict file(s)"
+
+
+def write_verdicts(log: Path, verdict: ExperimentVerdict) -> None:
+    """A run's verdicts.json, beside its log."""
+    write_atomic(verdicts_path(log.parent), json.dumps(to_json(verdict), ensure_ascii=False, indent=2) + "\n")
+
+
+def run_logs(out: Path) -> list[Path]:
+    """Every run's log in a run directory: `experiments/<id>/`, a member's turn `experiments/<id>/<user>/`, and
+    `contrast/<id>@<scheduler>/`."""
+    homes = [out / home for home in RUN_HOMES]
+    return sorted(log for home in homes for log in (*home.glob(f"*/{EVIDENCE}"), *home.glob(f"*/*/{EVIDENCE}")))
+
+
+def judge_again(out: Path) -> list[str]:
+    """Judge every log of a run directory and write its verdicts.json, exactly as a run's pipeline does (so that a
+    run finished by `hivedlab report` or `check` after a Ctrl-C grades as one that was never interrupted); the
+    logs that could not be judged, one line each."""
+    failed = []
+    for log in run_logs(out):
+        try:
+            write_verdicts(log, judge_file(log))
+        except HivedlabError as exc:
+            failed.append(f"{log}: {exc}")
+    return failed
 
 
 def _report_step(out: Path, runs: Sequence[ExperimentRun], lang: str, result: PipelineResult) -> str:

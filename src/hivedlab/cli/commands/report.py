@@ -25,7 +25,9 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
         prog,
         "Fill in the lab report from a run directory (what `hivedlab run` writes): the environment table, the "
         "five experiments' observations from their verdicts, a timeline chart per experiment, and claims.json "
-        "for grading. / 根据运行目录填写实验报告（环境表、实验现象、时间线图）。",
+        "for grading; each experiment's verdicts.json is judged again from its log first, as `hivedlab run` "
+        "writes it (what `hivedlab grade` reads). / 根据运行目录填写实验报告（环境表、实验现象、时间线图），并先重写"
+        "每个实验的 verdicts.json。",
         EXAMPLES,
     )
     parser.add_argument("run_dir", metavar="RUN_DIR", help="the run directory (run.json, experiments/, env/ ...)")
@@ -37,9 +39,12 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from hivedlab.checker.report.build import build_report  # matplotlib and markdown load only when a report is made
+    from hivedlab.runner.pipeline import judge_again
 
     run_dir = Path(args.run_dir)
     out_dir = Path(args.out) if args.out else run_dir
+    for problem in judge_again(run_dir):  # verdicts.json as `hivedlab run` writes them: what `grade` reads
+        print(("注意：" if args.lang == "zh" else "note: ") + problem, file=sys.stderr)
     result = build_report(run_dir, args.lang, out_dir)
     zh = args.lang == "zh"
     print(("报告：" if zh else "report: ") + f"{result.markdown_path}, {result.html_path}, {result.claims_path}")

@@ -81,6 +81,7 @@ class TimelineBuilder:
         self.steps: list[Step] = []
         self.end_status: str | None = None
         self.end_reason: str | None = None
+        self.end_reason_zh: str | None = None
         self.sessions = 0
         self.end_mark: Mark | None = None
         self.list_start: Mark | None = None  # the first LISTED pod record of the re-list under way
@@ -126,7 +127,7 @@ class TimelineBuilder:
         kind = action.get("type")
         if kind == "plan":  # a session begins: how the run ends is what its last session's `end` says
             self.sessions += 1
-            self.end_status = self.end_reason = None
+            self.end_status = self.end_reason = self.end_reason_zh = None
             experiment = str(action.get("experiment"))
             if experiment not in self.experiments:
                 self.experiments.append(experiment)
@@ -148,6 +149,7 @@ class TimelineBuilder:
         elif kind == "end":
             self.end_status = str(action.get("status"))
             self.end_reason = action.get("reason")
+            self.end_reason_zh = action.get("reason_zh")
             self.end_mark = mark
 
     def _submit(self, action: dict[str, Any], mark: Mark) -> None:
@@ -388,6 +390,7 @@ class TimelineBuilder:
             steps=tuple(self.steps),
             end_status=self.end_status,
             end_reason=self.end_reason,
+            end_reason_zh=self.end_reason_zh,
             sessions=self.sessions,
             first=self.first,
             last=self.last,

@@ -205,6 +205,7 @@ class Timeline:
     steps: tuple[Step, ...] = ()
     end_status: str | None = None  # the last session's: finished | interrupted | failed | None (no end record)
     end_reason: str | None = None
+    end_reason_zh: str | None = None  # the end record's reason in Chinese (`hivedlab.rundir.RunOutcome`)
     sessions: int = 0  # `plan` records: a resumed run adds one per session (docs/evidence.md)
     first: Mark | None = None
     last: Mark | None = None
