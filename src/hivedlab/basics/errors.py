@@ -5,6 +5,9 @@ course's CI can tell "the lab did not run" (2, 130) from "the lab ran and is rig
 
 from __future__ import annotations
 
+import shlex
+from collections.abc import Sequence
+
 EXIT_OK = 0
 EXIT_FINDINGS = 1  # validation errors, inconsistent verdicts, failed checks
 EXIT_USAGE = 2  # bad arguments, unreadable or unusable input
@@ -37,3 +40,10 @@ def caused_by_interrupt(exc: BaseException) -> bool:
         seen.add(id(found))
         found = found.__cause__ or found.__context__
     return False
+
+
+def interrupted_before_start(argv: Sequence[str]) -> str:
+    """The line for a Ctrl-C that landed before a command took over (Python loading it, its options): nothing ran,
+    so the next step is the same command."""
+    again = shlex.join(["hivedlab", *argv])
+    return f"hivedlab: interrupted before anything ran; run `{again}` again / 已中断，尚未运行：请重新运行 `{again}`"
