@@ -14,6 +14,7 @@ import base64
 import datetime as dt
 import json
 import stat
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -147,24 +148,39 @@ def fetch_portal(pai_url: str, timeout_s: float = 10.0) -> tuple[str, int, str]:
     return url, response.status_code, response.headers.get("Content-Type", "")
 
 
-def _direct(host: str, port: int | None) -> bool:
-    """The rest-server itself, not pylon: its port 9186, or a loopback port other than HTTP's (the rehearsal
-    cluster's rest-server, on 9186 moved by its port offset; pylon never listens on loopback, docs/rehearsal.md)."""
-    return port == DIRECT_PORT or (host in ("127.0.0.1", "localhost", "::1") and port not in (None, 80, 443))
-
-
 def normalize_base_url(url: str) -> str:
-    """`http://master` -> `http://master/rest-server` (pylon); `http://master:9186`, a loopback port (the
-    rehearsal cluster) and explicit paths stay."""
+    """The address as given, checked, without a trailing slash: `10.0.1.2` -> `http://10.0.1.2`. An address without
+    a path is a machine, on which `PaiClient` finds the rest-server itself (`PYLON_PREFIX`, then the root)."""
     text = url.strip().rstrip("/")
     parts = urlsplit(text if "://" in text else f"http://{text}")
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise PaiError(f"not an OpenPAI URL: {url!r} (expected http://<master>)",
                        f"不是 OpenPAI 地址：{url!r}（应为 http://<master 的 IP>）")
-    base = f"{parts.scheme}://{parts.netloc}{parts.path}"
-    if not parts.path and not _direct(parts.hostname, parts.port):
-        base += "/rest-server"
-    return base
+    return f"{parts.scheme}://{parts.netloc}{parts.path}"
+
+
+PYLON_PREFIX = "/rest-server"  # pylon v1.2.0 sends `^/rest-server/api(.*)$` to the rest-server's `/api$1`
+# (src/pylon/deploy/pylon-config/location.conf.template) and everything else to the web portal
+_ANNOUNCED: set[str] = set()  # the addresses whose rest-server this process has named (once each)
+
+
+def answers_as_rest_server(reply: RestReply, base: str) -> bool:
+    """`GET <base>/api/v2/info` answered as an OpenPAI rest-server (the web portal answers pylon's other paths, in
+    HTML); a rest-server of another version than v1.2 is a `PaiError` (`modelled_version`)."""
+    body = reply.body
+    if reply.status != 200 or not isinstance(body, dict) or not {"name", "version", "launcherType"} & set(body):
+        return False
+    modelled_version(body, base)
+    return True
+
+
+def _announce(root: str, base: str) -> None:
+    """Say once which rest-server an address without a path led to."""
+    if root in _ANNOUNCED:
+        return
+    _ANNOUNCED.add(root)
+    how, how_zh = ("through pylon", "经由 pylon") if base.endswith(PYLON_PREFIX) else ("itself", "直接访问")
+    print(f"hivedlab: OpenPAI's rest-server: {base} ({how}) / 使用 rest-server：{base}（{how_zh}）", file=sys.stderr)
 
 
 # ------------------------------------------------------------------ the client
@@ -186,7 +202,9 @@ class PaiClient:
         session: requests.Session | None = None,
         token_source: tuple[str, str] = (TOKEN_ENV, TOKEN_ENV),
     ) -> None:
-        self.base_url = normalize_base_url(base_url)
+        given = normalize_base_url(base_url)
+        self._root = given  # an address without a path: the rest-server is found on the first request (`_find`)
+        self._base: str | None = given if urlsplit(given).path else None
         self.__token = token
         self.user = token_user(token) if token else None
         self._token_source = token_source  # (en, zh) words for where the token came from, for the advice
@@ -194,6 +212,11 @@ class PaiClient:
         self._sleep, self._on_call = sleep, on_call
         self._session = session or requests.Session()
         self._session.trust_env = False  # no proxies from the environment for a lab cluster
+
+    @property
+    def base_url(self) -> str:
+        """The rest-server's address: as given, or as found from an address without a path."""
+        return self._base or self._root
 
     def __repr__(self) -> str:
         return f"PaiClient({self.base_url!r}, user={self.user!r}, token={'<set>' if self.__token else None})"
@@ -225,10 +248,12 @@ class PaiClient:
             headers["Authorization"] = f"Bearer {self.__token}"
         return headers
 
-    def _once(self, method: str, path: str, body: bytes | None, content_type: str | None, attempt: int) -> RestReply:
+    def _once(self, base: str, method: str, path: str, body: bytes | None, content_type: str | None,
+              attempt: int) -> RestReply:
         started = time.monotonic()
+        path = base[len(self._root):] + path  # as the call log keeps it: under the address given
         try:
-            response = self._session.request(method, self.base_url + path, data=body, timeout=self.timeout_s,
+            response = self._session.request(method, self._root + path, data=body, timeout=self.timeout_s,
                                              headers=self._headers(content_type), allow_redirects=False)
         except requests.RequestException as exc:
             self._log(RestCall(method, path, None, None, attempt, time.monotonic() - started, type(exc).__name__))
@@ -251,12 +276,36 @@ class PaiClient:
         `lost_reply_check` is asked after a failed attempt of a non-idempotent call; a reply it returns ends the
         retries (the earlier attempt did reach the server).
         """
+        if self._base is None:
+            self._base = self._find()
+        return self._send(self._base, method, path, body, content_type, lost_reply_check)
+
+    def _find(self) -> str:
+        """The rest-server behind an address without a path (an `ssh -L` tunnel to pylon, the master itself, a
+        rest-server's own port): pylon's `/rest-server/api/v2/info` first, then the root's `/api/v2/info`; the first
+        that answers as a v1.2.0 rest-server wins, and is named once."""
+        tried = []
+        for base in (self._root + PYLON_PREFIX, self._root):
+            reply = self._send(base, "GET", "/api/v2/info", None, None, None)
+            if answers_as_rest_server(reply, base):
+                _announce(self._root, base)
+                return base
+            tried.append(f"{base}/api/v2/info: HTTP {reply.status}")
+        raise PaiError(f"no OpenPAI v1.2.0 rest-server answers at {self._root} ({'; '.join(tried)}): give the "
+                       f"rest-server's own address, http://<master>{PYLON_PREFIX} through pylon or "
+                       f"http://<master>:{DIRECT_PORT}",
+                       f"{self._root} 上没有 OpenPAI v1.2.0 的 rest-server 应答（{'；'.join(tried)}）："
+                       f"请给出 rest-server 本身的地址，经由 pylon 为 http://<master>{PYLON_PREFIX}，"
+                       f"或 http://<master>:{DIRECT_PORT}")
+
+    def _send(self, base: str, method: str, path: str, body: bytes | None, content_type: str | None,
+              lost_reply_check: Callable[[], RestReply | None] | None) -> RestReply:
         for attempt in range(1, self.retries + 2):
             try:
-                reply = self._once(method, path, body, content_type, attempt)
+                reply = self._once(base, method, path, body, content_type, attempt)
             except requests.RequestException as exc:
                 if attempt > self.retries or not retryable(exc):
-                    raise transport_error(self.base_url, exc, self.timeout_s) from None
+                    raise transport_error(base, exc, self.timeout_s) from None
                 self._pause(attempt, None)
                 if lost_reply_check and (found := lost_reply_check()) is not None:
                     return found
