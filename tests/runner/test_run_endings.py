@@ -14,7 +14,8 @@ import hivedlab.plans.loader
 from hivedlab.basics.resources import JOBS
 from hivedlab.runner.refusals import server_message
 
-SENTENCE = "which the plan expected it to accept, so this cannot be judged; run `hivedlab validate jobs/job-config-1.yaml`."
+SENTENCE = ("which the plan expected it to accept, so this cannot be judged; "
+            "run `hivedlab validate jobs/job-config-1.yaml`.")
 
 
 @pytest.fixture

@@ -278,7 +278,8 @@ def test_behind_a_tunnel_an_address_without_a_path_finds_pylons_rest_server(pai,
     found = PaiClient(tunnel.url, pai.token("alice"), sleep=sleeps.append)
     assert found.virtual_clusters() and found.base_url == f"{tunnel.url}/rest-server"
     assert f"OpenPAI's rest-server: {tunnel.url}/rest-server (through pylon)" in capsys.readouterr().err
-    assert [r["path"] for r in tunnel.server.requests][:2] == ["/rest-server/api/v2/info", "/rest-server/api/v2/virtual-clusters"]
+    paths = [r["path"] for r in tunnel.server.requests]
+    assert paths[:2] == ["/rest-server/api/v2/info", "/rest-server/api/v2/virtual-clusters"]
     PaiClient(tunnel.url, sleep=sleeps.append).info()
     assert capsys.readouterr().err == ""  # named once
 
