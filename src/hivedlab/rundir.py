@@ -34,6 +34,7 @@ REPLACED = "replaced"
 PAI_STATE = "pai"
 PAI_SUBMITTED = "submitted.json"  # in pai/: the jobs a real run submitted
 PAI_CALLS = "rest-calls.jsonl"  # in pai/: its REST call log
+PAI_STOPS = "user-stops.jsonl"  # in pai/: the user's stops of the run's jobs (`UserStop`)
 FONTS = "fonts"  # the CJK font report.html declares
 RUN_HOMES = (EXPERIMENTS, CONTRAST)  # the folders a run's own folder sits in
 
@@ -79,6 +80,8 @@ LAYOUT: tuple[tuple[str, str], ...] = (
     (f"{FONTS}/", "the CJK font report.html declares (@font-face), copied from its package"),
     (f"{PAI_STATE}/{PAI_SUBMITTED}", "a real OpenPAI run's submitted jobs (what `hivedlab stop` stops)"),
     (f"{PAI_STATE}/{PAI_CALLS}", "a real OpenPAI run's REST call log"),
+    (f"{PAI_STATE}/{PAI_STOPS}", "the user's stops of the run's jobs (`hivedlab stop`, the Ctrl-C question): "
+                                 "who, what, when; the run then ends `stopped`"),
     (f"{REPLACED}/<UTC time>/", "earlier simulated runs moved aside by `run --replace` (never deleted)"),
 )
 
@@ -118,21 +121,48 @@ class RunOutcome:
     reason_zh: str = ""
     at: str = ""
     by: str = ""
+    jobs: tuple[str, ...] = ()  # `stopped`: the jobs the user stopped, `user~job_name`
 
-    def as_dict(self) -> dict[str, str]:
-        found = {"status": self.status, "reason": self.reason}
+    def as_dict(self) -> dict[str, Any]:
+        found: dict[str, Any] = {"status": self.status, "reason": self.reason}
         found.update({key: value for key, value in
                       (("reason_zh", self.reason_zh), ("at", self.at), ("by", self.by)) if value})
+        if self.jobs:
+            found["jobs"] = list(self.jobs)
         return found
 
-    def end_payload(self) -> dict[str, str]:
+    def end_payload(self) -> dict[str, Any]:
         """The evidence log's `end` record's fields (the `type` aside): only those that are set."""
         return {key: value for key, value in self.as_dict().items() if value}
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> RunOutcome:
         return cls(_text(data.get("status")), _text(data.get("reason")), _text(data.get("reason_zh")),
-                   _text(data.get("at")), _text(data.get("by")))
+                   _text(data.get("at")), _text(data.get("by")), _texts(data.get("jobs")))
+
+
+@dataclass(frozen=True)
+class UserStop:
+    """The user stopped some of a run's jobs: `by` (`hivedlab stop`, or the run's Ctrl-C question), `jobs`
+    (`user~job_name`), `at` (UTC, the evidence's time format). Kept in `pai/user-stops.jsonl`, one per line."""
+
+    by: str
+    jobs: tuple[str, ...]
+    at: str
+
+
+
+def stopped_outcome(stops: Sequence[UserStop], jobs: Sequence[str]) -> RunOutcome | None:
+    """How a run that submitted `jobs` ends when the user stopped some of them: `stopped`, by whom, which of its
+    jobs and from when (the first stop); None when no stop touched them."""
+    mine = [stop for stop in stops if set(stop.jobs) & set(jobs)]
+    if not mine:
+        return None
+    first = min(mine, key=lambda stop: stop.at)
+    stopped = tuple(dict.fromkeys(job for stop in mine for job in stop.jobs if job in jobs))
+    when, names = first.at[11:19] or first.at, ", ".join(stopped)
+    return RunOutcome(STOPPED, f"stopped by the user at {when} UTC ({first.by}: {names})",
+                      f"用户于 UTC {when} 停止了任务（{first.by}：{names}）", first.at, first.by, stopped)
 
 
 @dataclass(frozen=True)
@@ -313,6 +343,32 @@ class RunDir:
         except (OSError, ValueError, UnicodeDecodeError):
             return None
         return RunRecord.from_json(data) if isinstance(data, dict) else None
+
+    @property
+    def user_stops_path(self) -> Path:
+        return self.pai_state / PAI_STOPS
+
+    def record_user_stop(self, stop: UserStop) -> None:
+        """Append a stop of the run's jobs by the user (the run reads it when its experiment ends)."""
+        self.pai_state.mkdir(parents=True, exist_ok=True)
+        with self.user_stops_path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps({"by": stop.by, "jobs": list(stop.jobs), "at": stop.at}) + "\n")
+
+    def user_stops(self) -> list[UserStop]:
+        """The user's stops recorded in this run directory, in order (unreadable lines left out)."""
+        try:
+            lines = self.user_stops_path.read_text(encoding="utf-8").splitlines()
+        except OSError:
+            return []
+        found = []
+        for line in lines:
+            try:
+                data = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(data, dict):
+                found.append(UserStop(_text(data.get("by")), _texts(data.get("jobs")), _text(data.get("at"))))
+        return found
 
     def write_record(self, record: RunRecord) -> None:
         write_atomic(self.record_path, json.dumps(record.to_json(), ensure_ascii=False, indent=2) + "\n")

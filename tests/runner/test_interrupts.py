@@ -44,7 +44,8 @@ def test_ctrl_c_at_many_instants_says_the_next_command_and_it_completes_the_run(
         assert "Traceback" not in err and "RuntimeError" not in err, (index, err)
         if code == 0:  # it had finished
             continue
-        assert code == 130 and len(err.strip().splitlines()) == 1, (index, code, err)
+        # 130, or the SIGINT death Python chooses after a Ctrl-C inside an import (a shell shows it as 130 too)
+        assert code in (130, -signal.SIGINT) and len(err.strip().splitlines()) == 1, (index, code, err)
         command = re.search(r"`(hivedlab [^`]+)`", err)
         assert command, err
         advice.append((out, command.group(1)))

@@ -19,7 +19,7 @@ from hivedlab.lab_group.layouts import Layout, cannot_hold, manual_layout, plan_
 from hivedlab.models.kubeflow.manifests import ManifestError, for_run, looks_like_manifests
 from hivedlab.models.openpai.naming import framework_name
 from hivedlab.plans.loader import RestartStep, Step, StopStep, SubmitStep, SwitchConfigStep, WaitStep
-from hivedlab.rundir import FAILED, FINISHED, INTERRUPTED, REFUSED, RunOutcome
+from hivedlab.rundir import FAILED, FINISHED, INTERRUPTED, REFUSED, RunOutcome, stopped_outcome
 from hivedlab.runner.refusals import Refusal, refusal
 from hivedlab.runner.run_types import ExperimentRun, RunContext, RunInterrupted, Submitted, Turn
 from hivedlab.runner.turns import _base_name, job_name_for, protocol_with_name, step_members
@@ -206,17 +206,24 @@ class _PlanRun:
             return RunOutcome(REFUSED, first.en, first.zh)
         return RunOutcome(FINISHED)
 
+    def stopped_by_user(self) -> RunOutcome | None:
+        """A stop of this run's jobs by the user (`hivedlab stop`, or yes to the Ctrl-C question) that the run
+        directory records: the run ends `stopped`, saying who stopped what and when."""
+        return stopped_outcome(self.ctx.run_dir.user_stops(),
+                               [f"{s.user}~{s.job_name}" for s in self.submitted if s.accepted])
+
     def end(self, outcome: RunOutcome) -> RunOutcome:
         """The log's `end` record, and the outcome as run.json keeps it (with the end's time)."""
         at = self.backend.now()
         self.writer.write_action("end", outcome.end_payload(), time=at)
-        return replace(outcome, at=at) if outcome.status != FINISHED else outcome
+        return replace(outcome, at=at) if outcome.status != FINISHED and not outcome.at else outcome
 
 
 def run_plan(turn: Turn, backend: Backend, writer: EvidenceWriter, ctx: RunContext,
              notice: Callable[[str], None] | None = None) -> ExperimentRun:
     """Run one turn of a plan; always ends the log with an `end` record (`hivedlab.rundir.RunOutcome`: finished,
-    refused, failed with the reason, interrupted). `notice` is told of a refusal the moment it happens."""
+    refused, failed with the reason, interrupted, stopped by the user). `notice` is told of a refusal the moment it
+    happens."""
     runner = _PlanRun(turn, backend, writer, ctx, notice)
     try:
         outcome = runner.run()
@@ -225,9 +232,10 @@ def run_plan(turn: Turn, backend: Backend, writer: EvidenceWriter, ctx: RunConte
     except BaseException as exc:
         if not caused_by_interrupt(exc):
             raise
-        ended = runner.end(RunOutcome(INTERRUPTED, "interrupted by the user (Ctrl-C)", "被用户中断（Ctrl-C）"))
+        interrupted = RunOutcome(INTERRUPTED, "interrupted by the user (Ctrl-C)", "被用户中断（Ctrl-C）")
+        ended = runner.end(runner.stopped_by_user() or interrupted)
         raise RunInterrupted(_result(runner, ended)) from None
-    return _result(runner, runner.end(outcome))
+    return _result(runner, runner.end(runner.stopped_by_user() or outcome))
 
 
 def _result(runner: _PlanRun, outcome: RunOutcome) -> ExperimentRun:

@@ -277,3 +277,36 @@ def test_a_members_turn_resumes_in_its_own_folder(cli, lab: Lab) -> None:
     log = read_evidence(lab.log)
     assert log.chain_ok and [(r.action or {}).get("resumed", False)
                              for r in log.records if r.action_type == "plan"] == [False, True]
+
+
+def test_a_run_whose_jobs_the_user_stops_ends_stopped_and_is_never_inconsistent(cli, lab: Lab) -> None:
+    """`hivedlab stop` from another terminal while the run waits: the run ends `stopped`, saying who stopped what and
+    when (end record and run.json); what could not be seen before the stop is inconclusive, never inconsistent; the
+    timeline says "stopped by the user", not "completed" (issue 41, "a stop is a stop")."""
+    from hivedlab.backends.pai import stop_run
+
+    lab.cluster.run_ticks = 10_000  # nothing finishes by itself: only the stop ends the jobs
+    stopper: list[threading.Thread] = []
+
+    def stop() -> None:
+        wait_for(lambda: lab.submissions() == 4)  # every member's job submitted, one running
+        stop_run(lab.out)
+
+    def stop_when_running(job_id: str) -> None:
+        if not stopper:
+            stopper.append(threading.Thread(target=stop))
+            stopper[0].start()
+
+    lab.cluster.on_running.append(stop_when_running)
+    result = run(cli, lab)
+    stopper[0].join(timeout=30)
+    end = [r.action for r in read_evidence(lab.log).records if r.kind == "action" and r.action["type"] == "end"][-1]
+    assert end["status"] == "stopped" and end["by"] == "hivedlab stop" and len(end["jobs"]) == 4
+    assert end["reason"].startswith("stopped by the user at ") and end["reason_zh"].startswith("用户于 UTC ")
+    outcome = json.loads((lab.out / "run.json").read_text(encoding="utf-8"))["outcomes"]["vc-safety"]
+    assert outcome["status"] == "stopped" and outcome["jobs"] == end["jobs"] and outcome["at"]
+    verdict = lab.verdicts()
+    assert verdict["verdict"] != "inconsistent" and result.code in (0, 3), result.out
+    assert all(a["answer"]["en"] == end["reason"] for a in verdict["answers"] if a["verdict"] != "consistent")
+    report = (lab.out / "report.md").read_text(encoding="utf-8")
+    assert "stopped by the user" in report and "the job had completed" not in report

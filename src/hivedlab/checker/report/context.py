@@ -170,6 +170,7 @@ _OUTCOMES = {
     "failed": ("失败", "failed"),
     "deleted": ("被删除", "deleted"),
     "job-completed": ("任务已完成，被停止", "stopped: the job had completed"),
+    "stopped": ("被用户停止", "stopped by the user"),
     "running": ("运行中", "running"),
     "waiting": ("等待中", "waiting"),
     "bound": ("已绑定节点", "bound to a node"),
