@@ -101,8 +101,10 @@ def layout_block(width: int = 118) -> str:
     return "\n".join([*lines, "```"])
 
 
-FINISHED, INTERRUPTED, STOPPED, REFUSED, FAILED = "finished", "interrupted", "stopped", "refused", "failed"
-END_STATUSES = (FINISHED, INTERRUPTED, STOPPED, REFUSED, FAILED)
+class Ends:
+    """The ways a run ends: `RunOutcome.status`, the `end` record's `status`."""
+
+    FINISHED, INTERRUPTED, STOPPED, REFUSED, FAILED = "finished", "interrupted", "stopped", "refused", "failed"
 
 
 @dataclass(frozen=True)
@@ -161,7 +163,7 @@ def stopped_outcome(stops: Sequence[UserStop], jobs: Sequence[str]) -> RunOutcom
     first = min(mine, key=lambda stop: stop.at)
     stopped = tuple(dict.fromkeys(job for stop in mine for job in stop.jobs if job in jobs))
     when, names = first.at[11:19] or first.at, ", ".join(stopped)
-    return RunOutcome(STOPPED, f"stopped by the user at {when} UTC ({first.by}: {names})",
+    return RunOutcome(Ends.STOPPED, f"stopped by the user at {when} UTC ({first.by}: {names})",
                       f"用户于 UTC {when} 停止了任务（{first.by}：{names}）", first.at, first.by, stopped)
 
 

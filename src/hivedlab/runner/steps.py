@@ -12,6 +12,7 @@ from typing import Any
 from hivedlab.backends.protocol import Backend, JobStatus, SubmitResult
 from hivedlab.basics.errors import HivedlabError, caused_by_interrupt
 from hivedlab.basics.files import read_text, write_atomic
+from hivedlab.basics.resources import JOBS as SHIPPED_JOBS
 from hivedlab.basics.resources import shipped_name
 from hivedlab.basics.text import Text
 from hivedlab.evidence import EvidenceWriter
@@ -19,7 +20,7 @@ from hivedlab.lab_group.layouts import Layout, cannot_hold, manual_layout, plan_
 from hivedlab.models.kubeflow.manifests import ManifestError, for_run, looks_like_manifests
 from hivedlab.models.openpai.naming import framework_name
 from hivedlab.plans.loader import RestartStep, Step, StopStep, SubmitStep, SwitchConfigStep, WaitStep
-from hivedlab.rundir import FAILED, FINISHED, INTERRUPTED, REFUSED, RunOutcome, stopped_outcome
+from hivedlab.rundir import Ends, RunOutcome, stopped_outcome
 from hivedlab.runner.refusals import Refusal, refusal
 from hivedlab.runner.run_types import ExperimentRun, RunContext, RunInterrupted, Submitted, Turn
 from hivedlab.runner.turns import _base_name, job_name_for, protocol_with_name, step_members
@@ -126,7 +127,7 @@ class _PlanRun:
             self.submitted.append(Submitted(user, step.job, result.job_name or name, result.accepted))
             if result.accepted != (step.expect == "accepted"):
                 unexpected.append(f"{user}: HTTP {result.reply.status}")
-                self.refused(refusal(user, result.job_name or name, f"jobs/{job.file}", step.expect,
+                self.refused(refusal(user, result.job_name or name, f"{SHIPPED_JOBS.name}/{job.file}", step.expect,
                                      result.reply.status, result.reply.body))
         detail = f"expected {step.expect}, got " + "; ".join(unexpected) if unexpected else ""
         self.step(index, step, "failed" if unexpected else "reached", detail)
@@ -200,11 +201,11 @@ class _PlanRun:
             else:
                 failure = self.stop(index, step)
             if failure:
-                return RunOutcome(FAILED, failure)
+                return RunOutcome(Ends.FAILED, failure)
         if self.refusals:
             first = self.refusals[0].sentence()
-            return RunOutcome(REFUSED, first.en, first.zh)
-        return RunOutcome(FINISHED)
+            return RunOutcome(Ends.REFUSED, first.en, first.zh)
+        return RunOutcome(Ends.FINISHED)
 
     def stopped_by_user(self) -> RunOutcome | None:
         """A stop of this run's jobs by the user (`hivedlab stop`, or yes to the Ctrl-C question) that the run
@@ -216,7 +217,7 @@ class _PlanRun:
         """The log's `end` record, and the outcome as run.json keeps it (with the end's time)."""
         at = self.backend.now()
         self.writer.write_action("end", outcome.end_payload(), time=at)
-        return replace(outcome, at=at) if outcome.status != FINISHED and not outcome.at else outcome
+        return replace(outcome, at=at) if outcome.status != Ends.FINISHED and not outcome.at else outcome
 
 
 def run_plan(turn: Turn, backend: Backend, writer: EvidenceWriter, ctx: RunContext,
@@ -228,11 +229,11 @@ def run_plan(turn: Turn, backend: Backend, writer: EvidenceWriter, ctx: RunConte
     try:
         outcome = runner.run()
     except HivedlabError as exc:
-        outcome = RunOutcome(FAILED, str(exc))
+        outcome = RunOutcome(Ends.FAILED, str(exc))
     except BaseException as exc:
         if not caused_by_interrupt(exc):
             raise
-        interrupted = RunOutcome(INTERRUPTED, "interrupted by the user (Ctrl-C)", "被用户中断（Ctrl-C）")
+        interrupted = RunOutcome(Ends.INTERRUPTED, "interrupted by the user (Ctrl-C)", "被用户中断（Ctrl-C）")
         ended = runner.end(runner.stopped_by_user() or interrupted)
         raise RunInterrupted(_result(runner, ended)) from None
     return _result(runner, runner.end(runner.stopped_by_user() or outcome))
