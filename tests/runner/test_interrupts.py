@@ -35,7 +35,8 @@ def _interrupted_at(out: Path, after_s: float) -> tuple[int, str]:
 def test_ctrl_c_at_many_instants_says_the_next_command_and_it_completes_the_run(tmp_path: Path) -> None:
     began = time.monotonic()
     whole = _start(tmp_path / "whole", "run", "gang")
-    assert whole.wait(timeout=300) == 0
+    whole.communicate(timeout=300)
+    assert whole.returncode == 0
     duration = time.monotonic() - began
     advice: list[tuple[Path, str]] = []
     for index in range(INSTANTS):
@@ -46,9 +47,9 @@ def test_ctrl_c_at_many_instants_says_the_next_command_and_it_completes_the_run(
             continue
         # 130, or the SIGINT death Python chooses after a Ctrl-C inside an import (a shell shows it as 130 too)
         assert code in (130, -signal.SIGINT) and len(err.strip().splitlines()) == 1, (index, code, err)
-        command = re.search(r"`(hivedlab [^`]+)`", err)
-        assert command, err
-        advice.append((out, command.group(1)))
+        found = re.search(r"`(hivedlab [^`]+)`", err)
+        assert found, err
+        advice.append((out, found.group(1)))
     assert advice, "no instant landed while the run ran"
     for out, command in advice[:: max(1, len(advice) // 4)]:  # follow the advice: it completes the run directory
         done = subprocess.run([sys.executable, "-m", *command.split()], capture_output=True, text=True, timeout=300,

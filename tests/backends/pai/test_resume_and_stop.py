@@ -300,7 +300,7 @@ def test_a_run_whose_jobs_the_user_stops_ends_stopped_and_is_never_inconsistent(
     lab.cluster.on_running.append(stop_when_running)
     result = run(cli, lab)
     stopper[0].join(timeout=30)
-    end = [r.action for r in read_evidence(lab.log).records if r.kind == "action" and r.action["type"] == "end"][-1]
+    end = [r.action for r in read_evidence(lab.log).records if r.action and r.action["type"] == "end"][-1] or {}
     assert end["status"] == "stopped" and end["by"] == "hivedlab stop" and len(end["jobs"]) == 4
     assert end["reason"].startswith("stopped by the user at ") and end["reason_zh"].startswith("用户于 UTC ")
     outcome = json.loads((lab.out / "run.json").read_text(encoding="utf-8"))["outcomes"]["vc-safety"]
