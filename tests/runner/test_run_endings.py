@@ -82,6 +82,9 @@ def test_server_messages_read_in_one_line() -> None:
     assert server_message("User bob is not allowed\n to do operation in vc1") == \
         "User bob is not allowed to do operation in vc1"
     assert server_message(None) == ""
+    unknown = json.dumps([{"dataPath": ".taskRoles['train']", "message": "should NOT have additional properties",
+                           "params": {"additionalProperty": "instance"}}])
+    assert server_message(unknown) == ".taskRoles['train']: should NOT have additional properties ('instance')"
 
 
 def test_report_and_check_rewrite_the_verdicts_so_the_grade_is_that_of_an_uninterrupted_run(

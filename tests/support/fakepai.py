@@ -63,6 +63,11 @@ def error(status: int, code: str, message: str) -> tuple[int, dict[str, str], by
     return json_reply(status, {"code": code, "message": message})
 
 
+# a task role's keys in `config/v2/protocol.js` (its `taskRoles` schema, `additionalProperties: false`)
+TASK_ROLE_KEYS = ("protocolVersion", "instances", "completion", "taskRetryCount", "dockerImage", "data", "output",
+                  "script", "extraContainerOptions", "resourcePerInstance", "commands")
+
+
 class FakePai:
     def __init__(self, serve, vcs=("default", "vc1")) -> None:
         self.lock = threading.Lock()
@@ -329,6 +334,13 @@ class FakePai:
         if not content_type.startswith("text/"):
             return error(400, "InvalidProtocolError", '[{"message":"should be object"}]')
         protocol = yaml.safe_load(body.decode())
+        unknown = [(role, key) for role, spec in protocol["taskRoles"].items() for key in spec
+                   if key not in TASK_ROLE_KEYS]
+        if unknown:  # protocol.js's schema: a task role has `additionalProperties: false` (ajv's error list)
+            role, key = unknown[0]
+            return error(400, "InvalidProtocolError", json.dumps(
+                [{"keyword": "additionalProperties", "dataPath": f".taskRoles['{role}']",
+                  "message": "should NOT have additional properties", "params": {"additionalProperty": key}}]))
         name = protocol["name"]
         vc = (protocol.get("defaults") or {}).get("virtualCluster", "default")
         instances = sum(int(t.get("instances", 1)) for t in protocol["taskRoles"].values())

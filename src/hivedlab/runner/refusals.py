@@ -65,5 +65,12 @@ def server_message(raw: Any) -> str:
         return " ".join(text.split())
     if not isinstance(issues, list) or not all(isinstance(issue, dict) for issue in issues):
         return " ".join(text.split())
-    return "; ".join(" ".join(f"{issue.get('dataPath') or ''}: {issue.get('message') or ''}".strip(": ").split())
-                     for issue in issues)
+    return "; ".join(_issue(issue) for issue in issues)
+
+
+def _issue(issue: dict[str, Any]) -> str:
+    """One ajv error: `path: message`, with the unknown key ajv names in `params` (`additionalProperty`)."""
+    params = issue.get("params")
+    extra = params.get("additionalProperty") if isinstance(params, dict) else None
+    text = f"{issue.get('dataPath') or ''}: {issue.get('message') or ''}".strip(": ")
+    return " ".join(f"{text} ({extra!r})".split() if extra else text.split())

@@ -310,3 +310,28 @@ def test_a_run_whose_jobs_the_user_stops_ends_stopped_and_is_never_inconsistent(
     assert all(a["answer"]["en"] == end["reason"] for a in verdict["answers"] if a["verdict"] != "consistent")
     report = (lab.out / "report.md").read_text(encoding="utf-8")
     assert "stopped by the user" in report and "the job had completed" not in report
+
+
+def test_a_submission_the_rest_server_refuses_is_said_at_once_and_the_run_ends_refused(
+        cli, lab: Lab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`instances:` misspelt `instance:` in job-config-0: the rest-server's 400 is printed when it comes, with the
+    job, the server's code and message and the fix; the run ends `refused`, exit 3 (inconclusive)."""
+    import shutil
+
+    import hivedlab.plans.loader
+    from hivedlab.basics.resources import JOBS
+
+    jobs = tmp_path / "jobs"
+    shutil.copytree(JOBS, jobs)
+    job = jobs / "job-config-0.yaml"
+    job.write_text(job.read_text(encoding="utf-8").replace("instances:", "instance:"), encoding="utf-8")
+    monkeypatch.setattr(hivedlab.plans.loader, "JOBS", jobs)
+    result = run(cli, lab)
+    assert result.code == 3, result.err
+    notice = next(line for line in result.err.splitlines() if "the rest-server refused alice's" in line)
+    assert "HTTP 400, InvalidProtocolError: .taskRoles['train']: should NOT have additional properties " \
+        "('instance')" in notice and notice.endswith("run `hivedlab validate jobs/job-config-0.yaml`.")
+    outcome = json.loads((lab.out / "run.json").read_text(encoding="utf-8"))["outcomes"]["vc-safety"]
+    assert outcome["status"] == "refused" and lab.verdicts()["verdict"] == "inconclusive"
+    assert not lab.schema_errors()
+
