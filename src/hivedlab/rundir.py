@@ -3,7 +3,10 @@
 Its layout is `LAYOUT` below, written out once: the "Run directory" section of docs/architecture.md is generated from
 it (`layout_block`). No other module spells these names: the runner, the CLI, the report, grading and the backends ask
 this one. Reading the record is tolerant (a grader reads forged files): a field of the wrong type is dropped, never
-trusted.
+trusted. How a run ends (`RunOutcome`, `UserStop`) is here too: run.json and the user's stops record it.
+
+Size: over 400 lines because the run directory's names, its layout, its record and how a run ends are one contract,
+read together by the runner, the checker, the report and the grader.
 """
 
 from __future__ import annotations
