@@ -1,3 +1,34 @@
-from hivedlab.cli.main import main
+"""`python -m hivedlab`: the CLI, with a Ctrl-C at any instant said in one line, never a traceback. Until the CLI
+has loaded, only `sys` (always loaded) is used here, so that an interrupt inside any import is caught."""
 
-raise SystemExit(main())
+import sys
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """A Ctrl-C, or an error a Ctrl-C inside a library's import was wrapped in (`caused_by_interrupt`)."""
+    found: BaseException | None = exc
+    while found is not None:
+        if isinstance(found, KeyboardInterrupt):
+            return True
+        found = found.__cause__ or found.__context__
+    return False
+
+
+try:
+    from hivedlab.cli.main import main
+except BaseException as exc:  # a Ctrl-C while Python loads the CLI: nothing has run yet
+    if not _interrupted(exc):
+        raise
+    again = " ".join(["hivedlab", *sys.argv[1:]])
+    print(f"hivedlab: interrupted before anything ran; run `{again}` again / 已中断，尚未运行：请重新运行 `{again}`",
+          file=sys.stderr)
+    raise SystemExit(130) from None
+
+code = main()
+try:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # done: a late Ctrl-C cannot turn the exit into a traceback
+except KeyboardInterrupt:
+    pass
+raise SystemExit(code)

@@ -3,7 +3,10 @@
 Its layout is `LAYOUT` below, written out once: the "Run directory" section of docs/architecture.md is generated from
 it (`layout_block`). No other module spells these names: the runner, the CLI, the report, grading and the backends ask
 this one. Reading the record is tolerant (a grader reads forged files): a field of the wrong type is dropped, never
-trusted.
+trusted. How a run ends (`RunOutcome`, `UserStop`) is here too: run.json and the user's stops record it.
+
+Size: over 400 lines because the run directory's names, its layout, its record and how a run ends are one contract,
+read together by the runner, the checker, the report and the grader.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ REPLACED = "replaced"
 PAI_STATE = "pai"
 PAI_SUBMITTED = "submitted.json"  # in pai/: the jobs a real run submitted
 PAI_CALLS = "rest-calls.jsonl"  # in pai/: its REST call log
+PAI_STOPS = "user-stops.jsonl"  # in pai/: the user's stops of the run's jobs (`UserStop`)
 FONTS = "fonts"  # the CJK font report.html declares
 RUN_HOMES = (EXPERIMENTS, CONTRAST)  # the folders a run's own folder sits in
 
@@ -79,6 +83,8 @@ LAYOUT: tuple[tuple[str, str], ...] = (
     (f"{FONTS}/", "the CJK font report.html declares (@font-face), copied from its package"),
     (f"{PAI_STATE}/{PAI_SUBMITTED}", "a real OpenPAI run's submitted jobs (what `hivedlab stop` stops)"),
     (f"{PAI_STATE}/{PAI_CALLS}", "a real OpenPAI run's REST call log"),
+    (f"{PAI_STATE}/{PAI_STOPS}", "the user's stops of the run's jobs (`hivedlab stop`, the Ctrl-C question): "
+                                 "who, what, when; the run then ends `stopped`"),
     (f"{REPLACED}/<UTC time>/", "earlier simulated runs moved aside by `run --replace` (never deleted)"),
 )
 
@@ -98,13 +104,70 @@ def layout_block(width: int = 118) -> str:
     return "\n".join([*lines, "```"])
 
 
+class Ends:
+    """The ways a run ends: `RunOutcome.status`, the `end` record's `status`."""
+
+    FINISHED, INTERRUPTED, STOPPED, REFUSED, FAILED = "finished", "interrupted", "stopped", "refused", "failed"
+
+
 @dataclass(frozen=True)
 class RunOutcome:
-    status: str  # finished | failed | interrupted | ...
-    reason: str = ""
+    """How one run ended: the one contract its `end` record and `run.json` both state, and the only thing the
+    checker, the report and the grader read about it (docs/architecture.md, "How a run ends").
 
-    def as_dict(self) -> dict[str, str]:
-        return {"status": self.status, "reason": self.reason}
+    `finished`: every step ran; `interrupted`: Ctrl-C; `stopped`: the user stopped its jobs (`hivedlab stop`, or yes
+    to the run's Ctrl-C question), `by` whom; `refused`: the rest-server refused a submission the plan expected it
+    to accept, or accepted one it expected refused; `failed`: the cluster could not do what a step needed (a wait
+    timed out, the cluster stopped answering). `reason` (en) and `reason_zh` say why in one sentence, `at` when
+    (UTC, the evidence's time format); both are empty for a finished run."""
+
+    status: str
+    reason: str = ""
+    reason_zh: str = ""
+    at: str = ""
+    by: str = ""
+    jobs: tuple[str, ...] = ()  # `stopped`: the jobs the user stopped, `user~job_name`
+
+    def as_dict(self) -> dict[str, Any]:
+        found: dict[str, Any] = {"status": self.status, "reason": self.reason}
+        found.update({key: value for key, value in
+                      (("reason_zh", self.reason_zh), ("at", self.at), ("by", self.by)) if value})
+        if self.jobs:
+            found["jobs"] = list(self.jobs)
+        return found
+
+    def end_payload(self) -> dict[str, Any]:
+        """The evidence log's `end` record's fields (the `type` aside): only those that are set."""
+        return {key: value for key, value in self.as_dict().items() if value}
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any]) -> RunOutcome:
+        return cls(_text(data.get("status")), _text(data.get("reason")), _text(data.get("reason_zh")),
+                   _text(data.get("at")), _text(data.get("by")), _texts(data.get("jobs")))
+
+
+@dataclass(frozen=True)
+class UserStop:
+    """The user stopped some of a run's jobs: `by` (`hivedlab stop`, or the run's Ctrl-C question), `jobs`
+    (`user~job_name`), `at` (UTC, the evidence's time format). Kept in `pai/user-stops.jsonl`, one per line."""
+
+    by: str
+    jobs: tuple[str, ...]
+    at: str
+
+
+
+def stopped_outcome(stops: Sequence[UserStop], jobs: Sequence[str]) -> RunOutcome | None:
+    """How a run that submitted `jobs` ends when the user stopped some of them: `stopped`, by whom, which of its
+    jobs and from when (the first stop); None when no stop touched them."""
+    mine = [stop for stop in stops if set(stop.jobs) & set(jobs)]
+    if not mine:
+        return None
+    first = min(mine, key=lambda stop: stop.at)
+    stopped = tuple(dict.fromkeys(job for stop in mine for job in stop.jobs if job in jobs))
+    when, names = first.at[11:19] or first.at, ", ".join(stopped)
+    return RunOutcome(Ends.STOPPED, f"stopped by the user at {when} UTC ({first.by}: {names})",
+                      f"用户于 UTC {when} 停止了任务（{first.by}：{names}）", first.at, first.by, stopped)
 
 
 @dataclass(frozen=True)
@@ -141,7 +204,7 @@ class RunRecord:
         if not isinstance(data, Mapping):
             return cls()
         seed = data.get("seed")
-        outcomes = {run: RunOutcome(_text(o.get("status")), _text(o.get("reason")))
+        outcomes = {run: RunOutcome.from_mapping(o)
                     for run, o in _mapping(data.get("outcomes")).items() if isinstance(o, Mapping)}
         members = {run: tuple(str(u) for u in users)
                    for run, users in _mapping(data.get("members")).items() if isinstance(users, list)}
@@ -285,6 +348,32 @@ class RunDir:
         except (OSError, ValueError, UnicodeDecodeError):
             return None
         return RunRecord.from_json(data) if isinstance(data, dict) else None
+
+    @property
+    def user_stops_path(self) -> Path:
+        return self.pai_state / PAI_STOPS
+
+    def record_user_stop(self, stop: UserStop) -> None:
+        """Append a stop of the run's jobs by the user (the run reads it when its experiment ends)."""
+        self.pai_state.mkdir(parents=True, exist_ok=True)
+        with self.user_stops_path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps({"by": stop.by, "jobs": list(stop.jobs), "at": stop.at}) + "\n")
+
+    def user_stops(self) -> list[UserStop]:
+        """The user's stops recorded in this run directory, in order (unreadable lines left out)."""
+        try:
+            lines = self.user_stops_path.read_text(encoding="utf-8").splitlines()
+        except OSError:
+            return []
+        found = []
+        for line in lines:
+            try:
+                data = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(data, dict):
+                found.append(UserStop(_text(data.get("by")), _texts(data.get("jobs")), _text(data.get("at"))))
+        return found
 
     def write_record(self, record: RunRecord) -> None:
         write_atomic(self.record_path, json.dumps(record.to_json(), ensure_ascii=False, indent=2) + "\n")

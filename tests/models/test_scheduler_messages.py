@@ -30,6 +30,7 @@ TRANSIENT_ERROR = f"Code: 400, Message: {hived.POD_NOT_INFORMED}"
     (f"0/3 nodes are available: 1 {hived.preemptible_pods('hostname-carol', 'u1(default/p)')}.", table.PREEMPTION),
     (TRANSIENT_ERROR, table.TRANSIENT),
     (f"Code: 400, Message: {hived.ALREADY_BOUND} hostname-dan", table.TRANSIENT),
+    ("skip schedule deleting pod: default/u1-0", table.TRANSIENT),  # a stopped job's waiting pod: never a wait
     (hived.user_error("[u(default/p)]: filterRoutine: Failed: ", "Pod requesting leaf cell type X"), table.REFUSED),
     (default.fit_error(["Insufficient nvidia.com/gpu", "Insufficient nvidia.com/gpu"], 2), table.CAPACITY),
     (kube_batch.fit_error({"hostname-carol": Resources(0, 0, -1)}), table.CAPACITY),

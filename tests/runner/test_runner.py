@@ -166,7 +166,10 @@ def test_an_interrupt_is_recorded_then_raised(tmp_path: Path) -> None:
     with pytest.raises(KeyboardInterrupt):
         run_experiments([load_plan("gang")], lambda plan, writer: Interrupting(writer), ctx)
     acts = actions(tmp_path / "experiments" / "gang" / "evidence.jsonl")
-    assert acts[-1] == {"type": "end", "status": "interrupted", "reason": "interrupted by the user"}
+    assert acts[-1] == {"type": "end", "status": "interrupted", "reason": "interrupted by the user (Ctrl-C)",
+                        "reason_zh": "被用户中断（Ctrl-C）"}
+    outcome = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))["outcomes"]["gang"]
+    assert outcome["status"] == "interrupted" and outcome["at"].startswith("2026-01-01T")  # run.json says it too
 
 
 def test_a_real_run_cut_short_in_its_first_experiment_keeps_its_run_tag(tmp_path: Path) -> None:
@@ -183,7 +186,7 @@ def test_a_real_run_cut_short_in_its_first_experiment_keeps_its_run_tag(tmp_path
         run_experiments([load_plan("gang")], lambda plan, writer: Interrupting(writer), ctx)
     assert _previous_run_tag(tmp_path) == "20260101t000000"
     run = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
-    assert run["finished"] is None and run["experiments"] == []
+    assert run["finished"] is None and run["outcomes"]["gang"]["status"] == "interrupted"
 
 
 def test_a_simulated_rerun_into_the_same_folder_is_refused_and_destroys_nothing(tmp_path: Path) -> None:

@@ -63,6 +63,10 @@ def error(status: int, code: str, message: str) -> tuple[int, dict[str, str], by
     return json_reply(status, {"code": code, "message": message})
 
 
+TASK_ROLE_KEYS = ("protocolVersion", "instances", "completion", "taskRetryCount", "dockerImage", "data", "output",
+                  "script", "extraContainerOptions", "resourcePerInstance", "commands")  # config/v2/protocol.js
+
+
 class FakePai:
     def __init__(self, serve, vcs=("default", "vc1")) -> None:
         self.lock = threading.Lock()
@@ -323,12 +327,16 @@ class FakePai:
             self.set_state(job_id, "RUNNING")
 
     def _submit(self, user: str, content_type: str, body: bytes):
-        """`controllers/v2/job.js` `update` after `middlewares/v2/protocol.js` `submit` (a body that is not text is
-        no protocol object) and `middlewares/v2/hived.js` `hivedValidate`; `models/v2/job/k8s.js` `put` checks the
-        VC."""
+        """`controllers/v2/job.js` `update` after `middlewares/v2/protocol.js` `submit` (a non-text body is no
+        protocol) and `middlewares/v2/hived.js` `hivedValidate`; `models/v2/job/k8s.js` `put` checks the VC."""
         if not content_type.startswith("text/"):
             return error(400, "InvalidProtocolError", '[{"message":"should be object"}]')
         protocol = yaml.safe_load(body.decode())
+        unknown = [{"keyword": "additionalProperties", "dataPath": f".taskRoles['{role}']", "message": "should NOT "
+                    "have additional properties", "params": {"additionalProperty": key}}
+                   for role, spec in protocol["taskRoles"].items() for key in spec if key not in TASK_ROLE_KEYS]
+        if unknown:  # a task role's schema has `additionalProperties: false`
+            return error(400, "InvalidProtocolError", json.dumps(unknown[:1]))
         name = protocol["name"]
         vc = (protocol.get("defaults") or {}).get("virtualCluster", "default")
         instances = sum(int(t.get("instances", 1)) for t in protocol["taskRoles"].values())

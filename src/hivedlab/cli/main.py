@@ -15,13 +15,20 @@ import argparse
 import difflib
 import importlib
 import os
+import shlex
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from hivedlab import __version__
-from hivedlab.basics.errors import EXIT_INTERRUPTED, EXIT_USAGE, HivedlabError
+from hivedlab.basics.errors import (
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    HivedlabError,
+    caused_by_interrupt,
+    interrupted_before_start,
+)
 
 
 @dataclass(frozen=True)
@@ -103,6 +110,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `hivedlab ... | head`: the reader has gone; stop quietly, as cat and kubectl do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit's flush cannot fail again
         return EXIT_BROKEN_PIPE
+    except BaseException as exc:  # a Ctrl-C before the command took over (its import, its options): nothing ran
+        if not caused_by_interrupt(exc):
+            raise
+        print(interrupted_before_start(sys.argv[1:] if argv is None else argv), file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -127,8 +139,12 @@ def _main(argv: Sequence[str] | None) -> int:
     except HivedlabError as exc:
         print(f"hivedlab {name}: error: {exc}", file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
-        print(f"hivedlab {name}: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
     except BrokenPipeError:
         return 0
+    except BaseException as exc:
+        if not caused_by_interrupt(exc):
+            raise
+        again = shlex.join(["hivedlab", name, *rest])
+        print(f"hivedlab {name}: interrupted; run `{again}` again to finish / 已中断：重新运行 `{again}` 完成",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED

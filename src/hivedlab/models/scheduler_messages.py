@@ -26,11 +26,17 @@ UNKNOWN = "unknown"
 
 CLASSES = (CAPACITY, VC_QUOTA, BAD_NODES, PREEMPTION, GANG, TRANSIENT, REFUSED, UNKNOWN)
 
+# kube-scheduler's FailedScheduling event for a pod already being deleted (`scheduleOne`, pkg/scheduler/scheduler.go:
+# "skip schedule deleting pod: <namespace>/<name>"), seen when a job is stopped while its pod waits: the pod is going
+# away, so it is never a reason to wait
+DELETING_POD = "skip schedule deleting pod"
+
 # (class, a text of the scheduler's that identifies it), most specific first: an aggregated default-scheduler
 # message holds HiveD's entry beside other nodes' reasons, and HiveD's entry decides.
 _TABLE: tuple[tuple[str, str], ...] = (
     (TRANSIENT, hived.POD_NOT_INFORMED),
     (TRANSIENT, hived.ALREADY_BOUND),
+    (TRANSIENT, DELETING_POD),
     (REFUSED, hived.user_error("", "")),
     (BAD_NODES, hived.bad_node("")),
     (BAD_NODES, hived.non_suggested_node("")),

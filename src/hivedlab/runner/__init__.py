@@ -3,6 +3,7 @@
 - `run_types`: the plain data (a run's context, a turn, what a run submitted and how it ended);
 - `turns`: who submits what under which name;
 - `steps`: one plan on one backend, every action recorded in the evidence log (docs/experiment-plans.md);
+- `refusals`: a submission the rest-server answered against the plan, said at once and in the run's end record;
 - `experiments`: several plans into a run directory, nothing recorded lost, the run record kept current;
 - `pipeline`: afterwards, the verdicts and the report;
 - `backends`: the one place that opens a backend for a cluster kind.

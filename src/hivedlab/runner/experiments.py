@@ -18,7 +18,7 @@ from hivedlab.evidence import EvidenceWriter, format_time, log_source
 from hivedlab.lab_group.inventory import Inventory, group_change, recorded_inventory
 from hivedlab.plans.loader import Plan
 from hivedlab.rundir import EVIDENCE, RunOutcome, RunRecord, evidence_path, verdicts_path
-from hivedlab.runner.run_types import BackendFactory, ExperimentRun, RunContext, Turn
+from hivedlab.runner.run_types import BackendFactory, ExperimentRun, RunContext, RunInterrupted, Turn
 from hivedlab.runner.steps import run_plan
 from hivedlab.runner.turns import plan_turns
 
@@ -34,7 +34,7 @@ def run_experiments(
     """Run plans one after another into `ctx.out`; a failed experiment is recorded and the next one runs.
     `members` (users, inventory order) gives each of them a turn of every plan (`plan_turns`); by default the one
     member is `ctx.member` (the first member when ""). `notice` is told, in one line, where an earlier simulated run
-    was moved.
+    was moved, and at once of a submission the rest-server answered against the plan (`hivedlab.runner.refusals`).
 
     Nothing a run recorded is deleted: a real run resumed in the same folder appends to each experiment's log (the
     chain goes on from its last whole record); a simulated run refuses a folder that already holds the experiment,
@@ -67,7 +67,11 @@ def run_experiments(
                     evidence.unlink()  # no cluster, no log: leave nothing that looks like a run
                 raise
             try:
-                results.append(run_plan(turn, backend, writer, ctx))
+                results.append(run_plan(turn, backend, writer, ctx, notice))
+            except RunInterrupted as stop:  # run.json says so too, before the interrupt goes on up
+                results.append(stop.run)
+                _write_record(ctx, started, results, learnt.then(backend.run_info), finished=False)
+                raise
             finally:
                 backend.close()
                 learnt = learnt.then(backend.run_info)
@@ -187,7 +191,7 @@ def _write_record(
         finished=format_time(datetime.now(timezone.utc)) if finished else None,
         experiments=tuple(dict.fromkeys(r.experiment for r in results if not r.contrast)),
         contrast=tuple(dict.fromkeys(r.run_id for r in results if r.contrast)),
-        outcomes={r.run_id: RunOutcome(r.status, r.reason) for r in results},
+        outcomes={r.run_id: r.outcome or RunOutcome(r.status, r.reason) for r in results},
         members={r.run_id: tuple(submitters(r)) for r in results if not r.contrast},
         hardware={r.run_id: _hardware_entry(r) for r in results},
         openpai_version=learnt.openpai_version,

@@ -11,7 +11,7 @@ from pathlib import Path
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import write_atomic
 from hivedlab.checker.judging.judge import ExperimentVerdict, judge_file, to_json
-from hivedlab.rundir import verdicts_path
+from hivedlab.rundir import EVIDENCE, RUN_HOMES, verdicts_path
 from hivedlab.runner.run_types import ExperimentRun
 
 
@@ -37,11 +37,41 @@ def _verdicts_step(out: Path, runs: Sequence[ExperimentRun], lang: str, result: 
             failed.append(f"{run.experiment}: {exc}")
             continue
         result.verdicts[run.run_id] = verdict
-        write_atomic(verdicts_path(run.evidence.parent), json.dumps(to_json(verdict), ensure_ascii=False, indent=2)
-                     + "\n")
+        write_verdicts(run.evidence, verdict)
     if failed:
         raise HivedlabError("; ".join(failed))
     return f"{len(runs)} verdict file(s)"
+
+
+def write_verdicts(log: Path, verdict: ExperimentVerdict) -> None:
+    """A run's verdicts.json, beside its log."""
+    write_atomic(verdicts_path(log.parent), json.dumps(to_json(verdict), ensure_ascii=False, indent=2) + "\n")
+
+
+def run_logs(out: Path) -> list[Path]:
+    """Every run's log in a run directory: `experiments/<id>/`, a member's turn `experiments/<id>/<user>/`, and
+    `contrast/<id>@<scheduler>/`."""
+    homes = [out / home for home in RUN_HOMES]
+    return sorted(log for home in homes for log in (*home.glob(f"*/{EVIDENCE}"), *home.glob(f"*/*/{EVIDENCE}")))
+
+
+def judge_again(out: Path, stale_only: bool = False) -> tuple[list[str], list[str]]:
+    """Judge the logs of a run directory and write their verdicts.json, exactly as a run's pipeline does (so that a
+    run finished by `hivedlab report` or `check` after a Ctrl-C grades as one that was never interrupted);
+    `stale_only`: only where verdicts.json is missing or older than its log. Returns the logs judged and the lines
+    for those that could not be."""
+    judged, failed = [], []
+    for log in run_logs(out):
+        verdicts = verdicts_path(log.parent)
+        if stale_only and verdicts.is_file() and verdicts.stat().st_mtime >= log.stat().st_mtime:
+            continue
+        try:
+            write_verdicts(log, judge_file(log))
+        except (HivedlabError, OSError) as exc:
+            failed.append(f"{log}: {exc}")
+            continue
+        judged.append(str(log.relative_to(out)))
+    return judged, failed
 
 
 def _report_step(out: Path, runs: Sequence[ExperimentRun], lang: str, result: PipelineResult) -> str:

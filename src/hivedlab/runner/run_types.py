@@ -11,7 +11,7 @@ from hivedlab.basics.text import Text
 from hivedlab.evidence import EvidenceWriter
 from hivedlab.lab_group.inventory import Inventory
 from hivedlab.plans.loader import Plan, SubmitStep
-from hivedlab.rundir import RunDir
+from hivedlab.rundir import RunDir, RunOutcome
 
 BackendFactory = Callable[[Plan, EvidenceWriter], Backend]
 
@@ -30,7 +30,7 @@ class ExperimentRun:
 
     experiment: str
     evidence: Path
-    status: str  # finished | failed | interrupted
+    status: str  # `outcome.status`: finished | refused | failed (interrupted: the run raises KeyboardInterrupt)
     run_id: str  # the folder under experiments/ or contrast/: the plan's run id (`<id>@<scheduler>` for a contrast
     #              run, `Plan.run_id`), or `<id>/<user>` for one member's turn (`turn_folder`)
     contrast: bool  # run without HiveD, under contrast/ (docs/other-schedulers.md)
@@ -39,6 +39,7 @@ class ExperimentRun:
     hardware: Text | None = None  # why it ran on the manual's simulated hardware, not the group's (`layout_for`)
     layout_notes: tuple[Text, ...] = ()  # how the config on the group's own hardware differs from the manual's
     member: str = ""  # the user whose turn this run is; "" for the group's run (the one-member layout)
+    outcome: RunOutcome | None = None  # how it ended, as its end record and run.json say
 
 
 @dataclass(frozen=True)
@@ -79,3 +80,11 @@ def turn_folder(plan: Plan, member: str) -> str:
     """A run's folder under experiments/ (or contrast/): `<run id>`, or `<run id>/<user>` for a member's turn. A
     contrast run (ungraded, docs/other-schedulers.md) keeps its one folder, whoever submits."""
     return f"{plan.run_id}/{member}" if member and not is_group_plan(plan) and not plan.contrast else plan.run_id
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a run: its log already ends with an `interrupted` end record; `run` says so, for run.json."""
+
+    def __init__(self, run: ExperimentRun) -> None:
+        super().__init__(run.run_id)
+        self.run = run

@@ -4,13 +4,15 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from hivedlab.backends.protocol import Backend, JobStatus, SubmitResult
-from hivedlab.basics.errors import HivedlabError
+from hivedlab.basics.errors import HivedlabError, caused_by_interrupt
 from hivedlab.basics.files import read_text, write_atomic
+from hivedlab.basics.resources import JOBS as SHIPPED_JOBS
 from hivedlab.basics.resources import shipped_name
 from hivedlab.basics.text import Text
 from hivedlab.evidence import EvidenceWriter
@@ -18,7 +20,9 @@ from hivedlab.lab_group.layouts import Layout, cannot_hold, manual_layout, plan_
 from hivedlab.models.kubeflow.manifests import ManifestError, for_run, looks_like_manifests
 from hivedlab.models.openpai.naming import framework_name
 from hivedlab.plans.loader import RestartStep, Step, StopStep, SubmitStep, SwitchConfigStep, WaitStep
-from hivedlab.runner.run_types import ExperimentRun, RunContext, Submitted, Turn
+from hivedlab.rundir import Ends, RunOutcome, stopped_outcome
+from hivedlab.runner.refusals import Refusal, refusal
+from hivedlab.runner.run_types import ExperimentRun, RunContext, RunInterrupted, Submitted, Turn
 from hivedlab.runner.turns import _base_name, job_name_for, protocol_with_name, step_members
 
 
@@ -47,10 +51,13 @@ def _condition(status: JobStatus, until: str) -> bool:
 class _PlanRun:
     """One plan on one backend: the steps in order, every action recorded before the next one starts."""
 
-    def __init__(self, turn: Turn, backend: Backend, writer: EvidenceWriter, ctx: RunContext) -> None:
+    def __init__(self, turn: Turn, backend: Backend, writer: EvidenceWriter, ctx: RunContext,
+                 notice: Callable[[str], None] | None = None) -> None:
         self.plan, self.backend, self.writer, self.ctx = turn.plan, backend, writer, ctx
         self.turn = turn
+        self.notice = notice
         self.submitted: list[Submitted] = []
+        self.refusals: list[Refusal] = []
         self.config = turn.plan.hived_config
         self.hardware: Text | None = None
         self.layout_notes: tuple[Text, ...] = ()
@@ -120,9 +127,17 @@ class _PlanRun:
             self.submitted.append(Submitted(user, step.job, result.job_name or name, result.accepted))
             if result.accepted != (step.expect == "accepted"):
                 unexpected.append(f"{user}: HTTP {result.reply.status}")
+                self.refused(refusal(user, result.job_name or name, f"{SHIPPED_JOBS.name}/{job.file}", step.expect,
+                                     result.reply.status, result.reply.body))
         detail = f"expected {step.expect}, got " + "; ".join(unexpected) if unexpected else ""
         self.step(index, step, "failed" if unexpected else "reached", detail)
         return None
+
+    def refused(self, found: Refusal) -> None:
+        """Said at once, where it happens; the run then ends `refused` with the first one's sentence."""
+        self.refusals.append(found)
+        if self.notice:
+            self.notice(found.notice(self.turn.run_id))
 
     def targets(self, keys: Iterable[str]) -> list[Submitted]:
         wanted = set(keys)
@@ -157,7 +172,7 @@ class _PlanRun:
             payload["detail"] = detail
         self.action("step", payload)
 
-    def run(self) -> tuple[str, str]:
+    def run(self) -> RunOutcome:
         payload: dict[str, Any] = {
             "experiment": self.plan.id,
             "plan": shipped_name(self.plan.path),
@@ -186,26 +201,49 @@ class _PlanRun:
             else:
                 failure = self.stop(index, step)
             if failure:
-                return "failed", failure
-        return "finished", ""
+                return RunOutcome(Ends.FAILED, failure)
+        if self.refusals:
+            first = self.refusals[0].sentence()
+            return RunOutcome(Ends.REFUSED, first.en, first.zh)
+        return RunOutcome(Ends.FINISHED)
+
+    def stopped_by_user(self) -> RunOutcome | None:
+        """A stop of this run's jobs by the user (`hivedlab stop`, or yes to the Ctrl-C question) that the run
+        directory records: the run ends `stopped`, saying who stopped what and when."""
+        return stopped_outcome(self.ctx.run_dir.user_stops(),
+                               [f"{s.user}~{s.job_name}" for s in self.submitted if s.accepted])
+
+    def end(self, outcome: RunOutcome) -> RunOutcome:
+        """The log's `end` record, and the outcome as run.json keeps it (with the end's time)."""
+        at = self.backend.now()
+        self.writer.write_action("end", outcome.end_payload(), time=at)
+        return replace(outcome, at=at) if outcome.status != Ends.FINISHED and not outcome.at else outcome
 
 
-def run_plan(turn: Turn, backend: Backend, writer: EvidenceWriter, ctx: RunContext) -> ExperimentRun:
-    """Run one turn of a plan; always ends the log with an `end` record (finished, failed with the reason,
-    interrupted)."""
-    runner = _PlanRun(turn, backend, writer, ctx)
+def run_plan(turn: Turn, backend: Backend, writer: EvidenceWriter, ctx: RunContext,
+             notice: Callable[[str], None] | None = None) -> ExperimentRun:
+    """Run one turn of a plan; always ends the log with an `end` record (`hivedlab.rundir.RunOutcome`: finished,
+    refused, failed with the reason, interrupted, stopped by the user). `notice` is told of a refusal the moment it
+    happens."""
+    runner = _PlanRun(turn, backend, writer, ctx, notice)
     try:
-        status, reason = runner.run()
-    except KeyboardInterrupt:
-        runner.action("end", {"status": "interrupted", "reason": "interrupted by the user"})
-        raise
+        outcome = runner.run()
     except HivedlabError as exc:
-        status, reason = "failed", str(exc)
-    payload = {"status": status, "reason": reason} if reason else {"status": status}
-    runner.action("end", payload)
-    return ExperimentRun(turn.plan.id, writer.path, status, turn.run_id, turn.plan.contrast, reason,
+        outcome = RunOutcome(Ends.FAILED, str(exc))
+    except BaseException as exc:
+        if not caused_by_interrupt(exc):
+            raise
+        interrupted = RunOutcome(Ends.INTERRUPTED, "interrupted by the user (Ctrl-C)", "被用户中断（Ctrl-C）")
+        ended = runner.end(runner.stopped_by_user() or interrupted)
+        raise RunInterrupted(_result(runner, ended)) from None
+    return _result(runner, runner.end(runner.stopped_by_user() or outcome))
+
+
+def _result(runner: _PlanRun, outcome: RunOutcome) -> ExperimentRun:
+    turn, writer = runner.turn, runner.writer
+    return ExperimentRun(turn.plan.id, writer.path, outcome.status, turn.run_id, turn.plan.contrast, outcome.reason,
                          tuple(runner.submitted), hardware=runner.hardware, layout_notes=runner.layout_notes,
-                         member=turn.member)
+                         member=turn.member, outcome=outcome)
 
 
 def layout_for(name: str, ctx: RunContext) -> tuple[Layout, Text | None]:

@@ -285,7 +285,7 @@ def test_hivedlab_run_cluster_pai_end_to_end(world, tmp_path, monkeypatch, cli):
     monkeypatch.delenv("HIVEDLAB_PAI_TOKEN", raising=False)
     out = tmp_path / "out"
     result = cli("run", "priority", "--cluster", "pai", "--out", str(out), "--no-report")
-    assert result.code in (0, 1), result.err
+    assert result.code in (0, 1, 3), result.err
     assert watchers and watchers[0].stopped
     assert sorted(j["jobStatus"]["state"] for j in pai.jobs.values()) == ["SUCCEEDED", "SUCCEEDED"]
     assert all(job_id.startswith("alice~") for job_id in pai.jobs)

@@ -58,11 +58,10 @@ def test_info_login_submit_status_stop(pai, sleeps):
 
 
 def test_base_url_normalisation():
-    assert rest.normalize_base_url("http://10.0.1.2") == "http://10.0.1.2/rest-server"
-    assert rest.normalize_base_url("10.0.1.2/") == "http://10.0.1.2/rest-server"
-    assert rest.normalize_base_url("http://10.0.1.2:9186") == "http://10.0.1.2:9186"
-    assert rest.normalize_base_url("http://127.0.0.1:12186") == "http://127.0.0.1:12186"  # a moved rehearsal
-    assert rest.normalize_base_url("http://127.0.0.1") == "http://127.0.0.1/rest-server"
+    """The address as given; one without a path is a machine on which the client finds the rest-server (below)."""
+    assert rest.normalize_base_url("http://10.0.1.2") == "http://10.0.1.2"
+    assert rest.normalize_base_url("10.0.1.2/") == "http://10.0.1.2"
+    assert rest.normalize_base_url("http://127.0.0.1:12186") == "http://127.0.0.1:12186"
     assert rest.normalize_base_url("https://pai.example/rest-server/") == "https://pai.example/rest-server"
     with pytest.raises(PaiError, match="not an OpenPAI URL"):
         rest.normalize_base_url("ftp://x")
@@ -269,3 +268,44 @@ def test_token_user_from_jwt():
 @pytest.mark.skipif(not os.environ.get("HIVEDLAB_PAI_URL"), reason="needs HIVEDLAB_PAI_URL of a real cluster")
 def test_real_cluster_info():
     assert PaiClient(os.environ["HIVEDLAB_PAI_URL"]).info()["version"].startswith("v1.2")
+
+
+def test_behind_a_tunnel_an_address_without_a_path_finds_pylons_rest_server(pai, sleeps, serve, capsys):
+    """`ssh -L 8080:<master>:80` and `http://127.0.0.1:8080`: pylon's `/rest-server/api/v2/info` answers first."""
+    from tests.support.pylon import Pylon
+
+    tunnel = Pylon(serve, pai.url)
+    found = PaiClient(tunnel.url, pai.token("alice"), sleep=sleeps.append)
+    assert found.virtual_clusters() and found.base_url == f"{tunnel.url}/rest-server"
+    assert f"OpenPAI's rest-server: {tunnel.url}/rest-server (through pylon)" in capsys.readouterr().err
+    paths = [r["path"] for r in tunnel.server.requests]
+    assert paths[:2] == ["/rest-server/api/v2/info", "/rest-server/api/v2/virtual-clusters"]
+    PaiClient(tunnel.url, sleep=sleeps.append).info()
+    assert capsys.readouterr().err == ""  # named once
+
+
+def test_a_rest_server_reached_directly_is_found_at_its_root(serve, sleeps, capsys):
+    """A rest-server's own port (the rehearsal cluster's, or 9186): pylon's path is not there, `/api/v2/info` is."""
+    pai = FakePai(serve)
+    direct = _direct_rest_server(serve, pai)
+    client = PaiClient(direct, sleep=sleeps.append)
+    assert client.info()["version"] == "v1.2.0" and client.base_url == direct
+    assert f"OpenPAI's rest-server: {direct} (itself)" in capsys.readouterr().err
+
+
+def test_an_address_where_no_rest_server_answers_names_what_it_tried(serve, sleeps):
+    portal = serve(lambda handler, method, path, body: (200, {"Content-Type": "text/html"}, b"<html></html>"))
+    with pytest.raises(PaiError) as caught:
+        PaiClient(portal.url, sleep=sleeps.append).info()
+    assert f"no OpenPAI v1.2.0 rest-server answers at {portal.url}" in str(caught.value)
+    assert f"{portal.url}/rest-server/api/v2/info: HTTP 200; {portal.url}/api/v2/info: HTTP 200" in str(caught.value)
+
+
+def _direct_rest_server(serve, pai: FakePai) -> str:
+    """The fake rest-server's routes at a root of their own, as a rest-server's own port serves them."""
+    def handle(handler, method: str, path: str, body: bytes):
+        if path.startswith("/api/"):
+            return pai.handle(handler, method, "/rest-server" + path, body)
+        return json_reply(404, {"code": "NoApiError", "message": f"API {path} is not found."})
+
+    return serve(handle).url

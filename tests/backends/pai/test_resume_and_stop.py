@@ -121,7 +121,7 @@ def test_a_rerun_after_the_pods_are_gone_keeps_the_evidence_and_the_verdict(cli,
 def test_a_run_failing_mid_way_names_its_jobs_left_and_resuming_finishes_it(cli, lab: Lab) -> None:
     lab.fail_first_status_poll_once_running()
     first = run(cli, lab)
-    assert first.code == 1
+    assert first.code == 3
     err = [line for line in first.err.splitlines() if line.startswith("hivedlab run:")]
     assert any("vc-safety failed:" in line and "alice's token (" in line and "was refused" in line
                and "HTTP 401 UnauthorizedUserError" in line for line in err)
@@ -147,7 +147,7 @@ def test_a_run_failing_mid_way_names_its_jobs_left_and_resuming_finishes_it(cli,
 
 def test_resuming_after_the_history_expired_records_the_vanished_pods(cli, lab: Lab) -> None:
     lab.fail_first_status_poll_once_running()
-    assert run(cli, lab).code == 1
+    assert run(cli, lab).code == 3  # the run failed: inconclusive, nothing inconsistent
     seen = {object_of(r)["metadata"]["uid"] for r in read_evidence(lab.log).records if r.resource == "pods"}
     wait_for(lab.cluster.all_done)
     for resource in ("pods", "events", "frameworks"):
@@ -162,7 +162,7 @@ def test_resuming_after_the_history_expired_records_the_vanished_pods(cli, lab: 
 def test_stop_stops_exactly_the_runs_jobs_still_on_the_cluster(cli, lab: Lab) -> None:
     lab.cluster.run_ticks = 10_000  # nothing finishes by itself
     lab.fail_first_status_poll_once_running()
-    assert run(cli, lab).code == 1
+    assert run(cli, lab).code == 3  # the run failed: inconclusive, nothing inconsistent
     client = PaiClient(lab.pai.url, lab.pai.token("bob"), sleep=lambda s: None)
     client.submit(job("bobs-own-job"), "bobs-own-job")  # Bob's own job, not the run's, in the same VC
     client.close()
@@ -183,7 +183,7 @@ def test_stop_stops_exactly_the_runs_jobs_still_on_the_cluster(cli, lab: Lab) ->
 def test_stop_without_a_members_token_says_so_and_stops_the_others(cli, lab: Lab) -> None:
     lab.cluster.run_ticks = 10_000
     lab.fail_first_status_poll_once_running()
-    assert run(cli, lab).code == 1
+    assert run(cli, lab).code == 3  # the run failed: inconclusive, nothing inconsistent
     fewer = lab.tokens.with_name("fewer-tokens")
     fewer.write_text("".join(f"{user}: {lab.pai.token(user)}\n" for user in MEMBERS if user != "dan"))
     fewer.chmod(0o600)
@@ -196,7 +196,7 @@ def test_stop_without_a_members_token_says_so_and_stops_the_others(cli, lab: Lab
 def test_an_error_before_the_experiment_starts_still_names_the_jobs_left(cli, lab: Lab) -> None:
     lab.cluster.run_ticks = 10_000
     lab.fail_first_status_poll_once_running()
-    assert run(cli, lab).code == 1
+    assert run(cli, lab).code == 3  # the run failed: inconclusive, nothing inconsistent
     lab.pai.info["version"] = "v1.8.0"  # the next session cannot even open the backend
     result = run(cli, lab)
     [error] = [line for line in result.err.splitlines() if line.startswith("hivedlab run: error:")]
@@ -209,7 +209,7 @@ def test_when_the_master_is_gone_the_note_still_gives_the_stop_command(cli, lab:
 
     lab.cluster.run_ticks = 10_000
     lab.fail_first_status_poll_once_running()
-    assert run(cli, lab).code == 1
+    assert run(cli, lab).code == 3  # the run failed: inconclusive, nothing inconsistent
     monkeypatch.setenv("HIVEDLAB_PAI_URL", "http://127.0.0.1:9")
     started = time.monotonic()
     note = leftover_note(lab.out)
@@ -241,7 +241,7 @@ def token_calls(lab: Lab) -> list[str]:
 def test_a_members_turn_checks_and_uses_only_that_members_token(cli, lab: Lab) -> None:
     lab.tokens.write_text(f"bob: {lab.pai.token('bob')}\n")  # the other members' tokens are not needed
     result = cli("run", "priority", "--cluster", "pai", "--member", "Bob", "--out", str(lab.out), "--lang", "en")
-    assert result.code in (0, 1), result.err  # the fake cluster does not preempt: the verdict is not the point
+    assert result.code in (0, 1, 3), result.err  # the fake cluster does not preempt: the verdict is not the point
     assert set(token_calls(lab)) == {"bob"}
     posts = [r for r in lab.pai.requests if r["method"] == "POST" and r["path"].endswith("/api/v2/jobs")]
     tag = json.loads((lab.out / "run.json").read_text(encoding="utf-8"))["run_tag"]
@@ -277,3 +277,61 @@ def test_a_members_turn_resumes_in_its_own_folder(cli, lab: Lab) -> None:
     log = read_evidence(lab.log)
     assert log.chain_ok and [(r.action or {}).get("resumed", False)
                              for r in log.records if r.action_type == "plan"] == [False, True]
+
+
+def test_a_run_whose_jobs_the_user_stops_ends_stopped_and_is_never_inconsistent(cli, lab: Lab) -> None:
+    """`hivedlab stop` from another terminal while the run waits: the run ends `stopped`, saying who stopped what and
+    when (end record and run.json); what could not be seen before the stop is inconclusive, never inconsistent; the
+    timeline says "stopped by the user", not "completed" (issue 41, "a stop is a stop")."""
+    from hivedlab.backends.pai import stop_run
+
+    lab.cluster.run_ticks = 10_000  # nothing finishes by itself: only the stop ends the jobs
+    stopper: list[threading.Thread] = []
+
+    def stop() -> None:
+        wait_for(lambda: lab.submissions() == 4)  # every member's job submitted, one running
+        stop_run(lab.out)
+
+    def stop_when_running(job_id: str) -> None:
+        if not stopper:
+            stopper.append(threading.Thread(target=stop))
+            stopper[0].start()
+
+    lab.cluster.on_running.append(stop_when_running)
+    result = run(cli, lab)
+    stopper[0].join(timeout=30)
+    end = [r.action for r in read_evidence(lab.log).records if r.action and r.action["type"] == "end"][-1] or {}
+    assert end["status"] == "stopped" and end["by"] == "hivedlab stop" and len(end["jobs"]) == 4
+    assert end["reason"].startswith("stopped by the user at ") and end["reason_zh"].startswith("用户于 UTC ")
+    outcome = json.loads((lab.out / "run.json").read_text(encoding="utf-8"))["outcomes"]["vc-safety"]
+    assert outcome["status"] == "stopped" and outcome["jobs"] == end["jobs"] and outcome["at"]
+    verdict = lab.verdicts()
+    assert verdict["verdict"] != "inconsistent" and result.code in (0, 3), result.out
+    assert all(a["answer"]["en"] == end["reason"] for a in verdict["answers"] if a["verdict"] != "consistent")
+    report = (lab.out / "report.md").read_text(encoding="utf-8")
+    assert "stopped by the user" in report and "the job had completed" not in report
+
+
+def test_a_submission_the_rest_server_refuses_is_said_at_once_and_the_run_ends_refused(
+        cli, lab: Lab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`instances:` misspelt `instance:` in job-config-0: the rest-server's 400 is printed when it comes, with the
+    job, the server's code and message and the fix; the run ends `refused`, exit 3 (inconclusive)."""
+    import shutil
+
+    import hivedlab.plans.loader
+    from hivedlab.basics.resources import JOBS
+
+    jobs = tmp_path / "jobs"
+    shutil.copytree(JOBS, jobs)
+    job = jobs / "job-config-0.yaml"
+    job.write_text(job.read_text(encoding="utf-8").replace("instances:", "instance:"), encoding="utf-8")
+    monkeypatch.setattr(hivedlab.plans.loader, "JOBS", jobs)
+    result = run(cli, lab)
+    assert result.code == 3, result.err
+    notice = next(line for line in result.err.splitlines() if "the rest-server refused alice's" in line)
+    assert "HTTP 400, InvalidProtocolError: .taskRoles['train']: should NOT have additional properties " \
+        "('instance')" in notice and notice.endswith("run `hivedlab validate jobs/job-config-0.yaml`.")
+    outcome = json.loads((lab.out / "run.json").read_text(encoding="utf-8"))["outcomes"]["vc-safety"]
+    assert outcome["status"] == "refused" and lab.verdicts()["verdict"] == "inconclusive"
+    assert not lab.schema_errors()
+

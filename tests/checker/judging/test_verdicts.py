@@ -53,7 +53,7 @@ def test_fixture_verdicts(cli, log: str, overall: str, answers: list[str]) -> No
     result, data = _json(cli, str(LOGS / log))
     assert data["verdict"] == overall
     assert [a["verdict"] for a in data["answers"]] == answers
-    assert result.code == (0 if overall == C else 1)
+    assert result.code == {C: 0, X: 1, Q: 3}[overall]  # the exit table: the lab ran, and how it is judged
     schema = json.loads((SCHEMAS / "verdict.schema.json").read_text(encoding="utf-8"))
     jsonschema.validate(data, schema)
     for answer in data["answers"]:
@@ -62,6 +62,15 @@ def test_fixture_verdicts(cli, log: str, overall: str, answers: list[str]) -> No
             assert answer["evidence"], answer["rule"]
         if answer["verdict"] == Q:
             assert answer["missing"]
+
+
+@pytest.mark.parametrize(("logs", "code"), [
+    (("gang-consistent.jsonl", "chain-broken-at-record-7.jsonl"), 3),  # inconclusive, nothing inconsistent
+    (("gang-one-after-another.jsonl", "chain-broken-at-record-7.jsonl"), 1),  # inconsistent wins
+    (("gang-consistent.jsonl", "priority-consistent.jsonl"), 0),
+])
+def test_several_logs_exit_with_the_worst_verdict(cli, logs: tuple[str, ...], code: int) -> None:
+    assert cli("check", *(str(LOGS / log) for log in logs)).code == code
 
 
 def test_consistent_answers_cite_times_and_nodes(cli) -> None:

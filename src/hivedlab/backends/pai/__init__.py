@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -22,14 +23,22 @@ from hivedlab.backends.pai.kubeconfig import DEFAULT_KUBECONFIG, find_kubeconfig
 from hivedlab.backends.pai.live import LiveView
 from hivedlab.backends.pai.observed import TapWriter
 from hivedlab.backends.pai.rest import PaiClient, RestCall, modelled_version
-from hivedlab.backends.pai.stop import StopResult, jobs_left, run_state, stop_hint, stop_jobs, submitted_jobs
+from hivedlab.backends.pai.stop import (
+    RunJob,
+    StopResult,
+    jobs_left,
+    run_state,
+    stop_hint,
+    stop_jobs,
+    submitted_jobs,
+)
 from hivedlab.backends.pai.tokens import check_tokens, load_tokens, token_source
 from hivedlab.backends.protocol import RunInfo
 from hivedlab.backends.watcher import LISTED_WITHIN_S, Watcher, make_api_client
 from hivedlab.basics.errors import HivedlabError
-from hivedlab.evidence import EMULATED_NODE_LABEL, EvidenceWriter
+from hivedlab.evidence import EMULATED_NODE_LABEL, EvidenceWriter, format_time
 from hivedlab.lab_group.inventory import Inventory, load_inventory
-from hivedlab.rundir import RunDir, run_location
+from hivedlab.rundir import RunDir, UserStop, run_location
 
 
 def emulated_nodes(kubeconfig: Path, context: str | None) -> list[str]:
@@ -80,8 +89,11 @@ def stop_run(run_dir: str | Path, *, pai_url: str | None = None, token_file: str
     if not submitted_jobs(state):
         return StopResult()
     clients = _run_clients(folder, state, dict(os.environ) if environ is None else environ, pai_url, token_file)
+    def record(job: RunJob) -> None:  # the run, running or resumed, then ends `stopped`: who stopped what and when
+        RunDir(folder).record_user_stop(UserStop("hivedlab stop", (job.key,), format_time(datetime.now(timezone.utc))))
+
     try:
-        return stop_jobs(state, clients)
+        return stop_jobs(state, clients, before=record)
     finally:
         for client in clients.values():
             client.close()

@@ -40,7 +40,7 @@ from hivedlab.backends.protocol import (
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.evidence import EvidenceWriter, format_time
 from hivedlab.models.openpai.naming import framework_name
-from hivedlab.rundir import PAI_CALLS, PAI_SUBMITTED
+from hivedlab.rundir import PAI_CALLS, PAI_SUBMITTED, RunDir, UserStop
 
 UNFINISHED = ("WAITING", "RUNNING", "STOPPING")
 STATUS_CACHE_S = 3.0  # poll job detail at most this often per job (rest-server: 600 requests/min per IP)
@@ -339,12 +339,17 @@ class PaiBackend:
         names = ", ".join(f"{e['user']}~{e['job_name']}" for e in mine)
         if confirm_on_interrupt(self._ask, self.interactive, f"Stop the jobs this run submitted ({names})",
                                 "是否停止本次运行提交的任务？"):
+            stopped = []
             for entry in mine:
                 try:
                     self.client(entry["user"]).stop(entry["user"], entry["job_name"])
                     print(f"stopped {entry['user']}~{entry['job_name']}", file=sys.stderr)
+                    stopped.append(f"{entry['user']}~{entry['job_name']}")
                 except HivedlabError as exc:
                     print(f"could not stop {entry['user']}~{entry['job_name']}: {exc}", file=sys.stderr)
+            if stopped:  # the run's end record then says `stopped`, who stopped what and when
+                RunDir(self.state.path.parent.parent).record_user_stop(
+                    UserStop("the run's Ctrl-C question", tuple(stopped), self.now()))
         else:
             print(f"left running: {names} (resume the run, or stop them with `hivedlab stop "
                   f"{self.state.path.parent.parent}`)", file=sys.stderr)

@@ -23,6 +23,16 @@ from urllib.parse import quote, urlsplit
 
 import requests
 
+from hivedlab.backends.pai.rest_address import (
+    MODELLED_VERSION,
+    PYLON_PREFIX,
+    announce,
+    answers_as_rest_server,
+    fetch_portal,
+    modelled_version,
+    normalize_base_url,
+    portal_url,
+)
 from hivedlab.backends.pai.rest_errors import (
     DIRECT_PORT,
     TOKEN_ENV,
@@ -34,8 +44,9 @@ from hivedlab.backends.pai.rest_errors import (
     transport_error,
 )
 
-__all__ = ["DIRECT_PORT", "TOKEN_ENV", "TOKEN_FILE_ENV", "PaiClient", "PaiError", "RestCall", "RestReply", "TokenInfo",
-           "clean_token", "explain", "normalize_base_url", "read_token_file", "redact", "token_claims", "token_user"]
+__all__ = ["DIRECT_PORT", "MODELLED_VERSION", "TOKEN_ENV", "TOKEN_FILE_ENV", "PaiClient", "PaiError", "RestCall",
+           "RestReply", "TokenInfo", "clean_token", "explain", "fetch_portal", "modelled_version", "normalize_base_url",
+           "portal_url", "read_token_file", "redact", "token_claims", "token_user"]
 
 TOKEN_FILE_ENV = "HIVEDLAB_PAI_TOKEN_FILE"
 TRANSIENT_STATUSES = (502, 503, 504)
@@ -117,56 +128,6 @@ def is_application_token(token: str) -> bool:
     return token_claims(token).get("application") is True
 
 
-MODELLED_VERSION = "v1.2.0"
-
-
-def modelled_version(info: dict[str, Any], url: str) -> str:
-    """The rest-server's version from `GET /api/v2/info`; "" when it does not say (v1.2.0 answers `null` when it
-    cannot read the ConfigMap pai-version, src/rest-server/src/config/paiConfig.js). Another version than
-    v1.2 is a `PaiError`."""
-    version = info.get("version")
-    if version is None or version == "":
-        return ""
-    if not str(version).startswith("v1.2"):
-        raise PaiError(f"the rest-server at {url} is OpenPAI {version}; hivedlab targets {MODELLED_VERSION}",
-                       f"{url} 的 rest-server 版本为 {version}，hivedlab 面向 {MODELLED_VERSION}")
-    return str(version)
-
-
-def portal_url(pai_url: str) -> str:
-    """The web portal is pylon's root: http://<master>/ (also when the REST URL is the direct port 9186)."""
-    parts = urlsplit(normalize_base_url(pai_url))
-    netloc = (parts.hostname or "") if parts.port == DIRECT_PORT else parts.netloc
-    return f"{parts.scheme}://{netloc}/"
-
-
-def fetch_portal(pai_url: str, timeout_s: float = 10.0) -> tuple[str, int, str]:
-    """The portal's address, HTTP status and Content-Type; requests' errors when it does not answer."""
-    url = portal_url(pai_url)
-    response = requests.get(url, timeout=timeout_s)
-    return url, response.status_code, response.headers.get("Content-Type", "")
-
-
-def _direct(host: str, port: int | None) -> bool:
-    """The rest-server itself, not pylon: its port 9186, or a loopback port other than HTTP's (the rehearsal
-    cluster's rest-server, on 9186 moved by its port offset; pylon never listens on loopback, docs/rehearsal.md)."""
-    return port == DIRECT_PORT or (host in ("127.0.0.1", "localhost", "::1") and port not in (None, 80, 443))
-
-
-def normalize_base_url(url: str) -> str:
-    """`http://master` -> `http://master/rest-server` (pylon); `http://master:9186`, a loopback port (the
-    rehearsal cluster) and explicit paths stay."""
-    text = url.strip().rstrip("/")
-    parts = urlsplit(text if "://" in text else f"http://{text}")
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise PaiError(f"not an OpenPAI URL: {url!r} (expected http://<master>)",
-                       f"不是 OpenPAI 地址：{url!r}（应为 http://<master 的 IP>）")
-    base = f"{parts.scheme}://{parts.netloc}{parts.path}"
-    if not parts.path and not _direct(parts.hostname, parts.port):
-        base += "/rest-server"
-    return base
-
-
 # ------------------------------------------------------------------ the client
 
 
@@ -186,7 +147,9 @@ class PaiClient:
         session: requests.Session | None = None,
         token_source: tuple[str, str] = (TOKEN_ENV, TOKEN_ENV),
     ) -> None:
-        self.base_url = normalize_base_url(base_url)
+        given = normalize_base_url(base_url)
+        self._root = given  # an address without a path: the rest-server is found on the first request (`_find`)
+        self._base: str | None = given if urlsplit(given).path else None
         self.__token = token
         self.user = token_user(token) if token else None
         self._token_source = token_source  # (en, zh) words for where the token came from, for the advice
@@ -194,6 +157,11 @@ class PaiClient:
         self._sleep, self._on_call = sleep, on_call
         self._session = session or requests.Session()
         self._session.trust_env = False  # no proxies from the environment for a lab cluster
+
+    @property
+    def base_url(self) -> str:
+        """The rest-server's address: as given, or as found from an address without a path."""
+        return self._base or self._root
 
     def __repr__(self) -> str:
         return f"PaiClient({self.base_url!r}, user={self.user!r}, token={'<set>' if self.__token else None})"
@@ -225,10 +193,12 @@ class PaiClient:
             headers["Authorization"] = f"Bearer {self.__token}"
         return headers
 
-    def _once(self, method: str, path: str, body: bytes | None, content_type: str | None, attempt: int) -> RestReply:
+    def _once(self, base: str, method: str, path: str, body: bytes | None, content_type: str | None,
+              attempt: int) -> RestReply:
         started = time.monotonic()
+        path = base[len(self._root):] + path  # as the call log keeps it: under the address given
         try:
-            response = self._session.request(method, self.base_url + path, data=body, timeout=self.timeout_s,
+            response = self._session.request(method, self._root + path, data=body, timeout=self.timeout_s,
                                              headers=self._headers(content_type), allow_redirects=False)
         except requests.RequestException as exc:
             self._log(RestCall(method, path, None, None, attempt, time.monotonic() - started, type(exc).__name__))
@@ -251,12 +221,36 @@ class PaiClient:
         `lost_reply_check` is asked after a failed attempt of a non-idempotent call; a reply it returns ends the
         retries (the earlier attempt did reach the server).
         """
+        if self._base is None:
+            self._base = self._find()
+        return self._send(self._base, method, path, body, content_type, lost_reply_check)
+
+    def _find(self) -> str:
+        """The rest-server behind an address without a path (an `ssh -L` tunnel to pylon, the master itself, a
+        rest-server's own port): pylon's `/rest-server/api/v2/info` first, then the root's `/api/v2/info`; the first
+        that answers as a v1.2.0 rest-server wins, and is named once."""
+        tried = []
+        for base in (self._root + PYLON_PREFIX, self._root):
+            reply = self._send(base, "GET", "/api/v2/info", None, None, None)
+            if answers_as_rest_server(reply, base):
+                announce(self._root, base)
+                return base
+            tried.append(f"{base}/api/v2/info: HTTP {reply.status}")
+        raise PaiError(f"no OpenPAI v1.2.0 rest-server answers at {self._root} ({'; '.join(tried)}): give the "
+                       f"rest-server's own address, http://<master>{PYLON_PREFIX} through pylon or "
+                       f"http://<master>:{DIRECT_PORT}",
+                       f"{self._root} 上没有 OpenPAI v1.2.0 的 rest-server 应答（{'；'.join(tried)}）："
+                       f"请给出 rest-server 本身的地址，经由 pylon 为 http://<master>{PYLON_PREFIX}，"
+                       f"或 http://<master>:{DIRECT_PORT}")
+
+    def _send(self, base: str, method: str, path: str, body: bytes | None, content_type: str | None,
+              lost_reply_check: Callable[[], RestReply | None] | None) -> RestReply:
         for attempt in range(1, self.retries + 2):
             try:
-                reply = self._once(method, path, body, content_type, attempt)
+                reply = self._once(base, method, path, body, content_type, attempt)
             except requests.RequestException as exc:
                 if attempt > self.retries or not retryable(exc):
-                    raise transport_error(self.base_url, exc, self.timeout_s) from None
+                    raise transport_error(base, exc, self.timeout_s) from None
                 self._pause(attempt, None)
                 if lost_reply_check and (found := lost_reply_check()) is not None:
                     return found

@@ -2,12 +2,13 @@
 
 Each job is stopped as its own member (owner), never anyone else's job. The calls and replies go to the run's REST
 call log (`<run>/pai/rest-calls.jsonl`); the evidence log is left alone (a run may still be writing it): the stop shows
-there as the Framework completing with code -210 once the run is resumed or the cluster watched.
+there as the Framework completing with code -210 once the run is resumed or the cluster watched, and `stop_run` records
+who stopped what and when in `<run>/pai/user-stops.jsonl`, so the run ends `stopped` (`hivedlab.rundir.UserStop`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,9 +67,11 @@ def jobs_left(state: RunState, clients: Mapping[str, PaiClient]) -> list[RunJob]
     return [job for job in (with_state(j, clients) for j in submitted_jobs(state)) if job.state in UNFINISHED]
 
 
-def stop_jobs(state: RunState, clients: Mapping[str, PaiClient]) -> StopResult:
+def stop_jobs(state: RunState, clients: Mapping[str, PaiClient],
+              before: Callable[[RunJob], None] | None = None) -> StopResult:
     """Stop every job of the run that is still waiting or running; a job that cannot be stopped is noted, the others
-    are still stopped."""
+    are still stopped. `before` is told of each job just before its stop is sent (so that a run watching it knows
+    the stop was the user's by the time it sees the job stopped)."""
     stopped: list[RunJob] = []
     done: list[RunJob] = []
     failed: list[tuple[RunJob, str]] = []
@@ -78,6 +81,8 @@ def stop_jobs(state: RunState, clients: Mapping[str, PaiClient]) -> StopResult:
             if job.state not in ("WAITING", "RUNNING"):
                 done.append(job)
                 continue
+            if before:
+                before(job)
             clients[job.user.lower()].stop(job.user, job.job_name)
             stopped.append(job)
         except HivedlabError as exc:

@@ -58,6 +58,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from hivedlab.basics.errors import EXIT_FINDINGS, EXIT_INCONCLUSIVE, EXIT_OK
 from hivedlab.basics.text import Text, pad
 from hivedlab.checker.judging.rules import contrast, exclusivity, gang, incremental, no_wait, preemption, reconfig, vc
 from hivedlab.checker.judging.rules.rule_base import (
@@ -127,7 +128,8 @@ class ExperimentVerdict:
 
     @property
     def exit_code(self) -> int:
-        return 0 if self.verdict == CONSISTENT else 1
+        """`hivedlab.basics.errors.EXIT_TABLE`: 0 consistent, 1 inconsistent, 3 inconclusive."""
+        return {CONSISTENT: EXIT_OK, INCONSISTENT: EXIT_FINDINGS}.get(self.verdict, EXIT_INCONCLUSIVE)
 
 
 # applied to every experiment; an answer only when it finds two pods on one GPU (docs/checker.md)
@@ -169,6 +171,9 @@ def judge_timeline(timeline: Timeline, rules: RuleSet, log: LogSummary) -> Exper
     every = (*rules.rules, *([_EXCLUSIVITY_RULE] if exclusive.verdict != CONSISTENT else []))
     answers = [_answer(ctx, rule, rules.questions, exclusive, blockers) for rule in every
                if rule.judges(timeline.scheduler)]  # a rule about another scheduler's run (docs/other-schedulers.md)
+    cut = _cut_short(timeline)
+    if cut is not None:
+        answers = [_judged_before(answer, cut) for answer in answers]
     verdicts = {a.verdict for a in answers}
     overall = INCONSISTENT if INCONSISTENT in verdicts else INCONCLUSIVE if INCONCLUSIVE in verdicts or not answers \
         else CONSISTENT
@@ -176,12 +181,28 @@ def judge_timeline(timeline: Timeline, rules: RuleSet, log: LogSummary) -> Exper
     for answer in answers:
         for item in answer.missing:
             seen.setdefault(item.en, item)
-    if timeline.end_status not in (None, "finished") and overall != CONSISTENT:
+    if timeline.end_status not in (None, "finished") and overall != CONSISTENT and cut is None:
         why = f": {timeline.end_reason}" if timeline.end_reason else ""
         seen.setdefault("end", Text(f"实验没有运行完（{timeline.end_status}{why}）",
                                     f"the run did not finish ({timeline.end_status}{why})"))
     return ExperimentVerdict(rules.experiment, rules.title, overall, tuple(answers), tuple(seen.values()), log,
                              timeline)
+
+
+def _cut_short(timeline: Timeline) -> Text | None:
+    """Why the run could not show what its plan asked, when the user or the rest-server cut it short: its end
+    record's sentence (`hivedlab.rundir.RunOutcome`: `stopped` by the user, or `refused`)."""
+    if timeline.end_status not in ("stopped", "refused") or not timeline.end_reason:
+        return None
+    return Text(timeline.end_reason_zh or timeline.end_reason, timeline.end_reason)
+
+
+def _judged_before(answer: Answer, cut: Text) -> Answer:
+    """An answer whose evidence was complete before the run was cut short stands; the others are inconclusive
+    because of the cut, said in its one sentence, never inconsistent."""
+    if answer.verdict == CONSISTENT:
+        return answer
+    return replace(answer, verdict=INCONCLUSIVE, answer=cut, summary=cut, missing=(cut,))
 
 
 def _answer(ctx: Context, rule: Rule, questions: tuple[Text, ...], exclusive: Outcome,

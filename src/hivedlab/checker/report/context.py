@@ -165,6 +165,7 @@ _OUTCOMES = {
     "failed": ("失败", "failed"),
     "deleted": ("被删除", "deleted"),
     "job-completed": ("任务已完成，被停止", "stopped: the job had completed"),
+    "stopped": ("被用户停止", "stopped by the user"),
     "running": ("运行中", "running"),
     "waiting": ("等待中", "waiting"),
     "bound": ("已绑定节点", "bound to a node"),
@@ -216,13 +217,14 @@ def experiment(exp: ExperimentInputs, number: int, lang: str, link: Link, chart:
     questions = _by_question(items, lang)
     whose = whose_phrase(exp, names, lang)
     sentences = [f"**{md(label)}**" + (in_lang(lang, "", " ") + md(whose) if whose else "")]
-    summaries = [md(item["summary"]) for item in items if item["summary"]]
-    if summaries:
-        sentences.append(in_lang(lang, "", " ").join(summaries))
+    said = dict.fromkeys(item["summary"] for item in items if item["summary"])  # each sentence once
+    if said:
+        sentences.append(in_lang(lang, "", " ").join(md(summary) for summary in said))
     sentences += [md(in_lang(lang, "预期：", "Expected: ") + item["expected"]) for item in items
                   if item["expected"] and item["verdict"] == "inconsistent"]
-    if verdict == "inconclusive":
-        sentences.append(md(in_lang(lang, "原因：", "Why: ") + "; ".join(inconclusive_reasons(exp, lang))))
+    reasons = [reason for reason in inconclusive_reasons(exp, lang) if reason not in said]
+    if verdict == "inconclusive" and reasons:
+        sentences.append(md(in_lang(lang, "原因：", "Why: ") + "; ".join(reasons)))
     if exp.timeline.source == "sim":
         sentences.append(md(in_lang(lang, "（证据来自模拟集群）", "(evidence from the simulated cluster)")))
     files = [f"[{md(path.rsplit('/', 1)[-1])}]({link(path)})" for path in exp.job_files]

@@ -3,13 +3,25 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from hivedlab.basics.errors import EXIT_USAGE, HivedlabError
+from hivedlab.basics.errors import (
+    EXIT_FINDINGS,
+    EXIT_INCONCLUSIVE,
+    EXIT_OK,
+    EXIT_TABLE,
+    EXIT_USAGE,
+    HivedlabError,
+)
 from hivedlab.basics.files import read_text, write_atomic
 from hivedlab.cli.options import add_format, add_lang, add_out, new_parser
 from hivedlab.rundir import EVIDENCE, EXPERIMENTS, RunDir
+
+if TYPE_CHECKING:
+    from hivedlab.checker.judging.verdicts import ExperimentVerdict
 
 DESCRIPTION = """\
 Judge an experiment's evidence log: build the timeline of every job, task and attempt, apply the
@@ -19,9 +31,12 @@ without one (e.g. from `hivedlab watch`).
 判断实验证据日志是否符合 HiveD 的行为，并回答实验报告中的问题。
 
 Verdicts: consistent / inconsistent (with what HiveD would have done) / inconclusive (what is missing).
-Exit status: 0 all consistent; 1 any inconsistent or inconclusive; 2 unreadable log or bad arguments.
 A broken hash chain, a log holding several experiments or pods on machines outside the log's HiveD
-config make every answer inconclusive."""
+config make every answer inconclusive. Given a run directory, it also writes each log's verdicts.json beside it
+and the run's claims.json again, as `hivedlab run` does (what `hivedlab grade` reads).
+判定运行目录时，同时重写每个实验的 verdicts.json 和 claims.json。
+
+""" + EXIT_TABLE
 
 EXAMPLES = """\
   hivedlab check out/experiments/gang/evidence.jsonl
@@ -114,6 +129,9 @@ def run(args: argparse.Namespace) -> int:
             worst = EXIT_USAGE
     if not results:
         return worst or EXIT_USAGE
+    for text in args.logs:
+        if Path(text).is_dir():
+            _write_run_files(Path(text), [r for r in results if Path(r.log.path).is_relative_to(Path(text))])
     if args.format == "json":
         output = render_json(results)
     else:
@@ -122,4 +140,28 @@ def run(args: argparse.Namespace) -> int:
         write_atomic(Path(args.out), output)
     else:
         sys.stdout.write(output)
-    return max([worst] + [r.exit_code for r in results])
+    return worst or _worst([r.exit_code for r in results])
+
+
+def _worst(codes: list[int]) -> int:
+    """Inconsistent (1) before inconclusive (3) before consistent (0): `EXIT_TABLE`."""
+    return EXIT_FINDINGS if EXIT_FINDINGS in codes else EXIT_INCONCLUSIVE if EXIT_INCONCLUSIVE in codes else EXIT_OK
+
+
+def _write_run_files(run_dir: Path, results: list[ExperimentVerdict]) -> None:
+    """A run directory judged again: its verdicts.json files, and its report and claims.json when it has them (in
+    the report's language), as `hivedlab run` writes them, so that `hivedlab grade` reads what was just judged."""
+    from hivedlab.runner.pipeline import write_verdicts
+
+    for result in results:
+        write_verdicts(Path(result.log.path), result)
+    claims = RunDir(run_dir).claims
+    if not claims.is_file():
+        return
+    from hivedlab.checker.report.build import build_report
+
+    try:
+        lang = json.loads(claims.read_text(encoding="utf-8")).get("lang")
+    except (OSError, ValueError, AttributeError):
+        lang = None
+    build_report(run_dir, lang if lang in ("zh", "en") else "zh")

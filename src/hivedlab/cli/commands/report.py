@@ -25,7 +25,9 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
         prog,
         "Fill in the lab report from a run directory (what `hivedlab run` writes): the environment table, the "
         "five experiments' observations from their verdicts, a timeline chart per experiment, and claims.json "
-        "for grading. / 根据运行目录填写实验报告（环境表、实验现象、时间线图）。",
+        "for grading; a verdicts.json that is missing or older than its log (a run interrupted while judging) is "
+        "judged again and written first, as `hivedlab run` writes it (what `hivedlab grade` reads). / "
+        "根据运行目录填写实验报告（环境表、实验现象、时间线图）；缺失或过期的 verdicts.json 会先重新判定并写入。",
         EXAMPLES,
     )
     parser.add_argument("run_dir", metavar="RUN_DIR", help="the run directory (run.json, experiments/, env/ ...)")
@@ -37,11 +39,19 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from hivedlab.checker.report.build import build_report  # matplotlib and markdown load only when a report is made
+    from hivedlab.runner.pipeline import judge_again
 
     run_dir = Path(args.run_dir)
     out_dir = Path(args.out) if args.out else run_dir
-    result = build_report(run_dir, args.lang, out_dir)
     zh = args.lang == "zh"
+    if out_dir == run_dir:  # verdicts.json as `hivedlab run` writes them (what `grade` reads), where missing or stale
+        judged, failed = judge_again(run_dir, stale_only=True)
+        for log in judged:
+            print(f"注意：{log} 的判定缺失或过期，已重新判定并写入 verdicts.json" if zh
+                  else f"note: {log} had no verdicts.json or an older one: judged again and written", file=sys.stderr)
+        for problem in failed:
+            print(("注意：" if zh else "note: ") + problem, file=sys.stderr)
+    result = build_report(run_dir, args.lang, out_dir)
     print(("报告：" if zh else "report: ") + f"{result.markdown_path}, {result.html_path}, {result.claims_path}")
     if result.inconclusive:
         word = VERDICT_TEXT[INCONCLUSIVE]

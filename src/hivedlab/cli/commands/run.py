@@ -4,12 +4,21 @@ directory, judge it and fill in the report, then print one summary line per expe
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hivedlab.basics.errors import EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_OK, HivedlabError
+from hivedlab.basics.errors import (
+    EXIT_FINDINGS,
+    EXIT_INCONCLUSIVE,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_TABLE,
+    HivedlabError,
+    caused_by_interrupt,
+)
 from hivedlab.basics.text import display_width, pad
 from hivedlab.checker.judging.verdicts import VERDICT_TEXT
 from hivedlab.cli.options import add_inventory, add_lang, add_out, new_parser
@@ -42,7 +51,14 @@ the kubeflow-gang experiment runs under both unless --scheduler picks one. Contr
 --cluster k8s runs kubeflow-gang on a plain Kubernetes cluster with Kubeflow's TFJob and a gang scheduler
 (docs/kubeflow-on-kubernetes.md): --manifests kube-batch|volcano picks the form, --kubeconfig/--context as kubectl.
 --cluster k8s 在普通 Kubernetes 集群（Kubeflow TFJob + kube-batch 或 Volcano）上运行 kubeflow-gang 实验。
-在同一 --out 目录再次运行真实集群实验会接着记录（日志只追加、不删除）；模拟运行遇到已有结果时需加 --replace。"""
+在同一 --out 目录再次运行真实集群实验会接着记录（日志只追加、不删除）；模拟运行遇到已有结果时需加 --replace。
+
+A submission the rest-server refuses although the plan expects it accepted is said at once (the job, HTTP status,
+the server's code and message, `hivedlab validate jobs/…`); that run ends `refused` and its verdict is inconclusive.
+Ctrl-C prints the command that finishes the run: on the simulator it runs again (the interrupted run moved to
+OUT/replaced/), on a real cluster it resumes.
+"""
+    + EXIT_TABLE
 )
 
 EXAMPLES = """\
@@ -123,9 +139,11 @@ def _selected(experiment: str, scheduler: str | None) -> list[Any]:
 
 
 def _summary(results: list[ExperimentRun], verdicts: dict[str, ExperimentVerdict], lang: str
-             ) -> tuple[list[str], bool]:
+             ) -> tuple[list[str], int]:
+    """The summary's lines and the exit status (`EXIT_TABLE`); a contrast run (without HiveD) may break HiveD's
+    guarantees, so its verdict does not count."""
     rows = [("实验", "判定", "回答") if lang == "zh" else ("experiment", "verdict", "answer")]
-    bad = False
+    bad = unsure = False
     for result in results:
         verdict = verdicts.get(result.run_id)
         state = verdict.verdict if verdict else "—" if result.status == "finished" else result.status
@@ -133,13 +151,17 @@ def _summary(results: list[ExperimentRun], verdicts: dict[str, ExperimentVerdict
         short = (first.summary or first.answer) if first else None  # the report's results table's short answer
         line = (short.get(lang) or short.en) if short else ""
         if result.status != "finished":
-            line = f"{result.status}: {result.reason}" if result.reason else result.status
-            bad = bad or not result.contrast  # without HiveD a job may never run: that is the contrast
-        bad = bad or (state == "inconsistent" and not result.contrast)  # a contrast run may break HiveD's guarantees
+            outcome = result.outcome
+            reason = (outcome.reason_zh or outcome.reason) if outcome and lang == "zh" else result.reason
+            line = f"{result.status}: {reason}" if reason else result.status
+            unsure = unsure or not result.contrast  # without HiveD a job may never run: that is the contrast
+        bad = bad or (state == "inconsistent" and not result.contrast)
+        unsure = unsure or (state == "inconclusive" and not result.contrast)
         shown = VERDICT_TEXT[state].get(lang) if state in VERDICT_TEXT else state
         rows.append((result.run_id, shown, " ".join(line.split())))
     width = [max(display_width(r[i]) for r in rows) for i in range(2)]
-    return [f"{pad(r[0], width[0])}  {pad(r[1], width[1])}  {r[2]}".rstrip() for r in rows], bad
+    code = EXIT_FINDINGS if bad else EXIT_INCONCLUSIVE if unsure else EXIT_OK
+    return [f"{pad(r[0], width[0])}  {pad(r[1], width[1])}  {r[2]}".rstrip() for r in rows], code
 
 
 def _next_steps(out: Path, lang: str, report: bool, turns: bool = False) -> str:
@@ -180,7 +202,50 @@ def _previous_run_tag(out: Path) -> str | None:
     return previous.run_tag or None
 
 
+def run_again(args: argparse.Namespace) -> str:
+    """The command that finishes an interrupted run: the same one; on the simulator with --replace, which moves
+    the interrupted run to OUT/replaced/ (never deleting it) and runs again; a real run resumes and appends."""
+    words = ["hivedlab", "run", args.experiment]
+    options = (("--cluster", args.cluster if args.cluster != "sim" else None), ("--scheduler", args.scheduler),
+               ("--manifests", args.manifests), ("--kubeconfig", args.kubeconfig), ("--context", args.context),
+               ("--out", args.out), ("--seed", str(args.seed) if args.seed != 1 else None),
+               ("--inventory", args.inventory), ("--member", args.member),
+               ("--lang", args.lang if args.lang != "zh" else None))
+    words += [f"{flag} {shlex.quote(value)}" for flag, value in options if value]
+    words += [flag for flag, on in (("--no-report", args.no_report), ("--each-member", args.each_member),
+                                     ("--replace", args.cluster == "sim")) if on]
+    return " ".join(words)
+
+
+def interrupted_advice(args: argparse.Namespace, judging: bool) -> str:
+    """The one line a Ctrl-C prints: what happened and the one command that ends in a complete run directory."""
+    out = Path(args.out)
+    if judging:
+        experiments = RunDir(out).experiments_dir
+        return (f"interrupted while judging and writing the report; the experiments had finished and their evidence "
+                f"is in {experiments}: finish with `hivedlab report {out}` / 判定和写报告时被中断；实验已经完成，"
+                f"证据在 {experiments}：运行 `hivedlab report {out}` 完成报告")
+    command = run_again(args)
+    if args.cluster == "sim":
+        return (f"interrupted; run it again with `{command}` (the interrupted run is moved to "
+                f"{RunDir(out).replaced_folder()}/) / 已中断；运行 `{command}` 重新运行（中断的结果移到 replaced/）")
+    return (f"interrupted; resume with `{command}` (nothing is submitted twice) / 已中断；运行 `{command}` 接着运行")
+
+
 def run(args: argparse.Namespace) -> int:
+    """`_run`, with a Ctrl-C at any instant turned into the one line that says how to finish."""
+    judging = [False]
+    try:
+        return _run(args, judging)
+    except HivedlabError:
+        raise
+    except BaseException as exc:
+        if not caused_by_interrupt(exc):
+            raise
+        raise HivedlabError(interrupted_advice(args, judging[0]), EXIT_INTERRUPTED) from None
+
+
+def _run(args: argparse.Namespace, judging: list[bool]) -> int:
     from hivedlab.lab_group.inventory import find_member, load_group
     from hivedlab.lab_group.rules import NEEDS_HOSTNAME
     from hivedlab.runner import RunContext, plan_turns, run_experiments, run_pipeline
@@ -213,6 +278,9 @@ def run(args: argparse.Namespace) -> int:
         if args.cluster != "sim":
             print(f"running {experiment} …", file=sys.stderr, flush=True)
 
+    if not args.no_report:
+        import hivedlab.checker.report.build  # noqa: F401  # loaded before the run: a Ctrl-C in a library's import is
+        #                                       the one an interrupt handler cannot always tell (`caused_by_interrupt`)
     try:
         results = run_experiments(plans, make, ctx, progress, members,
                                   notice=lambda line: print(line, file=sys.stderr, flush=True))
@@ -230,20 +298,13 @@ def run(args: argparse.Namespace) -> int:
             print(f"hivedlab run: {note}", file=sys.stderr)
     verdicts: dict[str, ExperimentVerdict] = {}
     if not args.no_report:
-        experiments = RunDir(out).experiments_dir
-        try:
-            pipeline = run_pipeline(out, results, args.lang)
-        except KeyboardInterrupt:  # the simulation takes a moment, so a Ctrl-C nearly always lands here
-            raise HivedlabError(
-                f"interrupted while judging and writing the report; the experiments had finished and their evidence "
-                f"is in {experiments}: finish with `hivedlab report {out}` / 判定和写报告时被中断；实验已经"
-                f"完成，证据在 {experiments}：运行 `hivedlab report {out}` 完成报告",
-                EXIT_INTERRUPTED) from None
+        judging[0] = True
+        pipeline = run_pipeline(out, results, args.lang)
         verdicts = pipeline.verdicts
         for name, note in pipeline.notes.items():
             if note.startswith(("failed", "skipped")):
                 print(f"hivedlab run: {name}: {note}", file=sys.stderr)
-    lines, bad = _summary(results, verdicts, args.lang)
+    lines, code = _summary(results, verdicts, args.lang)
     print("\n".join(lines))
     print(_next_steps(out, args.lang, report=not args.no_report, turns=bool(member) or args.each_member))
-    return EXIT_FINDINGS if bad else EXIT_OK
+    return code

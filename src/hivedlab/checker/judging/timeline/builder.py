@@ -81,6 +81,8 @@ class TimelineBuilder:
         self.steps: list[Step] = []
         self.end_status: str | None = None
         self.end_reason: str | None = None
+        self.end_reason_zh: str | None = None
+        self.stopped_jobs: set[str] = set()  # `user~job_name`: the jobs the user stopped (a `stopped` end record)
         self.sessions = 0
         self.end_mark: Mark | None = None
         self.list_start: Mark | None = None  # the first LISTED pod record of the re-list under way
@@ -126,7 +128,7 @@ class TimelineBuilder:
         kind = action.get("type")
         if kind == "plan":  # a session begins: how the run ends is what its last session's `end` says
             self.sessions += 1
-            self.end_status = self.end_reason = None
+            self.end_status = self.end_reason = self.end_reason_zh = None
             experiment = str(action.get("experiment"))
             if experiment not in self.experiments:
                 self.experiments.append(experiment)
@@ -148,6 +150,10 @@ class TimelineBuilder:
         elif kind == "end":
             self.end_status = str(action.get("status"))
             self.end_reason = action.get("reason")
+            self.end_reason_zh = action.get("reason_zh")
+            jobs = action.get("jobs")
+            self.stopped_jobs = {str(j) for j in jobs} if self.end_status == "stopped" and isinstance(jobs, list) \
+                else set()
             self.end_mark = mark
 
     def _submit(self, action: dict[str, Any], mark: Mark) -> None:
@@ -356,6 +362,8 @@ class TimelineBuilder:
                 code = job.fc_task_codes.get(uid)
                 if code is not None:
                     attempt = replace(attempt, fc_exit_code=code)
+                if f"{job.user}~{job.job_name}" in self.stopped_jobs:
+                    attempt = replace(attempt, stopped_by_user=True)
                 attempts.append(attempt)
             state = job.state
             if job.finished is None and attempts and state == "UNKNOWN":
@@ -394,6 +402,7 @@ class TimelineBuilder:
             steps=tuple(self.steps),
             end_status=self.end_status,
             end_reason=self.end_reason,
+            end_reason_zh=self.end_reason_zh,
             sessions=self.sessions,
             first=self.first,
             last=self.last,

@@ -11,7 +11,7 @@ from hivedlab.models.openpai.jobstate import CODE_ATTEMPT_COMPLETION, CODE_POD_E
 from hivedlab.models.scheduler_messages import UNKNOWN
 
 # FrameworkController exit codes (docs/openpai-model.md#exit-codes)
-OUTCOMES = ("waiting", "bound", "running", "succeeded", "failed", "preempted", "deleted", "job-completed")
+OUTCOMES = ("waiting", "bound", "running", "succeeded", "failed", "preempted", "deleted", "job-completed", "stopped")
 
 
 class Mark(NamedTuple):
@@ -66,6 +66,7 @@ class Attempt:
     preempted_by: str | None = None  # the Preempted event's message, "by default/<pod> on node <node>"
     deleted: Mark | None = None
     fc_exit_code: int | None = None  # the Framework's task attempt completion code (−101 = PodExternalDeleted)
+    stopped_by_user: bool = False  # its job was among those the user stopped (the end record's `jobs`)
     released: Mark | None = None  # terminal phase, DELETED record or successor, whichever first: HiveD frees the cells
     gpu_request: int | None = None  # the app container's nvidia.com/gpu limit (pods of other schedulers)
     recreated: Mark | None = None  # a new pod of the same name (new uid) appeared: FrameworkController retried it
@@ -103,6 +104,8 @@ class Attempt:
         deleted = self.fc_exit_code == CODE_POD_EXTERNAL_DELETED and self.exit_code is None
         if self.preempted is not None or deleted or self.preempted_silently:
             return "preempted"
+        if self.stopped_by_user and self.exit_code != 0 and (self.ended is not None or self.fc_exit_code is not None):
+            return "stopped"  # not "completed": the user stopped its job (`hivedlab stop`, the Ctrl-C question)
         if self.fc_exit_code == CODE_ATTEMPT_COMPLETION and self.exit_code != 0:
             return "job-completed"  # stopped (exit 143, or deleted before it ran) once the job had completed
         if self.exit_code is not None:
@@ -205,6 +208,7 @@ class Timeline:
     steps: tuple[Step, ...] = ()
     end_status: str | None = None  # the last session's: finished | interrupted | failed | None (no end record)
     end_reason: str | None = None
+    end_reason_zh: str | None = None  # the end record's reason in Chinese (`hivedlab.rundir.RunOutcome`)
     sessions: int = 0  # `plan` records: a resumed run adds one per session (docs/evidence.md)
     first: Mark | None = None
     last: Mark | None = None
