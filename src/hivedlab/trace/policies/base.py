@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from hivedlab.trace.cluster import Cluster, Slot
@@ -122,6 +122,18 @@ class Policy:
 
     def dispatch_pass(self, out: Dispatch) -> None:
         raise NotImplementedError
+
+    def dispatch_in_vc_order(self, out: Dispatch, try_start: Callable[[Job, Dispatch], bool]) -> None:
+        """FIFO inside each VC, the VCs in the order of their head's submission: a VC whose head cannot start is
+        blocked until something changes (`version`)."""
+        for vc in self.vcs_by_head():
+            queue = self.queues[vc]
+            while queue.head() is not None:
+                job = queue.pop()  # first: a preemption may queue a job of this VC ahead of it
+                if not try_start(job, out):
+                    self.enqueue(job)
+                    self.blocked[vc] = self.version
+                    break
 
     def vcs_by_head(self) -> list[str]:
         """The VCs whose head job may start now, earliest head first."""

@@ -36,14 +36,7 @@ class QuotaPolicy(Policy):
         return run
 
     def dispatch_pass(self, out: Dispatch) -> None:
-        for vc in self.vcs_by_head():
-            queue = self.queues[vc]
-            while queue.head() is not None:
-                job = queue.pop()  # first: a preemption may queue a job of this VC ahead of it
-                if not self._try(job, out):
-                    self.enqueue(job)
-                    self.blocked[vc] = self.version
-                    break
+        self.dispatch_in_vc_order(out, self._try)
 
     def _try(self, job: Job, out: Dispatch) -> bool:
         within = self.used[job.vc] + _held(self.cluster, job) <= self.quota[job.vc]
