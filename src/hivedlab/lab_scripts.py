@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -50,9 +52,17 @@ def run_experiment_step(experiment: str, argv: Sequence[str], root: Path | None 
                  else f"轮到 {member} 提交 / {member}'s turn to submit")
         print(f"轮次 / turn: {whose}", flush=True)
     print(flush=True)
+    again = again_command(argv)
     if cluster == "sim" and "--replace" not in args:
         args.append("--replace")  # a script run again simulates again, as `make run` does; the earlier run is kept
-    return main(["run", experiment, *args])
+    return main(["run", experiment, *args, "--again-as", again])
+
+
+def again_command(argv: Sequence[str]) -> str:
+    """The command that started this script, as a Ctrl-C's advice gives it back: run again, the script simulates
+    again (moving the interrupted run aside) or, on a real cluster, resumes."""
+    script = os.path.relpath(sys.argv[0]) if sys.argv[0] else "labs/script.py"
+    return " ".join(["python3", shlex.quote(script), *(shlex.quote(arg) for arg in argv)])
 
 
 def _option(args: list[str], name: str) -> str | None:

@@ -127,10 +127,39 @@ def test_a_ctrl_c_in_the_run_gives_the_command_that_runs_it_again(cli, tmp_path:
     with monkeypatch.context() as patch:
         patch.setattr(SimCluster, "advance_until", lambda *_args: (_ for _ in ()).throw(KeyboardInterrupt()))
         result = cli("run", "gang", "--out", str(out), "--seed", "3")
-    assert result.code == 130 and result.err.count("\n") == 1 and "Traceback" not in result.err
+    said = [line for line in result.err.splitlines() if not line.startswith("小组 / group:")]  # the group it found
+    assert result.code == 130 and len(said) == 1 and "Traceback" not in result.err
     assert json.loads((out / "run.json").read_text(encoding="utf-8"))["outcomes"]["gang"]["status"] == "interrupted"
     command = result.err.split("`")[1]
     assert command == f"hivedlab run gang --out {out} --seed 3 --replace"
     again = cli(*command.split()[1:])
     assert again.code == 0 and "replaced" in again.err
     assert list((out / "replaced").glob("*/experiments/gang/evidence.jsonl"))  # moved, never deleted
+
+
+def test_a_ctrl_c_in_a_numbered_script_gives_the_script_back(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             quick_charts: None) -> None:
+    """A student who started `python3 labs/06_gang.py` is told to run that again (it simulates again, moving the
+    interrupted run aside), not a `hivedlab` command that is not on their PATH."""
+    import sys
+
+    import hivedlab.lab_scripts as lab_scripts
+    from hivedlab.backends.sim import SimCluster
+
+    seen: list[list[str]] = []
+
+    def main(argv: list[str]) -> int:
+        seen.append(list(argv))
+        return 0
+
+    monkeypatch.setattr(lab_scripts, "main", main)
+    monkeypatch.setattr(sys, "argv", ["labs/06_gang.py"])
+    out = tmp_path / "out"
+    assert lab_scripts.run_experiment_step("gang", ["--out", str(out)], root=tmp_path) == 0
+    (argv,) = seen
+    again = argv[argv.index("--again-as") + 1]
+    assert again == f"python3 labs/06_gang.py --out {out}"
+    with monkeypatch.context() as patch:
+        patch.setattr(SimCluster, "advance_until", lambda *_args: (_ for _ in ()).throw(KeyboardInterrupt()))
+        result = cli(*argv)
+    assert result.code == 130 and f"`{again}`" in result.err and "`hivedlab run" not in result.err

@@ -118,10 +118,11 @@ def run(args: argparse.Namespace) -> int:
     except HivedlabError:
         pass  # a broken plan file is reported when a log needs it
 
-    results, worst = [], 0
+    results, judged, worst = [], [], 0
     for log in _logs(args.logs):
         try:
             results.append(judge_file(log, args.experiment, config_text))
+            judged.append(log)  # the file judged: a verdict names its log relative to its run directory
         except HivedlabError as exc:
             if len(args.logs) == 1 and not Path(args.logs[0]).is_dir():
                 raise
@@ -131,7 +132,8 @@ def run(args: argparse.Namespace) -> int:
         return worst or EXIT_USAGE
     for text in args.logs:
         if Path(text).is_dir():
-            _write_run_files(Path(text), [r for r in results if Path(r.log.path).is_relative_to(Path(text))])
+            _write_run_files(Path(text), [(log, r) for r, log in zip(results, judged, strict=True)
+                                          if log.is_relative_to(Path(text))])
     if args.format == "json":
         output = render_json(results)
     else:
@@ -148,13 +150,13 @@ def _worst(codes: list[int]) -> int:
     return EXIT_FINDINGS if EXIT_FINDINGS in codes else EXIT_INCONCLUSIVE if EXIT_INCONCLUSIVE in codes else EXIT_OK
 
 
-def _write_run_files(run_dir: Path, results: list[ExperimentVerdict]) -> None:
+def _write_run_files(run_dir: Path, results: list[tuple[Path, ExperimentVerdict]]) -> None:
     """A run directory judged again: its verdicts.json files, and its report and claims.json when it has them (in
     the report's language), as `hivedlab run` writes them, so that `hivedlab grade` reads what was just judged."""
     from hivedlab.runner.pipeline import write_verdicts
 
-    for result in results:
-        write_verdicts(Path(result.log.path), result)
+    for log, result in results:
+        write_verdicts(log, result)
     claims = RunDir(run_dir).claims
     if not claims.is_file():
         return

@@ -106,6 +106,8 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
                        help="give every member of the inventory a turn, in order (vc-safety once: all at once)")
     parser.add_argument("--replace", action="store_true",
                         help="simulator only: move an earlier simulated run in --out to OUT/replaced/<time>/ first")
+    # how the student started this run, when it was not `hivedlab run` (a numbered script): what a Ctrl-C advises
+    parser.add_argument("--again-as", metavar="COMMAND", help=argparse.SUPPRESS)
     add_lang(parser)
     return parser
 
@@ -225,7 +227,7 @@ def interrupted_advice(args: argparse.Namespace, judging: bool) -> str:
         return (f"interrupted while judging and writing the report; the experiments had finished and their evidence "
                 f"is in {experiments}: finish with `hivedlab report {out}` / 判定和写报告时被中断；实验已经完成，"
                 f"证据在 {experiments}：运行 `hivedlab report {out}` 完成报告")
-    command = run_again(args)
+    command = args.again_as or run_again(args)
     if args.cluster == "sim":
         return (f"interrupted; run it again with `{command}` (the interrupted run is moved to "
                 f"{RunDir(out).replaced_folder()}/) / 已中断；运行 `{command}` 重新运行（中断的结果移到 replaced/）")
