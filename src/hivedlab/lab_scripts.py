@@ -62,7 +62,7 @@ def again_command(argv: Sequence[str]) -> str:
     """The command that started this script, as a Ctrl-C's advice gives it back: run again, the script simulates
     again (moving the interrupted run aside) or, on a real cluster, resumes."""
     script = os.path.relpath(sys.argv[0]) if sys.argv[0] else "labs/script.py"
-    return " ".join(["python3", shlex.quote(script), *(shlex.quote(arg) for arg in argv)])
+    return shlex.join(["python3", script, *argv])
 
 
 def _option(args: list[str], name: str) -> str | None:

@@ -54,6 +54,7 @@ import yaml
 from tests.support.local import LocalServer, json_reply
 from tests.support.pai_job_detail import attempt
 from tests.support.pai_tokens import TOKEN_DAYS, claims_of, make_jwt
+from tests.support.pylon import PORTAL_PAGE
 
 DEFAULT_GROUP, ADMIN_GROUP = "default", "admingroup"  # config/authn.js groupConfig
 
@@ -154,7 +155,7 @@ class FakePai:
 
     def _route(self, handler, method: str, path: str, body: bytes):
         if path == "/" and method == "GET":  # pylon's root: the web portal
-            return 200, {"Content-Type": "text/html; charset=utf-8"}, b"<!DOCTYPE html><title>Platform for AI</title>"
+            return 200, {"Content-Type": "text/html; charset=utf-8"}, PORTAL_PAGE
         if not path.startswith("/rest-server/api/"):
             return error(404, "NoApiError", f"API {path} is not found.")
         route = path[len("/rest-server"):]

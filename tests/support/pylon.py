@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import urlsplit
 
 import requests
 
@@ -26,13 +27,15 @@ class Pylon:
         self.url = self.server.url  # what the tunnel's local end looks like: http://127.0.0.1:<port>, no path
 
     def handle(self, handler: Any, method: str, path: str, body: bytes) -> tuple[int, dict[str, str], bytes]:
-        if path == "/healthz":
+        if urlsplit(path).path == "/healthz":  # nginx's `location =` matches the path without its arguments
             return 200, {"Content-Type": "text/plain"}, b"Pylon ready."
         routed = _REST_SERVER.match(path)
         if routed is None:  # the web portal: a single-page app, its page for any path
             return 200, {"Content-Type": "text/html; charset=utf-8"}, PORTAL_PAGE
         headers = {key: value for key, value in handler.headers.items()
                    if key.lower() in ("authorization", "content-type", "accept")}
-        reply = requests.request(method, f"{self.rest_server}/api{routed.group(1)}", data=body or None,
-                                 headers=headers, timeout=10, allow_redirects=False)
+        with requests.Session() as session:
+            session.trust_env = False  # a proxy from the environment must never carry a loopback call elsewhere
+            reply = session.request(method, f"{self.rest_server}/api{routed.group(1)}", data=body or None,
+                                    headers=headers, timeout=10, allow_redirects=False)
         return reply.status_code, {"Content-Type": reply.headers.get("Content-Type", "")}, reply.content

@@ -89,7 +89,14 @@ def test_bad_records_one_line_each_rest_replayed(cli: Callable[..., Any], tmp_pa
 def test_unreadable_input_exits_2_with_one_line(cli: Callable[..., Any], tmp_path: Path) -> None:
     empty = tmp_path / "empty.csv"
     empty.write_text("job,vc,user,submit_time,gpus,duration\n", encoding="utf-8")
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes("job,vc,user,submit_time,gpus,duration\nj1,vc1,jos\u00e9,0,1,60\n".encode("latin-1"))
+    shares = tmp_path / "shares.yaml"
+    shares.write_bytes("vc1: 1  # jos\u00e9\n".encode("latin-1"))
     cases = {
+        "not utf-8 csv": (["--csv", str(latin)], "latin.csv: not UTF-8 text"),
+        "not utf-8 params": (["--params", str(shares)], "shares.yaml: not UTF-8 text"),
+        "not utf-8 shares": (["--csv", str(empty), "--shares", str(shares)], "shares.yaml: not UTF-8 text"),
         "missing": (["--csv", str(tmp_path / "nope.csv")], "nope.csv: no such file"),
         "empty": (["--csv", str(empty)], "no job to replay (it is empty)"),
         "not json": (["--philly", str(empty)], "not a JSON array"),

@@ -55,15 +55,14 @@ def run_logs(out: Path) -> list[Path]:
     return sorted(log for home in homes for log in (*home.glob(f"*/{EVIDENCE}"), *home.glob(f"*/*/{EVIDENCE}")))
 
 
-def judge_again(out: Path, stale_only: bool = False) -> tuple[list[str], list[str]]:
-    """Judge the logs of a run directory and write their verdicts.json, exactly as a run's pipeline does (so that a
-    run finished by `hivedlab report` or `check` after a Ctrl-C grades as one that was never interrupted);
-    `stale_only`: only where verdicts.json is missing or older than its log. Returns the logs judged and the lines
-    for those that could not be."""
+def judge_again(out: Path) -> tuple[list[str], list[str]]:
+    """Judge the logs of a run directory whose verdicts.json is missing or older than the log, and write it exactly
+    as a run's pipeline does (so that a run finished by `hivedlab report` after a Ctrl-C grades as one that was never
+    interrupted). Returns the logs judged and the lines for those that could not be."""
     judged, failed = [], []
     for log in run_logs(out):
         verdicts = verdicts_path(log.parent)
-        if stale_only and verdicts.is_file() and verdicts.stat().st_mtime >= log.stat().st_mtime:
+        if verdicts.is_file() and verdicts.stat().st_mtime >= log.stat().st_mtime:
             continue
         try:
             write_verdicts(log, judge_file(log))

@@ -63,6 +63,8 @@ def _read(path: Path) -> str:
         return path.read_text(encoding="utf-8")
     except OSError as exc:
         raise TraceInputError(f"{path}: cannot read ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise TraceInputError(f"{path}: not UTF-8 text") from None
 
 
 def generate(params: GeneratorParams, seed: int) -> Workload:

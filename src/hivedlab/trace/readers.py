@@ -51,6 +51,13 @@ def _seconds(text: str) -> float:
 
 # -- the CSV form -------------------------------------------------------------------------------------------------
 def read_csv(path: Path) -> Parsed:
+    try:
+        return _read_csv(path)
+    except UnicodeDecodeError:
+        raise TraceInputError(f"{path}: not UTF-8 text") from None
+
+
+def _read_csv(path: Path) -> Parsed:
     jobs: list[Job] = []
     left: list[LeftOut] = []
     with _open(path) as handle:
@@ -278,6 +285,8 @@ def read_shares(path: Path) -> dict[str, float]:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise TraceInputError(f"{path}: cannot read ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise TraceInputError(f"{path}: not UTF-8 text") from None
     except yaml.YAMLError as exc:
         raise TraceInputError(f"{path}: not YAML ({exc})") from None
     if not isinstance(data, dict) or not data:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from hivedlab.basics.files import write_atomic
-from hivedlab.rundir import REPORT_HTML
+from hivedlab.rundir import REPLACED, REPORT_HTML, RunDir
 from hivedlab.trace.cells import VcCells, derive_cells
 from hivedlab.trace.metrics import PolicyRow, measure
 from hivedlab.trace.policies.registry import build
@@ -26,7 +26,6 @@ from hivedlab.trace.workload import TraceInputError, Workload
 
 MARKER = "trace.json"
 KIND = "hivedlab-trace"
-REPLACED = "replaced"
 REPORT_MD = {"en": "report.en.md", "zh": "report.zh.md"}
 
 
@@ -87,7 +86,7 @@ def prepare_folder(out: Path, replace: bool) -> Path | None:
     if not replace:
         raise TraceInputError(f"{out} holds an earlier trace report: pass --replace to move it to "
                               f"{out / REPLACED}/<time>/, or choose another --out")
-    aside = out / REPLACED / datetime.now(timezone.utc).strftime("%Y%m%dt%H%M%S%f")
+    aside = RunDir(out).replaced_folder(datetime.now(timezone.utc).strftime("%Y%m%dt%H%M%S%f"))  # as `run` does
     aside.mkdir(parents=True)
     for entry in entries:
         entry.rename(aside / entry.name)

@@ -12,6 +12,7 @@ from typing import Any
 
 import yaml
 
+from hivedlab.basics.files import YAML_LOADER
 from hivedlab.models.hived import ConfigError, load_config
 from hivedlab.models.hived.annotations import BIND_INFO, LEAF_CELL_ISOLATION, LEAF_CELL_ISOLATION_OLD, SCHEDULING_SPEC
 from hivedlab.models.hived.config import CellTypeInfo, HivedConfig, PhysicalCellSpec, is_node_type, node_name
@@ -33,12 +34,10 @@ def hived_reason(message: str) -> str:
     return rest[:-1] if rest.endswith(".") else rest
 
 
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's safe loader where PyYAML has it: the same
-# documents, several times faster (every pod's annotations are parsed; grading reads hundreds of logs)
-
-
 def _safe_yaml(text: str) -> Any:
-    return yaml.load(text, Loader=_LOADER)
+    """Every pod's annotations are parsed (grading reads hundreds of logs): libyaml's safe loader where PyYAML has it,
+    the same documents several times faster."""
+    return yaml.load(text, Loader=YAML_LOADER)
 
 
 @functools.lru_cache(maxsize=64)  # a batch of logs repeats the same two configs (grading reads hundreds)

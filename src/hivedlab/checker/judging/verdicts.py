@@ -44,8 +44,8 @@ Every rule answers `consistent`, `inconsistent` (the answer says what happened, 
 `inconclusive` (`missing` says what evidence is lacking). An experiment is inconsistent if any answer is,
 else inconclusive if any answer is, else consistent. A broken chain, a log holding several experiments, or pods on
 nodes outside the log's HiveD config turn every answer inconclusive: such a log proves nothing.
-Exit status of `hivedlab check`: `hivedlab.basics.errors.EXIT_TABLE` (0 all consistent, 1 any inconsistent, 3 inconclusive
-with nothing inconsistent, 2 unreadable log).
+Exit status of `hivedlab check`: `hivedlab.basics.errors.EXIT_TABLE` (0 all consistent, 1 any inconsistent,
+3 inconclusive with nothing inconsistent, 2 unreadable log).
 
 Internal to judging: outside code judges through `hivedlab.checker.judging.judge` (a file or a log already read),
 which folds the log into a timeline and calls `judge_timeline`; what it prints of a verdict (`to_json`,

@@ -80,14 +80,10 @@ def _run_logs(path: Path) -> list[Path]:
 
 def _inventory_users(path: Path) -> list[str]:
     """The users of the run's inventory.yaml, in order (none when it is missing or broken)."""
-    from hivedlab.lab_group.inventory import inventory_from_mapping, read_inventory
+    from hivedlab.lab_group.inventory import recorded_inventory
 
-    if not RunDir(path).inventory_path.is_file():
-        return []
-    try:
-        return list(inventory_from_mapping(*read_inventory(RunDir(path).inventory_path), strict=False).users)
-    except HivedlabError:
-        return []
+    inventory = recorded_inventory(RunDir(path).inventory_path)
+    return list(inventory.users) if inventory else []
 
 
 def _logs(paths: list[str]) -> list[Path]:

@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     out_dir = Path(args.out) if args.out else run_dir
     zh = args.lang == "zh"
     if out_dir == run_dir:  # verdicts.json as `hivedlab run` writes them (what `grade` reads), where missing or stale
-        judged, failed = judge_again(run_dir, stale_only=True)
+        judged, failed = judge_again(run_dir)
         for log in judged:
             print(f"注意：{log} 的判定缺失或过期，已重新判定并写入 verdicts.json" if zh
                   else f"note: {log} had no verdicts.json or an older one: judged again and written", file=sys.stderr)

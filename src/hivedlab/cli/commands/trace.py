@@ -7,13 +7,14 @@ import argparse
 import json
 import sys
 import time
-import unicodedata
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hivedlab.basics.errors import HivedlabError
+from hivedlab.basics.text import pad
 from hivedlab.cli.options import add_format, add_lang, add_out, new_parser
+from hivedlab.rundir import REPORT_HTML
 
 if TYPE_CHECKING:
     from hivedlab.trace.metrics import PolicyRow
@@ -110,12 +111,12 @@ def run(args: argparse.Namespace) -> int:
     _report_left_out(workload.left_out)
     result = replay(workload, policies, _progress)
     assumed = assumptions(params_text) if request.trace is None else []
-    written = write_output(out, result, args.lang, assumed, not args.no_charts)
+    write_output(out, result, args.lang, assumed, not args.no_charts)
     if args.format == "json":
         print(json.dumps(summary(result), ensure_ascii=False, indent=1))
     else:
         _print_table(result.rows, args.lang)
-        print(("报告：" if args.lang == "zh" else "report: ") + str(written[-2]))
+        print(("报告：" if args.lang == "zh" else "report: ") + str(out / REPORT_HTML))
     return 0
 
 
@@ -146,7 +147,6 @@ def _print_table(rows: Mapping[str, PolicyRow], lang: str) -> None:
     print(f"{'policy':<14} {'mean wait':>10} {'p95':>9} {'util %':>7} {'Jain':>6} {'>alone':>7} {'preempt':>8}")
     for name, row in rows.items():
         anomalous = "-" if name == "private" else str(len(row.anomalous_vcs))
-        label = NAMES[lang][name]
-        label += " " * max(0, 14 - sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in label))
+        label = pad(NAMES[lang][name], 14)
         print(f"{label} {minutes(row.delays.mean):>10} {minutes(row.delays.p95):>9} "
               f"{percent(row.utilization):>7} {ratio(row.jain):>6} {anomalous:>7} {row.preemptions:>8}")

@@ -64,7 +64,6 @@ def _dollar_to_z(pattern: str) -> str:
     return pattern[:-1] + r"\Z" if pattern.endswith("$") and not pattern.endswith(r"\$") else pattern
 
 
-@lru_cache(maxsize=1)
 @dataclass(frozen=True)
 class JobNameRule:
     """What a job's name may hold (the schema's `definitions.name`, docs/openpai-model.md#top-level)."""
@@ -83,6 +82,7 @@ def job_name_rule() -> JobNameRule:
     return JobNameRule(match["chars"], int(name["maxLength"]))
 
 
+@lru_cache(maxsize=1)
 def job_schema() -> dict[str, Any]:
     """The schema file as written (ECMAScript regexes), for editors and other tools."""
     schema: dict[str, Any] = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))  # the file is one JSON object
