@@ -36,8 +36,7 @@ tests/fixtures/transcripts/openpai/ against it.
   `{vc: {capacity, resourcesTotal, …}}`, built from `{default: …}`, so `default` is always there.
 
 Faults are scripted: `fail_next(method, path_prefix, reply)` answers the next matching request with `reply` (None drops
-the connection). Its tokens are `tests.support.pai_tokens`'; a job's detail is `tests.support.pai_job_detail`'s.
-"""
+the connection). Tokens: `tests.support.pai_tokens`; a job's detail: `pai_job_detail`; pylon's portal page: `pylon`."""
 
 from __future__ import annotations
 
