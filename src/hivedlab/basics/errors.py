@@ -21,6 +21,11 @@ EXIT_TABLE = (
 )
 
 
+def verdict_exit(inconsistent: bool, inconclusive: bool) -> int:
+    """`EXIT_TABLE`'s precedence: inconsistent (1) before inconclusive (3) before all consistent (0)."""
+    return EXIT_FINDINGS if inconsistent else EXIT_INCONCLUSIVE if inconclusive else EXIT_OK
+
+
 class HivedlabError(Exception):
     """A user-facing failure: printed as one line, never as a traceback."""
 

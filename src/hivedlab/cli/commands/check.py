@@ -5,16 +5,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hivedlab.basics.errors import (
     EXIT_FINDINGS,
     EXIT_INCONCLUSIVE,
-    EXIT_OK,
     EXIT_TABLE,
     EXIT_USAGE,
     HivedlabError,
+    verdict_exit,
 )
 from hivedlab.basics.files import read_text, write_atomic
 from hivedlab.cli.options import add_format, add_lang, add_out, new_parser
@@ -59,10 +60,7 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     return parser
 
 
-_ORDER: dict[str, int] = {}
-
-
-def _run_logs(path: Path) -> list[Path]:
+def _run_logs(path: Path, order: Mapping[str, int]) -> list[Path]:
     """A run directory's logs in plan order: each experiment's, then its members' turns (`experiments/<id>/<user>/`,
     docs/evidence.md) in the inventory's order; a folder of experiment folders is read the same way."""
     root = RunDir(path).experiments_dir if RunDir(path).experiments_dir.is_dir() else path
@@ -73,7 +71,7 @@ def _run_logs(path: Path) -> list[Path]:
         member = log.parent.name if log.parent.parent != root else ""
         experiment = log.parent.parent.name if member else log.parent.name
         rank = users.index(member) if member in users else len(users) if member else -1
-        return _ORDER.get(experiment, 1 << 30), experiment, rank, member
+        return order.get(experiment, 1 << 30), experiment, rank, member
 
     return sorted(logs, key=key)
 
@@ -86,12 +84,12 @@ def _inventory_users(path: Path) -> list[str]:
     return list(inventory.users) if inventory else []
 
 
-def _logs(paths: list[str]) -> list[Path]:
+def _logs(paths: list[str], order: Mapping[str, int]) -> list[Path]:
     found: list[Path] = []
     for text in paths:
         path = Path(text)
         if path.is_dir():
-            logs = _run_logs(path)
+            logs = _run_logs(path, order)
             if not logs:
                 raise HivedlabError(f"{path}: no {EXPERIMENTS}/*/{EVIDENCE} in this directory")
             found += logs
@@ -109,13 +107,14 @@ def run(args: argparse.Namespace) -> int:
         config_text = read_text(args.hived_config)
     if args.experiment:
         load_plan(args.experiment)  # an unknown id fails here, once, with a hint
+    order: dict[str, int] = {}
     try:
-        _ORDER.update({plan.id: plan.order for plan in load_plans()})
+        order = {plan.id: plan.order for plan in load_plans()}
     except HivedlabError:
         pass  # a broken plan file is reported when a log needs it
 
     results, judged, worst = [], [], 0
-    for log in _logs(args.logs):
+    for log in _logs(args.logs, order):
         try:
             results.append(judge_file(log, args.experiment, config_text))
             judged.append(log)  # the file judged: a verdict names its log relative to its run directory
@@ -138,12 +137,8 @@ def run(args: argparse.Namespace) -> int:
         write_atomic(Path(args.out), output)
     else:
         sys.stdout.write(output)
-    return worst or _worst([r.exit_code for r in results])
-
-
-def _worst(codes: list[int]) -> int:
-    """Inconsistent (1) before inconclusive (3) before consistent (0): `EXIT_TABLE`."""
-    return EXIT_FINDINGS if EXIT_FINDINGS in codes else EXIT_INCONCLUSIVE if EXIT_INCONCLUSIVE in codes else EXIT_OK
+    codes = {r.exit_code for r in results}
+    return worst or verdict_exit(EXIT_FINDINGS in codes, EXIT_INCONCLUSIVE in codes)
 
 
 def _write_run_files(run_dir: Path, results: list[tuple[Path, ExperimentVerdict]]) -> None:

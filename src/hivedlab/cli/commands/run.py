@@ -11,13 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hivedlab.basics.errors import (
-    EXIT_FINDINGS,
-    EXIT_INCONCLUSIVE,
     EXIT_INTERRUPTED,
-    EXIT_OK,
     EXIT_TABLE,
     HivedlabError,
     caused_by_interrupt,
+    verdict_exit,
 )
 from hivedlab.basics.text import display_width, pad
 from hivedlab.checker.judging.verdicts import VERDICT_TEXT
@@ -162,8 +160,8 @@ def _summary(results: list[ExperimentRun], verdicts: dict[str, ExperimentVerdict
         shown = VERDICT_TEXT[state].get(lang) if state in VERDICT_TEXT else state
         rows.append((result.run_id, shown, " ".join(line.split())))
     width = [max(display_width(r[i]) for r in rows) for i in range(2)]
-    code = EXIT_FINDINGS if bad else EXIT_INCONCLUSIVE if unsure else EXIT_OK
-    return [f"{pad(r[0], width[0])}  {pad(r[1], width[1])}  {r[2]}".rstrip() for r in rows], code
+    return ([f"{pad(r[0], width[0])}  {pad(r[1], width[1])}  {r[2]}".rstrip() for r in rows],
+            verdict_exit(bad, unsure))
 
 
 def _next_steps(out: Path, lang: str, report: bool, turns: bool = False) -> str:
