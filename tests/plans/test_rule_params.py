@@ -42,6 +42,11 @@ def test_every_shipped_plan_loads_into_typed_rules(path: Path) -> None:
             value = getattr(rule.params, name)
             assert value == (tuple(raw[key]) if isinstance(raw[key], list) else
                              Tolerance(**raw[key]) if isinstance(raw[key], dict) else raw[key])
+        written = {key + "_" if key == "while" else key for key in raw}
+        for field in fields(rule.params):  # a parameter the plan left out takes its documented default
+            if field.name not in written:
+                default = field.default_factory() if callable(field.default_factory) else field.default
+                assert getattr(rule.params, field.name) == default, (rule.id, field.name)
 
 
 def _parameters(path: Path) -> list[tuple[int, str, str]]:
