@@ -321,43 +321,35 @@ def node_fault(path: Path, fault: str) -> None:
     sc.config("one-vc")
     sc.node(CAROL, True, "LISTED")
     sc.node(DAN, True, "LISTED")
-    alice = sc.at(1).submit("alice", "single", "job-smoke-test", "default", "prod")
-    sc.framework(alice, "AttemptCreationPending", watch_type="ADDED")
-    sc.pod_add(alice, 0)
-    sc.at(2).pod_bind(alice, 0, CAROL)
-    bob = None
-    if fault != "elsewhere":
-        bob = sc.at(3).submit("bob", "single", "job-smoke-test", "default", "prod")
-        sc.framework(bob, "AttemptCreationPending", watch_type="ADDED")
-        sc.pod_add(bob, 0)
-        sc.at(4).pod_bind(bob, 0, DAN)
-    sc.at(5).pod_run(alice, 0)
-    sc.framework(alice, "AttemptRunning")
-    if bob is not None:
-        sc.at(6).pod_run(bob, 0)
-        sc.framework(bob, "AttemptRunning")
+    jobs = {}
+    for user, t in (("alice", 1), ("bob", 3 if fault != "elsewhere" else 12)):
+        if t < 10:
+            jobs[user] = sc.at(t).submit(user, "single", "job-smoke-test", "default", "prod")
+            sc.framework(jobs[user], "AttemptCreationPending", watch_type="ADDED")
+            sc.pod_add(jobs[user], 0)
+            sc.at(t + 1).pod_bind(jobs[user], 0, CAROL if user == "alice" else DAN)
+    for user, t in (("alice", 5), ("bob", 6)):
+        if user in jobs:
+            sc.at(t).pod_run(jobs[user], 0)
+            sc.framework(jobs[user], "AttemptRunning")
     if fault != "none":
         sc.at(10).node(DAN, False)
     if fault == "elsewhere":
-        bob = sc.at(12).submit("bob", "single", "job-smoke-test", "default", "prod")
+        bob = jobs["bob"] = sc.at(12).submit("bob", "single", "job-smoke-test", "default", "prod")
         sc.framework(bob, "AttemptCreationPending", watch_type="ADDED")
         sc.pod_add(bob, 0)
         sc.at(13).pod_wait(bob, 0, BAD_DAN)
         sc.at(20).pod_wait(bob, 0, BAD_DAN)
-    sc.at(29).pod_exit(alice, 0)
-    _complete(sc, alice, 30)
-    assert bob is not None
+    sc.at(29).pod_exit(jobs["alice"], 0)
+    _complete(sc, jobs["alice"], 30)
     if fault == "elsewhere":
-        _run_task(sc, bob, 0, CAROL, 31, 32, 56)
-        _complete(sc, bob, 57)
+        _run_task(sc, jobs["bob"], 0, CAROL, 31, 32, 56)
+        _complete(sc, jobs["bob"], 57)
+    if fault != "none":
         sc.at(88).node(DAN, True)
-    elif fault == "running":
-        sc.at(88).node(DAN, True)
-        sc.at(88.5).pod_exit(bob, 0)
-        _complete(sc, bob, 89)
-    else:
-        sc.at(30).pod_exit(bob, 0)
-        _complete(sc, bob, 31)
+    if fault != "elsewhere":  # bob's task ran 24 s of its own; on a NotReady node it ends once the node is Ready
+        sc.at(30 if fault == "none" else 88.5).pod_exit(jobs["bob"], 0)
+        _complete(sc, jobs["bob"], sc.elapsed + 0.5)
     sc.at(sc.elapsed + 1).end()
     sc.close()
 
