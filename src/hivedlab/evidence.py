@@ -3,7 +3,8 @@
 Record (field list is in `configs/schemas/evidence-record.schema.json`):
 
     {"seq": 0, "time": "2026-01-01T00:00:00.000000Z", "source": "sim"|"k8s", "kind": "object"|"action",
-     "watch": {"type": ADDED|MODIFIED|DELETED|BOOKMARK|LISTED, "resource": pods|events|frameworks|tfjobs|podgroups,
+     "watch": {"type": ADDED|MODIFIED|DELETED|BOOKMARK|LISTED,
+               "resource": pods|events|frameworks|tfjobs|podgroups|nodes,
                "object": {raw object}, "synthetic"?: true},
      "action": {"type": "plan"|"config-switch"|"restart"|"submit"|"stop"|"step"|"end"|"watch", ...},
      "prev": "<hash of seq-1, 64 zeros for seq 0>", "hash": "<sha256 hex>"}
@@ -40,7 +41,8 @@ ZERO_HASH = "0" * 64
 SOURCES = ("sim", "k8s")
 KINDS = ("object", "action")
 WATCH_TYPES = ("ADDED", "MODIFIED", "DELETED", "BOOKMARK", "LISTED")
-RESOURCES = ("pods", "events", "frameworks", "tfjobs", "podgroups")  # the last two: cluster k8s (docs/evidence.md)
+# tfjobs and podgroups: cluster k8s; nodes: a real cluster's Nodes when their readiness changes (docs/evidence.md)
+RESOURCES = ("pods", "events", "frameworks", "tfjobs", "podgroups", "nodes")
 # What a rehearsal cluster's evidence carries (docs/checker.md#rehearsal-cluster-evidence-grading): its emulated
 # kubelets give every container an id with this scheme and label their Nodes; a real cluster's runtimes say docker://
 # or containerd://

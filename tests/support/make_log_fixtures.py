@@ -308,6 +308,52 @@ def incremental(path: Path, second_runs: bool = False, like_gang: bool = False) 
     sc.close()
 
 
+BAD_DAN = f"have to use at least one bad node {DAN} when scheduling in VC default"
+
+
+def node_fault(path: Path, fault: str) -> None:
+    """The smoke test on two single-GPU nodes, as the OpenPAI backend records it with the nodes' readiness: both
+    nodes listed Ready first. `fault`: "running" (dan NotReady 08:00:10–08:01:28 while bob's 24 s task runs on it; it
+    ends once dan is Ready again), "elsewhere" (dan NotReady meanwhile, bob's job submitted during it waits with
+    HiveD's bad-node reason, then binds to carol once alice's task ended), "none" (the nodes stay Ready)."""
+    sc = Scenario(path, seed=path.stem)
+    sc.at(0).plan("smoke")
+    sc.config("one-vc")
+    sc.node(CAROL, True, "LISTED")
+    sc.node(DAN, True, "LISTED")
+    jobs = {}
+    for user, t in (("alice", 1), ("bob", 3 if fault != "elsewhere" else 12)):
+        if t < 10:
+            jobs[user] = sc.at(t).submit(user, "single", "job-smoke-test", "default", "prod")
+            sc.framework(jobs[user], "AttemptCreationPending", watch_type="ADDED")
+            sc.pod_add(jobs[user], 0)
+            sc.at(t + 1).pod_bind(jobs[user], 0, CAROL if user == "alice" else DAN)
+    for user, t in (("alice", 5), ("bob", 6)):
+        if user in jobs:
+            sc.at(t).pod_run(jobs[user], 0)
+            sc.framework(jobs[user], "AttemptRunning")
+    if fault != "none":
+        sc.at(10).node(DAN, False)
+    if fault == "elsewhere":
+        bob = jobs["bob"] = sc.at(12).submit("bob", "single", "job-smoke-test", "default", "prod")
+        sc.framework(bob, "AttemptCreationPending", watch_type="ADDED")
+        sc.pod_add(bob, 0)
+        sc.at(13).pod_wait(bob, 0, BAD_DAN)
+        sc.at(20).pod_wait(bob, 0, BAD_DAN)
+    sc.at(29).pod_exit(jobs["alice"], 0)
+    _complete(sc, jobs["alice"], 30)
+    if fault == "elsewhere":
+        _run_task(sc, jobs["bob"], 0, CAROL, 31, 32, 56)
+        _complete(sc, jobs["bob"], 57)
+    if fault != "none":
+        sc.at(88).node(DAN, True)
+    if fault != "elsewhere":  # bob's task ran 24 s of its own; on a NotReady node it ends once the node is Ready
+        sc.at(30 if fault == "none" else 88.5).pod_exit(jobs["bob"], 0)
+        _complete(sc, jobs["bob"], sc.elapsed + 0.5)
+    sc.at(sc.elapsed + 1).end()
+    sc.close()
+
+
 def broken_chain(source: Path, path: Path, seq: int) -> None:
     lines = source.read_text(encoding="utf-8").splitlines()
     lines[seq] = lines[seq].replace("hostname-carol", "hostname-dan", 1) if "hostname-carol" in lines[seq] else (
@@ -339,6 +385,9 @@ def write_all(folder: Path = HERE) -> None:
     incremental(folder / "incremental-consistent.jsonl")
     incremental(folder / "incremental-second-task-later.jsonl", second_runs=True)
     incremental(folder / "incremental-started-together.jsonl", like_gang=True)
+    node_fault(folder / "node-fault-pod-running.jsonl", "running")
+    node_fault(folder / "node-fault-pod-elsewhere.jsonl", "elsewhere")
+    node_fault(folder / "node-fault-none.jsonl", "none")
     broken_chain(folder / "gang-consistent.jsonl", folder / "chain-broken-at-record-7.jsonl", 7)
     cut_mid_line(folder / "gang-consistent.jsonl", folder / "gang-cut-mid-line.jsonl")
     (folder / "not-json-lines.jsonl").write_text("this is a kubectl get pods listing, not an evidence log\n"

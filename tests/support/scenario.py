@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from hivedlab.evidence import EvidenceWriter, format_time
+from hivedlab.rehearsal.kubelet import Worker, node_object, node_status
 from tests.support.paths import FIXTURES
 
 T0 = datetime(2026, 3, 2, 8, 0, 0, tzinfo=timezone.utc)
@@ -58,6 +59,7 @@ class Scenario:
         self.counter = 0
         self.jobs: dict[str, Job] = {}
         self.skew: dict[str, float] = {}  # node -> seconds its clock is ahead
+        self.nodes: dict[str, dict[str, Any]] = {}  # node name -> its Node as last recorded
 
     # -- plumbing ------------------------------------------------------------------------------------
     def at(self, seconds: float) -> Scenario:
@@ -87,6 +89,18 @@ class Scenario:
 
     def raw_object(self, watch_type: str, resource: str, obj: dict[str, Any]) -> None:
         self.writer.write_object(watch_type, resource, obj, time=self._time())
+
+    def node(self, name: str, ready: bool, watch_type: str = "MODIFIED") -> None:
+        """A Node as the OpenPAI backend's watcher records it: the rehearsal kubelet's registration and Ready condition
+        (`hivedlab.rehearsal.kubelet`), listed (no kind/apiVersion, as a list's items) or changed."""
+        node = self.nodes.get(name) or {**node_object(Worker(name, "10.0.0.2", 1)), "spec": {}}
+        if name not in self.nodes:
+            node["metadata"] = {**node["metadata"], "uid": self._uid(), "creationTimestamp": _k8s_time(T0)}
+        node = {**node, "metadata": {**node["metadata"], "resourceVersion": self._rv()},
+                "status": {**node["status"], **node_status(ready, self.now.timestamp())["status"]}}
+        self.nodes[name] = node
+        listed = {k: v for k, v in node.items() if k not in ("kind", "apiVersion")} if watch_type == "LISTED" else node
+        self.writer.write_object(watch_type, "nodes", listed, time=self._time())
 
     # -- runner actions ------------------------------------------------------------------------------
     def plan(self, experiment: str, cluster: str = "pai", members: tuple[str, ...] = ("alice", "bob")) -> None:

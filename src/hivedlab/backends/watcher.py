@@ -4,6 +4,12 @@ nothing: list, then watch from the list's resourceVersion; reconnect with backof
 timeout or a garbage line; re-list on 410 Gone; de-duplicate by (uid, resourceVersion); resume after a restart
 from the log's last resourceVersion.
 
+With `nodes` among its resources (the OpenPAI backend's `PAI_RESOURCES`) it also records the cluster's Nodes: each when
+listed, then only a change of what makes HiveD count a node bad or healthy (its Ready condition's status,
+`spec.unschedulable`) and a deletion; a kubelet's heartbeats change a Node every few seconds and are left out
+(docs/evidence.md#nodes). A cluster that does not let the user list Nodes (HTTP 401, 403, 404) records none, with a
+warning.
+
 Written to work with Kubernetes 1.15 (OpenPAI v1.2.0): bookmarks are asked for and recorded when sent, never
 relied on. Objects are recorded raw, exactly as the API served them (JSON parsed, never converted to models).
 
@@ -32,6 +38,7 @@ from hivedlab.evidence import EvidenceError, iter_evidence
 FRAMEWORK_GROUP, FRAMEWORK_VERSION = "frameworkcontroller.microsoft.com", "v1"
 POD_SELECTOR = "type=kube-launcher-task"  # docs/openpai-model.md#pods
 RESOURCES = ("pods", "events", "frameworks")
+PAI_RESOURCES = (*RESOURCES, "nodes")  # what a run on an OpenPAI cluster records (docs/evidence.md#nodes)
 # custom resources the watcher can follow: evidence resource name -> (API group, version, plural)
 CustomResources = Mapping[str, tuple[str, str, str]]
 OPENPAI_CUSTOM: CustomResources = {"frameworks": (FRAMEWORK_GROUP, FRAMEWORK_VERSION, "frameworks")}
@@ -76,6 +83,14 @@ class _State:
 def _meta(obj: dict[str, Any]) -> tuple[str | None, str | None]:
     meta = obj.get("metadata") or {}
     return meta.get("uid"), meta.get("resourceVersion")
+
+
+def node_health(node: dict[str, Any]) -> tuple[str | None, bool]:
+    """What HiveD reads of a Node to count it bad or healthy: its Ready condition's status ("True", "False",
+    "Unknown"; None without one) and whether it is cordoned (`spec.unschedulable`)."""
+    conditions = (node.get("status") or {}).get("conditions") or []
+    ready = next((c.get("status") for c in conditions if isinstance(c, dict) and c.get("type") == "Ready"), None)
+    return (None if ready is None else str(ready)), bool((node.get("spec") or {}).get("unschedulable"))
 
 
 def state_from_log(path: str | Path, resources: tuple[str, ...] = RESOURCES) -> dict[str, _State]:
@@ -288,6 +303,8 @@ class Watcher:
             return self.core.list_namespaced_pod(self.namespace, label_selector=self.selector, **common)
         if resource == "events":
             return self.core.list_namespaced_event(self.namespace, **common)
+        if resource == "nodes":  # cluster-scoped
+            return self.core.list_node(**common)
         group, version, plural = self.custom[resource]
         return self.custom_api.list_namespaced_custom_object(group, version, self.namespace, plural, **common)
 
@@ -302,6 +319,8 @@ class Watcher:
             if exc.status == 404 and resource in self.custom:
                 group, version, plural = self.custom[resource]
                 raise _Unavailable(f"this cluster serves no {plural}.{group}/{version} (HTTP 404)") from exc
+            if exc.status in (401, 403, 404) and resource == "nodes":
+                raise _Unavailable(f"the cluster does not serve this account its nodes (HTTP {exc.status})") from exc
             raise
 
     def _list(self, resource: str, state: _State) -> None:
@@ -396,6 +415,10 @@ class Watcher:
     def _record(self, kind: str, resource: str, state: _State, obj: dict[str, Any]) -> None:
         uid, version = _meta(obj)
         if not uid or state.seen.get(uid) == version or uid in state.deleted:
+            return
+        if resource == "nodes" and kind == "MODIFIED" and uid in state.alive \
+                and node_health(state.alive[uid]) == node_health(obj):
+            state.seen[uid] = version or ""  # a heartbeat: nothing HiveD reads changed; compared with the last recorded
             return
         self.writer.write_object(kind, resource, obj)
         state.seen[uid] = version or ""

@@ -34,7 +34,7 @@ from hivedlab.backends.pai.stop import (
 )
 from hivedlab.backends.pai.tokens import check_tokens, load_tokens, token_source
 from hivedlab.backends.protocol import RunInfo
-from hivedlab.backends.watcher import LISTED_WITHIN_S, Watcher, make_api_client
+from hivedlab.backends.watcher import LISTED_WITHIN_S, PAI_RESOURCES, Watcher, make_api_client
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.evidence import EMULATED_NODE_LABEL, EvidenceWriter, format_time
 from hivedlab.lab_group.inventory import Inventory, load_inventory
@@ -123,9 +123,10 @@ def leftover_note(run_dir: str | Path, *, environ: dict[str, str] | None = None)
 
 
 def default_watcher(writer: Any, *, kubeconfig: Path, context: str | None, namespace: str) -> Watcher:
-    """The Kubernetes watcher writing into `writer`, started in the background and listed before anything is
-    submitted."""
-    watcher = Watcher(namespace=namespace, writer=writer, kubeconfig=str(kubeconfig), context=context)
+    """The Kubernetes watcher writing into `writer` (the task pods, events, Frameworks and the nodes' readiness),
+    started in the background and listed before anything is submitted."""
+    watcher = Watcher(namespace=namespace, writer=writer, kubeconfig=str(kubeconfig), context=context,
+                      resources=PAI_RESOURCES)
     late = watcher.start_listed(LISTED_WITHIN_S)
     if late:
         _warn(late)

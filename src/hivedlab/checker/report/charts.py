@@ -1,9 +1,9 @@
 """Timeline charts of an experiment: Gantt-style, one lane per node (or per GPU), one bar per task attempt.
 
 The chart is made in three steps, one module each: its data (`charts_model.chart_data`: task attempts -> lanes, bars,
-markers, VC bands, config switches, rejected submissions), its words (`charts_layout`: lane labels, legend entries,
-bar labels), its painting (`charts_paint.draw`: PNG and SVG with matplotlib). This module is what the report uses:
-those names, and `draw_many`, which draws a report's charts in forked worker processes.
+markers, VC bands, config switches, rejected submissions, nodes not Ready), its words (`charts_layout`: lane labels,
+legend entries, bar labels), its painting (`charts_paint.draw`: PNG and SVG with matplotlib). This module is what the
+report uses: those names, and `draw_many`, which draws a report's charts in forked worker processes.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from hivedlab.checker.report.charts_model import (
     ChartData,
     Lane,
     Marker,
+    NotReady,
+    NotReadyBand,
     Rejection,
     Switch,
     TaskAttempt,
@@ -29,8 +31,8 @@ from hivedlab.checker.report.charts_model import (
 )
 from hivedlab.checker.report.charts_paint import draw
 
-__all__ = ["Bar", "ChartData", "Lane", "Marker", "Rejection", "Switch", "TaskAttempt", "VcBand", "chart_data", "draw",
-           "draw_many", "merge_shared", "PARALLEL_FROM"]
+__all__ = ["Bar", "ChartData", "Lane", "Marker", "NotReady", "NotReadyBand", "Rejection", "Switch", "TaskAttempt",
+           "VcBand", "chart_data", "draw", "draw_many", "merge_shared", "PARALLEL_FROM"]
 
 
 PARALLEL_FROM = 8  # charts: fewer are drawn in this process (forked workers cost more CPU than they save wall time)

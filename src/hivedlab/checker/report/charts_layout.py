@@ -28,6 +28,7 @@ WORDS: dict[str, Text] = {
     "rejected": Text("提交被拒绝", "submission rejected"),
     "config": Text("切换 HiveD 配置", "HiveD config switch"),
     "restart": Text("重启 HiveD", "HiveD restart"),
+    "not_ready": Text("节点未就绪（NotReady）", "node not Ready"),
 }
 _LANE_WORDS = {"wait": Text("等待 {}", "waiting {}"), "rejected": Text("被拒绝 {}", "rejected {}")}
 _SWITCH_WORDS = {"config": Text("切换到配置 {}", "config {}"), "restart": Text("重启 HiveD", "HiveD restart")}
@@ -137,7 +138,8 @@ def legend_entries(data: ChartData, lang: str) -> tuple[LegendEntry, ...]:
     drawn_jobs = {bar.job for bar in data.bars}
     entries = [LegendEntry(f"job:{job}", job) for job in data.jobs if job in drawn_jobs]
     kinds = [*(("waiting",) if any(b.kind == "wait" for b in data.bars) else ()),
-             *(m.kind for m in data.markers), *(s.kind for s in data.switches)]
+             *(m.kind for m in data.markers), *(s.kind for s in data.switches),
+             *(("not_ready",) if data.not_ready else ())]
     entries += [LegendEntry(kind, WORDS[kind].get(lang)) for kind in WORDS if kind in kinds]
     return tuple(entries)
 

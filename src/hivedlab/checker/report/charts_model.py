@@ -1,5 +1,6 @@
 """The data of a timeline chart: a pure function from task attempts to lanes, bars, markers, VC bands, config
-switches and rejected submissions (`chart_data`); what the tests check of a chart's content."""
+switches, rejected submissions and spans in which a node was not Ready (`chart_data`); what the tests check of a
+chart's content."""
 
 from __future__ import annotations
 
@@ -90,6 +91,26 @@ class Rejection:
 
 
 @dataclass(frozen=True)
+class NotReady:
+    """A span in which a node was not Ready (`start` None: since before the log; `end` None: to its end)."""
+
+    node: str
+    start: float | None
+    end: float | None
+
+
+@dataclass(frozen=True)
+class NotReadyBand:
+    """A node's not-Ready span as drawn: across all its lanes, from `start` to `end`."""
+
+    node: str
+    lanes: tuple[int, ...]
+    start: float
+    end: float
+    open_end: bool = False
+
+
+@dataclass(frozen=True)
 class ChartData:
     title: str
     lanes: tuple[Lane, ...]
@@ -101,6 +122,7 @@ class ChartData:
     notes: tuple[str, ...] = field(default=())
     switches: tuple[Switch, ...] = field(default=())
     rejections: tuple[Rejection, ...] = field(default=())
+    not_ready: tuple[NotReadyBand, ...] = field(default=())
 
 
 def _node_order(
@@ -127,6 +149,7 @@ def chart_data(
     switches: tuple[Switch, ...] = (),
     rejections: tuple[Rejection, ...] = (),
     origin: float = 0.0,
+    not_ready: tuple[NotReady, ...] = (),
 ) -> ChartData:
     """Lay out an experiment's task attempts: node (or GPU) lanes grouped by VC, then one lane per waiting task, then
     one lane per rejected submission (a mark at its submit time).
@@ -135,16 +158,19 @@ def chart_data(
     (`hivedlab.checker.judging.timeline.vc_nodes_from_config`; VCs sharing nodes share a band), `end` the time the log
     ends (open bars run to it), `switches` the plan steps that switched HiveD's config or restarted it (vertical lines),
     `origin` the seconds from the report's T+0 to the times given (the chart then counts from T+0, so that a time on
-    it reads as the report prints the same instant).
+    it reads as the report prints the same instant), `not_ready` the spans in which a node was not Ready (a band
+    across its lanes).
     """
     if origin:
         attempts = [_shifted(a, origin) for a in attempts]
         end = None if end is None else end + origin
         switches = tuple(replace(s, time=s.time + origin) for s in switches)
         rejections = tuple(replace(r, time=r.time + origin) for r in rejections)
+        not_ready = tuple(replace(n, start=None if n.start is None else n.start + origin,
+                                  end=None if n.end is None else n.end + origin) for n in not_ready)
     vc_nodes = merge_shared(vc_nodes or {})
-    seen_nodes = tuple(dict.fromkeys([*nodes, *(a.node for a in attempts if a.node)]))
-    finish = _finish(attempts, end, switches, rejections)
+    seen_nodes = tuple(dict.fromkeys([*nodes, *(a.node for a in attempts if a.node), *(n.node for n in not_ready)]))
+    finish = _finish(attempts, end, switches, rejections, not_ready)
     order, groups = _node_order(seen_nodes, vc_nodes)
     placed = _node_lanes(order, attempts)
     lanes = list(placed.lanes)
@@ -161,15 +187,19 @@ def chart_data(
         if indices:
             bands.append(VcBand(vc, min(indices), max(indices)))
     jobs = tuple(dict.fromkeys(a.job for a in sorted(attempts, key=_first_seen)))
+    down = tuple(NotReadyBand(n.node, tuple(i for i, lane in enumerate(placed.lanes) if lane.node == n.node),
+                              n.start or 0.0, finish if n.end is None else n.end, n.end is None) for n in not_ready)
     return ChartData(title, tuple(lanes), tuple(bars), tuple(markers), tuple(bands), jobs, finish,
-                     switches=tuple(switches), rejections=tuple(rejections))
+                     switches=tuple(switches), rejections=tuple(rejections), not_ready=down)
 
 
 def _finish(
-    attempts: Sequence[TaskAttempt], end: float | None, switches: tuple[Switch, ...], rejections: tuple[Rejection, ...]
+    attempts: Sequence[TaskAttempt], end: float | None, switches: tuple[Switch, ...], rejections: tuple[Rejection, ...],
+    not_ready: tuple[NotReady, ...] = (),
 ) -> float:
     """Where the chart ends: the log's end or the last time on it, whichever is later (1 s for an empty chart)."""
     times = [t for a in attempts for t in (a.start, a.end, a.created) if t is not None]
+    times += [t for n in not_ready for t in (n.start, n.end) if t is not None]
     times += [t for a in attempts for span in a.waiting for t in span if t is not None]
     times += [switch.time for switch in switches] + [r.time for r in rejections]
     finish = max([end or 0.0, *times]) if times or end else 1.0

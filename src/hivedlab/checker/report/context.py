@@ -17,6 +17,7 @@ from hivedlab.checker.judging.rules.rule_base import INCONCLUSIVE
 from hivedlab.checker.judging.verdicts import VERDICT_LABEL, VERDICT_TEXT, combined_verdict
 from hivedlab.checker.report.charts import TaskAttempt
 from hivedlab.checker.report.environment import environment, hardware
+from hivedlab.checker.report.faults import fault_claims, fault_lines, fault_row, touched_note
 from hivedlab.checker.report.inputs import ExperimentInputs, RunInputs, Said
 from hivedlab.checker.report.timeline import Rejection
 from hivedlab.checker.report.whose import first_turn, in_inventory, whose_phrase, whose_runs
@@ -197,13 +198,16 @@ def _rejection_row(r: Rejection, lang: str, since: Since) -> list[str]:
 
 def _attempt_rows(exp: ExperimentInputs, lang: str) -> list[list[str]]:
     since = since_start(exp)
+    faults = exp.timeline.faults
     rows = []
     for a in exp.timeline.attempts:
         waited = "; ".join(f"{since(s)}–{since(e) if e is not None else '…'}" for s, e in a.waiting)
+        fault = touched_note(faults, a.job, a.task, a.attempt, since, lang) if faults else ""
         rows.append([cell(a.job), cell(a.task), str(a.attempt + 1), cell(_node_text(a, lang) if a.node else "—"),
                      since(a.start) or "—", since(a.end) or ("…" if a.start is not None else "—"), cell(waited or "—"),
-                     cell(_outcome(a, lang))])
-    return rows + [_rejection_row(r, lang, since) for r in exp.timeline.rejections]
+                     cell(_outcome(a, lang) + (in_lang(lang, "；", "; ") + fault if fault else ""))])
+    return rows + [_rejection_row(r, lang, since) for r in exp.timeline.rejections] + \
+        [fault_row(f, since, lang) for f in faults]
 
 
 def experiment(exp: ExperimentInputs, number: int, lang: str, link: Link, chart: str | None,
@@ -225,6 +229,8 @@ def experiment(exp: ExperimentInputs, number: int, lang: str, link: Link, chart:
     reasons = [reason for reason in inconclusive_reasons(exp, lang) if reason not in said]
     if verdict == "inconclusive" and reasons:
         sentences.append(md(in_lang(lang, "原因：", "Why: ") + "; ".join(reasons)))
+    faults = [md(line) for line in fault_lines(exp.timeline.faults, names, since_start(exp), lang)]
+    sentences += [in_lang(lang, "节点故障：", "Node fault: ") + line for line in faults]
     if exp.timeline.source == "sim":
         sentences.append(md(in_lang(lang, "（证据来自模拟集群）", "(evidence from the simulated cluster)")))
     files = [f"[{md(path.rsplit('/', 1)[-1])}]({link(path)})" for path in exp.job_files]
@@ -252,6 +258,7 @@ def experiment(exp: ExperimentInputs, number: int, lang: str, link: Link, chart:
         "reasons": [md(r) for r in inconclusive_reasons(exp, lang)] if verdict == "inconclusive" else [],
         "chart": chart,
         "attempts": _attempt_rows(exp, lang),
+        "faults": faults,
         "started": md(instant(exp.timeline.started)) if exp.timeline.started else "",
         "simulated": exp.timeline.source == "sim",
         "explanation_id": "explanation-" + re.sub(r"[^A-Za-z0-9_.-]", "-", exp.id),
@@ -356,6 +363,8 @@ def build_claims(inputs: RunInputs, lang: str, files: dict[str, dict[str, object
             ],
             "rejections": [{"job": r.job, "time_s": r.time, "status": r.status, "message": r.message}
                            for r in exp.timeline.rejections],
+            # only when its log has a node fault (a simulator's never has one): claims.json otherwise as before
+            **({"node_faults": fault_claims(exp.timeline.faults)} if exp.timeline.faults else {}),
             "evidence_source": exp.timeline.source or None,
             "started": exp.timeline.started or None,
             "files": files.get(exp.id, {}),
@@ -376,3 +385,4 @@ def build_claims(inputs: RunInputs, lang: str, files: dict[str, dict[str, object
                 if k in ("hivedlab_version", "seed", "started", "finished")},
         "experiments": experiments,
     }
+

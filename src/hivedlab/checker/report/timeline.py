@@ -13,10 +13,11 @@ from pathlib import Path
 
 from hivedlab.checker.judging.timeline import Mark, Timeline, build_timeline, display_names
 from hivedlab.checker.report.charts import Rejection, Switch, TaskAttempt
+from hivedlab.checker.report.faults import NodeFault, node_faults, task_labels
 from hivedlab.evidence import iter_evidence
 from hivedlab.rundir import EVIDENCE
 
-__all__ = ["ExperimentTimeline", "Rejection", "attempts_of", "switches_of", "timeline_for_chart"]
+__all__ = ["ExperimentTimeline", "NodeFault", "Rejection", "attempts_of", "switches_of", "timeline_for_chart"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,7 @@ class ExperimentTimeline:
     end_status: str = ""  # the runner's end record: finished | interrupted | failed
     problems: tuple[str, ...] = ()
     switches: tuple[Switch, ...] = ()  # plan steps that switched HiveD's config or restarted it while jobs ran
+    faults: tuple[NodeFault, ...] = ()  # nodes whose Ready condition changed (a real cluster's Node records)
 
 
 def attempts_of(timeline: Timeline, names: dict[str, str]) -> tuple[TaskAttempt, ...]:
@@ -44,11 +46,9 @@ def attempts_of(timeline: Timeline, names: dict[str, str]) -> tuple[TaskAttempt,
 
     result = []
     for job in timeline.jobs:
-        seen: dict[str, int] = {}
+        labels = task_labels(job)
         for a in job.attempts:
-            task = f"{a.task_role or 'task'}-{a.task_index if a.task_index is not None else 0}"
-            index = seen.get(task, 0)
-            seen[task] = index + 1
+            task, index = labels[a.uid]
             ran_from = a.started or a.bound  # a pod bound but never running still holds its node
             waiting: tuple[tuple[float, float | None], ...] = ()
             if a.waits:
@@ -112,4 +112,5 @@ def timeline_for_chart(path: Path, run_tag: str = "") -> ExperimentTimeline:
         end_status=timeline.end_status or "",
         problems=tuple(problems) + tuple(f"{where}: {note}" for note in timeline.notes),
         switches=switches_of(timeline),
+        faults=node_faults(timeline, names),
     )

@@ -15,7 +15,9 @@ The shapes the report's charts use:
 - `JobTimeline.attempts` -> `Attempt` (one per pod uid, i.e. per task attempt; a re-created pod has the same
   name and a new uid, docs/openpai-model.md#framework-names): `task_role`, `task_index`, `node`, `gpus`, `created`,
   `waits` (FailedScheduling with HiveD's reason, docs/hived-config-and-cells.md#wait-reasons), `bound`, `started`,
-  `ended`, `outcome`.
+  `ended`, `outcome`;
+- `Timeline.node_outages` -> `Outage` (`nodes`: a node not Ready, from a real cluster's Node records), with the pods it
+  `touched` and HiveD's `bad_marks` of it.
 """
 
 from hivedlab.checker.judging.pod_facts import (
@@ -31,16 +33,18 @@ from hivedlab.checker.judging.timeline.facts import (
     Attempt,
     JobTimeline,
     Mark,
+    Outage,
     Step,
     Submission,
     Timeline,
     Wait,
 )
+from hivedlab.checker.judging.timeline.nodes import bad_marks, on_node, touched
 from hivedlab.models.kubeflow.manifests import WAIT_REASONS
 from hivedlab.models.openpai.naming import TURN_MARK, framework_name
 
 __all__ = [
-    "OUTCOMES", "TURN_MARK", "WAIT_REASONS", "Attempt", "JobTimeline", "LeafCell", "Mark", "Step", "Submission",
-    "Timeline", "TimelineBuilder", "VcShare", "Wait", "build_timeline", "display_names", "framework_name",
-    "hived_reason", "vc_cells_from_config", "vc_nodes_from_config",
+    "OUTCOMES", "TURN_MARK", "WAIT_REASONS", "Attempt", "JobTimeline", "LeafCell", "Mark", "Outage", "Step",
+    "Submission", "Timeline", "TimelineBuilder", "VcShare", "Wait", "bad_marks", "build_timeline", "display_names",
+    "framework_name", "hived_reason", "on_node", "touched", "vc_cells_from_config", "vc_nodes_from_config",
 ]

@@ -1,5 +1,5 @@
 """Folding evidence records into a Timeline, one record at a time (O(jobs + pods) memory): the runner's actions,
-pods, events, Frameworks, TFJobs and config switches. One builder, not one per source: every kind of record
+pods, events, Frameworks, TFJobs, Nodes and config switches. One builder, not one per source: every kind of record
 updates the same attempts and jobs, in log order.
 
 Size: one piece over 400 lines: the builder's state and one method per kind of record, each updating the same jobs
@@ -26,6 +26,7 @@ from hivedlab.checker.judging.pod_facts import (
     vc_nodes_from_config,
 )
 from hivedlab.checker.judging.timeline.facts import Attempt, JobTimeline, Mark, Step, Submission, Timeline, Wait
+from hivedlab.checker.judging.timeline.nodes import NodeReadiness
 from hivedlab.evidence import Record, parse_time
 from hivedlab.models.kubeflow.manifests import WAIT_REASONS, tf_pod, tfjob_state
 from hivedlab.models.openpai.jobstate import rest_state
@@ -90,6 +91,7 @@ class TimelineBuilder:
         self.last: Mark | None = None
         self.count = 0
         self.nodes: dict[str, None] = {}
+        self.readiness = NodeReadiness()  # the Node records: when a node's Ready condition changed
         self.notes: list[str] = []
         self.job_names: dict[str, str] = {}  # protocol name -> plan key (for logs without submit records)
 
@@ -117,6 +119,8 @@ class TimelineBuilder:
                 self._framework(record.object, mark)
             elif record.resource == "tfjobs":
                 self._tfjob(record.watch_type or "", record.object, mark)
+            elif record.resource == "nodes":
+                self.readiness.feed(record.watch_type or "", record.object, mark)
 
     def _job(self, name: str, mark: Mark | None = None) -> _Job:
         job = self.jobs.get(name)
@@ -414,6 +418,7 @@ class TimelineBuilder:
             node_gpus=dict(self.node_gpus),
             vc_cells=dict(self.vc_cells),
             cell_history=tuple(self.cell_history),
+            node_outages=self.readiness.result(),
         )
 
 

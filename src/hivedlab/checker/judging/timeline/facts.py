@@ -188,6 +188,19 @@ class JobTimeline:
 
 
 @dataclass(frozen=True)
+class Outage:
+    """One span in which a node was not Ready: from the record that showed its Ready condition leave "True" (None:
+    it was not Ready when the log first showed it) to the record that showed it "True" again (None: still not Ready
+    when the log ended)."""
+
+    node: str
+    start: Mark | None
+    end: Mark | None
+    status: str = "False"  # the Ready condition's status in the span: False | Unknown | "" (no Ready condition)
+    reason: str = ""  # the condition's reason, e.g. KubeletNotReady
+
+
+@dataclass(frozen=True)
 class Step:
     mark: Mark
     index: int | None
@@ -221,6 +234,7 @@ class Timeline:
     vc_cells: dict[str, tuple[VcShare, ...]] = field(default_factory=dict)  # each VC's cells in that config
     cell_history: tuple[tuple[int, dict[str, tuple[VcShare, ...]]], ...] = ()  # (switch record, vc_cells) in order
     scheduler: str = "hived"  # the plan record's scheduler (docs/other-schedulers.md)
+    node_outages: tuple[Outage, ...] = ()  # nodes whose Ready condition changed in the log (`timeline.nodes`)
 
     def jobs_for(self, key: str) -> tuple[JobTimeline, ...]:
         return tuple(job for job in self.jobs if job.job_key == key)
