@@ -13,7 +13,7 @@ from pathlib import Path
 
 from hivedlab.checker.judging.timeline import Mark, Timeline, build_timeline, display_names
 from hivedlab.checker.report.charts import Rejection, Switch, TaskAttempt
-from hivedlab.evidence import iter_evidence
+from hivedlab.evidence import RehearsalSigns, iter_evidence
 from hivedlab.rundir import EVIDENCE
 
 __all__ = ["ExperimentTimeline", "Rejection", "attempts_of", "switches_of", "timeline_for_chart"]
@@ -33,6 +33,8 @@ class ExperimentTimeline:
     end_status: str = ""  # the runner's end record: finished | interrupted | failed
     problems: tuple[str, ...] = ()
     switches: tuple[Switch, ...] = ()  # plan steps that switched HiveD's config or restarted it while jobs ran
+    emulated: bool = False  # its pods ran in the rehearsal cluster's emulated containers (`RehearsalSigns`)
+    emulated_nodes: tuple[str, ...] = ()  # the emulated nodes the log shows
 
 
 def attempts_of(timeline: Timeline, names: dict[str, str]) -> tuple[TaskAttempt, ...]:
@@ -82,8 +84,9 @@ def timeline_for_chart(path: Path, run_tag: str = "") -> ExperimentTimeline:
     """Read an evidence log into the report's view of it. Never raises: problems become lines."""
     where = f"{path.parent.name}/{EVIDENCE}"
     stream = iter_evidence(path)  # streamed: a long real-cluster log is never held whole
+    signs = RehearsalSigns()
     try:
-        timeline = build_timeline(stream)
+        timeline = build_timeline(signs.watch(stream))
     except Exception as exc:  # a log the timeline cannot fold must not stop the report
         return ExperimentTimeline(problems=(f"{where}: no timeline could be built ({exc})",))
     warnings = [*stream.warnings, *([stream.unreadable] if stream.unreadable else [])]
@@ -112,4 +115,6 @@ def timeline_for_chart(path: Path, run_tag: str = "") -> ExperimentTimeline:
         end_status=timeline.end_status or "",
         problems=tuple(problems) + tuple(f"{where}: {note}" for note in timeline.notes),
         switches=switches_of(timeline),
+        emulated=signs.found,
+        emulated_nodes=tuple(signs.nodes),
     )
