@@ -21,7 +21,8 @@ Settled details:
 - Reading never raises on bad content: bad lines, broken links and gaps become warnings and `chain_ok=False`.
 
 Size: over 400 lines because writer and reader stay in one file: they share the canonical form and the chain rule,
-which must never drift apart.
+which must never drift apart. At its end, beside the marks' names above, what in a record shows the rehearsal
+cluster (`RehearsalSigns`): the backends, the report and grading all recognise it by this one rule.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -48,6 +49,7 @@ RESOURCES = ("pods", "events", "frameworks", "tfjobs", "podgroups", "nodes")
 # or containerd://
 EMULATED_CONTAINER_PREFIX = "emulated://"
 EMULATED_NODE_LABEL = "hivedlab.rehearsal/emulated"
+EMULATED_KUBELET_MARK = "-hivedlab-emulated"  # how their kubeletVersion ends (v1.20.2-hivedlab-emulated)
 ACTION_TYPES = ("plan", "config-switch", "restart", "submit", "stop", "step", "end", "watch")
 _HASH_KEY = ',"hash":"'
 _HASH_KEY_B = _HASH_KEY.encode()
@@ -462,3 +464,76 @@ class EvidenceWriter:
         with self._lock:
             if not self._handle.closed:
                 self._handle.close()
+
+
+# ---------------------------------------------------------------- the rehearsal cluster's marks
+
+
+def emulated_node(node: Any) -> bool:
+    """A Node one of the rehearsal cluster's emulated kubelets registered: labelled so, or its kubelet says so."""
+    if not isinstance(node, dict):
+        return False
+    labels = (node.get("metadata") or {}).get("labels") or {}
+    version = ((node.get("status") or {}).get("nodeInfo") or {}).get("kubeletVersion")
+    return labels.get(EMULATED_NODE_LABEL) == "true" or (
+        isinstance(version, str) and version.endswith(EMULATED_KUBELET_MARK))
+
+
+def container_ids(pod: dict[str, Any]) -> Iterator[str]:
+    """Every container id a pod's status names (init and app containers, now and in their last state)."""
+    status = pod.get("status") or {}
+    for entry in [*(status.get("initContainerStatuses") or []), *(status.get("containerStatuses") or [])]:
+        if not isinstance(entry, dict):
+            continue
+        if isinstance(entry.get("containerID"), str):
+            yield entry["containerID"]
+        for state in [*(entry.get("state") or {}).values(), *(entry.get("lastState") or {}).values()]:
+            if isinstance(state, dict) and isinstance(state.get("containerID"), str):
+                yield state["containerID"]
+
+
+def emulated_pod(pod: Any) -> bool:
+    """A pod that ran in the rehearsal cluster's emulated containers (a container id says `emulated://`)."""
+    return isinstance(pod, dict) and any(cid.startswith(EMULATED_CONTAINER_PREFIX) for cid in container_ids(pod))
+
+
+@dataclass
+class RehearsalSigns:
+    """What a log's records show of the rehearsal cluster, whatever run.json says: the pods that ran in emulated
+    containers (by uid) and the emulated nodes (a node record, or the node such a pod ran on)."""
+
+    pods: set[str] = field(default_factory=set)
+    nodes: dict[str, None] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, records: Iterable[Record]) -> RehearsalSigns:
+        signs = cls()
+        for record in records:
+            signs.feed(record)
+        return signs
+
+    @property
+    def found(self) -> bool:
+        return bool(self.pods or self.nodes)
+
+    def feed(self, record: Record) -> None:
+        obj = record.object
+        if not isinstance(obj, dict):
+            return
+        if record.resource == "pods" and emulated_pod(obj):
+            meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
+            self.pods.add(str(meta.get("uid")))
+            if spec.get("nodeName"):
+                self.nodes[str(spec["nodeName"])] = None
+        elif record.resource == "nodes" and emulated_node(obj):
+            self.nodes[str((obj.get("metadata") or {}).get("name"))] = None
+
+    def watch(self, records: Iterable[Record]) -> Iterator[Record]:
+        """The records, passed on as they are, each one noted on the way (for a log read as a stream)."""
+        for record in records:
+            self.feed(record)
+            yield record
+
+    def add(self, other: RehearsalSigns) -> None:
+        self.pods |= other.pods
+        self.nodes.update(other.nodes)

@@ -174,6 +174,24 @@ def test_token_problems(cli, cluster):
     assert bob["status"] == "warning" and "hivedlab accounts" in bob["fix"]["en"]
 
 
+def test_a_dropped_vc_grant_names_the_grant_and_the_command_that_restores_it(cli, cluster, tmp_path, monkeypatch):
+    """After `rehearsal switch one-vc` and back the rest-server has dropped the members' grant of vc1: the fix says
+    so and gives the `accounts` line that grants it again without asking for the admin's password."""
+    monkeypatch.setenv("HIVEDLAB_PAI_ADMIN_TOKEN_FILE", str(tmp_path / "pai-admin-token"))
+    for user in USERS:
+        cluster.pai.grants[user] = {"default"}
+    result = cli("doctor", "--pai-url", cluster.pai.url, "--hived-url", cluster.hived.url, "--token-file",
+                 str(cluster.token_file), "--inventory", "configs/group.example.yaml", "--lang", "en")
+    assert result.code == 1
+    command = (f"hivedlab accounts --inventory configs/group.example.yaml --admin-token-file "
+               f"{tmp_path / 'pai-admin-token'} --vc default --vc vc1 --tokens-out {cluster.token_file}")
+    assert "[FAIL] tokens      alice may not use VC vc1" in result.out
+    assert (f"-> the grant of VC vc1 is gone: the rest-server drops it when it restarts with a HiveD config without "
+            f"vc1 (`hivedlab rehearsal switch one-vc`, paictl's config push), and switching back does not restore "
+            f"it; restore it with `{command}`") in result.out
+    assert "log in again" not in result.out
+
+
 def test_an_expired_token_is_named_with_its_expiry(cli, cluster):
     cluster.tokens["dan"] = cluster.login("dan", seconds_left=-120)
     cluster.write_tokens()

@@ -4,7 +4,9 @@ and events in the fake Kubernetes API (FakeApiServer), as OpenPAI v1.2.0 + HiveD
 Enough for VC safety: one GPU (Dan's node, VC vc1) runs one single-task job at a time in submission order; a queued
 pod gets HiveD's FailedScheduling event every tick; a finished or stopped job's pod is deleted, as FrameworkController
 deletes a completed task's pod; the REST state follows Kubernetes `rest_lag_s` later (the database lag). It moves on
-its own clock in a background thread, so it goes on while no run is watching.
+its own clock in a background thread, so it goes on while no run is watching. With `emulated` it is the rehearsal
+cluster: the node is the Node the emulated kubelet registers and the containers carry the ids it gives them
+(`hivedlab.rehearsal.kubelet`'s own `node_object` and `container_id`).
 
 Where each behaviour comes from (microsoft/frameworkcontroller v0.8.0, microsoft/pai v1.2.0, hivedscheduler v0.3.4):
 - Framework states `AttemptPreparing` → `AttemptRunning` → `Completed`: `pkg/apis/frameworkcontroller/v1/types.go`
@@ -31,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hivedlab.models.openpai.naming import framework_name
+from hivedlab.rehearsal.kubelet import Worker, container_id, node_object
 from tests.support.fakepai import FakePai
 from tests.support.k8s_server import FakeApiServer
 
@@ -50,8 +53,13 @@ class _Job:
 
 class FakeCluster:
     def __init__(self, pai: FakePai, api: FakeApiServer, *, node: str = "hostname-dan", vc: str = "vc1",
-                 run_ticks: int = 3, tick_s: float = 0.04, rest_lag_s: float = 0.2) -> None:
+                 run_ticks: int = 3, tick_s: float = 0.04, rest_lag_s: float = 0.2, emulated: bool = False) -> None:
         self.pai, self.api, self.node, self.vc = pai, api, node, vc
+        self.emulated = emulated  # the rehearsal cluster: its emulated kubelet registered the node and runs the pods
+        if emulated:
+            registered = node_object(Worker(node, "127.0.0.1", 1))
+            api.add("nodes", node, labels=registered["metadata"]["labels"], spec=registered["spec"],
+                    status=registered["status"])
         self.run_ticks, self.tick_s, self.rest_lag_s = run_ticks, tick_s, rest_lag_s
         self.lock = threading.Lock()
         self.queue: list[_Job] = []
@@ -124,8 +132,15 @@ class FakeCluster:
                 self.queue = [j for j in self.queue if j is not job]
                 self.running = None if self.running is job else self.running
 
+    def _container(self, job: _Job, state: dict[str, Any]) -> dict[str, Any]:
+        """The app container's status; on the rehearsal cluster with the id its emulated kubelet gives it."""
+        status: dict[str, Any] = {"name": "app", "state": state}
+        if self.emulated:
+            status["containerID"] = container_id({"metadata": {"uid": job.pod_uid}}, "app")
+        return status
+
     def _start(self, job: _Job) -> None:
-        running = {"name": "app", "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}}}
+        running = self._container(job, {"running": {"startedAt": "2026-01-01T00:00:00Z"}})
         self.api.modify("pods", job.pod_uid, spec={"nodeName": self.node},
                         status={"phase": "Running", "containerStatuses": [running]})
         self.api.modify("frameworks", job.framework_uid, status={"state": "AttemptRunning"})
@@ -144,8 +159,7 @@ class FakeCluster:
         pod."""
         code = 0 if exit_code == 0 else -210
         if exit_code is not None:
-            done = {"name": "app",
-                    "state": {"terminated": {"exitCode": exit_code, "startedAt": "2026-01-01T00:00:00Z"}}}
+            done = self._container(job, {"terminated": {"exitCode": exit_code, "startedAt": "2026-01-01T00:00:00Z"}})
             self.api.modify("pods", job.pod_uid, status={"phase": "Succeeded", "containerStatuses": [done]})
         task = {"taskStatuses": [{"attemptStatus": {"podUID": job.pod_uid, "completionStatus": {"code": code}}}]}
         status: dict[str, Any] = {"state": "Completed", "attemptStatus": {

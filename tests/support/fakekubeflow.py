@@ -28,10 +28,12 @@ from __future__ import annotations
 import functools
 import json
 import threading
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from hivedlab.rehearsal.kubelet import Worker, finished_status, node_object, running_status
 from tests.support.k8s_crd_server import FakeKubeApi
 
 NODES = ("k8s-g1", "k8s-g2", "k8s-g3", "k8s-g4")
@@ -61,8 +63,14 @@ def _gpus(pod: dict[str, Any]) -> int:
 
 
 class FakeKubeflow:
-    def __init__(self, api: FakeKubeApi, run_ticks: int = 10) -> None:
+    def __init__(self, api: FakeKubeApi, run_ticks: int = 10, emulated: bool = False) -> None:
         self.api, self.run_ticks = api, run_ticks
+        # the rehearsal cluster (`rehearsal up --kubeflow`): hivedlab.rehearsal.kubelet's own Nodes and pod statuses
+        self.emulated = emulated
+        if emulated:
+            api.nodes = [node_object(Worker(node["metadata"]["name"], f"10.0.0.{i + 1}",
+                                            int(node["status"]["allocatable"].get("nvidia.com/gpu", 0))))
+                         for i, node in enumerate(api.nodes)]
         self.jobs: dict[str, _Job] = {}
         self.ticks = 0
         self._stop = threading.Event()
@@ -284,7 +292,7 @@ class FakeKubeflow:
         for pod in pods:
             node = free.pop(0) if _gpus(pod) else NODES[0]
             key = f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
-            self.api.update("pods", key, functools.partial(_run_on, node=node))
+            self.api.update("pods", key, functools.partial(_run_on, node=node, emulated=self.emulated))
             # both record it: Kubernetes v1.14 scheduler.go `bind`; kube-batch v0.4.2 cache.go `Bind`
             self._event(pod, "Scheduled", f"Successfully assigned {key} to {node}")
         return True
@@ -331,9 +339,8 @@ class FakeKubeflow:
             for pod in pods:
                 if pod in ps:
                     continue
-                self.api.update("pods", f"{job.namespace}/{pod['metadata']['name']}", lambda o: o["status"].update(
-                    phase="Succeeded", containerStatuses=[
-                        {"name": "tensorflow", "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}]))
+                self.api.update("pods", f"{job.namespace}/{pod['metadata']['name']}",
+                                functools.partial(_succeed, emulated=self.emulated))
                 self._job_event(job, "Normal", "ExitedWithCode",  # pod.go `reconcilePods`
                                 f"Pod: {job.namespace}.{pod['metadata']['name']} exited with code 0")
             # status.go `updateStatusSingle`: worker 0 succeeded
@@ -375,8 +382,16 @@ def _set_status(obj: dict[str, Any], status: dict[str, Any]) -> None:
     obj["status"] = status
 
 
-def _run_on(pod: dict[str, Any], node: str) -> None:
+def _run_on(pod: dict[str, Any], node: str, emulated: bool = False) -> None:
     """The pod is bound to `node` and its container runs."""
     pod["spec"]["nodeName"] = node
-    pod["status"].update(phase="Running", containerStatuses=[
-        {"name": "tensorflow", "ready": True, "state": {"running": {"startedAt": "2026-11-26T00:00:00Z"}}}])
+    pod["status"].update(running_status(pod, Worker(node, "10.0.0.1", 1), time.time())["status"] if emulated else {
+        "phase": "Running", "containerStatuses": [
+            {"name": "tensorflow", "ready": True, "state": {"running": {"startedAt": "2026-11-26T00:00:00Z"}}}]})
+
+
+def _succeed(pod: dict[str, Any], emulated: bool = False) -> None:
+    """The pod's container exits 0."""
+    pod["status"].update(finished_status(pod, 0, time.time())["status"] if emulated else {
+        "phase": "Succeeded",
+        "containerStatuses": [{"name": "tensorflow", "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}]})

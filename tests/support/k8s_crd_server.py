@@ -83,7 +83,7 @@ class FakeKubeApi(ServedApi):
 
     def __init__(self, crds: frozenset[str] = KUBE_BATCH_CRDS, gpus: tuple[int, ...] = (1, 1, 1, 1)) -> None:
         self.crds = crds
-        self.nodes = [{"metadata": {"name": f"k8s-g{i + 1}"}, "status": {"allocatable": {
+        self.nodes: list[dict[str, Any]] = [{"metadata": {"name": f"k8s-g{i + 1}"}, "status": {"allocatable": {
             "cpu": "4", "memory": "16Gi", **({"nvidia.com/gpu": str(n)} if n else {})}}} for i, n in enumerate(gpus)]
         self.rv = 1000
         self.objects: dict[str, dict[str, dict[str, Any]]] = {r: {} for r in KINDS}

@@ -112,7 +112,8 @@ class RunInfo:
                        later.gpu_nodes or self.gpu_nodes)
 
 
-ConfigSwitcher = Callable[[str], None]  # puts the named HiveD config (`two-vc`, `one-vc`) in place on the cluster
+# puts the named HiveD config (`two-vc`, `one-vc`) in place on the cluster; returns what else it changed, to be said
+ConfigSwitcher = Callable[[str], str | None]
 
 _YES = ("y", "yes", "是")
 

@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from hivedlab.backends.sim.settings import SHORT_COMMANDS, SimSettings
-from hivedlab.evidence import EMULATED_CONTAINER_PREFIX, EMULATED_NODE_LABEL
+from hivedlab.evidence import EMULATED_CONTAINER_PREFIX, EMULATED_KUBELET_MARK, EMULATED_NODE_LABEL
 
 EMULATED = EMULATED_CONTAINER_PREFIX  # the container ids grading recognises (docs/checker.md, rehearsal evidence)
 EMULATED_LABEL = EMULATED_NODE_LABEL  # what the real backend recognises (run.json `cluster_kind`)
@@ -36,7 +36,7 @@ FUSE_RESOURCE = "github.com/fuse"  # every OpenPAI task pod asks for one (its FU
 NOT_READY_TAINT = "node.kubernetes.io/not-ready"
 SIGTERM_EXIT = 143
 MIN_RUN_S = 1.0
-KUBELET_VERSION = "v1.20.2-hivedlab-emulated"
+KUBELET_VERSION = f"v1.20.2{EMULATED_KUBELET_MARK}"
 _SLEEP = re.compile(r"\bsleep\s+(\d+(?:\.\d+)?)([smhd]?)\b")
 _UNIT = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 SIM = SimSettings()  # the simulator's defaults: the same job runs as long here as there

@@ -9,6 +9,7 @@ processes and removes `run/`; the logs stay until the next `up`.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 from collections.abc import Callable, Mapping
@@ -16,6 +17,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from hivedlab.backends.pai.rest import TOKEN_FILE_ENV
+from hivedlab.backends.pai.users import AccountsFiles
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import write_atomic
 from hivedlab.lab_group.inventory import Inventory, load_inventory
@@ -146,9 +149,10 @@ def _switch(settings: Settings, inventory: Inventory, config: str) -> Cluster:
     return changed
 
 
-def switcher_for(hived_url: str, environ: Mapping[str, str] | None = None) -> Callable[[str], None] | None:
+def switcher_for(hived_url: str, environ: Mapping[str, str] | None = None) -> Callable[[str], str | None] | None:
     """`switch` of the rehearsal cluster run from this machine's home (`HIVEDLAB_REHEARSAL_HOME` or the default)
-    whose HiveD answers at `hived_url`, for a run that needs another config; None when no such cluster is up here."""
+    whose HiveD answers at `hived_url`, for a run that needs another config; None when no such cluster is up here.
+    The switch returns what it changed beyond HiveD's config, for the run to say (`dropped_grants`)."""
     try:
         settings = load_settings(environ=environ)
         cluster = read_cluster(settings)
@@ -157,11 +161,38 @@ def switcher_for(hived_url: str, environ: Mapping[str, str] | None = None) -> Ca
     if cluster is None or cluster.hived_url.rstrip("/") != hived_url.rstrip("/") or not running(settings):
         return None
     inventory = load_inventory(cluster.inventory)
+    tokens = (environ if environ is not None else os.environ).get(TOKEN_FILE_ENV)
 
-    def switch_to(config: str) -> None:
+    def switch_to(config: str) -> str | None:
+        before = (read_cluster(settings) or cluster).config
         switch(settings, inventory, config)
+        return dropped_grants(before, config, AccountsFiles(cluster.inventory, cluster.pai_admin_token_file, tokens))
 
     return switch_to
+
+
+def dropped_grants(before: str, after: str, accounts: AccountsFiles) -> str | None:
+    """What a switch from `before` to `after` did to the members' accounts: the rest-server, restarted with a config
+    without a VC, drops every grant of it, and a later switch back does not restore them (None: nothing dropped)."""
+    dropped = sorted(set(CONFIG_VCS.get(before, ())) - set(CONFIG_VCS.get(after, ())))
+    if not dropped:
+        return None
+    shown, command = ", ".join(dropped), accounts.command(CONFIG_VCS[before])
+    return (f"the rest-server, restarted with '{after}', dropped the members' grant of VC {shown}: after switching "
+            f"back (`hivedlab rehearsal switch {before}`) run `{command}` to grant it again / rest-server 以 '{after}' "
+            f"重启后删除了组员对 VC {shown} 的授权：切换回 {before}（`hivedlab rehearsal switch {before}`）后须运行 "
+            f"`{command}` 重新授权")
+
+
+def admin_token_file_for(pai_url: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """OpenPAI's admin token file of the rehearsal cluster this machine runs, when `pai_url` is its rest-server."""
+    try:
+        cluster = read_cluster(load_settings(environ=environ))
+    except (HivedlabError, OSError, ValueError, TypeError):
+        return None
+    if cluster is None or cluster.pai_url.rstrip("/") != pai_url.rstrip("/"):
+        return None
+    return cluster.pai_admin_token_file
 
 
 def down(settings: Settings) -> list[str]:

@@ -3,10 +3,16 @@
 
 from __future__ import annotations
 
-import pytest
+import io
 
+import pytest
+from rich.console import Console
+
+from hivedlab.backends.pai.live import LiveView
+from hivedlab.backends.pai.users import AccountsFiles
 from hivedlab.backends.protocol import RunInfo
 from hivedlab.basics.errors import HivedlabError
+from hivedlab.rehearsal.stack import dropped_grants
 from tests.support.pai_world import ONE_VC, TWO_VC, job, make
 
 
@@ -61,8 +67,10 @@ def test_a_rehearsal_cluster_run_from_this_machine_is_switched_by_the_run_itself
     def switch(name):
         switched.append(name)
         hived.vcs = ["default"]
+        return dropped_grants("two-vc", name, AccountsFiles("group.yaml", "/home/ta/pai-admin-token"))
 
-    backend, _, _ = make(world, tmp_path, experiment="reconfig")
+    said = io.StringIO()
+    backend, _, _ = make(world, tmp_path, experiment="reconfig", view=LiveView(Console(file=said, width=300)))
     backend.run_info = RunInfo(emulated_nodes=("hostname-carol", "hostname-dan"))
     backend.use_config_switcher(switch)
     backend.switch_config("two-vc", TWO_VC)
@@ -70,6 +78,14 @@ def test_a_rehearsal_cluster_run_from_this_machine_is_switched_by_the_run_itself
     assert backend.submit("alice", "vc1-job", job("vc1-job-alice-r1")).accepted
     backend.switch_config("one-vc", ONE_VC)
     assert switched == ["one-vc"] and backend.vcs == {"default"}
+    # what the switch changed beyond HiveD, and what a later switch back then needs
+    assert ("the rest-server, restarted with 'one-vc', dropped the members' grant of VC vc1: after switching back "
+            "(`hivedlab rehearsal switch two-vc`) run `hivedlab accounts --inventory group.yaml --admin-token-file "
+            "/home/ta/pai-admin-token --vc default --vc vc1` to grant it again") in " ".join(said.getvalue().split())
+
+
+def test_a_switch_that_drops_nothing_says_nothing_more() -> None:
+    assert dropped_grants("one-vc", "two-vc", AccountsFiles()) is None
 
 
 def test_a_switch_that_does_not_take_is_reported(world, tmp_path):

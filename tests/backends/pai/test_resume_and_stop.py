@@ -65,9 +65,11 @@ def wait_for(predicate: Callable[[], bool], timeout: float = 20.0) -> None:
 
 
 @pytest.fixture
-def lab(serve, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, quick_charts: None) -> Iterator[Lab]:
+def lab(serve, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, quick_charts: None,
+        request: pytest.FixtureRequest) -> Iterator[Lab]:
     """The fake cluster's services in the environment `hivedlab run --cluster pai` reads (charts stubbed: these
-    tests are about the evidence, the verdicts and the jobs left, not the drawing)."""
+    tests are about the evidence, the verdicts and the jobs left, not the drawing); parametrized True, the cluster
+    answers as the rehearsal cluster's emulated kubelet does."""
     pai, hived = FakePai(serve), StubHived(serve)
     for user in ("carol", "dan"):
         pai.add_user(user, f"{user}-pass")
@@ -77,7 +79,7 @@ def lab(serve, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, quick_charts: No
     kubeconfig = tmp_path / "kubeconfig"
     with FakeApiServer() as api:
         kubeconfig.write_text(KUBECONFIG.format(url=api.url))
-        cluster = FakeCluster(pai, api)
+        cluster = FakeCluster(pai, api, emulated=getattr(request, "param", False))
         for key, value in {"HIVEDLAB_PAI_URL": pai.url, "HIVEDLAB_HIVED_URL": hived.server.url,
                            "HIVEDLAB_PAI_TOKEN_FILE": str(tokens), "KUBECONFIG": str(kubeconfig),
                            "HIVEDLAB_PAI_POLL_S": "0.02"}.items():
@@ -92,6 +94,34 @@ def lab(serve, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, quick_charts: No
 
 def run(cli, lab: Lab):
     return cli("run", "vc-safety", "--cluster", "pai", "--out", str(lab.out), "--lang", "en")
+
+
+@pytest.mark.parametrize("lab", [True, False], ids=["rehearsal", "real"], indirect=True)
+def test_rehearsal_evidence_is_named_so_even_when_run_json_is_silent(cli, lab: Lab) -> None:
+    """On the rehearsal cluster run.json, claims.json, the report and grading say so; with run.json's `cluster_kind`
+    gone, the emulated container ids in the log still do. A real cluster's evidence stays a real cluster's."""
+    from hivedlab.checker.grading.batch import grade_one
+    from hivedlab.checker.grading.labspec import shipped_lab
+    from hivedlab.checker.grading.rubric import load_rubric
+
+    assert run(cli, lab).code == 0
+    record_path, rehearsal = lab.out / "run.json", lab.cluster.emulated
+    record = json.loads(record_path.read_text(encoding="utf-8"))
+    assert record.get("cluster_kind") == ({"kind": "rehearsal", "emulated_nodes": ["hostname-dan"]} if rehearsal
+                                          else None)
+    record.pop("cluster_kind", None)
+    for silent in (False, True):
+        if silent:
+            record_path.write_text(json.dumps(record), encoding="utf-8")
+            assert cli("report", str(lab.out), "--lang", "en").code == 0
+        report = (lab.out / "report.md").read_text(encoding="utf-8")
+        assert json.loads((lab.out / "claims.json").read_text(encoding="utf-8"))["rehearsal"] is rehearsal
+        assert ("Evidence source: the rehearsal cluster (real control plane, emulated GPUs)" in report) is rehearsal
+        assert ("nodes hostname-dan; container ids begin with `emulated://`" in report) is rehearsal
+        assert ("Evidence source: a real cluster." in report) is not rehearsal
+    grade = grade_one(lab.out.name, lab.out, load_rubric(), shipped_lab(), None)
+    points = next(p.points for p in grade.penalties if p.penalty.check == "rehearsal-evidence")
+    assert (points > 0) is rehearsal
 
 
 def test_a_rerun_after_the_pods_are_gone_keeps_the_evidence_and_the_verdict(cli, lab: Lab) -> None:

@@ -22,7 +22,7 @@ from hivedlab.backends.k8s.observed import Observed, TapWriter
 from hivedlab.backends.protocol import RunInfo
 from hivedlab.backends.watcher import LISTED_WITHIN_S, Watcher, make_api_client
 from hivedlab.basics.errors import HivedlabError
-from hivedlab.evidence import EvidenceWriter
+from hivedlab.evidence import EvidenceWriter, emulated_node
 from hivedlab.models.kubeflow.manifests import Form
 
 __all__ = ["Clocks", "K8sBackend", "open_backend", "check_crds", "ensure_namespace", "RESOURCES"]
@@ -68,8 +68,8 @@ def check_crds(api_client: Any, form: Form, gang: bool) -> None:
 EXPECTED_GPUS = (1, 1, 1, 1)  # the experiment's cluster: four single-GPU nodes (docs/kubeflow-on-kubernetes.md)
 
 
-def gpu_nodes(api_client: Any) -> dict[str, int]:
-    """Each node's allocatable `nvidia.com/gpu` (nodes without GPUs left out)."""
+def list_nodes(api_client: Any) -> list[dict[str, Any]]:
+    """The cluster's Node objects as the API serves them."""
     from kubernetes import client
     from kubernetes.client.exceptions import ApiException
 
@@ -81,12 +81,24 @@ def gpu_nodes(api_client: Any) -> dict[str, int]:
         body = json.loads(response.data)
     finally:
         response.release_conn()
+    return [node for node in body.get("items") or [] if isinstance(node, dict)]
+
+
+def gpu_nodes(nodes: list[dict[str, Any]]) -> dict[str, int]:
+    """Each node's allocatable `nvidia.com/gpu` (nodes without GPUs left out)."""
     found = {}
-    for node in body.get("items") or []:
+    for node in nodes:
         raw = ((node.get("status") or {}).get("allocatable") or {}).get("nvidia.com/gpu")
         if raw is not None and str(raw).isdigit() and int(raw) > 0:
             found[str((node.get("metadata") or {}).get("name"))] = int(raw)
     return found
+
+
+def run_info(nodes: list[dict[str, Any]]) -> RunInfo:
+    """What run.json keeps of the cluster: its GPU nodes, and the nodes the rehearsal cluster's emulated kubelets
+    registered (`cluster_kind: {kind: rehearsal, ...}`, docs/rehearsal.md), as the OpenPAI backend finds them."""
+    emulated = sorted(str((n.get("metadata") or {}).get("name")) for n in nodes if emulated_node(n))
+    return RunInfo(emulated_nodes=tuple(emulated), gpu_nodes=gpu_nodes(nodes))
 
 
 def layout_note(gpus: dict[str, int]) -> str:
@@ -145,7 +157,8 @@ def open_backend(
     warn: Callable[[str], None] = _warn,
 ) -> K8sBackend:
     """The backend for one experiment run whose evidence `writer` writes: checks the CRDs and the nodes' GPUs (a
-    warning unless they are four single-GPU nodes; run.json keeps them as `gpu_nodes`), makes the namespace and
+    warning unless they are four single-GPU nodes; run.json keeps them as `gpu_nodes`, and the rehearsal cluster's
+    emulated ones as its `cluster_kind`), makes the namespace and
     starts the watcher (pods, events, TFJobs and PodGroups of that namespace) before anything is created."""
     if poll_s is None:
         try:
@@ -155,12 +168,12 @@ def open_backend(
     api = api_client if api_client is not None else make_api_client(kubeconfig, context)
     try:
         check_crds(api, form, gang)
-        gpus = gpu_nodes(api)
+        learnt = run_info(list_nodes(api))
         ensure_namespace(api, namespace)
     except BaseException:
         api.close()
         raise
-    note = layout_note(gpus)
+    note = layout_note(dict(learnt.gpu_nodes))
     if note:
         warn(note)
     observed = Observed()
@@ -172,7 +185,7 @@ def open_backend(
                       custom={"tfjobs": (tfjob_group, tfjob_version, "tfjobs"),
                               "podgroups": (group_group, group_version, "podgroups")},
                       **(watcher_options or {}))
-    backend = K8sBackend(api, namespace, observed=observed, watcher=watcher, run_info=RunInfo(gpu_nodes=gpus),
+    backend = K8sBackend(api, namespace, observed=observed, watcher=watcher, run_info=learnt,
                          interactive=sys.stdin.isatty() if interactive is None else interactive, poll_s=poll_s,
                          sleep=clocks.sleep, clock=clocks.clock, now=clocks.now, ask=ask)
     late = watcher.start_listed(LISTED_WITHIN_S)

@@ -10,6 +10,7 @@ Connection settings come from the arguments, else the environment:
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -36,24 +37,27 @@ from hivedlab.backends.pai.tokens import check_tokens, load_tokens, token_source
 from hivedlab.backends.protocol import RunInfo
 from hivedlab.backends.watcher import LISTED_WITHIN_S, PAI_RESOURCES, Watcher, make_api_client
 from hivedlab.basics.errors import HivedlabError
-from hivedlab.evidence import EMULATED_NODE_LABEL, EvidenceWriter, format_time
+from hivedlab.evidence import EMULATED_NODE_LABEL, EvidenceWriter, emulated_node, format_time
 from hivedlab.lab_group.inventory import Inventory, load_inventory
 from hivedlab.rundir import RunDir, UserStop, run_location
 
 
 def emulated_nodes(kubeconfig: Path, context: str | None) -> list[str]:
-    """The cluster's nodes labelled as emulated (the rehearsal cluster's; empty on a real cluster, or when the nodes
-    cannot be listed): a run that sees them records `cluster_kind: {kind: rehearsal, emulated_nodes}` in run.json,
-    so grading and the report can tell it apart (docs/rehearsal.md)."""
+    """The cluster's nodes the rehearsal cluster's emulated kubelets registered (`hivedlab.evidence.emulated_node`;
+    empty on a real cluster, or when the nodes cannot be listed): a run that sees them records `cluster_kind: {kind:
+    rehearsal, emulated_nodes}` in run.json, so grading and the report can tell it apart (docs/rehearsal.md)."""
     try:
         from kubernetes import client
 
         api = client.CoreV1Api(make_api_client(str(kubeconfig), context))
-        nodes = api.list_node(label_selector=f"{EMULATED_NODE_LABEL}=true", _request_timeout=10)
+        response = api.list_node(_request_timeout=10, _preload_content=False)
+        try:
+            nodes = json.loads(response.data).get("items") or []
+        finally:
+            response.release_conn()
     except Exception:  # no permission to list nodes, no answer: nothing to say about them
         return []
-    return sorted(n.metadata.name for n in nodes.items)
-
+    return sorted(str((n.get("metadata") or {}).get("name")) for n in nodes if emulated_node(n))
 
 
 __all__ = ["DEFAULT_KUBECONFIG", "EMULATED_NODE_LABEL", "PaiBackend", "find_kubeconfig", "leftover_note",

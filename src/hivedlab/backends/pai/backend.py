@@ -188,7 +188,9 @@ class PaiBackend:
             if self._switcher is not None:
                 self._say(f"switching the rehearsal cluster to '{name}' as `hivedlab rehearsal switch {name}` "
                           f"does / 演练集群切换到 {name}")
-                self._switcher(name)
+                changed = self._switcher(name)
+                if changed:
+                    self._say(changed)
             elif not self.interactive:
                 raise HivedlabError(f"{message_en} / {message_zh}")
             else:

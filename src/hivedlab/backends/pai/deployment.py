@@ -21,7 +21,7 @@ from hivedlab.backends.pai.hived_inspect import fetch_cluster_status
 from hivedlab.backends.pai.kubeconfig import find_kubeconfig
 from hivedlab.backends.pai.rest import PaiClient, PaiError, fetch_portal, modelled_version, portal_url
 from hivedlab.backends.pai.rest_errors import failure_cause
-from hivedlab.backends.pai.users import get_user, token_expiry, user_vcs
+from hivedlab.backends.pai.users import AccountsFiles, get_user, token_expiry, user_vcs
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import read_json
 from hivedlab.env_record import env_record_from_json
@@ -35,9 +35,9 @@ MAX_CLOCK_SPREAD_MS = 1000.0  # evidence from different nodes is compared to the
 
 def check_deployment(pai_url: str, hived_url: str, inventory: Inventory, tokens: dict[str, str], *,
                      kubeconfig: str | None = None, config: str | None = None, env_folder: Path | None = None,
-                     now: dt.datetime | None = None) -> list[DoctorFinding]:
+                     now: dt.datetime | None = None, accounts: AccountsFiles | None = None) -> list[DoctorFinding]:
     """Every check, in the order the manual's deployment meets them; the token and job checks only when the
-    rest-server answers."""
+    rest-server answers. `accounts`: the files the fixes' `hivedlab accounts` command names."""
     findings = check_nodes(kubeconfig, inventory)
     rest = check_rest_server(pai_url)
     emulated = _emulated(kubeconfig)
@@ -45,7 +45,8 @@ def check_deployment(pai_url: str, hived_url: str, inventory: Inventory, tokens:
     hived_findings, vcs = check_hived(hived_url, inventory, config)
     findings += hived_findings
     if rest.status == "ok":
-        findings += check_tokens(pai_url, inventory, tokens, vcs, now or dt.datetime.now(dt.timezone.utc))
+        findings += check_tokens(pai_url, inventory, tokens, vcs, now or dt.datetime.now(dt.timezone.utc),
+                                 accounts or AccountsFiles())
         findings.append(check_jobs(pai_url, next(iter(tokens.values()))))
     if env_folder is not None:
         findings += check_clocks(env_folder)
@@ -167,10 +168,12 @@ def check_hived(base: str, inventory: Inventory, config: str | None) -> tuple[li
 
 
 def check_tokens(url: str, inventory: Inventory, tokens: dict[str, str], vcs: list[str],
-                 now: dt.datetime) -> list[DoctorFinding]:
+                 now: dt.datetime, accounts: AccountsFiles) -> list[DoctorFinding]:
     """Each member's token: present, accepted, allowed in the cluster's VCs, not expiring within a day."""
-    again = ("运行 `hivedlab accounts --inventory group.yaml` 重新登录并写入 token",
-             "run `hivedlab accounts --inventory group.yaml` to log in again and write the token")
+    command = accounts.command(vcs)
+    again = (f"运行 `{command}` 重新登录并写入 token（它会询问每位组员的密码，或加 `--passwords 文件`）",
+             f"run `{command}` to log in again and write the tokens (it asks each member's password, or add "
+             "`--passwords FILE`)")
     findings = []
     for member in inventory.members:
         user, token = member.user, tokens.get(member.user)
@@ -190,7 +193,7 @@ def check_tokens(url: str, inventory: Inventory, tokens: dict[str, str], vcs: li
         lacking = [vc for vc in vcs if vc not in user_vcs(found or {})]
         if lacking:
             findings.append(bad("tokens", f"{user} 没有 VC {', '.join(lacking)} 的权限", f"{user} may not use VC "
-                                f"{', '.join(lacking)}", *again))
+                                f"{', '.join(lacking)}", *regrant(lacking, command)))
         expiry = token_expiry(token)
         if expiry is not None and expiry - now < EXPIRY_WARNING:
             when = expiry.strftime("%Y-%m-%d %H:%M UTC")
@@ -199,6 +202,17 @@ def check_tokens(url: str, inventory: Inventory, tokens: dict[str, str], vcs: li
                                 status="warning" if expiry > now else "error"))
     return findings or [ok("tokens", f"{len(inventory.members)} 位组员的 token 有效，可使用 VC {', '.join(vcs)}",
                            f"the {len(inventory.members)} members' tokens work and may use VC {', '.join(vcs)}")]
+
+
+def regrant(lacking: list[str], command: str) -> tuple[str, str]:
+    """The fix of a missing VC grant: what dropped it and the command that restores it."""
+    shown = ", ".join(lacking)
+    return (f"缺少的是 VC {shown} 的授权：rest-server 以没有 {shown} 的 HiveD 配置重启时（`hivedlab rehearsal switch "
+            f"one-vc`、paictl 推送配置）会删除该授权，切换回来也不会恢复；运行 `{command}` 恢复（它会询问每位组员的"
+            "密码，或加 `--passwords 文件`）",
+            f"the grant of VC {shown} is gone: the rest-server drops it when it restarts with a HiveD config without "
+            f"{shown} (`hivedlab rehearsal switch one-vc`, paictl's config push), and switching back does not restore "
+            f"it; restore it with `{command}` (it asks each member's password, or add `--passwords FILE`)")
 
 
 def check_jobs(url: str, token: str) -> DoctorFinding:

@@ -10,12 +10,33 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import json
+import shlex
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
 from hivedlab.backends.pai.rest import PaiClient
 
 TOKEN_LIFETIME_DAYS = 7  # rest-server's jwt-expire-time
+
+
+@dataclass(frozen=True)
+class AccountsFiles:
+    """The files `hivedlab accounts` is given, so that the command can be printed as it must be run: with the admin's
+    token file it does not ask for the admin's password; it asks each member's (or reads `--passwords FILE`)."""
+
+    inventory: str | None = None
+    admin_token_file: str | None = None
+    tokens_out: str | None = None
+
+    def command(self, vcs: Iterable[str]) -> str:
+        """The `hivedlab accounts` line that grants `vcs` and logs every member in again."""
+        parts = ["hivedlab", "accounts", "--inventory", self.inventory or "group.yaml"]
+        parts += ["--admin-token-file", self.admin_token_file] if self.admin_token_file else []
+        parts += [word for vc in sorted(set(vcs)) for word in ("--vc", vc)]
+        parts += ["--tokens-out", self.tokens_out] if self.tokens_out else []
+        return shlex.join(parts)
 
 
 def get_user(client: PaiClient, username: str) -> dict[str, Any] | None:

@@ -22,14 +22,13 @@ from hivedlab.checker.grading.labspec import LabSpec
 from hivedlab.checker.grading.provenance import (
     REAL_CLUSTERS,
     Identity,
-    emulated_containers,
     log_identity,
     sim_inputs,
     simulator_signs,
 )
 from hivedlab.checker.grading.submission import ExperimentFiles, Submission, read_submission
 from hivedlab.checker.judging.judge import Judge, Judgement
-from hivedlab.evidence import EvidenceLog, read_evidence
+from hivedlab.evidence import EvidenceLog, RehearsalSigns, read_evidence
 from hivedlab.rundir import CLAIMS, RUN_RECORD, VERDICTS, hived_config_name, run_folder_name
 
 STOPPED = ("interrupted", "stopped", "stopped by the user")  # end statuses of a run someone cut short
@@ -180,7 +179,7 @@ def grade_run(sub: Submission, experiment: str, files: ExperimentFiles | None, l
         attempts=attempts,
         identity=log_identity(log.records, files.evidence or "", facts.source == "k8s"),
         rehearsal=facts.source == "k8s" and (bool(sub.record and sub.record.rehearsal)
-                                             or emulated_containers(log.records) > 0),
+                                             or RehearsalSigns.of(log.records).found),
         last_seq=log.records[-1].seq,
     )
 

@@ -23,7 +23,7 @@ from datetime import datetime
 from typing import Any
 
 from hivedlab.basics.text import Text
-from hivedlab.evidence import EMULATED_CONTAINER_PREFIX, Record, parse_time
+from hivedlab.evidence import Record, parse_time
 from hivedlab.models.hived.annotations import LEAF_CELL_ISOLATION
 from hivedlab.rundir import RunRecord
 
@@ -49,19 +49,6 @@ def _container_ids(obj: dict[str, Any]) -> Iterable[str]:
         for state in (status.get("state") or {}).values():
             if isinstance(state, dict) and isinstance(state.get("containerID"), str):
                 yield state["containerID"]
-
-
-def emulated_containers(records: Iterable[Record]) -> int:
-    """How many pods of these records ran in a rehearsal cluster's emulated containers (their container ids say
-    `emulated://`, docs/checker.md#rehearsal-cluster-evidence-grading): the real control plane ran them, but no GPU
-    did."""
-    found = set()
-    for record in records:
-        obj = record.object
-        if record.resource == "pods" and isinstance(obj, dict) and any(
-                cid.startswith(EMULATED_CONTAINER_PREFIX) for cid in _container_ids(obj)):
-            found.add(str((obj.get("metadata") or {}).get("uid")))
-    return len(found)
 
 
 def simulator_signs(records: Iterable[Record]) -> list[Text]:

@@ -31,7 +31,7 @@ from hivedlab.checker.report.wording import (
     pick,
 )
 from hivedlab.evidence import parse_time
-from hivedlab.rundir import CHART_PNG, EVIDENCE, RunRecord
+from hivedlab.rundir import CHART_PNG, EVIDENCE
 
 Link = Callable[[str], str]  # run-dir-relative path -> href relative to the report
 
@@ -300,11 +300,6 @@ def member_names(inputs: RunInputs) -> dict[str, str]:
     return {m.user: m.name for m in inputs.members if m.user}
 
 
-def _emulated_nodes(record: RunRecord | None) -> list[object]:
-    nodes = record.cluster_kind.get("emulated_nodes") if record else None
-    return list(nodes) if isinstance(nodes, list) else []
-
-
 def build_context(inputs: RunInputs, lang: str, link: Link, charts: dict[str, str]) -> dict[str, Any]:
     """Everything the report template prints. `charts` maps experiment id (and each run's folder) -> PNG href."""
     main = [e for e in inputs.experiments if not e.plan.optional]
@@ -317,8 +312,8 @@ def build_context(inputs: RunInputs, lang: str, link: Link, charts: dict[str, st
     return {
         "lang": lang,
         "inconclusive_word": VERDICT_TEXT[INCONCLUSIVE].get(lang),
-        "rehearsal": bool(record and record.rehearsal),
-        "emulated_nodes": [md(str(n)) for n in _emulated_nodes(record)],
+        "rehearsal": inputs.rehearsal,
+        "emulated_nodes": [md(n) for n in inputs.emulated_nodes],
         "group": md(record.group if record else ""),
         "version": md(record.hivedlab_version if record else ""),
         "cluster": inputs.cluster,
@@ -379,7 +374,7 @@ def build_claims(inputs: RunInputs, lang: str, files: dict[str, dict[str, object
         "lang": lang,
         "cluster": inputs.cluster,
         "simulated": inputs.cluster == "sim",
-        "rehearsal": bool(inputs.record and inputs.record.rehearsal),
+        "rehearsal": inputs.rehearsal,
         "openpai_version": inputs.openpai_version or None,
         "run": {k: v for k, v in (inputs.record.to_json() if inputs.record else {}).items()
                 if k in ("hivedlab_version", "seed", "started", "finished")},

@@ -19,6 +19,7 @@ from hivedlab.checker.judging.judge import judge_file, to_json
 from hivedlab.checker.judging.pod_facts import vc_nodes_from_config
 from hivedlab.checker.report.timeline import ExperimentTimeline, timeline_for_chart
 from hivedlab.env_record import EnvRecord, env_record_from_json
+from hivedlab.evidence import RehearsalSigns, iter_evidence
 from hivedlab.lab_group.inventory import inventory_from_mapping, read_inventory
 from hivedlab.plans.loader import Plan, load_plan
 from hivedlab.rundir import (
@@ -147,6 +148,8 @@ class RunInputs:
     experiments: tuple[ExperimentInputs, ...]
     problems: tuple[Said, ...] = ()
     smoke: ExperimentInputs | None = None  # the smoke test (manual 3.2): a short section, not an experiment row
+    rehearsal: bool = False  # the evidence is the rehearsal cluster's (`rehearsal_evidence`)
+    emulated_nodes: tuple[str, ...] = ()
 
 
 def _read_json(path: Path) -> tuple[Any, str | None]:
@@ -335,6 +338,7 @@ def load_run(run_dir: Path) -> RunInputs:
     users = tuple(m.user for m in members)
     loaded = [load_experiment_runs(run_dir, e, record, users) for e in ids]
     experiments = tuple(sorted((x for x in loaded if not is_smoke(x.id)), key=lambda x: (x.plan.order, x.id)))
+    rehearsal, emulated = rehearsal_evidence(run_dir, record, loaded)
     return RunInputs(
         run_dir=run_dir,
         cluster=cluster,
@@ -345,7 +349,26 @@ def load_run(run_dir: Path) -> RunInputs:
         experiments=experiments,
         problems=(*problems, *member_problems, *env_problems),
         smoke=next((x for x in loaded if is_smoke(x.id)), None),
+        rehearsal=rehearsal,
+        emulated_nodes=emulated,
     )
+
+
+def rehearsal_evidence(run_dir: Path, record: RunRecord | None,
+                       runs: list[ExperimentInputs]) -> tuple[bool, tuple[str, ...]]:
+    """Whether the evidence is the rehearsal cluster's, and its emulated nodes: run.json's `cluster_kind` says so,
+    or else the logs do (the experiments', then the contrast runs'): pods that ran in emulated containers are never
+    presented as a real cluster's, whatever run.json holds."""
+    if record is not None and record.rehearsal:
+        nodes = record.cluster_kind.get("emulated_nodes")
+        return True, tuple(str(n) for n in nodes) if isinstance(nodes, list) else ()
+    shown = [t.timeline for run in runs for t in run.turns or (run,) if t.timeline.emulated]
+    if shown:
+        return True, tuple(dict.fromkeys(n for t in shown for n in t.emulated_nodes))
+    signs = RehearsalSigns()
+    for log in sorted(RunDir(run_dir).home(contrast=True).glob(f"*@*/{EVIDENCE}")):
+        signs.add(RehearsalSigns.of(iter_evidence(log)))
+    return signs.found, tuple(signs.nodes)
 
 
 def is_smoke(experiment: str) -> bool:

@@ -14,7 +14,7 @@ from pathlib import Path
 from hivedlab.checker.judging.timeline import Mark, Timeline, build_timeline, display_names
 from hivedlab.checker.report.charts import Rejection, Switch, TaskAttempt
 from hivedlab.checker.report.faults import NodeFault, node_faults, task_labels
-from hivedlab.evidence import iter_evidence
+from hivedlab.evidence import RehearsalSigns, iter_evidence
 from hivedlab.rundir import EVIDENCE
 
 __all__ = ["ExperimentTimeline", "NodeFault", "Rejection", "attempts_of", "switches_of", "timeline_for_chart"]
@@ -35,6 +35,8 @@ class ExperimentTimeline:
     problems: tuple[str, ...] = ()
     switches: tuple[Switch, ...] = ()  # plan steps that switched HiveD's config or restarted it while jobs ran
     faults: tuple[NodeFault, ...] = ()  # nodes whose Ready condition changed (a real cluster's Node records)
+    emulated: bool = False  # its pods ran in the rehearsal cluster's emulated containers (`RehearsalSigns`)
+    emulated_nodes: tuple[str, ...] = ()  # the emulated nodes the log shows
 
 
 def attempts_of(timeline: Timeline, names: dict[str, str]) -> tuple[TaskAttempt, ...]:
@@ -82,8 +84,9 @@ def timeline_for_chart(path: Path, run_tag: str = "") -> ExperimentTimeline:
     """Read an evidence log into the report's view of it. Never raises: problems become lines."""
     where = f"{path.parent.name}/{EVIDENCE}"
     stream = iter_evidence(path)  # streamed: a long real-cluster log is never held whole
+    signs = RehearsalSigns()
     try:
-        timeline = build_timeline(stream)
+        timeline = build_timeline(signs.watch(stream))
     except Exception as exc:  # a log the timeline cannot fold must not stop the report
         return ExperimentTimeline(problems=(f"{where}: no timeline could be built ({exc})",))
     warnings = [*stream.warnings, *([stream.unreadable] if stream.unreadable else [])]
@@ -113,4 +116,6 @@ def timeline_for_chart(path: Path, run_tag: str = "") -> ExperimentTimeline:
         problems=tuple(problems) + tuple(f"{where}: {note}" for note in timeline.notes),
         switches=switches_of(timeline),
         faults=node_faults(timeline, names),
+        emulated=signs.found,
+        emulated_nodes=tuple(signs.nodes),
     )

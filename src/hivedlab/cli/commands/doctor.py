@@ -13,8 +13,11 @@ from pathlib import Path
 
 from hivedlab.backends.pai.addresses import hived_address, pai_address
 from hivedlab.backends.pai.deployment import check_deployment
+from hivedlab.backends.pai.rest import TOKEN_FILE_ENV
 from hivedlab.backends.pai.tokens import load_tokens
+from hivedlab.backends.pai.users import AccountsFiles
 from hivedlab.basics.errors import EXIT_FINDINGS
+from hivedlab.cli.commands.accounts import ADMIN_TOKEN_FILE_ENV
 from hivedlab.cli.options import add_format, add_inventory, add_lang, new_parser
 from hivedlab.lab_group.inventory import load_group
 from hivedlab.lab_group.layouts import CONFIG_NAMES
@@ -51,7 +54,15 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     return parser
 
 
-# ------------------------------------------------------------------ the expected config (pure)
+def accounts_files(inventory: str | None, pai_url: str, token_file: str | None) -> AccountsFiles:
+    """What the fixes' `hivedlab accounts` command names: this inventory, the admin's token file (the environment's,
+    else that of the rehearsal cluster this machine runs, when `pai_url` is its rest-server) and the token file."""
+    from hivedlab.rehearsal.stack import admin_token_file_for
+
+    admin = os.environ.get(ADMIN_TOKEN_FILE_ENV) or admin_token_file_for(pai_url)
+    return AccountsFiles(inventory, admin, token_file or os.environ.get(TOKEN_FILE_ENV))
+
+
 
 
 def run(args: argparse.Namespace) -> int:
@@ -60,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
     hived = hived_address(inventory, args.hived_url, os.environ, "--hived-url")
     tokens = load_tokens(token_file=args.token_file).tokens
     findings = check_deployment(url, hived, inventory, tokens, kubeconfig=args.kubeconfig, config=args.config,
-                                env_folder=Path(args.env) if args.env else None)
+                                env_folder=Path(args.env) if args.env else None,
+                                accounts=accounts_files(args.inventory, url, args.token_file))
     errors = [f for f in findings if f.status == "error"]
     if args.format == "json":
         print(json.dumps({"ok": not errors, "findings": [f.as_dict() for f in findings]}, ensure_ascii=False,

@@ -133,6 +133,13 @@ def run(args: argparse.Namespace) -> int:
         inventory_path = _inventory_path(args.inventory) or (current.inventory if current else None)
         cluster = stack.switch(settings, load_inventory(inventory_path), args.config)
         print(f"HiveD now runs {cluster.config} / HiveD 已切换到 {cluster.config}")
+        from hivedlab.backends.pai.rest import TOKEN_FILE_ENV
+        from hivedlab.backends.pai.users import AccountsFiles
+
+        accounts = AccountsFiles(inventory_path, cluster.pai_admin_token_file, os.environ.get(TOKEN_FILE_ENV))
+        dropped = stack.dropped_grants(current.config, cluster.config, accounts) if current else None
+        if dropped:
+            print(dropped)
         return EXIT_OK
     if args.action == "fault":
         print(_fault(args, settings.paths.faults))

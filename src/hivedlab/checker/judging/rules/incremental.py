@@ -85,6 +85,7 @@ def incremental(ctx: Context, params: JobWhile) -> Outcome:
                                           "incremental scheduling."), tuple(sorted(set(evidence))))
     never_ran: list[int] = []
     after_sibling: list[int] = []
+    stopped_at_once: list[int] = []
     for i, a in rest.items():
         evidence += [w.mark.seq for w in a.waits[:1]]
         found = _later_task(ctx, job, holder, (i, a), early, params.reason, evidence)
@@ -95,7 +96,8 @@ def incremental(ctx: Context, params: JobWhile) -> Outcome:
         evidence += seen
         never_ran += [i] if how == "never" else []
         after_sibling += [i] if how == "sibling" else []
-    close, summary = _summary(ctx, holder, early, rest, never_ran, after_sibling)
+        stopped_at_once += [i] if how == "stopped" else []
+    close, summary = _summary(ctx, holder, early, rest, (never_ran, stopped_at_once, after_sibling))
     english = "; ".join(t.en for t in lines)
     text = Text("；".join(t.zh for t in lines) + close.zh, english[:1].upper() + english[1:] + close.en)
     return Outcome(CONSISTENT, text, tuple(sorted(set(evidence))), summary=summary)
@@ -119,7 +121,8 @@ def _later_task(ctx: Context, job: JobTimeline, holder: JobTimeline, task: tuple
                 early: dict[int, Attempt], reason: str, evidence: list[int]
                 ) -> Outcome | tuple[Text, list[int], str]:
     """A task that did not start at once: its line of the answer, the records it adds and how it ran (`sibling`: on
-    the GPU an earlier task freed, `holder`: after the holder ended, `never`: not at all, the job having succeeded);
+    the GPU an earlier task freed, `stopped`: started there and stopped in the same second, `holder`: after the holder
+    ended, `never`: not at all, the job having succeeded);
     or the Outcome it settles the rule with (`evidence`: the records so far)."""
     i, a = task
     holder_end = released_at(holder)
@@ -139,10 +142,19 @@ def _later_task(ctx: Context, job: JobTimeline, holder: JobTimeline, task: tuple
     sibling = _freed_by(early, a)
     if a.started is not None and a.started.t < holder_end and sibling is not None:
         k, b = sibling
+        by_fc = job.state == "SUCCEEDED" and a.fc_exit_code == CODE_ATTEMPT_COMPLETION
+        if a.ended is not None and clock(a.ended) == clock(a.started):  # the timeline shows no run at all
+            why = Text(f"：{who(job).zh} 已成功（minSucceededInstances 为 1），FrameworkController 停止了它",
+                       f": FrameworkController stopped it because {who(job).en} had SUCCEEDED "
+                       "(minSucceededInstances: 1)") if by_fc else Text("", "")
+            line = waited + Text(f"，{k} 号子任务于 {clock(b.ended)} 结束后，于 {clock(a.started)} 在它释放的 "
+                                 f"{where(a)} 上启动，并在同一秒停止", f" and was started at {clock(a.started)} on "
+                                 f"{where(a)}, which task {k} freed when it ended at {clock(b.ended)}, and stopped "
+                                 "in the same second") + why
+            return line, [m.seq for m in (b.ended, a.started, a.ended) if m is not None], "stopped"
         stopped = (Text(f"，直到 {who(job).zh} 成功（minSucceededInstances 为 1）后被 FrameworkController 停止",
                         f", until FrameworkController stopped it because {who(job).en} had SUCCEEDED "
-                        "(minSucceededInstances: 1)") if job.state == "SUCCEEDED"
-                   and a.fc_exit_code == CODE_ATTEMPT_COMPLETION else Text("", ""))
+                        "(minSucceededInstances: 1)") if by_fc else Text("", ""))
         line = waited + Text(f"，{k} 号子任务于 {clock(b.ended)} 结束后，于 {clock(a.started)} 在它释放的 "
                              f"{where(a)} 上运行", f" and ran from {clock(a.started)} on {where(a)}, which "
                              f"task {k} freed when it ended at {clock(b.ended)}") + stopped
@@ -169,8 +181,10 @@ def _later_task(ctx: Context, job: JobTimeline, holder: JobTimeline, task: tuple
 
 
 def _summary(ctx: Context, holder: JobTimeline, early: dict[int, Attempt], rest: dict[int, Attempt],
-             never_ran: list[int], after_sibling: list[int]) -> tuple[Text, Text]:
-    """The answer's closing sentence and its short form, for how the later tasks ran."""
+             how: tuple[list[int], list[int], list[int]]) -> tuple[Text, Text]:
+    """The answer's closing sentence and its short form, for how the later tasks ran (`how`: the tasks that never
+    ran, those started and stopped in the same second, those that ran on a GPU a sibling freed)."""
+    never_ran, stopped_at_once, after_sibling = how
     first, later = task_list(list(early)), task_list(list(rest))
     if never_ran:
         close = Text("。子任务没有一起等待，也没有一起运行：任务只靠先开始的子任务就成功了。",
@@ -179,6 +193,15 @@ def _summary(ctx: Context, holder: JobTimeline, early: dict[int, Attempt], rest:
                        f"{later.zh}等待空闲的 GPU，但任务已成功（minSucceededInstances 为 1），它从未运行。",
                        f"{first.en.capitalize()} started without waiting for the whole job; {later.en} waited for "
                        "a free GPU but never ran, because the job had already succeeded (minSucceededInstances: 1).")
+    elif stopped_at_once:
+        close = Text("。子任务没有一起等待，也没有一起运行：后来的子任务在启动的同一秒就停止了。",
+                     ". The tasks neither waited nor ran together: the later task was stopped in the same second it "
+                     "was started.")
+        summary = Text(f"{first.zh}不等整个任务就开始运行；{later.zh}等待空闲的 GPU，在先开始的子任务释放的 GPU "
+                       "上启动，同一秒就停止了：子任务没有一起运行。",
+                       f"{first.en.capitalize()} started without waiting for the whole job; {later.en} waited for "
+                       "a free GPU, was started on the one the first freed and stopped in the same second: the tasks "
+                       "did not run together.")
     elif after_sibling:
         close = Text("。子任务先后运行，而不是一起等待、一起开始。",
                      ". The tasks ran one after the other instead of waiting and starting together.")
