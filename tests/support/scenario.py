@@ -15,7 +15,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from hivedlab.evidence import EvidenceWriter, format_time
+from hivedlab.evidence import EMULATED_NODE_LABEL, EvidenceWriter, format_time
 from hivedlab.rehearsal.kubelet import Worker, node_object, node_status
 from tests.support.paths import FIXTURES
 
@@ -24,6 +24,14 @@ TWO_VC = (FIXTURES / "logs" / "two-vc.yaml").read_text(encoding="utf-8")
 ONE_VC = (FIXTURES / "logs" / "one-vc.yaml").read_text(encoding="utf-8")
 WAIT = "Pod is waiting for preemptible or free resource to appear: "
 PRIORITY = {"prod": 100, "test": 10, "oppo": -1}
+
+
+def _real_node(node: dict[str, Any]) -> dict[str, Any]:
+    """The emulated kubelet's Node as a real kubelet registers it: no emulation label, a real kubelet's version."""
+    labels = {k: v for k, v in node["metadata"]["labels"].items() if k != EMULATED_NODE_LABEL}
+    info = {**node["status"]["nodeInfo"], "kubeletVersion": "v1.15.2", "containerRuntimeVersion": "docker://19.3.5"}
+    return {**node, "metadata": {**node["metadata"], "labels": labels}, "spec": {},
+            "status": {**node["status"], "nodeInfo": info}}
 
 
 def _k8s_time(dt: datetime) -> str:
@@ -92,8 +100,9 @@ class Scenario:
 
     def node(self, name: str, ready: bool, watch_type: str = "MODIFIED") -> None:
         """A Node as the OpenPAI backend's watcher records it: the rehearsal kubelet's registration and Ready condition
-        (`hivedlab.rehearsal.kubelet`), listed (no kind/apiVersion, as a list's items) or changed."""
-        node = self.nodes.get(name) or {**node_object(Worker(name, "10.0.0.2", 1)), "spec": {}}
+        (`hivedlab.rehearsal.kubelet`) as a real kubelet's (no emulation mark), listed (no kind/apiVersion, as a
+        list's items) or changed."""
+        node = self.nodes.get(name) or _real_node(node_object(Worker(name, "10.0.0.2", 1)))
         if name not in self.nodes:
             node["metadata"] = {**node["metadata"], "uid": self._uid(), "creationTimestamp": _k8s_time(T0)}
         node = {**node, "metadata": {**node["metadata"], "resourceVersion": self._rv()},
