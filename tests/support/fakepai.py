@@ -335,8 +335,8 @@ class FakePai:
         unknown = [{"keyword": "additionalProperties", "dataPath": f".taskRoles['{role}']", "message": "should NOT "
                     "have additional properties", "params": {"additionalProperty": key}}
                    for role, spec in protocol["taskRoles"].items() for key in spec if key not in TASK_ROLE_KEYS]
-        if unknown:  # a task role's schema has `additionalProperties: false`
-            return error(400, "InvalidProtocolError", json.dumps(unknown[:1]))
+        if unknown:  # a task role's schema has `additionalProperties: false`; every error: `config/v2/protocol.js`
+            return error(400, "InvalidProtocolError", json.dumps(unknown))  # builds its Ajv with allErrors: true
         name = protocol["name"]
         vc = (protocol.get("defaults") or {}).get("virtualCluster", "default")
         instances = sum(int(t.get("instances", 1)) for t in protocol["taskRoles"].values())
