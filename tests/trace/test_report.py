@@ -111,3 +111,15 @@ def test_report_folder_written(result: TraceResult, tmp_path: Path) -> None:
     write_output(tmp_path / "zh", result, "zh", [], charts=False)
     assert (tmp_path / "zh" / "fonts").is_dir()  # the zh page carries its CJK font
     assert '<html lang="zh">' in (tmp_path / "zh" / "report.html").read_text(encoding="utf-8")
+
+
+def test_the_choice_on_the_scattered_quota_trace_is_hived() -> None:
+    """The sharing anomaly by construction (tests/trace/test_known_answers.py): a's 8-GPU job waits 990 s for b's
+    jobs under every shared policy but HiveD, which starts it at once; the answer chooses HiveD and names the VC."""
+    from tests.trace.support import job, workload
+
+    jobs = [job(f"b{i:02d}", "b", 0, 1, 5 if i % 2 else 1000) for i in range(16)] + [job("a-8gpu", "a", 10, 8, 100)]
+    scattered = replay(workload(jobs, {"a": 0.5, "b": 0.5}), ["fifo", "quota", "hived", "drf", "private"])
+    assert [p for p, r in scattered.rows.items() if p != "private" and not r.anomalous_vcs] == ["hived"]
+    _, second = answers(ReportInput(scattered.workload, scattered.cells, scattered.rows, []), "en")
+    assert "the choice is HiveD:" in second[0], second
