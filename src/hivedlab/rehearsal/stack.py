@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from hivedlab.backends.pai.database import database_stall
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import write_atomic
 from hivedlab.lab_group.inventory import Inventory, load_inventory
@@ -93,6 +94,7 @@ def _up(settings: Settings, inventory: Inventory, inventory_path: str | None, co
         stack.database_controller()
         stack.rest_server()
         token_file = stack.admin_login()
+        stack.database(token_file)
         stack.kubelets(inventory_path, speedup)
         if kubeflow_programs is not None:
             stack.kubeflow(kubeflow_programs)
@@ -141,9 +143,20 @@ def _switch(settings: Settings, inventory: Inventory, config: str) -> Cluster:
     stack.sup.started = load_record(settings.paths.record)
     stack.hived(config)
     stack.rest_server()
+    stack.database(Path(cluster.pai_admin_token_file))
     changed = Cluster(**{**cluster.__dict__, "config": config})
     write_atomic(settings.paths.cluster, json.dumps(changed.as_dict(), indent=2) + "\n")
     return changed
+
+
+def database_problem(cluster: Cluster) -> str | None:
+    """`status`: None when the rest-server's job list (read from PostgreSQL) answers, else the line naming why not."""
+    token = Path(cluster.pai_admin_token_file)
+    if not token.is_file():
+        return None
+    folder = str(Path(cluster.programs) / "rest-server") if cluster.programs else "the programs' rest-server/"
+    found = database_stall(cluster.pai_url, token.read_text(encoding="utf-8").strip(), rest_server_folder=folder)
+    return str(found.error()) if found else None
 
 
 def switcher_for(hived_url: str, environ: Mapping[str, str] | None = None) -> Callable[[str], None] | None:
