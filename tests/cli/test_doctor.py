@@ -292,6 +292,7 @@ def test_a_rest_server_that_cannot_reach_its_database_is_named_with_the_fix(cli,
         started = time.monotonic()
         result = doctor(cli, cluster)
         took = time.monotonic() - started
+        zh = doctor(cli, cluster, "--lang", "zh").out
     finally:
         cluster.pai.release.set()
     assert result.code == 1 and took < 10
@@ -300,4 +301,6 @@ def test_a_rest_server_that_cannot_reach_its_database_is_named_with_the_fix(cli,
     assert ("-> v1.2.0's own pg 7 never connects on Node 14 or later: run `npm install --omit=dev --install-links "
             "--ignore-scripts pg@8.3.2` in the rest-server/ folder of OpenPAI's programs (HIVEDLAB_REHEARSAL_PROGRAMS)"
             ) in result.out
+    assert ("-> v1.2.0 自带的 pg 7 在 Node 14 及以上版本永远连不上："
+            "请在 OpenPAI 程序目录（HIVEDLAB_REHEARSAL_PROGRAMS）的 rest-server/ 中运行") in zh
     assert "[OK  ] tokens      the 4 members' tokens work" in result.out and "rest-server v1.2.0" in result.out

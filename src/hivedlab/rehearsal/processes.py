@@ -206,7 +206,7 @@ class Stack:
         """The rest-server reads its jobs from PostgreSQL: a job list that never answers fails here, naming the
         cause and the fix (`hivedlab.backends.pai.database`), instead of at the first run."""
         found = database_stall(self.pai_url, token_file.read_text(encoding="utf-8").strip(),
-                               rest_server_folder=str(self.p.rest_server))
+                               rest_server_folder=(str(self.p.rest_server), str(self.p.rest_server)))
         if found is not None:
             raise found.error()
 

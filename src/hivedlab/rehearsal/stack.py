@@ -154,8 +154,9 @@ def database_problem(cluster: Cluster) -> str | None:
     token = Path(cluster.pai_admin_token_file)
     if not token.is_file():
         return None
-    folder = str(Path(cluster.programs) / "rest-server") if cluster.programs else "the programs' rest-server/"
-    found = database_stall(cluster.pai_url, token.read_text(encoding="utf-8").strip(), rest_server_folder=folder)
+    folder = str(Path(cluster.programs or "<programs>") / "rest-server")
+    found = database_stall(cluster.pai_url, token.read_text(encoding="utf-8").strip(),
+                           rest_server_folder=(folder, folder))
     return str(found.error()) if found else None
 
 

@@ -16,8 +16,8 @@ def test_the_probe_names_a_rest_server_that_never_answers_its_job_list(serve):
     pai = StalledPai(serve)
     try:
         started = time.monotonic()
-        found = database_stall(pai.url, pai.token("admin"), rest_server_folder="/opt/programs/rest-server",
-                               timeout_s=0.5)
+        found = database_stall(pai.url, pai.token("admin"), timeout_s=0.5,
+                               rest_server_folder=("/opt/programs/rest-server", "/opt/programs/rest-server"))
         took = time.monotonic() - started
     finally:
         pai.release.set()

@@ -35,11 +35,12 @@ class DatabaseStall:
         return PaiError(f"{self.seen_en}; {self.fix_en}", f"{self.seen_zh}；{self.fix_zh}")
 
 
-def database_stall(url: str, token: str, *, rest_server_folder: str | None = None,
+def database_stall(url: str, token: str, *, rest_server_folder: tuple[str, str] | None = None,
                    timeout_s: float | None = None) -> DatabaseStall | None:
     """None when the job list answers (whatever it answers: a refused token is another check's finding); the stall,
     naming the cause and the fix, when the rest-server accepts the request and gives no answer within `timeout_s`.
-    `rest_server_folder`: the rehearsal's rest-server, whose fix is its `pg`; None: a deployed cluster's.
+    `rest_server_folder`: the rehearsal's rest-server (en, zh: a path, or words naming it), whose fix is its `pg`;
+    None: a deployed cluster's.
     `timeout_s`: default `DATABASE_TIMEOUT_S`."""
     timeout_s = DATABASE_TIMEOUT_S if timeout_s is None else timeout_s
     client = PaiClient(url, token, timeout_s=timeout_s, retries=0)
@@ -52,7 +53,7 @@ def database_stall(url: str, token: str, *, rest_server_folder: str | None = Non
     return None
 
 
-def stall(base_url: str, timeout_s: float, rest_server_folder: str | None) -> DatabaseStall:
+def stall(base_url: str, timeout_s: float, rest_server_folder: tuple[str, str] | None) -> DatabaseStall:
     seen_en = (f"the rest-server at {base_url} answers /api/v2/info but not its job list (GET /api/v2/jobs, read "
                f"from its PostgreSQL database) within {timeout_s:g} s: it cannot reach its database")
     seen_zh = (f"{base_url} 的 rest-server 对 /api/v2/info 有应答，但其任务列表（GET /api/v2/jobs，读自 PostgreSQL "
@@ -64,6 +65,6 @@ def stall(base_url: str, timeout_s: float, rest_server_folder: str | None) -> Da
                              "并查看 rest-server 的日志")
     return DatabaseStall(seen_en, seen_zh,
                          f"v1.2.0's own pg 7 never connects on Node 14 or later: run `{PG_FIX}` in "
-                         f"{rest_server_folder}, then `hivedlab rehearsal down` and `up` (docs/rehearsal.md)",
-                         f"v1.2.0 自带的 pg 7 在 Node 14 及以上版本永远连不上：请在 {rest_server_folder} 中运行 "
+                         f"{rest_server_folder[0]}, then `hivedlab rehearsal down` and `up` (docs/rehearsal.md)",
+                         f"v1.2.0 自带的 pg 7 在 Node 14 及以上版本永远连不上：请在 {rest_server_folder[1]} 中运行 "
                          f"`{PG_FIX}`，再执行 `hivedlab rehearsal down` 和 `up`（docs/rehearsal.md）")

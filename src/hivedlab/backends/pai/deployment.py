@@ -32,7 +32,8 @@ from hivedlab.lab_group.layouts import plan_layout
 UNFINISHED = ("WAITING", "RUNNING", "STOPPING")
 EXPIRY_WARNING = dt.timedelta(days=1)
 MAX_CLOCK_SPREAD_MS = 1000.0  # evidence from different nodes is compared to the second
-REHEARSAL_REST_SERVER = "the rest-server/ folder of OpenPAI's programs (HIVEDLAB_REHEARSAL_PROGRAMS)"
+REHEARSAL_REST_SERVER = ("the rest-server/ folder of OpenPAI's programs (HIVEDLAB_REHEARSAL_PROGRAMS)",
+                         "OpenPAI 程序目录（HIVEDLAB_REHEARSAL_PROGRAMS）的 rest-server/")
 
 
 def check_deployment(pai_url: str, hived_url: str, inventory: Inventory, tokens: dict[str, str], *,
