@@ -143,9 +143,9 @@ def _switch(settings: Settings, inventory: Inventory, config: str) -> Cluster:
     stack.sup.started = load_record(settings.paths.record)
     stack.hived(config)
     stack.rest_server()
-    stack.database(Path(cluster.pai_admin_token_file))
     changed = Cluster(**{**cluster.__dict__, "config": config})
     write_atomic(settings.paths.cluster, json.dumps(changed.as_dict(), indent=2) + "\n")
+    stack.database(Path(cluster.pai_admin_token_file))  # the switch is done; a rest-server without its database is said
     return changed
 
 
