@@ -100,6 +100,7 @@ def _up(settings: Settings, inventory: Inventory, inventory_path: str | None, co
             stack.kubeflow(kubeflow_programs)
     except BaseException:
         stop_all(settings.paths.record)
+        remove_pg_folder(settings)
         raise
     cluster = Cluster(config, inventory_path, speedup, stack.pai_url, configs.hived_url(settings.ports),
                       configs.apiserver_url(settings.ports), str(settings.paths.kubeconfig), str(token_file),
@@ -185,9 +186,16 @@ def down(settings: Settings) -> list[str]:
 
 def _down(settings: Settings) -> list[str]:
     said = stop_all(settings.paths.record)
-    pg_folder = settings.paths.run / "pg-folder"
-    if pg_folder.is_file():
-        shutil.rmtree(pg_folder.read_text(encoding="utf-8").strip(), ignore_errors=True)
+    remove_pg_folder(settings)
     if settings.paths.run.exists():
         shutil.rmtree(settings.paths.run, ignore_errors=True)
     return said
+
+
+def remove_pg_folder(settings: Settings) -> None:
+    """PostgreSQL's data folder under the system's temporary folder (as root), once its server has stopped: after
+    `down`, and after an `up` that failed (the next `up` starts from an empty `run/` and would not find it)."""
+    pg_folder = settings.paths.run / "pg-folder"
+    if pg_folder.is_file():
+        shutil.rmtree(pg_folder.read_text(encoding="utf-8").strip(), ignore_errors=True)
+        pg_folder.unlink()
