@@ -15,6 +15,7 @@ from hivedlab.lab_group.layouts import plan_layout
 from tests.support.fakehived import FakeHived, hived_status
 from tests.support.fakepai import FakePai
 from tests.support.k8s_server import FakeApiServer
+from tests.support.pai_database import StalledPai
 from tests.support.pai_tokens import make_jwt
 
 USERS = ("alice", "bob", "carol", "dan")
@@ -295,3 +296,29 @@ def test_the_rest_servers_version_is_judged_as_a_run_judges_it(cli, cluster, ver
     result = doctor(cli, cluster)
     assert result.code == code, result.out + result.err
     assert line in result.out
+
+
+def test_a_rest_server_that_cannot_reach_its_database_is_named_with_the_fix(cli, serve, tmp_path, monkeypatch, k8s):
+    """The rehearsal's rest-server with v1.2.0's own pg 7 on Node >= 14: /api/v2/info and the users answer, the job
+    list never does (tests.support.pai_database); doctor names the cause and the rehearsal's fix, not a 30 s
+    timeout."""
+    monkeypatch.setattr("tests.cli.test_doctor.FakePai", StalledPai)
+    monkeypatch.setattr("hivedlab.backends.pai.database.DATABASE_TIMEOUT_S", 0.5)
+    cluster = Cluster(serve, tmp_path, monkeypatch)
+    k8s.add("nodes", "hostname-extra", labels={"hivedlab.rehearsal/emulated": "true"}, **ready())
+    try:
+        started = time.monotonic()
+        result = doctor(cli, cluster)
+        took = time.monotonic() - started
+        zh = doctor(cli, cluster, "--lang", "zh").out
+    finally:
+        cluster.pai.release.set()
+    assert result.code == 1 and took < 10
+    assert (f"[FAIL] jobs        the rest-server at {cluster.pai.url} answers /api/v2/info but not its job list (GET "
+            "/api/v2/jobs, read from its PostgreSQL database) within 0.5 s: it cannot reach its database") in result.out
+    assert ("-> v1.2.0's own pg 7 never connects on Node 14 or later: run `npm install --omit=dev --install-links "
+            "--ignore-scripts pg@8.3.2` in the rest-server/ folder of OpenPAI's programs (HIVEDLAB_REHEARSAL_PROGRAMS)"
+            ) in result.out
+    assert ("-> v1.2.0 自带的 pg 7 在 Node 14 及以上版本永远连不上："
+            "请在 OpenPAI 程序目录（HIVEDLAB_REHEARSAL_PROGRAMS）的 rest-server/ 中运行") in zh
+    assert "[OK  ] tokens      the 4 members' tokens work" in result.out and "rest-server v1.2.0" in result.out

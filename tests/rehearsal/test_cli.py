@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.support.pai_database import StalledPai
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -73,3 +76,32 @@ def test_env_and_switch_need_a_cluster_that_is_up(cli: Callable[..., Any], home:
     assert "not up" in cli("rehearsal", "env").err
     assert "not up" in cli("rehearsal", "switch", "one-vc").err
     assert "needs a config" in cli("rehearsal", "switch").err
+
+
+def test_status_names_a_rest_server_that_cannot_reach_its_database(cli: Callable[..., Any], home: Path, serve: Any,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rest-server runs and answers /api/v2/info, its job list never answers (v1.2.0's own pg 7 on Node >= 14,
+    tests.support.pai_database): status says so with the fix, and exits 1."""
+    pai = StalledPai(serve)
+    monkeypatch.setattr("hivedlab.backends.pai.database.DATABASE_TIMEOUT_S", 0.5)
+    run, programs = home / "run", home.parent / "programs"
+    run.mkdir(parents=True)
+    (run / "pai-admin-token").write_text(pai.token("admin"), encoding="utf-8")
+    cluster = {"kind": "rehearsal", "config": "two-vc", "inventory": None, "speedup": 5.0, "pai_url": pai.url,
+               "hived_url": "http://y", "apiserver": "https://z", "kubeconfig": "k",
+               "pai_admin_token_file": str(run / "pai-admin-token"), "programs": str(programs)}
+    (run / "cluster.json").write_text(json.dumps(cluster), encoding="utf-8")
+    me = [part.decode() for part in Path(f"/proc/{os.getpid()}/cmdline").read_bytes().split(b"\0") if part]
+    record = [{"name": "rest-server", "pid": os.getpid(), "argv": me, "log": "rest-server.log", "started": 0.0}]
+    (run / "processes.json").write_text(json.dumps(record), encoding="utf-8")
+    try:
+        result = cli("rehearsal", "status")
+    finally:
+        pai.release.set()
+    assert result.code == 1
+    line = next(x for x in result.out.splitlines() if "rest-server's database" in x)
+    assert line.startswith(f"STALLED  rest-server's database: the rest-server at {pai.url} answers /api/v2/info but "
+                           "not its job list")
+    assert f"`npm install --omit=dev --install-links --ignore-scripts pg@8.3.2` in {programs / 'rest-server'}" in line
+    healthy = cli("rehearsal", "status")
+    assert "ok       rest-server's database: the job list answers" in healthy.out and healthy.code == 0

@@ -20,6 +20,7 @@ from typing import Any
 
 import yaml
 
+from hivedlab.backends.pai.database import database_stall
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import write_atomic
 from hivedlab.basics.secrets import write_secret
@@ -192,8 +193,22 @@ class Stack:
         env = {**os.environ, **configs.rest_server_env(self.run, self.ports, self.secret["admin_password"],
                                                        self.secret["jwt_secret"], self.secret["db_password"],
                                                        "hivedscheduler")}
-        rest = self.sup.start("rest-server", [self.p.node, "index.js"], env, cwd=self.p.rest_server)
+        # its working folder is in the home's logs/: winston writes `server.log` there (src/config/logger.js, a
+        # relative name), not into the user's programs; express reads `./docs/swagger.yaml` from it, hence the link
+        folder = self.s.paths.logs / "rest-server"
+        folder.mkdir(parents=True, exist_ok=True)
+        if not (folder / "docs").is_symlink():
+            (folder / "docs").symlink_to(self.p.rest_server / "docs")
+        rest = self.sup.start("rest-server", [self.p.node, str(self.p.rest_server / "index.js")], env, cwd=folder)
         self.sup.wait(rest, lambda: probes.ok(self.pai_url + "/api/v2/info"), READY_S)
+
+    def database(self, token_file: Path) -> None:
+        """The rest-server reads its jobs from PostgreSQL: a job list that never answers fails here, naming the
+        cause and the fix (`hivedlab.backends.pai.database`), instead of at the first run."""
+        found = database_stall(self.pai_url, token_file.read_text(encoding="utf-8").strip(),
+                               rest_server_folder=(str(self.p.rest_server), str(self.p.rest_server)))
+        if found is not None:
+            raise found.error()
 
     @property
     def pai_url(self) -> str:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from hivedlab.backends.pai.database import database_stall
 from hivedlab.backends.pai.rest import TOKEN_FILE_ENV
 from hivedlab.backends.pai.users import AccountsFiles
 from hivedlab.basics.errors import HivedlabError
@@ -96,11 +97,13 @@ def _up(settings: Settings, inventory: Inventory, inventory_path: str | None, co
         stack.database_controller()
         stack.rest_server()
         token_file = stack.admin_login()
+        stack.database(token_file)
         stack.kubelets(inventory_path, speedup)
         if kubeflow_programs is not None:
             stack.kubeflow(kubeflow_programs)
     except BaseException:
         stop_all(settings.paths.record)
+        remove_pg_folder(settings)
         raise
     cluster = Cluster(config, inventory_path, speedup, stack.pai_url, configs.hived_url(settings.ports),
                       configs.apiserver_url(settings.ports), str(settings.paths.kubeconfig), str(token_file),
@@ -146,7 +149,19 @@ def _switch(settings: Settings, inventory: Inventory, config: str) -> Cluster:
     stack.rest_server()
     changed = Cluster(**{**cluster.__dict__, "config": config})
     write_atomic(settings.paths.cluster, json.dumps(changed.as_dict(), indent=2) + "\n")
+    stack.database(Path(cluster.pai_admin_token_file))  # the switch is done; a rest-server without its database is said
     return changed
+
+
+def database_problem(cluster: Cluster) -> str | None:
+    """`status`: None when the rest-server's job list (read from PostgreSQL) answers, else the line naming why not."""
+    token = Path(cluster.pai_admin_token_file)
+    if not token.is_file():
+        return None
+    folder = str(Path(cluster.programs or "<programs>") / "rest-server")
+    found = database_stall(cluster.pai_url, token.read_text(encoding="utf-8").strip(),
+                           rest_server_folder=(folder, folder))
+    return str(found.error()) if found else None
 
 
 def switcher_for(hived_url: str, environ: Mapping[str, str] | None = None) -> Callable[[str], str | None] | None:
@@ -202,9 +217,16 @@ def down(settings: Settings) -> list[str]:
 
 def _down(settings: Settings) -> list[str]:
     said = stop_all(settings.paths.record)
-    pg_folder = settings.paths.run / "pg-folder"
-    if pg_folder.is_file():
-        shutil.rmtree(pg_folder.read_text(encoding="utf-8").strip(), ignore_errors=True)
+    remove_pg_folder(settings)
     if settings.paths.run.exists():
         shutil.rmtree(settings.paths.run, ignore_errors=True)
     return said
+
+
+def remove_pg_folder(settings: Settings) -> None:
+    """PostgreSQL's data folder under the system's temporary folder (as root), once its server has stopped: after
+    `down`, and after an `up` that failed (the next `up` starts from an empty `run/` and would not find it)."""
+    pg_folder = settings.paths.run / "pg-folder"
+    if pg_folder.is_file():
+        shutil.rmtree(pg_folder.read_text(encoding="utf-8").strip(), ignore_errors=True)
+        pg_folder.unlink()

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import requests
 
+from hivedlab.backends.pai.database import database_stall
 from hivedlab.backends.pai.doctor_findings import DoctorFinding, bad, ok, skipped
 from hivedlab.backends.pai.hived_cells import compare_cells, expected_cells, observed_cells
 from hivedlab.backends.pai.hived_inspect import fetch_cluster_status
@@ -31,6 +32,8 @@ from hivedlab.lab_group.layouts import plan_layout
 UNFINISHED = ("WAITING", "RUNNING", "STOPPING")
 EXPIRY_WARNING = dt.timedelta(days=1)
 MAX_CLOCK_SPREAD_MS = 1000.0  # evidence from different nodes is compared to the second
+REHEARSAL_REST_SERVER = ("the rest-server/ folder of OpenPAI's programs (HIVEDLAB_REHEARSAL_PROGRAMS)",
+                         "OpenPAI 程序目录（HIVEDLAB_REHEARSAL_PROGRAMS）的 rest-server/")
 
 
 def check_deployment(pai_url: str, hived_url: str, inventory: Inventory, tokens: dict[str, str], *,
@@ -47,7 +50,7 @@ def check_deployment(pai_url: str, hived_url: str, inventory: Inventory, tokens:
     if rest.status == "ok":
         findings += check_tokens(pai_url, inventory, tokens, vcs, now or dt.datetime.now(dt.timezone.utc),
                                  accounts or AccountsFiles())
-        findings.append(check_jobs(pai_url, next(iter(tokens.values()))))
+        findings.append(check_jobs(pai_url, next(iter(tokens.values())), rehearsal=bool(emulated)))
     if env_folder is not None:
         findings += check_clocks(env_folder)
     return findings
@@ -215,7 +218,11 @@ def regrant(lacking: list[str], command: str) -> tuple[str, str]:
             f"it; restore it with `{command}` (it asks each member's password, or add `--passwords FILE`)")
 
 
-def check_jobs(url: str, token: str) -> DoctorFinding:
+def check_jobs(url: str, token: str, *, rehearsal: bool = False) -> DoctorFinding:
+    """No unfinished job; first, that the job list answers at all (it reads the rest-server's database)."""
+    stall = database_stall(url, token, rest_server_folder=REHEARSAL_REST_SERVER if rehearsal else None)
+    if stall is not None:
+        return bad("jobs", stall.seen_zh, stall.seen_en, stall.fix_zh, stall.fix_en)
     session = PaiClient(url, token, retries=1, backoff_s=0.5)
     try:
         jobs = session.list_jobs(states=UNFINISHED)

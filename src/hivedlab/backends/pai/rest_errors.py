@@ -22,6 +22,7 @@ from hivedlab.basics.errors import HivedlabError
 
 TOKEN_ENV = "HIVEDLAB_PAI_TOKEN"
 DIRECT_PORT = 9186  # rest-server's hostPort; through pylon the prefix is /rest-server (docs/openpai-model.md#tokens)
+NO_ANSWER = "NoAnswer"  # the `code` of a request the rest-server accepted and never answered (not one of its codes)
 
 
 class PaiError(HivedlabError):
@@ -223,7 +224,7 @@ def transport_error(base_url: str, exc: requests.RequestException, timeout_s: fl
             f"the rest-server at {base_url} accepted the connection but did not answer{_after(timeout_s)}: check "
             "that rest-server and its database run (`kubectl get pods` in the dev-box) and try again",
             f"{base_url} 的 rest-server 接受了连接但没有应答{_after_zh(timeout_s)}：请在 dev-box 中用 `kubectl get "
-            "pods` 确认 rest-server 及其数据库在运行后重试")
+            "pods` 确认 rest-server 及其数据库在运行后重试", code=NO_ANSWER)
     if _is_refused(causes):
         return PaiError(
             f"{host}:{port} refused the connection: nothing listens there; check the address and port (pylon: 80, "

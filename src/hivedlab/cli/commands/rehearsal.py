@@ -154,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
 def _status(settings: Settings, kubeflow_option: str | None) -> int:
     from hivedlab.rehearsal.kubeflow import check_kubeflow, kubeflow_folder
     from hivedlab.rehearsal.programs import check_parts
-    from hivedlab.rehearsal.stack import read_cluster
+    from hivedlab.rehearsal.stack import database_problem, read_cluster
     from hivedlab.rehearsal.supervisor import alive, load_record
 
     cluster = read_cluster(settings)
@@ -171,5 +171,9 @@ def _status(settings: Settings, kubeflow_option: str | None) -> int:
     down = [p for p in started if not alive(p)]
     for process in started:
         print(f"{'running' if alive(process) else 'STOPPED':8} {process.name} (pid {process.pid}, log {process.log})")
+    stalled = None
+    if cluster and any(p.name == "rest-server" and alive(p) for p in started):
+        stalled = database_problem(cluster)
+        print(f"{'STALLED' if stalled else 'ok':8} rest-server's database: {stalled or 'the job list answers'}")
     print(f"cluster: {'up, ' + cluster.config if cluster and started and not down else 'down'}")
-    return EXIT_FINDINGS if down else EXIT_OK
+    return EXIT_FINDINGS if down or stalled else EXIT_OK
