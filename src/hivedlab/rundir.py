@@ -108,6 +108,7 @@ class Ends:
     """The ways a run ends: `RunOutcome.status`, the `end` record's `status`."""
 
     FINISHED, INTERRUPTED, STOPPED, REFUSED, FAILED = "finished", "interrupted", "stopped", "refused", "failed"
+    ZH = {FINISHED: "已完成", INTERRUPTED: "被中断", STOPPED: "被用户停止", REFUSED: "提交被拒绝", FAILED: "失败"}
 
 
 @dataclass(frozen=True)

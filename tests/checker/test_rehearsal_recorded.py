@@ -309,3 +309,12 @@ def test_the_same_events_during_the_run_are_noted(tmp_path: Path) -> None:
     _rewrite(root, now)
     judged = _judge(root)
     assert all(f"{len(waited)} pod(s) had events but {NEVER_APPEARED}" in report for report in judged.reports.values())
+
+
+STOP_NOTES = {"zh": "gang 的运行没有完成：被用户停止（用户于 UTC {at} 停止了任务（hivedlab stop：",
+              "en": "the run of gang did not finish: stopped (stopped by the user at {at} UTC"}
+
+
+@pytest.mark.parametrize(("lang", "said"), sorted(STOP_NOTES.items()))
+def test_the_reports_note_of_the_stop_is_in_the_reports_language(gang_stopped: Judged, lang: str, said: str) -> None:
+    assert said.format(at=_stop_time(gang_stopped.root)) in gang_stopped.reports[lang]

@@ -27,6 +27,7 @@ from hivedlab.rundir import (
     EVIDENCE,
     RUN_RECORD,
     VERDICTS,
+    Ends,
     RunDir,
     RunOutcome,
     RunRecord,
@@ -248,7 +249,8 @@ def load_experiment(
     problems: list[Said] = []
     if outcome is not None and outcome.status not in ("", "finished"):
         why = f" ({outcome.reason})" if outcome.reason else ""
-        problems.append(Text(f"{run_id} 的运行没有完成：{outcome.status}{why}",
+        why_zh = f"（{outcome.reason_zh or outcome.reason}）" if outcome.reason_zh or outcome.reason else ""
+        problems.append(Text(f"{run_id} 的运行没有完成：{Ends.ZH.get(outcome.status, outcome.status)}{why_zh}",
                              f"the run of {run_id} did not finish: {outcome.status}{why}"))
     verdict: dict[str, Any] | None = None
     log = evidence_path(folder)
