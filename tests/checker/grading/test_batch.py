@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import gc
 import io
 import json
 import os
@@ -11,6 +12,8 @@ from pathlib import Path
 from hivedlab.checker.grading.batch import discover, grade_batch, grade_one, safe_name
 from hivedlab.checker.grading.outputs import feedback_md, results_json
 from hivedlab.checker.grading.rubric import load_rubric
+from hivedlab.checker.judging.judge import Judgement
+from hivedlab.evidence import EvidenceLog
 from tests.support.grade_builders import LAB, fake_judge, make_run_dir
 from tests.support.grade_class import another_run
 
@@ -156,3 +159,25 @@ def test_feedback_shows_the_commands_it_names_as_code_and_escapes_the_rest(tmp_p
     assert "run `python3 labs/00_check_env.py` on every member's machine" in feedback and "\\`" not in feedback
     hostile = feedback_md(grade_one("<b>|x", root, RUBRIC, LAB, fake_judge), RUBRIC)
     assert "&lt;b&gt;\\|x" in hostile and "<b>" not in hostile
+
+
+def test_grading_a_group_leaves_garbage_collection_as_it_found_it(tmp_path: Path) -> None:
+    """Collection is off while a group is graded (its records hold no cycles), then as it was, even after a failure."""
+    root = make_run_dir(tmp_path / "g1")
+    seen: list[bool] = []
+
+    def judge(log: EvidenceLog, experiment: str) -> Judgement:
+        seen.append(gc.isenabled())
+        return fake_judge(log, experiment)
+
+    assert gc.isenabled()
+    grade_one("g1", root, RUBRIC, LAB, judge)
+    assert gc.isenabled() and seen and not any(seen)
+    gc.disable()
+    try:
+        grade_one("g1", root, RUBRIC, LAB, judge)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    grade_one("g1", tmp_path / "missing", RUBRIC, LAB, judge)
+    assert gc.isenabled()

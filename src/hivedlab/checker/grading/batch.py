@@ -11,8 +11,9 @@ import gc
 import multiprocessing
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -89,11 +90,26 @@ def _refused_result(name: str, root: Path) -> GroupResult:
 _CONTEXT: dict[str, Any] = {}  # rubric, lab, judge, max_bytes
 
 
+@contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """Automatic cyclic garbage collection off while one group is graded: its logs' records (tens of thousands of
+    dicts, no cycles) would otherwise be traversed again as they are made; refcounting frees them when the group is
+    done, and collection resumes as it was (a cycle made meanwhile is collected then)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def grade_one(name: str, root: Path, rubric: Rubric, lab: LabSpec, judge: Judge | None,
               max_bytes: int | None = None) -> GroupGrade:
     """Grade one group folder; any unexpected failure becomes a finding, never an exception."""
     try:
-        result = grade_folder(root, lab, judge, rubric.experiments, name, max_bytes)
+        with _no_cycle_collection():
+            result = grade_folder(root, lab, judge, rubric.experiments, name, max_bytes)
     except Exception as exc:  # the batch must survive a folder that breaks the grader
         finding = GradeFinding("problem", "grader-error",
                           f"the grader failed on this folder: {type(exc).__name__}: {exc}"[:300],
