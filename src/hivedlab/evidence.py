@@ -34,6 +34,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import orjson
+
 from hivedlab.basics.errors import HivedlabError
 
 ZERO_HASH = "0" * 64
@@ -50,6 +52,9 @@ ACTION_TYPES = ("plan", "config-switch", "restart", "submit", "stop", "step", "e
 _HASH_KEY = ',"hash":"'
 _HASH_KEY_B = _HASH_KEY.encode()
 _TAIL_LEN = len(_HASH_KEY) + 64 + 2  # ,"hash":"<64 hex>"}
+_DIGITS = bytes.maketrans(b"123456789[", b"000000000{")  # digits to 0, brackets to braces: one pass finds both
+_LONG_NUMBER = b"0" * 19  # 19 digits in a row (after _DIGITS): maybe an integer beyond 64 bits
+_DEEP = 900  # opening brackets: json gives up at about 1,000 levels (the recursion limit), orjson at 1,024
 
 
 class EvidenceError(HivedlabError):
@@ -163,6 +168,8 @@ class _Verifier:
         """The lines that were not records, now that a line follows them. Only a line a crash cut short, followed by
         the first record of the session that resumed the log, belongs in a log (docs/evidence.md); any other is an
         edit."""
+        if not self.pending_bad:
+            return
         resumed = before is not None and _opens_a_session(before)
         for index, text in enumerate(self.pending_bad):
             if resumed and index == len(self.pending_bad) - 1:
@@ -241,6 +248,20 @@ def _to_record(data: Any, lineno: int) -> Record | None:
     return Record(seq, time, source, kind, prev, digest, lineno, action=action)
 
 
+def decode_line(raw: bytes) -> Any:
+    """A line's JSON exactly as `json.loads` reads it, through orjson (twice as fast) wherever the two agree. orjson
+    refuses what json reads (NaN, numbers beyond a float's range, lone surrogates, a BOM): json then reads it. orjson
+    reads an integer beyond 64 bits as a float and nests deeper before giving up: a line that may hold either (19
+    digits in a row, 900 brackets) is read by json alone. Raises ValueError or RecursionError as json.loads does."""
+    folded = raw.translate(_DIGITS)
+    if _LONG_NUMBER in folded or folded.count(b"{") > _DEEP:
+        return json.loads(raw)
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return json.loads(raw)
+
+
 def _walk(path: Path, verifier: _Verifier) -> Iterator[Record]:
     with path.open("rb") as handle:
         for lineno, line in enumerate(handle, start=1):
@@ -248,7 +269,7 @@ def _walk(path: Path, verifier: _Verifier) -> Iterator[Record]:
             if not raw.strip():
                 continue
             try:
-                data = json.loads(raw)
+                data = decode_line(raw)
             except (ValueError, RecursionError):  # also UnicodeDecodeError; RecursionError: a nesting bomb
                 verifier.bad_line(lineno, "not a JSON record")
                 continue
