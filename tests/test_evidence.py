@@ -217,6 +217,16 @@ def test_time_format_and_parse() -> None:
     assert parse_time("yesterday") is None and parse_time(None) is None
 
 
+@pytest.mark.parametrize("text", ["2026-01-01T08:00:01.905803Z", "2026-01-01 08:00:01.905803Z",
+                                  "2026-01-01T08:00:01,905803Z", "2026-01-01T08:00:01.9058031Z",
+                                  "2026-01-01T08+01:00.123456Z", "2026-13-01T08:00:01.905803Z"])
+def test_our_time_format_reads_as_any_rfc3339_time(text: str) -> None:
+    """The fast path for the recorder's own format gives what the general one gives (the same time with +00:00)."""
+    parsed, general = parse_time(text), parse_time(text[:-1] + "+00:00")
+    assert parsed == general and (parsed is None or parsed.tzinfo is timezone.utc)
+    assert (parsed is None) == ("13-" in text or "+01" in text)
+
+
 def test_written_records_match_the_schema(tmp_path: Path) -> None:
     import jsonschema
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -54,6 +55,7 @@ _HASH_KEY_B = _HASH_KEY.encode()
 _TAIL_LEN = len(_HASH_KEY) + 64 + 2  # ,"hash":"<64 hex>"}
 _DIGITS = bytes.maketrans(b"123456789[", b"000000000{")  # digits to 0, brackets to braces: one pass finds both
 _LONG_NUMBER = b"0" * 19  # 19 digits in a row (after _DIGITS): maybe an integer beyond 64 bits
+_READS_Z = sys.version_info >= (3, 11)  # datetime.fromisoformat reads a trailing Z as UTC
 _DEEP = 900  # opening brackets: json gives up at about 1,000 levels (the recursion limit), orjson at 1,024
 
 
@@ -72,9 +74,10 @@ def parse_time(text: str | None) -> datetime | None:
     """Parse an RFC 3339 time (Kubernetes' `2026-01-01T00:00:00Z` or ours with microseconds); None if unparsable."""
     if not text or not isinstance(text, str):
         return None
-    if len(text) == 27 and text[-1] == "Z":  # our own format, the common case in a big log
-        try:
-            return datetime.fromisoformat(text[:-1]).replace(tzinfo=timezone.utc)
+    if len(text) == 27 and text[-1] == "Z" and text[10] == "T" and text[19] == ".":  # ours, the common case
+        try:  # Python 3.11 reads the Z itself, several times faster than replacing the zone
+            return (datetime.fromisoformat(text) if _READS_Z
+                    else datetime.fromisoformat(text[:-1]).replace(tzinfo=timezone.utc))
         except ValueError:
             pass
     value = text.strip()
