@@ -41,6 +41,14 @@ def _int(value: Any) -> int | None:
         return None
 
 
+def _changed(attempt: Attempt, changes: dict[str, Any]) -> Attempt:
+    """`dataclasses.replace(attempt, **changes)` for the pod records' changes: Attempt, a frozen dataclass without
+    __post_init__, copied field by field with the changed ones set (several times faster; records come by thousands)."""
+    new = object.__new__(Attempt)
+    vars(new).update(vars(attempt), **changes)
+    return new
+
+
 @dataclass
 class _Job:
     framework_name: str
@@ -255,7 +263,7 @@ class TimelineBuilder:
             changes["gpu_request"] = gpu_request(pod)
         if meta.get("deletionTimestamp") and attempt.deleted is None and attempt.terminated is None:
             changes["deleted"] = mark
-        return replace(attempt, **changes) if changes else attempt
+        return _changed(attempt, changes) if changes else attempt
 
     def _apply_event(self, attempt: Attempt, reason: str, mark: Mark, message: str,
                      observed: float | None = None) -> Attempt:
