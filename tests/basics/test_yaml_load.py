@@ -25,6 +25,7 @@ TRICKY = [
     "- a\n- - b\n  - c\n- {d: e}\n", "!!python/object:os.system ls", "!custom 1", "a: !custom x\n",
     "a: [1, 2\n", "a: b: c\n", "- a\nb: c\n", "---\na: 1\n---\nb: 2\n", "\t- tab", "key: 'unterminated\n",
     "a: &x 1\nb: *y\n", "''", "- ''\n- \n- ~\n", "{a: , b: }", "\u00e9l\u00e8ve: \u4f5c\u4e1a\n",
+    "[" * 500 + "]" * 500, "{a: " * 400 + "b" + "}" * 400, "a: " * 400 + "b\n", "[" * 1500 + "]" * 1500,
     "priority: 100\naffinityGroup:\n  name: dev0~job/default\n  members:\n  - podNumber: 1\n    leafCellNumber: 1\n",
 ]
 

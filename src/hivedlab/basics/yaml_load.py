@@ -79,7 +79,7 @@ def safe_load(text: str) -> Any:
             return None
         try:
             return _build(loader, node, set())
-        except _Unusual:
+        except (_Unusual, RecursionError):  # nested deeper than _build recurses: PyYAML's constructor does not recurse
             return loader.construct_document(node)
     finally:
         loader.dispose()
