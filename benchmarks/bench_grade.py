@@ -158,7 +158,8 @@ class Figures:
 
 
 def measure(tree: Path, subs: Path, out: Path, jobs: int) -> Figures:
-    env = {**os.environ, "PYTHONPATH": str(tree / "src")}
+    inherited = os.environ.get("PYTHONPATH")  # after the grader's own tree: where this environment has packages
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree / "src")] + ([inherited] if inherited else []))}
     done = subprocess.run([sys.executable, "-c", MEASURE, str(subs), str(out), str(jobs)], capture_output=True,
                           text=True, env=env, cwd=str(tree), check=False)
     expect(done.returncode == 0, f"grading with {tree} failed: {done.stderr[-2000:]}")

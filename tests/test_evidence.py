@@ -14,6 +14,7 @@ from hivedlab.evidence import (
     EvidenceError,
     EvidenceWriter,
     canonical_json,
+    decode_line,
     format_time,
     iter_evidence,
     parse_time,
@@ -216,6 +217,16 @@ def test_time_format_and_parse() -> None:
     assert parse_time("yesterday") is None and parse_time(None) is None
 
 
+@pytest.mark.parametrize("text", ["2026-01-01T08:00:01.905803Z", "2026-01-01 08:00:01.905803Z",
+                                  "2026-01-01T08:00:01,905803Z", "2026-01-01T08:00:01.9058031Z",
+                                  "2026-01-01T08+01:00.123456Z", "2026-13-01T08:00:01.905803Z"])
+def test_our_time_format_reads_as_any_rfc3339_time(text: str) -> None:
+    """The fast path for the recorder's own format gives what the general one gives (the same time with +00:00)."""
+    parsed, general = parse_time(text), parse_time(text[:-1] + "+00:00")
+    assert parsed == general and (parsed is None or parsed.tzinfo is timezone.utc)
+    assert (parsed is None) == ("13-" in text or "+01" in text)
+
+
 def test_written_records_match_the_schema(tmp_path: Path) -> None:
     import jsonschema
 
@@ -356,3 +367,22 @@ def test_a_resumed_log_cut_by_a_crash_chains_on_from_the_last_whole_record(tmp_p
     log = read_evidence(path)
     assert log.chain_ok and [r.seq for r in log.records] == [0, 1, 2, 3, 4]
     assert len(log.warnings) == 1 and "line 5" in log.warnings[0]
+
+
+@pytest.mark.parametrize("line", [
+    b'{"seq":1,"x":NaN}', b'{"x":1e400}', b'{"x":"\\ud800"}', b'\xef\xbb\xbf{"seq":1}',  # orjson refuses, json reads
+    b'{"seq":123456789012345678901234567890}', b'{"x":-9223372036854775809}',  # orjson reads as floats
+    b'{"seq":1,"seq":2}', b'{"x":"\\u00e9","y":[1.5,-0.0,5e-324]}', b' {"a":{"b":[]}} ',
+])
+def test_a_line_decodes_as_json_reads_it(line: bytes) -> None:
+    assert repr(decode_line(line)) == repr(json.loads(line))
+
+
+@pytest.mark.parametrize(("line", "error"), [(b"[" * 1020 + b"]" * 1020, RecursionError), (b'{"a":', ValueError),
+                                             (b"\xff", ValueError), (b"NaNa", ValueError)])
+def test_a_line_json_refuses_is_refused(line: bytes, error: type[Exception]) -> None:
+    """orjson reads 1,020 nested brackets; json (the reference) gives up, and so does decode_line."""
+    with pytest.raises(error):
+        json.loads(line)
+    with pytest.raises(error):
+        decode_line(line)

@@ -29,12 +29,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, NamedTuple
+
+import orjson
 
 from hivedlab.basics.errors import HivedlabError
 
@@ -54,6 +57,10 @@ ACTION_TYPES = ("plan", "config-switch", "restart", "submit", "stop", "step", "e
 _HASH_KEY = ',"hash":"'
 _HASH_KEY_B = _HASH_KEY.encode()
 _TAIL_LEN = len(_HASH_KEY) + 64 + 2  # ,"hash":"<64 hex>"}
+_DIGITS = bytes.maketrans(b"123456789[", b"000000000{")  # digits to 0, brackets to braces: one pass finds both
+_LONG_NUMBER = b"0" * 19  # 19 digits in a row (after _DIGITS): maybe an integer beyond 64 bits
+_READS_Z = sys.version_info >= (3, 11)  # datetime.fromisoformat reads a trailing Z as UTC
+_DEEP = 900  # opening brackets: json gives up at about 1,000 levels (the recursion limit), orjson at 1,024
 
 
 class EvidenceError(HivedlabError):
@@ -71,9 +78,10 @@ def parse_time(text: str | None) -> datetime | None:
     """Parse an RFC 3339 time (Kubernetes' `2026-01-01T00:00:00Z` or ours with microseconds); None if unparsable."""
     if not text or not isinstance(text, str):
         return None
-    if len(text) == 27 and text[-1] == "Z":  # our own format, the common case in a big log
-        try:
-            return datetime.fromisoformat(text[:-1]).replace(tzinfo=timezone.utc)
+    if len(text) == 27 and text[-1] == "Z" and text[10] == "T" and text[19] == ".":  # ours, the common case
+        try:  # Python 3.11 reads the Z itself, several times faster than replacing the zone
+            return (datetime.fromisoformat(text) if _READS_Z
+                    else datetime.fromisoformat(text[:-1]).replace(tzinfo=timezone.utc))
         except ValueError:
             pass
     value = text.strip()
@@ -167,6 +175,8 @@ class _Verifier:
         """The lines that were not records, now that a line follows them. Only a line a crash cut short, followed by
         the first record of the session that resumed the log, belongs in a log (docs/evidence.md); any other is an
         edit."""
+        if not self.pending_bad:
+            return
         resumed = before is not None and _opens_a_session(before)
         for index, text in enumerate(self.pending_bad):
             if resumed and index == len(self.pending_bad) - 1:
@@ -245,6 +255,20 @@ def _to_record(data: Any, lineno: int) -> Record | None:
     return Record(seq, time, source, kind, prev, digest, lineno, action=action)
 
 
+def decode_line(raw: bytes) -> Any:
+    """A line's JSON exactly as `json.loads` reads it, through orjson (twice as fast) wherever the two agree. orjson
+    refuses what json reads (NaN, numbers beyond a float's range, lone surrogates, a BOM): json then reads it. orjson
+    reads an integer beyond 64 bits as a float and nests deeper before giving up: a line that may hold either (19
+    digits in a row, 900 brackets) is read by json alone. Raises ValueError or RecursionError as json.loads does."""
+    folded = raw.translate(_DIGITS)
+    if _LONG_NUMBER in folded or folded.count(b"{") > _DEEP:
+        return json.loads(raw)
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return json.loads(raw)
+
+
 def _walk(path: Path, verifier: _Verifier) -> Iterator[Record]:
     with path.open("rb") as handle:
         for lineno, line in enumerate(handle, start=1):
@@ -252,7 +276,7 @@ def _walk(path: Path, verifier: _Verifier) -> Iterator[Record]:
             if not raw.strip():
                 continue
             try:
-                data = json.loads(raw)
+                data = decode_line(raw)
             except (ValueError, RecursionError):  # also UnicodeDecodeError; RecursionError: a nesting bomb
                 verifier.bad_line(lineno, "not a JSON record")
                 continue

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+import pytest
+
 from hivedlab.basics.clock import date_time, elapsed, since_start, time_of_day, whole_seconds
 from hivedlab.checker.report.wording import clock
 
@@ -32,3 +34,14 @@ def test_a_duration_is_the_difference_of_the_printed_instants():
 def test_wall_clock_is_shown_to_the_second():
     when = datetime(2026, 11, 26, 8, 39, 37, 190745, tzinfo=timezone.utc)
     assert date_time(when) == "2026-11-26 08:39:37 UTC"
+
+
+def test_the_time_of_day_is_the_datetimes_across_its_whole_range():
+    """The arithmetic gives what datetime prints, from year 1 to 9999 and before 1970; outside, datetime's error."""
+    for instant in (-62_135_596_800, -62_135_596_799.5, -1.5, -0.2, 0, 59.999, 86_399.9, 1e9 + 0.5, EIGHT + 70.956,
+                    253_402_300_799.9):
+        expected = datetime.fromtimestamp(whole_seconds(instant), tz=timezone.utc).strftime("%H:%M:%S")
+        assert time_of_day(instant) == expected, instant
+    for instant in (-62_135_596_801, 253_402_300_800, 1e20):
+        with pytest.raises((OverflowError, ValueError, OSError)):
+            time_of_day(instant)

@@ -11,6 +11,7 @@ import math
 from datetime import datetime, timezone
 
 _EPSILON_DIGITS = 6  # evidence times carry microseconds; cut float noise below that before flooring
+_FIRST, _LAST = -62_135_596_800, 253_402_300_799  # 0001-01-01 00:00:00 and 9999-12-31 23:59:59 UTC
 
 
 def whole_seconds(seconds: float) -> int:
@@ -24,8 +25,13 @@ def elapsed(start: float, end: float) -> int:
 
 
 def time_of_day(epoch: float) -> str:
-    """An instant (seconds since the Unix epoch) as the UTC time of day, e.g. 08:01:10."""
-    return datetime.fromtimestamp(whole_seconds(epoch), tz=timezone.utc).strftime("%H:%M:%S")
+    """An instant (seconds since the Unix epoch) as the UTC time of day, e.g. 08:01:10 (the verdicts print
+    thousands: the arithmetic, not a datetime, where the instant is one a datetime can hold; it raises otherwise)."""
+    whole = whole_seconds(epoch)
+    if not _FIRST <= whole <= _LAST:
+        return datetime.fromtimestamp(whole, tz=timezone.utc).strftime("%H:%M:%S")
+    second = whole % 86_400
+    return f"{second // 3600:02d}:{second % 3600 // 60:02d}:{second % 60:02d}"
 
 
 def since_start(seconds: float) -> str:

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import csv
+import gc
 import io
 import json
 import os
+import shutil
 from pathlib import Path
 
 from hivedlab.checker.grading.batch import discover, grade_batch, grade_one, safe_name
 from hivedlab.checker.grading.outputs import feedback_md, results_json
 from hivedlab.checker.grading.rubric import load_rubric
+from hivedlab.checker.grading.scoring import GroupGrade
+from hivedlab.checker.judging.judge import Judgement
+from hivedlab.evidence import EvidenceLog
 from tests.support.grade_builders import LAB, fake_judge, make_run_dir
 from tests.support.grade_class import another_run
 
@@ -156,3 +161,45 @@ def test_feedback_shows_the_commands_it_names_as_code_and_escapes_the_rest(tmp_p
     assert "run `python3 labs/00_check_env.py` on every member's machine" in feedback and "\\`" not in feedback
     hostile = feedback_md(grade_one("<b>|x", root, RUBRIC, LAB, fake_judge), RUBRIC)
     assert "&lt;b&gt;\\|x" in hostile and "<b>" not in hostile
+
+
+def test_grading_a_group_leaves_garbage_collection_as_it_found_it(tmp_path: Path) -> None:
+    """Collection is off while a group is graded (its records hold no cycles), then as it was, even after a failure."""
+    root = make_run_dir(tmp_path / "g1")
+    seen: list[bool] = []
+
+    def judge(log: EvidenceLog, experiment: str) -> Judgement:
+        seen.append(gc.isenabled())
+        return fake_judge(log, experiment)
+
+    assert gc.isenabled()
+    grade_one("g1", root, RUBRIC, LAB, judge)
+    assert gc.isenabled() and seen and not any(seen)
+    gc.disable()
+    try:
+        grade_one("g1", root, RUBRIC, LAB, judge)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    grade_one("g1", tmp_path / "missing", RUBRIC, LAB, judge)
+    assert gc.isenabled()
+
+
+def test_a_groups_files_are_written_as_its_grade_comes_in_and_again_when_found_a_copy(tmp_path: Path) -> None:
+    """While the rest are graded, each group's feedback is already there; a copy found at the end is in the files."""
+    subs = tmp_path / "subs"
+    _seed(make_run_dir(subs / "a"), 2)
+    _seed(make_run_dir(subs / "b"), 3)
+    shutil.copytree(subs / "a", subs / "c")  # a copy of a, found once every group is graded
+    present: dict[str, bool] = {}
+
+    def arrived(grade: GroupGrade) -> None:
+        present[grade.name] = (tmp_path / "out" / "groups" / grade.name / "feedback.md").is_file()
+
+    result = grade_batch(subs, tmp_path / "out", RUBRIC, LAB, fake_judge, progress=arrived)
+    assert present == {"a": True, "b": True, "c": True}
+    for name in ("a", "c"):
+        grade = next(g for g in result.grades if g.name == name)
+        assert any(f.code == "copied-evidence" for f in grade.findings)
+        assert (tmp_path / "out" / "groups" / name / "feedback.md").read_text() == feedback_md(grade, RUBRIC)
+        assert (tmp_path / "out" / "groups" / name / "results.json").read_text() == results_json(grade, RUBRIC)

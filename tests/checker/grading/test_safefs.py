@@ -77,3 +77,34 @@ def test_missing_and_binary_files(group: GroupFolder) -> None:
     with pytest.raises(UnsafeFile) as caught:
         group.read_text("bin")
     assert caught.value.code == "not-utf8"
+
+
+def test_every_path_resolves_as_realpath_resolves_it(tmp_path: Path) -> None:
+    """Paths are resolved from the resolved folder, part by part; where the folder, a part or a link chain is a
+    symlink, or a part is '.', missing or below a file, the result is os.path.realpath's."""
+    outside = tmp_path / "outside"
+    (outside / "d").mkdir(parents=True)
+    (outside / "d" / "f.txt").write_text("x")
+    real = tmp_path / "real"
+    (real / "a" / "b").mkdir(parents=True)
+    (real / "a" / "b" / "f.txt").write_text("x")
+    (real / "file").write_text("x")
+    (real / "in").symlink_to("a")
+    (real / "chain").symlink_to("in/b")
+    (real / "out").symlink_to(outside / "d")
+    (real / "a" / "up").symlink_to("..")
+    (real / "dangling").symlink_to("nowhere")
+    (tmp_path / "link-to-group").symlink_to(real)
+    rels = ["a", "a/b", "a/b/f.txt", "in/b/f.txt", "chain/f.txt", "out/f.txt", "a/up/a/b", "a/up/out", "dangling",
+            "dangling/x", "missing/x/y", "file/below", "a/./b", "./a", "in/./b/f.txt"]
+    for root in (real, tmp_path / "link-to-group"):
+        group = GroupFolder(root)
+        for rel in rels:
+            expected = os.path.realpath(os.path.join(root, rel))
+            inside = expected.startswith(str(real.resolve()) + os.sep)
+            if inside:
+                assert group.is_dir(rel) == os.path.isdir(expected), (root, rel)
+                assert str(group._resolve(rel)) == expected, (root, rel)
+            else:
+                with pytest.raises(UnsafeFile):
+                    group._resolve(rel)

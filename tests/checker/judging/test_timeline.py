@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import fields, replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from hivedlab.checker.judging.timeline import build_timeline, framework_name, hived_reason, vc_nodes_from_config
+from hivedlab.checker.judging.timeline.builder import _changed
+from hivedlab.checker.judging.timeline.facts import Attempt, Mark
 from hivedlab.evidence import read_evidence
 from tests.support.paths import FIXTURES
 from tests.support.records import object_of
@@ -205,3 +209,14 @@ def test_a_frameworks_state_reads_as_the_rest_server_shows_it(tmp_path: Path, fc
     sc.close()
     timeline = build_timeline(read_evidence(tmp_path / "e.jsonl").records)
     assert [j.state for j in timeline.jobs] == [rest]
+
+
+def test_a_pod_records_changes_make_the_attempt_replace_would() -> None:
+    """The builder's copy of an attempt with changed fields equals dataclasses.replace's, and leaves the old one."""
+    assert not hasattr(Attempt, "__post_init__")  # the copy skips __init__: it must have nothing to run
+    old = Attempt("p", "u1", "worker", 0, created=Mark(1, "t1", 1.0), gpus=(0,))
+    changes: dict[str, Any] = {"bound": Mark(2, "t2", 2.0), "node": "n1", "exit_code": 3, "gpus": (1, 2)}
+    new = _changed(old, changes)
+    assert new == replace(old, **changes) and new is not old and old.node is None
+    assert [getattr(new, f.name) for f in fields(Attempt)] == [getattr(replace(old, **changes), f.name)
+                                                                  for f in fields(Attempt)]

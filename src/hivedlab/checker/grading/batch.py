@@ -11,8 +11,9 @@ import gc
 import multiprocessing
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -89,11 +90,26 @@ def _refused_result(name: str, root: Path) -> GroupResult:
 _CONTEXT: dict[str, Any] = {}  # rubric, lab, judge, max_bytes
 
 
+@contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """Automatic cyclic garbage collection off while one group is graded: its logs' records (tens of thousands of
+    dicts, no cycles) would otherwise be traversed again as they are made; refcounting frees them when the group is
+    done, and collection resumes as it was (a cycle made meanwhile is collected then)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def grade_one(name: str, root: Path, rubric: Rubric, lab: LabSpec, judge: Judge | None,
               max_bytes: int | None = None) -> GroupGrade:
     """Grade one group folder; any unexpected failure becomes a finding, never an exception."""
     try:
-        result = grade_folder(root, lab, judge, rubric.experiments, name, max_bytes)
+        with _no_cycle_collection():
+            result = grade_folder(root, lab, judge, rubric.experiments, name, max_bytes)
     except Exception as exc:  # the batch must survive a folder that breaks the grader
         finding = GradeFinding("problem", "grader-error",
                           f"the grader failed on this folder: {type(exc).__name__}: {exc}"[:300],
@@ -137,28 +153,46 @@ def grade_all(groups: Sequence[tuple[str, Path]], rubric: Rubric, lab: LabSpec, 
     return grades
 
 
-def _inside(out: Path, target: Path) -> Path:
-    real_out = Path(os.path.realpath(out))
+def _inside(real_out: Path, target: Path) -> Path:
     real = Path(os.path.realpath(target.parent)) / target.name
     if real_out != real.parent and real_out not in real.parents:
         raise OSError(f"refusing to write outside the output folder: {target}")
     return target
 
 
-def write_outputs(out: Path, grades: Sequence[GroupGrade], rubric: Rubric, skipped: Sequence[Skipped]) -> list[Path]:
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, text in (("grades.csv", grades_csv(grades, rubric)), ("grades.md", grades_md(grades, rubric, skipped))):
-        write_atomic(_inside(out, out / name), text)
-        written.append(out / name)
-    taken: set[str] = set()
-    for grade in grades:
-        folder = out / "groups" / safe_name(grade.name, taken)
+class _GroupOutputs:
+    """Each group's feedback.md and results.json, written as soon as its grade comes in (in the parent, while the
+    workers grade the rest), and again only for a grade the class-wide checks (copies) then changed. Folder names are
+    given in the order of the group names, all known before grading starts."""
+
+    def __init__(self, out: Path, rubric: Rubric, names: Sequence[str]) -> None:
+        out.mkdir(parents=True, exist_ok=True)
+        self.out, self.real_out, self.rubric = out, Path(os.path.realpath(out)), rubric
+        taken: set[str] = set()
+        self.folders = {name: out / "groups" / safe_name(name, taken) for name in sorted(names)}
+        self.done: dict[str, GroupGrade] = {}  # the grade each group's files were written from
+
+    def write(self, grade: GroupGrade) -> None:
+        if self.done.get(grade.name) is grade:
+            return
+        folder = self.folders[grade.name]
         folder.mkdir(parents=True, exist_ok=True)
-        for name, text in (("feedback.md", feedback_md(grade, rubric)), ("results.json", results_json(grade, rubric))):
-            write_atomic(_inside(out, folder / name), text)
-            written.append(folder / name)
-    return written
+        for name, text in (("feedback.md", feedback_md(grade, self.rubric)),
+                           ("results.json", results_json(grade, self.rubric))):
+            write_atomic(_inside(self.real_out, folder / name), text)
+        self.done[grade.name] = grade
+
+    def finish(self, grades: Sequence[GroupGrade], skipped: Sequence[Skipped]) -> list[Path]:
+        """The class's grades.csv and grades.md, each group's files as its final grade says; every file written."""
+        written = []
+        for name, text in (("grades.csv", grades_csv(grades, self.rubric)),
+                           ("grades.md", grades_md(grades, self.rubric, skipped))):
+            write_atomic(_inside(self.real_out, self.out / name), text)
+            written.append(self.out / name)
+        for grade in grades:
+            self.write(grade)
+            written += [self.folders[grade.name] / "feedback.md", self.folders[grade.name] / "results.json"]
+        return written
 
 
 def _with_unpack_notes(grade: GroupGrade, notes: dict[str, tuple[str, ...]]) -> GroupGrade:
@@ -173,15 +207,22 @@ def _with_unpack_notes(grade: GroupGrade, notes: dict[str, tuple[str, ...]]) -> 
 def grade_batch(submissions: Path, out: Path, rubric: Rubric, lab: LabSpec, judge: Judge | None, jobs: int = 1,
                 max_bytes: int | None = None, progress: Callable[[GroupGrade], None] | None = None) -> BatchResult:
     groups, skipped, refused = discover(submissions, out)
-    grades = grade_all(groups, rubric, lab, judge, jobs, max_bytes, progress)
+    notes = read_report(submissions)
+    outputs = _GroupOutputs(out, rubric, [name for name, _ in groups] + refused)
+
+    def arrived(grade: GroupGrade) -> None:
+        outputs.write(_with_unpack_notes(grade, notes))
+        if progress:
+            progress(grade)
+
+    grades = grade_all(groups, rubric, lab, judge, jobs, max_bytes, arrived)
     for name in refused:
         grades.append(score_group(_refused_result(name, submissions / name), rubric, lab))
-    notes = read_report(submissions)
     grades = [_with_unpack_notes(grade, notes) for grade in grades] if notes else grades
     present = {name for name, _ in groups} | set(refused) | {entry.name for entry in skipped}
     skipped += [Skipped(name, "; ".join(lines)) for name, lines in sorted(notes.items()) if name not in present]
     grades = flag_copies(grades)
     grades = flag_similar_explanations(grades)
     grades.sort(key=lambda g: g.name)
-    written = write_outputs(out, grades, rubric, skipped)
+    written = outputs.finish(grades, skipped)
     return BatchResult(tuple(grades), tuple(skipped), tuple(written))

@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from hivedlab.basics.yaml_load import safe_load
 from hivedlab.checker.grading.grade_findings import GradeFinding
 from hivedlab.checker.grading.labspec import ExperimentSpec
 from hivedlab.evidence import Record, parse_time
@@ -26,7 +27,6 @@ RECORDER_CLOCK_SLACK = timedelta(seconds=2)  # one clock, but NTP may step it a 
 _BIND_NODE = re.compile(r"^node:\s*(\S+)\s*$", re.MULTILINE)
 _PHYSICAL_NODE = re.compile(r"physicalNode:\s*(\S+)")
 _SPEC_PRIORITY = re.compile(r"^priority:\s*(-?\d+)\s*$", re.MULTILINE)
-SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MAX_FINDINGS_PER_CODE = 5  # a forged log can produce thousands; the TA needs the first few
 
 
@@ -200,7 +200,7 @@ def _protocol(value: Any) -> Mapping[str, Any] | None:
         return value
     if isinstance(value, str) and len(value) < 200_000:
         try:
-            data = yaml.load(value, Loader=SAFE_LOADER)  # the safe loader (libyaml's when built)
+            data = safe_load(value)  # the safe loader's data, faster
         except yaml.YAMLError:
             return None
         return data if isinstance(data, Mapping) else None

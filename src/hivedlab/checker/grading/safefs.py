@@ -48,10 +48,36 @@ class GroupFolder:
     def _inside(self, real: str) -> bool:
         return real == str(self.real_root) or real.startswith(self._root_prefix)
 
+    @cached_property
+    def _links(self) -> dict[str, bool]:
+        """Whether each path looked at under the resolved folder is a symlink (a group's files are read in one go)."""
+        return {}
+
+    def _real(self, rel: str) -> str:
+        """`os.path.realpath(root/rel)`: `rel`'s parts walked from the resolved folder, one lstat each (remembered);
+        a symlink among them, or a '.', is resolved by os.path.realpath itself."""
+        parts = rel.split("/")
+        if "." not in parts:
+            path = str(self.real_root)
+            for part in parts:
+                path = os.path.join(path, part)
+                linked = self._links.get(path)
+                if linked is None:
+                    try:
+                        linked = stat.S_ISLNK(os.lstat(path).st_mode)
+                    except OSError:  # missing, or below a file: realpath keeps such a part as it is
+                        linked = False
+                    self._links[path] = linked
+                if linked:
+                    break
+            else:
+                return path
+        return os.path.realpath(os.path.join(self.root, rel))
+
     def _resolve(self, rel: str) -> Path:
         if not rel or rel.startswith("/") or "\\" in rel or any(part in ("..", "") for part in rel.split("/")):
             raise UnsafeFile(rel, "bad-path", "not a plain relative path")
-        real = os.path.realpath(os.path.join(self.root, rel))
+        real = self._real(rel)
         if not self._inside(real):
             raise UnsafeFile(rel, "symlink-outside", "a symlink that leads outside the group folder")
         return Path(real)

@@ -17,8 +17,8 @@ from typing import Any
 import yaml
 
 from hivedlab.basics.errors import HivedlabError
+from hivedlab.basics.yaml_load import safe_load
 from hivedlab.checker.grading.grade_findings import GradeFinding
-from hivedlab.checker.grading.integrity import SAFE_LOADER
 from hivedlab.checker.grading.safefs import MAX_LISTED, GroupFolder, UnsafeFile
 from hivedlab.env_record import EnvRecord, env_record_from_json
 from hivedlab.lab_group.inventory import Inventory, inventory_from_mapping
@@ -128,7 +128,7 @@ class _Reader:
             return None
         path = self.base + rel
         try:
-            return json.loads(text) if kind == "json" else yaml.load(text, Loader=SAFE_LOADER)
+            return json.loads(text) if kind == "json" else safe_load(text)
         except (ValueError, yaml.YAMLError, RecursionError) as exc:
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             self.problem("unparsable", f"{path}: not valid {kind.upper()} ({first})",

@@ -41,6 +41,12 @@ EXAMPLES = """\
 """
 
 
+def _cpus() -> int:
+    """The CPUs this process may run on (its affinity where the system says), else the machine's."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
+
+
 def build_parser(prog: str) -> argparse.ArgumentParser:
     parser = new_parser(prog, DESCRIPTION, EXAMPLES)
     parser.add_argument("path", metavar="SUBMISSIONS_DIR",
@@ -52,8 +58,9 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
                         "with --self: print to standard output)")
     parser.add_argument("--format", choices=("text", "json"), default="text",
                         help="--self output: feedback text (default) or Gradescope JSON")
-    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), metavar="N",
-                        help="groups graded in parallel (default: up to 2)")
+    parser.add_argument("--jobs", type=int, default=_cpus(), metavar="N",
+                        help="groups graded in parallel, one worker process each (default: the number of CPUs this "
+                             "process may use)")
     parser.add_argument("--max-file-mb", type=int, default=64, metavar="MB",
                         help="refuse any submitted file larger than this (default: 64)")
     return parser
