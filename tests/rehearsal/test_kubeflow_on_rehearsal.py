@@ -44,3 +44,8 @@ def test_kubeflow_gang_runs_under_both_schedulers_and_kube_batch_is_all_or_nothi
         # the article's picture: a partial start under the default scheduler, and with tf-operator's one worker
         # thread no deadlock either (docs/kubeflow-on-kubernetes.md, "On the rehearsal cluster")
         assert default["verdict"] == "consistent", [a["answer"]["en"] for a in default["answers"]]
+        # rehearsal evidence is named as such with --cluster k8s too (issue #41, item 2)
+        assert json.loads((out / "run.json").read_text())["cluster_kind"]["kind"] == "rehearsal"
+        assert json.loads((out / "claims.json").read_text())["rehearsal"] is True
+        report = (out / "report.md").read_text(encoding="utf-8")
+        assert "Evidence source: the rehearsal cluster with Kubeflow" in report

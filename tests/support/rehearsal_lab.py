@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -67,3 +68,29 @@ def rehearsal_lab(folder: Path, config: str, vcs: Sequence[str], speedup: int,
     finally:
         down = hivedlab("rehearsal", "down", env=own)
         assert down.returncode == 0, down.stderr
+
+
+def hivedlab_started(*args: str, env: dict[str, str]) -> subprocess.Popen[str]:
+    """`hivedlab ARGS` started in the background (a run the test acts on while it goes)."""
+    return subprocess.Popen([sys.executable, "-m", "hivedlab", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, **env})
+
+
+def kubectl(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """The build's kubectl against the test's cluster (`env` names its KUBECONFIG)."""
+    program = load_settings().paths.program("kubectl")
+    return subprocess.run([str(program), *args], capture_output=True, text=True, check=False, timeout=30,
+                          env={**os.environ, **env})
+
+
+def first_running_pod(env: dict[str, str], within_s: float) -> tuple[str, str] | None:
+    """(pod, node) of the first pod seen Running in namespace default within `within_s` seconds, else None."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        pods = kubectl(env, "get", "pods", "-n", "default", "-o",
+                       "jsonpath={range .items[*]}{.metadata.name} {.spec.nodeName} {.status.phase}{\"\\n\"}{end}")
+        running = [line.split() for line in pods.stdout.splitlines() if line.endswith(" Running")]
+        if running:
+            return running[0][0], running[0][1]
+        time.sleep(0.2)
+    return None
