@@ -31,4 +31,12 @@ try:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # done: a late Ctrl-C cannot turn the exit into a traceback
 except KeyboardInterrupt:
     pass
+from hivedlab.basics.errors import EXIT_INTERRUPTED  # noqa: E402  (loaded with the CLI)
+
+if code == EXIT_INTERRUPTED:  # interrupted, said, every file closed: a library's state a Ctrl-C cut short is not
+    import os  # torn down (Python's teardown after such a Ctrl-C once aborted under load)
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 raise SystemExit(code)

@@ -42,6 +42,8 @@ def test_ctrl_c_at_many_instants_says_the_next_command_and_it_completes_the_run(
     for index in range(INSTANTS):
         out = tmp_path / f"cut{index}"
         code, err = _interrupted_at(out, 0.1 + duration * index / INSTANTS)
+        if "init_import_site" in err:  # a loaded machine: the Ctrl-C came while Python itself started, before any
+            continue  # of hivedlab's code could run ("Fatal Python error: init_import_site")
         assert "Traceback" not in err and "RuntimeError" not in err, (index, err)
         if code == 0:  # it had finished
             continue
