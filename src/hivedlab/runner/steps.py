@@ -190,6 +190,9 @@ class _PlanRun:
         if self.ctx.cluster != "k8s":  # a plain Kubernetes cluster has no HiveD config to put in place
             self.switch_config(self.plan.hived_config)
         for index, step in enumerate(self.plan.steps):
+            stopped = self.stopped_by_user() if index else None
+            if stopped is not None:  # `hivedlab stop` from another terminal: nothing more is submitted or awaited
+                return stopped
             if isinstance(step, SubmitStep):
                 failure = self.submit(index, step)
             elif isinstance(step, WaitStep):
