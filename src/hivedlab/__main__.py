@@ -14,8 +14,25 @@ def _interrupted(exc: BaseException) -> bool:
     return False
 
 
+_CUT: list[BaseException] = []  # Ctrl-Cs Python could not raise where they landed
+
+
+def _unraisable(info: "sys.UnraisableHookArgs") -> None:
+    """A Ctrl-C that Python could not raise where it landed (in a callback of its import machinery, say) would be
+    printed as "Exception ignored …" with a traceback, and Python would go on: it is kept instead, and counts as an
+    interrupt once the CLI has loaded (while the CLI runs it is lost, as Python loses it)."""
+    if isinstance(info.exc_value, KeyboardInterrupt):
+        _CUT.append(info.exc_value)
+    else:
+        sys.__unraisablehook__(info)
+
+
+sys.unraisablehook = _unraisable
 try:
     from hivedlab.cli.main import main
+
+    if _CUT:
+        raise _CUT[0]
 except BaseException as exc:  # a Ctrl-C while Python loads the CLI: nothing has run yet
     if not _interrupted(exc):
         raise

@@ -59,3 +59,20 @@ def test_ctrl_c_at_many_instants_says_the_next_command_and_it_completes_the_run(
                               env={**os.environ, "MPLBACKEND": "Agg"})
         assert done.returncode == 0, (command, done.stderr)
         assert (out / "experiments" / "gang" / "verdicts.json").is_file() and (out / "claims.json").is_file()
+
+
+def test_a_ctrl_c_python_could_not_raise_where_it_landed_is_kept_not_printed() -> None:
+    """A KeyboardInterrupt inside a finalizer or an import-machinery callback is "unraisable": Python would print
+    "Exception ignored …" with a traceback and go on. `python -m hivedlab`'s hook keeps it instead (and, while the
+    CLI loads, turns it into the one-line interrupt)."""
+    import ast
+
+    source = (Path(__file__).parents[2] / "src" / "hivedlab" / "__main__.py").read_text(encoding="utf-8")
+    kept = [node for node in ast.parse(source).body if isinstance(node, ast.AnnAssign | ast.FunctionDef)
+            and ast.unparse(node).startswith(("_CUT", "def _unraisable"))]
+    assert len(kept) == 2
+    child = "\n".join(["import sys", *map(ast.unparse, kept), "sys.unraisablehook = _unraisable",
+                       "class Cut:", "    def __del__(self):", "        raise KeyboardInterrupt",
+                       "Cut()", "print(type(_CUT[0]).__name__ if _CUT else 'lost')"])
+    done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "KeyboardInterrupt" and not done.stderr, done.stderr
