@@ -13,6 +13,7 @@ from hivedlab.trace.report import NAMES
 from hivedlab.trace.simulate import Outcome
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
 WORDS = {
@@ -36,7 +37,10 @@ def _figure(lang: str) -> Figure:
     return Figure(figsize=(8, 4.5), dpi=100)
 
 
-def _png(fig: Figure) -> bytes:
+def _png(fig: Figure, ax: Axes, title: str) -> bytes:
+    """The chart with its title and legend, as PNG bytes."""
+    ax.set_title(title)
+    ax.legend()
     buffer = io.BytesIO()
     fig.tight_layout()
     fig.savefig(buffer, format="png")
@@ -45,8 +49,7 @@ def _png(fig: Figure) -> bytes:
 
 def cdf_chart(outcomes: Mapping[str, Outcome], lang: str) -> bytes:
     fig = _figure(lang)
-    ax = fig.add_subplot()
-    w = WORDS[lang]
+    ax, w = fig.add_subplot(), WORDS[lang]
     for name, outcome in outcomes.items():
         delays = sorted(max(r.queuing / 60, 0.01) for r in outcome.results)
         if delays:
@@ -55,15 +58,12 @@ def cdf_chart(outcomes: Mapping[str, Outcome], lang: str) -> bytes:
     ax.set_xscale("log")
     ax.set_xlabel(w["delay"])
     ax.set_ylabel(w["fraction"])
-    ax.set_title(w["cdf"])
-    ax.legend()
-    return _png(fig)
+    return _png(fig, ax, w["cdf"])
 
 
 def excess_chart(rows: Mapping[str, PolicyRow], lang: str) -> bytes:
     fig = _figure(lang)
-    ax = fig.add_subplot()
-    w = WORDS[lang]
+    ax, w = fig.add_subplot(), WORDS[lang]
     policies = [p for p in rows if p != "private"]
     vcs = sorted({row.vc for p in policies for row in rows[p].vcs})
     width = 0.8 / max(len(policies), 1)
@@ -74,15 +74,12 @@ def excess_chart(rows: Mapping[str, PolicyRow], lang: str) -> bytes:
     ax.set_xticks([i + 0.4 - width / 2 for i in range(len(vcs))], vcs, rotation=45, ha="right")
     ax.axhline(0, color="#444444", linewidth=0.8)
     ax.set_ylabel(w["minutes"])
-    ax.set_title(w["excess"])
-    ax.legend()
-    return _png(fig)
+    return _png(fig, ax, w["excess"])
 
 
 def utilization_chart(outcomes: Mapping[str, Outcome], lang: str) -> bytes:
     fig = _figure(lang)
-    ax = fig.add_subplot()
-    w = WORDS[lang]
+    ax, w = fig.add_subplot(), WORDS[lang]
     for name, outcome in outcomes.items():
         if not outcome.samples or not outcome.total_gpus:
             continue
@@ -93,6 +90,4 @@ def utilization_chart(outcomes: Mapping[str, Outcome], lang: str) -> bytes:
     ax.set_xlabel(w["days"])
     ax.set_ylabel(w["used"])
     ax.set_ylim(0, 100)
-    ax.set_title(w["util"])
-    ax.legend()
-    return _png(fig)
+    return _png(fig, ax, w["util"])
