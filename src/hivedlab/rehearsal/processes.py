@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from hivedlab.backends.pai.database import database_stall
+from hivedlab.backends.pai.database import rehearsal_stall
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.files import write_atomic
 from hivedlab.basics.secrets import write_secret
@@ -205,8 +205,7 @@ class Stack:
     def database(self, token_file: Path) -> None:
         """The rest-server reads its jobs from PostgreSQL: a job list that never answers fails here, naming the
         cause and the fix (`hivedlab.backends.pai.database`), instead of at the first run."""
-        found = database_stall(self.pai_url, token_file.read_text(encoding="utf-8").strip(),
-                               rest_server_folder=(str(self.p.rest_server), str(self.p.rest_server)))
+        found = rehearsal_stall(self.pai_url, token_file, self.p.rest_server)
         if found is not None:
             raise found.error()
 

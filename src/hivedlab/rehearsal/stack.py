@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from hivedlab.backends.pai.database import database_stall
+from hivedlab.backends.pai.database import rehearsal_stall
 from hivedlab.backends.pai.rest import TOKEN_FILE_ENV
 from hivedlab.backends.pai.users import AccountsFiles
 from hivedlab.basics.errors import HivedlabError
@@ -158,9 +158,7 @@ def database_problem(cluster: Cluster) -> str | None:
     token = Path(cluster.pai_admin_token_file)
     if not token.is_file():
         return None
-    folder = str(Path(cluster.programs or "<programs>") / "rest-server")
-    found = database_stall(cluster.pai_url, token.read_text(encoding="utf-8").strip(),
-                           rest_server_folder=(folder, folder))
+    found = rehearsal_stall(cluster.pai_url, token, Path(cluster.programs or "<programs>") / "rest-server")
     return str(found.error()) if found else None
 
 

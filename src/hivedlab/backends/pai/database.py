@@ -12,6 +12,7 @@ for a connection that never comes: no reply, no error. That is what the rest-ser
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from hivedlab.backends.pai.rest import PaiClient
 from hivedlab.backends.pai.rest_errors import NO_ANSWER, PaiError
@@ -51,6 +52,13 @@ def database_stall(url: str, token: str, *, rest_server_folder: tuple[str, str] 
     finally:
         client.close()
     return None
+
+
+def rehearsal_stall(url: str, admin_token_file: Path, rest_server: Path) -> DatabaseStall | None:
+    """`database_stall` for the rehearsal cluster: asked with its admin's token, the fix named in its own
+    rest-server folder."""
+    token = admin_token_file.read_text(encoding="utf-8").strip()
+    return database_stall(url, token, rest_server_folder=(str(rest_server), str(rest_server)))
 
 
 def stall(base_url: str, timeout_s: float, rest_server_folder: tuple[str, str] | None) -> DatabaseStall:
