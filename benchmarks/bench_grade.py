@@ -8,6 +8,10 @@ takes minutes: --class-dir keeps it for the next run. Then, in fresh processes, 
 (all checks, re-judging, copies, the four outputs; no result is cached across groups: every log differs), and with
 --baseline REF the same folders with that commit's grader, from a temporary `git worktree`, in the same run.
 
+Beside it, the floor: in the same pool of workers, only what any grader must do with the logs in Python (read each
+line, its SHA-256, its JSON decoded and kept until the log is done), printed beside the target's CPU budget per group
+(on 2 cores, 10 s for 1,000 groups leaves 20 ms of CPU a group for everything).
+
 It checks what it graded: every group, grades.csv, grades.md and two outputs per group, no group flagged as a copy,
 and with --baseline the same total for every group as the baseline's. The copy check (--copies, default 100): that
 many honest groups of the class plus a copy of one of them made each way a course would try (renamed group, members
@@ -41,7 +45,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "src"))
 
 QUICK_GROUPS = 6
-TARGET_S = 10.0
+TARGET_GROUPS = 1000
+TARGET_S = 10.0  # for TARGET_GROUPS
 TARGET_MB = 500
 READ = ("run.json", "inventory.yaml", "report.md", "claims.json", "env", "hived", "jobs")  # what `grade` reads
 SEED_BASE = 1000  # group i's seed: SEED_BASE + 7 * i (distinct seeds, distinct inventories)
@@ -72,6 +77,33 @@ print(json.dumps({"wall": wall, "cpu": used, "rss_mb": own.ru_maxrss / 1024, "ch
                   "written_ok": all(p.is_file() for p in result.written), "needs_look": len(result.needs_look),
                   "copies": {g.name: [f.en for f in g.findings if f.code == "copied-evidence"]
                              for g in result.grades}}))
+"""
+
+# The least any grader of these logs does in Python, in the same pool of forked workers: read each group's logs, and
+# for each line its SHA-256 and its JSON decoded, the log's records kept until the log is done (as `read_evidence`
+# keeps them). No check, no re-judging, no output: what is left of the target after this is what all of those get.
+FLOOR = """
+import hashlib, json, multiprocessing, resource, sys, time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+import orjson
+def read(folder):
+    lines = 0
+    for log in sorted(Path(folder).glob("experiments/*/evidence.jsonl")):
+        kept = []
+        for line in log.read_bytes().splitlines():
+            hashlib.sha256(line).hexdigest()
+            kept.append(orjson.loads(line))
+        lines += len(kept)
+    return lines
+def cpu():
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+folders, jobs = sorted(str(p) for p in Path(sys.argv[1]).iterdir()), int(sys.argv[2])
+started, cpu0 = time.perf_counter(), cpu()
+with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+    lines = sum(pool.map(read, folders, chunksize=max(1, len(folders) // (jobs * 8))))
+print(json.dumps({"wall": time.perf_counter() - started, "cpu": cpu() - cpu0, "lines": lines}))
 """
 
 
@@ -167,6 +199,20 @@ def measure(tree: Path, subs: Path, out: Path, jobs: int) -> Figures:
     return Figures(**data)
 
 
+def floor(subs: Path, jobs: int, groups: int, graded: Figures) -> None:
+    """Print FLOOR's figures beside this grader's and the target's: how much of the target reading alone takes."""
+    done = subprocess.run([sys.executable, "-c", FLOOR, str(subs), str(jobs)], capture_output=True, text=True,
+                          check=False)
+    expect(done.returncode == 0, f"the floor measurement failed: {done.stderr[-2000:]}")
+    data = json.loads(done.stdout.strip().splitlines()[-1])
+    expect(data["lines"] > 0, "the floor measurement read no evidence line")
+    budget = 1000 * TARGET_S * jobs / TARGET_GROUPS
+    print(f"floor (read, hash and decode every log, nothing else; {data['lines']} lines): {data['wall']:.2f} s wall, "
+          f"CPU {data['cpu']:.2f} s ({1000 * data['cpu'] / groups:.1f} ms per group, "
+          f"{100 * data['cpu'] / graded.cpu:.0f} % of this grader's); the target's CPU budget on {jobs} cores is "
+          f"{budget:.0f} ms per group for everything ({TARGET_GROUPS} groups in {TARGET_S:g} s)")
+
+
 def baseline_tree(ref: str, folder: Path) -> Path:
     tree = folder / "baseline"
     subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "--quiet", str(tree), ref], check=True)
@@ -212,7 +258,7 @@ def main() -> int:
     parser.add_argument("--copies", type=int, help="honest groups in the copy check (default 100; 0: skip)")
     parser.add_argument("--quick", action="store_true", help="small sizes, for CI: checks what it ran, no target")
     args = parser.parse_args()
-    groups = args.groups or (QUICK_GROUPS if args.quick else 1000)
+    groups = args.groups or (QUICK_GROUPS if args.quick else TARGET_GROUPS)
     honest = min(groups, args.copies if args.copies is not None else (QUICK_GROUPS if args.quick else 100))
     with tempfile.TemporaryDirectory(prefix="bench-grade-") as tmp:
         work = Path(tmp)
@@ -231,6 +277,7 @@ def main() -> int:
         flagged = [group for group, found in figures.copies.items() if found]
         expect(not flagged, f"honest groups flagged as copies: {flagged}")
         print(figures.line("this grader"))
+        floor(subs, args.jobs, groups, figures)
         totals = figures.totals
         print(f"totals: {len(set(totals.values()))} distinct, from {min(totals.values()):g} to "
               f"{max(totals.values()):g}; needs a look: {figures.needs_look}")
