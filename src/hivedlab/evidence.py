@@ -19,6 +19,8 @@ Settled details:
 - An object that disappeared while the watch was away (seen in the log, missing from a re-list) is recorded as a
   `DELETED` record carrying the last known object and `"synthetic": true`.
 - Reading never raises on bad content: bad lines, broken links and gaps become warnings and `chain_ok=False`.
+  Each warning is made once in both languages (`EvidenceStream.said`); `warnings` is their English, the words
+  verdicts.json, grading and the tests match on.
 
 Size: over 400 lines because writer and reader stay in one file: they share the canonical form and the chain rule,
 which must never drift apart. At its end, beside the marks' names above, what in a record shows the rehearsal
@@ -40,6 +42,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from hivedlab.basics.errors import HivedlabError
+from hivedlab.basics.text import Text
 
 ZERO_HASH = "0" * 64
 SOURCES = ("sim", "k8s")
@@ -61,6 +64,9 @@ _DIGITS = bytes.maketrans(b"123456789[", b"000000000{")  # digits to 0, brackets
 _LONG_NUMBER = b"0" * 19  # 19 digits in a row (after _DIGITS): maybe an integer beyond 64 bits
 _READS_Z = sys.version_info >= (3, 11)  # datetime.fromisoformat reads a trailing Z as UTC
 _DEEP = 900  # opening brackets: json gives up at about 1,000 levels (the recursion limit), orjson at 1,024
+NO_RECORDS = Text("日志中没有任何记录", "the log holds no records")
+_NOT_JSON = Text("不是 JSON 记录", "not a JSON record")
+_NOT_A_RECORD = Text("不是证据记录（缺少字段或字段类型不对）", "not an evidence record (missing or mistyped fields)")
 
 
 class EvidenceError(HivedlabError):
@@ -151,25 +157,25 @@ class EvidenceLog:
 class _Verifier:
     """Walks records in file order, checking seq, prev and hash; collects warnings."""
 
-    warnings: list[str] = field(default_factory=list)
+    said: list[Text] = field(default_factory=list)  # the warnings, each in both languages
     chain_ok: bool = True
     first_broken_seq: int | None = None
     expected_seq: int = 0
     last_hash: str = ZERO_HASH
     sources: list[str] = field(default_factory=list)
-    pending_bad: list[str] = field(default_factory=list)
+    pending_bad: list[Text] = field(default_factory=list)
     count: int = 0
     bad_lines: int = 0
 
-    def _break(self, seq: int | None, why: str) -> None:
-        self.warnings.append(why)
+    def _break(self, seq: int | None, why: Text) -> None:
+        self.said.append(why)
         if self.chain_ok:
             self.chain_ok = False
             self.first_broken_seq = seq
 
-    def bad_line(self, lineno: int, why: str) -> None:
+    def bad_line(self, lineno: int, why: Text) -> None:
         # Held back: a bad last line is a crash cut; a bad line in the middle is flagged once the next record comes.
-        self.pending_bad.append(f"line {lineno}: {why}")
+        self.pending_bad.append(_at_line(lineno, why))
 
     def _settle_bad_lines(self, before: Record | None) -> None:
         """The lines that were not records, now that a line follows them. Only a line a crash cut short, followed by
@@ -180,9 +186,10 @@ class _Verifier:
         resumed = before is not None and _opens_a_session(before)
         for index, text in enumerate(self.pending_bad):
             if resumed and index == len(self.pending_bad) - 1:
-                self.warnings.append(f"{text} (a record cut by a crash; the session after it resumed the log)")
+                self.said.append(Text(f"{text.zh}（一条因崩溃而被截断的记录；之后的会话接着写了日志）",
+                                      f"{text.en} (a record cut by a crash; the session after it resumed the log)"))
             else:
-                self._break(self.expected_seq, f"{text}: a line that is not a record was put into the log (edited)")
+                self._break(self.expected_seq, _edited(text))
         self.bad_lines += len(self.pending_bad)
         self.pending_bad.clear()
 
@@ -190,18 +197,24 @@ class _Verifier:
         record = _to_record(data, lineno)
         self._settle_bad_lines(record)
         if record is None:
-            self._break(self.expected_seq, f"line {lineno}: not an evidence record (missing or mistyped fields)")
+            self._break(self.expected_seq, _at_line(lineno, _NOT_A_RECORD))
             return None
-        if record.seq != self.expected_seq:
-            self._break(record.seq, f"line {lineno}: seq {record.seq} where {self.expected_seq} was expected")
+        seq = record.seq
+        if seq != self.expected_seq:
+            self._break(seq, _at_line(lineno, Text(f"记录序号是 {seq}，应当是 {self.expected_seq}",
+                                                   f"seq {seq} where {self.expected_seq} was expected")))
         if record.prev != self.last_hash:
-            self._break(record.seq, f"line {lineno}: seq {record.seq} does not chain to the record before it")
+            self._break(seq, _at_line(lineno, Text(f"序号 {seq} 的记录接不上它前一条记录的哈希链",
+                                                   f"seq {seq} does not chain to the record before it")))
         if not _hash_ok(raw, data, record.hash):
-            self._break(record.seq, f"line {lineno}: seq {record.seq} was altered (hash mismatch)")
+            self._break(seq, _at_line(lineno, Text(f"序号 {seq} 的记录被改动过（哈希不符）",
+                                                   f"seq {seq} was altered (hash mismatch)")))
         if record.source not in self.sources:
             self.sources.append(record.source)
             if len(self.sources) == 2:
-                self.warnings.append(f"line {lineno}: the log mixes sources {self.sources[0]} and {record.source}")
+                first = self.sources[0]
+                self.said.append(_at_line(lineno, Text(f"日志混有两种来源：{first} 和 {record.source}",
+                                                       f"the log mixes sources {first} and {record.source}")))
         self.expected_seq = record.seq + 1
         self.last_hash = record.hash
         self.count += 1
@@ -209,13 +222,30 @@ class _Verifier:
 
     def finish(self) -> None:
         for text in self.pending_bad[:-1]:
-            self._break(self.expected_seq, f"{text}: a line that is not a record was put into the log (edited)")
+            self._break(self.expected_seq, _edited(text))
         if self.pending_bad:
-            cut = "the log ends in a cut record, e.g. after a crash; read up to the last whole record"
-            self.warnings.append(f"{self.pending_bad[-1]} ({cut})" if self.count
-                                 else f"{self.pending_bad[-1]} (skipped)")
+            last = self.pending_bad[-1]
+            self.said.append(
+                Text(f"{last.zh}（日志以一条被截断的记录结尾，例如崩溃之后；已读到最后一条完整的记录）",
+                     f"{last.en} (the log ends in a cut record, e.g. after a crash; read up to the last whole record)")
+                if self.count else Text(f"{last.zh}（已跳过）", f"{last.en} (skipped)"))
         self.bad_lines += len(self.pending_bad)
         self.pending_bad.clear()
+
+
+def _at_line(lineno: int, why: Text) -> Text:
+    return Text(f"第 {lineno} 行：{why.zh}", f"line {lineno}: {why.en}")
+
+
+def _edited(line: Text) -> Text:
+    return Text(f"{line.zh}：日志里被放进了不是记录的一行（被编辑过）",
+                f"{line.en}: a line that is not a record was put into the log (edited)")
+
+
+def _cannot_read(path: Path, exc: OSError) -> Text:
+    """A log (or any file) that cannot be opened, in both languages."""
+    why = exc.strerror or str(exc)
+    return Text(f"无法读取 {path}：{why}", f"cannot read {path}: {why}")
 
 
 def _opens_a_session(record: Record) -> bool:
@@ -278,7 +308,7 @@ def _walk(path: Path, verifier: _Verifier) -> Iterator[Record]:
             try:
                 data = decode_line(raw)
             except (ValueError, RecursionError):  # also UnicodeDecodeError; RecursionError: a nesting bomb
-                verifier.bad_line(lineno, "not a JSON record")
+                verifier.bad_line(lineno, _NOT_JSON)
                 continue
             record = verifier.accept(raw, data, lineno)
             if record is not None:
@@ -292,20 +322,29 @@ class EvidenceStream:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._verifier = _Verifier()
-        self.unreadable: str | None = None
+        self.unreadable_said: Text | None = None  # set when the file itself could not be opened
 
     def __iter__(self) -> Iterator[Record]:
         try:
             yield from _walk(self.path, self._verifier)
         except OSError as exc:
-            self.unreadable = f"cannot read {self.path}: {exc.strerror or exc}"
+            self.unreadable_said = _cannot_read(self.path, exc)
             self._verifier.chain_ok = False
         if self._verifier.count == 0:
             self._verifier.chain_ok = False
 
     @property
+    def unreadable(self) -> str | None:
+        return self.unreadable_said.en if self.unreadable_said else None
+
+    @property
+    def said(self) -> tuple[Text, ...]:
+        """The warnings in both languages (the report's problem lines)."""
+        return tuple(self._verifier.said)
+
+    @property
     def warnings(self) -> tuple[str, ...]:
-        return tuple(self._verifier.warnings)
+        return tuple(text.en for text in self._verifier.said)
 
     @property
     def chain_ok(self) -> bool:
@@ -337,7 +376,7 @@ def read_evidence(path: str | Path) -> EvidenceLog:
     if stream.unreadable:
         warnings = (*warnings, stream.unreadable)
     elif not records and not warnings:
-        warnings = ("the log holds no records",)
+        warnings = (NO_RECORDS.en,)
     return EvidenceLog(
         path=str(path),
         records=records,
@@ -415,7 +454,7 @@ class EvidenceWriter:
             try:
                 last, cut = _last_whole_record(self.path)
             except OSError as exc:
-                raise EvidenceError(f"cannot read {self.path}: {exc.strerror or exc}") from exc
+                raise EvidenceError(_cannot_read(self.path, exc).en) from exc
             if last is None and self.path.stat().st_size > 0:
                 raise EvidenceError(f"{self.path} is not an evidence log; refusing to append to it")
             if last is not None:

@@ -35,7 +35,8 @@ from tests.support.quick_charts import stub_charts
 
 RECORDED = FIXTURES / "rehearsal-recorded"
 LANGS = ("zh", "en")
-NEVER_APPEARED = "never appeared in the log"  # the timeline's note (judging/timeline/builder.py), in both languages
+# the timeline's note on events of pods the log does not hold (judging/timeline/builder.py), in each language
+NEVER_APPEARED = {"zh": "有事件，却从未出现在日志中", "en": "had events but never appeared in the log"}
 # what the report says of a real plain Kubernetes cluster's evidence, and of the Kubeflow rehearsal's
 # (report_templates/report.<lang>.md.j2: the note under the title, and the source line)
 REAL_K8S = {"zh": ("本报告的证据来自真实的普通 Kubernetes 集群", "证据来源：真实的普通 Kubernetes 集群"),
@@ -287,7 +288,7 @@ def test_the_log_holds_events_of_pods_from_before_the_run(vc_safety: Judged) -> 
 def test_replayed_events_are_not_pods_that_never_appeared(vc_safety: Judged) -> None:
     assert vc_safety.code == 0
     assert _verdicts(vc_safety.root, "vc-safety")["verdict"] == "consistent"
-    assert all(NEVER_APPEARED not in report for report in vc_safety.reports.values())
+    assert all(NEVER_APPEARED[lang] not in report for lang, report in vc_safety.reports.items())
 
 
 def test_the_same_events_during_the_run_are_noted(tmp_path: Path) -> None:
@@ -308,7 +309,9 @@ def test_the_same_events_during_the_run_are_noted(tmp_path: Path) -> None:
 
     _rewrite(root, now)
     judged = _judge(root)
-    assert all(f"{len(waited)} pod(s) had events but {NEVER_APPEARED}" in report for report in judged.reports.values())
+    notes = {"zh": f"注意：vc-safety/evidence.jsonl：{len(waited)} 个 Pod {NEVER_APPEARED['zh']}",
+             "en": f"Note: vc-safety/evidence.jsonl: {len(waited)} pod(s) {NEVER_APPEARED['en']}"}
+    assert {lang: notes[lang] in report for lang, report in judged.reports.items()} == {"zh": True, "en": True}
 
 
 STOP_NOTES = {"zh": "gang 的运行没有完成：被用户停止（用户于 UTC {at} 停止了任务（hivedlab stop：",

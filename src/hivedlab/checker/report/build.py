@@ -48,7 +48,7 @@ class ReportResult:
     claims_path: Path
     charts: tuple[Path, ...]
     inconclusive: tuple[str, ...]
-    problems: tuple[str, ...]
+    problems: tuple[str, ...]  # in the report's language where hivedlab words them (`inputs.Said`)
 
 
 def _environment() -> jinja2.Environment:
@@ -198,6 +198,6 @@ def build_report(
     write_atomic(html_path, html_text)
     write_atomic(md_path, md_text)
     inconclusive = tuple(e["id"] for e in claims["experiments"] if e["verdict"] == "inconclusive")
-    problems = tuple(p.en if isinstance(p, Text) else p
+    problems = tuple(p.get(lang) if isinstance(p, Text) else p
                      for p in (*inputs.problems, *(q for e in inputs.experiments for q in e.problems)))
     return ReportResult(md_path, html_path, claims_path, tuple(chart_files), inconclusive, problems)

@@ -80,7 +80,7 @@ def _turn(turn: ExperimentInputs, names: Mapping[str, str], lang: str, link: Lin
 
 def problem_line(problem: Said, lang: str) -> str:
     """A problem with the run directory as a note in the report's language: `注意：…` in Chinese only when it is
-    said in Chinese (an English text, from an exception or a timeline, keeps an English `Note:`)."""
+    said in Chinese (an English text, from an exception, keeps an English `Note:`)."""
     if isinstance(problem, Text) and lang == "zh":
         return "注意：" + md(problem.zh)
     return "Note: " + md(problem.en if isinstance(problem, Text) else problem)

@@ -41,7 +41,7 @@ UNKNOWN = "unknown"
 
 
 # A problem reading the run directory: in both languages where hivedlab words it, else the English it was given
-# (an exception's text, a timeline's note). The report says it in its language (`context.problem_line`).
+# (an exception's text, a JSON file's reading error). The report says it in its language (`context.problem_line`).
 Said = str | Text
 
 @dataclass(frozen=True)
@@ -220,10 +220,12 @@ def plan_info(experiment: str) -> PlanInfo:
         return PlanInfo(experiment)
 
 
-def _vc_nodes(run_dir: Path, plan: PlanInfo, timeline: ExperimentTimeline) -> tuple[dict[str, tuple[str, ...]], str]:
+def _vc_nodes(
+    run_dir: Path, plan: PlanInfo, timeline: ExperimentTimeline
+) -> tuple[dict[str, tuple[str, ...]], Text | None]:
     """Each VC's nodes under the config the experiment ran with: the log's config-switch, else hived/<name>.yaml."""
     if timeline.vc_nodes:
-        return dict(timeline.vc_nodes), ""
+        return dict(timeline.vc_nodes), None
     name = timeline.config_name or plan.hived_config
     path = RunDir(run_dir).hived_config(name)
     if name and path.is_file():
@@ -232,8 +234,9 @@ def _vc_nodes(run_dir: Path, plan: PlanInfo, timeline: ExperimentTimeline) -> tu
         except (OSError, UnicodeDecodeError):
             found = {}
         if found:
-            return found, ""
-    return {}, "the HiveD config used is unknown: the chart shows no VC boundaries"
+            return found, None
+    return {}, Text("不知道实验用的是哪份 HiveD 配置：图中不画 VC 的边界",
+                    "the HiveD config used is unknown: the chart shows no VC boundaries")
 
 
 def load_experiment(
@@ -276,9 +279,9 @@ def load_experiment(
         problems.append(Text(f"缺少 {rel}/{EVIDENCE}", f"{rel}/{EVIDENCE} is missing"))
     timeline = timeline_for_chart(log, run_tag) if evidence else ExperimentTimeline()
     problems.extend(timeline.problems)
-    vc_nodes, problem = _vc_nodes(run_dir, plan, timeline)
-    if problem and evidence:
-        problems.append(problem)
+    vc_nodes, unknown_config = _vc_nodes(run_dir, plan, timeline)
+    if unknown_config and evidence:
+        problems.append(unknown_config)
     nodes = tuple(dict.fromkeys([*(n for members in vc_nodes.values() for n in members), *timeline.nodes]))
     jobs_folder = where.jobs_folder(run_id)
     listed = sorted(jobs_folder.iterdir()) if jobs_folder.is_dir() else []

@@ -11,10 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hivedlab.basics.text import Text
 from hivedlab.checker.judging.timeline import Mark, Timeline, build_timeline, display_names
 from hivedlab.checker.report.charts import Rejection, Switch, TaskAttempt
 from hivedlab.checker.report.faults import NodeFault, node_faults, task_labels
-from hivedlab.evidence import RehearsalSigns, iter_evidence
+from hivedlab.evidence import NO_RECORDS, RehearsalSigns, iter_evidence
 from hivedlab.rundir import EVIDENCE
 
 __all__ = ["ExperimentTimeline", "NodeFault", "Rejection", "attempts_of", "switches_of", "timeline_for_chart"]
@@ -32,7 +33,7 @@ class ExperimentTimeline:
     nodes: tuple[str, ...] = ()  # nodes pods were bound to
     rejections: tuple[Rejection, ...] = ()
     end_status: str = ""  # the runner's end record: finished | interrupted | failed
-    problems: tuple[str, ...] = ()
+    problems: tuple[Text, ...] = ()  # what is wrong with the log, each line starting with the log's folder/name
     switches: tuple[Switch, ...] = ()  # plan steps that switched HiveD's config or restarted it while jobs ran
     faults: tuple[NodeFault, ...] = ()  # nodes whose Ready condition changed (a real cluster's Node records)
     emulated: bool = False  # its pods ran in the rehearsal cluster's emulated containers (`RehearsalSigns`)
@@ -80,6 +81,11 @@ def switches_of(timeline: Timeline) -> tuple[Switch, ...]:
     return tuple(found)
 
 
+def _about(where: str, said: Text) -> Text:
+    """A problem line about the log `where` (its folder/name)."""
+    return Text(f"{where}：{said.zh}", f"{where}: {said.en}")
+
+
 def timeline_for_chart(path: Path, run_tag: str = "") -> ExperimentTimeline:
     """Read an evidence log into the report's view of it. Never raises: problems become lines."""
     where = f"{path.parent.name}/{EVIDENCE}"
@@ -88,13 +94,15 @@ def timeline_for_chart(path: Path, run_tag: str = "") -> ExperimentTimeline:
     try:
         timeline = build_timeline(signs.watch(stream))
     except Exception as exc:  # a log the timeline cannot fold must not stop the report
-        return ExperimentTimeline(problems=(f"{where}: no timeline could be built ({exc})",))
-    warnings = [*stream.warnings, *([stream.unreadable] if stream.unreadable else [])]
-    problems = [f"{where}: {w}" for w in warnings[:3]]
+        return ExperimentTimeline(problems=(_about(where, Text(f"无法构建时间线（{exc}）",
+                                                               f"no timeline could be built ({exc})")),))
+    warnings = [*stream.said, *([stream.unreadable_said] if stream.unreadable_said else [])]
+    problems = [_about(where, w) for w in warnings[:3]]
     if len(warnings) > 3:
-        problems.append(f"{where}: {len(warnings) - 3} more warning(s)")
+        more = len(warnings) - 3
+        problems.append(_about(where, Text(f"另有 {more} 条警告", f"{more} more warning(s)")))
     if stream.count == 0:
-        return ExperimentTimeline(problems=(*problems, f"{where}: the log holds no records"))
+        return ExperimentTimeline(problems=(*problems, _about(where, NO_RECORDS)))
     names = display_names(timeline.jobs, timeline.experiment or path.parent.name, run_tag)
     t0 = timeline.first.t if timeline.first else 0.0
     rejections = tuple(
@@ -113,7 +121,7 @@ def timeline_for_chart(path: Path, run_tag: str = "") -> ExperimentTimeline:
         nodes=tuple(timeline.nodes_seen),
         rejections=rejections,
         end_status=timeline.end_status or "",
-        problems=tuple(problems) + tuple(f"{where}: {note}" for note in timeline.notes),
+        problems=tuple(problems) + tuple(_about(where, note) for note in timeline.notes),
         switches=switches_of(timeline),
         faults=node_faults(timeline, names),
         emulated=signs.found,

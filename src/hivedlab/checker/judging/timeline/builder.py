@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from hivedlab.basics.text import Text
 from hivedlab.checker.judging.pod_facts import (
     VcShare,
     app_status,
@@ -101,7 +102,6 @@ class TimelineBuilder:
         self.count = 0
         self.nodes: dict[str, None] = {}
         self.readiness = NodeReadiness()  # the Node records: when a node's Ready condition changed
-        self.notes: list[str] = []
         self.job_names: dict[str, str] = {}  # protocol name -> plan key (for logs without submit records)
         self.priorities: dict[str, int | None] = {}  # scheduling spec -> its priority (a job's pods share one spec)
 
@@ -411,9 +411,8 @@ class TimelineBuilder:
             )
         jobs.sort(key=_job_order)
         orphans = [key for key, events in self.pending_events.items() if key and self._since_first(events)]
-        notes = list(self.notes)
-        if orphans:
-            notes.append(f"{len(orphans)} pod(s) had events but never appeared in the log")
+        notes = (Text(f"{len(orphans)} 个 Pod 有事件，却从未出现在日志中",
+                      f"{len(orphans)} pod(s) had events but never appeared in the log"),) if orphans else ()
         return Timeline(
             experiment=self.experiments[0] if self.experiments else None,
             source=self.source,
@@ -433,7 +432,7 @@ class TimelineBuilder:
             end_mark=self.end_mark,
             experiments_seen=tuple(self.experiments),
             nodes_seen=tuple(self.nodes),
-            notes=tuple(notes),
+            notes=notes,
             node_gpus=dict(self.node_gpus),
             vc_cells=dict(self.vc_cells),
             cell_history=tuple(self.cell_history),

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from hivedlab.basics.text import Text
 from hivedlab.checker.judging.pod_facts import LeafCell, VcShare
 from hivedlab.models.openpai.jobstate import CODE_ATTEMPT_COMPLETION, CODE_POD_EXTERNAL_DELETED
 from hivedlab.models.scheduler_messages import UNKNOWN
@@ -229,7 +230,7 @@ class Timeline:
     end_mark: Mark | None = None  # the end record
     experiments_seen: tuple[str, ...] = ()
     nodes_seen: tuple[str, ...] = ()
-    notes: tuple[str, ...] = field(default=())
+    notes: tuple[Text, ...] = field(default=())  # what the report notes about the log, in both languages
     node_gpus: dict[str, int] = field(default_factory=dict)  # GPUs per node in the log's HiveD config
     vc_cells: dict[str, tuple[VcShare, ...]] = field(default_factory=dict)  # each VC's cells in that config
     cell_history: tuple[tuple[int, dict[str, tuple[VcShare, ...]]], ...] = ()  # (switch record, vc_cells) in order
