@@ -98,14 +98,15 @@ class Scenario:
     def raw_object(self, watch_type: str, resource: str, obj: dict[str, Any]) -> None:
         self.writer.write_object(watch_type, resource, obj, time=self._time())
 
-    def node(self, name: str, ready: bool, watch_type: str = "MODIFIED") -> None:
+    def node(self, name: str, ready: bool, watch_type: str = "MODIFIED", cordoned: bool = False) -> None:
         """A Node as the OpenPAI backend's watcher records it: the rehearsal kubelet's registration and Ready condition
         (`hivedlab.rehearsal.kubelet`) as a real kubelet's (no emulation mark), listed (no kind/apiVersion, as a
-        list's items) or changed."""
+        list's items) or changed; `cordoned`: with `spec.unschedulable` set (`kubectl cordon`; uncordon removes it)."""
         node = self.nodes.get(name) or _real_node(node_object(Worker(name, "10.0.0.2", 1)))
         if name not in self.nodes:
             node["metadata"] = {**node["metadata"], "uid": self._uid(), "creationTimestamp": _k8s_time(T0)}
         node = {**node, "metadata": {**node["metadata"], "resourceVersion": self._rv()},
+                "spec": {"unschedulable": True} if cordoned else {},
                 "status": {**node["status"], **node_status(ready, self.now.timestamp())["status"]}}
         self.nodes[name] = node
         listed = {k: v for k, v in node.items() if k not in ("kind", "apiVersion")} if watch_type == "LISTED" else node

@@ -16,8 +16,9 @@ The shapes the report's charts use:
   name and a new uid, docs/openpai-model.md#framework-names): `task_role`, `task_index`, `node`, `gpus`, `created`,
   `waits` (FailedScheduling with HiveD's reason, docs/hived-config-and-cells.md#wait-reasons), `bound`, `started`,
   `ended`, `outcome`;
-- `Timeline.node_outages` -> `Outage` (`nodes`: a node not Ready, from a real cluster's Node records), with the pods it
-  `touched` and HiveD's `bad_marks` of it.
+- `Timeline.node_outages` -> `Outage` (`nodes`: a node not Ready, from a real cluster's Node records) and
+  `Timeline.node_cordons` -> `Cordon` (a node cordoned, `spec.unschedulable`), each with the pods it `touched` and
+  HiveD's `bad_marks` of the node.
 """
 
 from hivedlab.checker.judging.pod_facts import (
@@ -31,8 +32,10 @@ from hivedlab.checker.judging.timeline.builder import TimelineBuilder, build_tim
 from hivedlab.checker.judging.timeline.facts import (
     OUTCOMES,
     Attempt,
+    Cordon,
     JobTimeline,
     Mark,
+    NodeSpan,
     Outage,
     Step,
     Submission,
@@ -44,7 +47,8 @@ from hivedlab.models.kubeflow.manifests import WAIT_REASONS
 from hivedlab.models.openpai.naming import TURN_MARK, framework_name
 
 __all__ = [
-    "OUTCOMES", "TURN_MARK", "WAIT_REASONS", "Attempt", "JobTimeline", "LeafCell", "Mark", "Outage", "Step",
-    "Submission", "Timeline", "TimelineBuilder", "VcShare", "Wait", "bad_marks", "build_timeline", "display_names",
-    "framework_name", "hived_reason", "on_node", "touched", "vc_cells_from_config", "vc_nodes_from_config",
+    "OUTCOMES", "TURN_MARK", "WAIT_REASONS", "Attempt", "Cordon", "JobTimeline", "LeafCell", "Mark", "NodeSpan",
+    "Outage", "Step", "Submission", "Timeline", "TimelineBuilder", "VcShare", "Wait", "bad_marks", "build_timeline",
+    "display_names", "framework_name", "hived_reason", "on_node", "touched", "vc_cells_from_config",
+    "vc_nodes_from_config",
 ]

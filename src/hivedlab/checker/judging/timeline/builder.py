@@ -27,7 +27,7 @@ from hivedlab.checker.judging.pod_facts import (
     vc_nodes_from_config,
 )
 from hivedlab.checker.judging.timeline.facts import Attempt, JobTimeline, Mark, Step, Submission, Timeline, Wait
-from hivedlab.checker.judging.timeline.nodes import NodeReadiness
+from hivedlab.checker.judging.timeline.nodes import NodeCordons, NodeReadiness
 from hivedlab.evidence import Record, parse_time
 from hivedlab.models.hived.annotations import SCHEDULING_SPEC
 from hivedlab.models.kubeflow.manifests import WAIT_REASONS, tf_pod, tfjob_state
@@ -102,6 +102,7 @@ class TimelineBuilder:
         self.count = 0
         self.nodes: dict[str, None] = {}
         self.readiness = NodeReadiness()  # the Node records: when a node's Ready condition changed
+        self.cordons = NodeCordons()  # and when it was cordoned or uncordoned
         self.job_names: dict[str, str] = {}  # protocol name -> plan key (for logs without submit records)
         self.priorities: dict[str, int | None] = {}  # scheduling spec -> its priority (a job's pods share one spec)
 
@@ -131,6 +132,7 @@ class TimelineBuilder:
                 self._tfjob(record.watch_type or "", record.object, mark)
             elif record.resource == "nodes":
                 self.readiness.feed(record.watch_type or "", record.object, mark)
+                self.cordons.feed(record.watch_type or "", record.object, mark)
 
     def _job(self, name: str, mark: Mark | None = None) -> _Job:
         job = self.jobs.get(name)
@@ -437,6 +439,7 @@ class TimelineBuilder:
             vc_cells=dict(self.vc_cells),
             cell_history=tuple(self.cell_history),
             node_outages=self.readiness.result(),
+            node_cordons=self.cordons.result(),
         )
 
 

@@ -202,6 +202,21 @@ class Outage:
 
 
 @dataclass(frozen=True)
+class Cordon:
+    """One span in which a node was cordoned (`spec.unschedulable: true`, what `kubectl cordon` and `kubectl drain`
+    set): from the record that showed it set (None: set when the log first showed the node) to the record that showed
+    it cleared (None: still set when the log ended). No new pod is scheduled onto the node meanwhile; HiveD counts it
+    bad (docs/hived-config-and-cells.md#bad-nodes-and-doomed-cells)."""
+
+    node: str
+    start: Mark | None
+    end: Mark | None
+
+
+NodeSpan = Outage | Cordon  # what `timeline.nodes` finds the pods of: a node not Ready, or cordoned
+
+
+@dataclass(frozen=True)
 class Step:
     mark: Mark
     index: int | None
@@ -236,6 +251,7 @@ class Timeline:
     cell_history: tuple[tuple[int, dict[str, tuple[VcShare, ...]]], ...] = ()  # (switch record, vc_cells) in order
     scheduler: str = "hived"  # the plan record's scheduler (docs/other-schedulers.md)
     node_outages: tuple[Outage, ...] = ()  # nodes whose Ready condition changed in the log (`timeline.nodes`)
+    node_cordons: tuple[Cordon, ...] = ()  # nodes cordoned or uncordoned in the log (`timeline.nodes`)
 
     def jobs_for(self, key: str) -> tuple[JobTimeline, ...]:
         return tuple(job for job in self.jobs if job.job_key == key)

@@ -1,20 +1,20 @@
-"""Node faults: when a node's Ready condition changed during the log, from the Node records a real cluster's watcher
-writes (`hivedlab.backends.watcher`: each node when listed, then each change of its Ready condition), and what the
-evidence shows of the pods on it meanwhile (docs/checker.md#node-faults). The simulator records no Node: its logs have
-no fault.
+"""Node faults: when a node's Ready condition changed during the log, and when the node was cordoned
+(`spec.unschedulable`), from the Node records a real cluster's watcher writes (`hivedlab.backends.watcher`: each node
+when listed, then each change of its Ready condition or of `spec.unschedulable`), and what the evidence shows of the
+pods on it meanwhile (docs/checker.md#node-faults). The simulator records no Node: its logs have no fault.
 
-HiveD counts a node bad while it is not Ready and healthy again once it is (docs/hived-config-and-cells.md); the log
-shows that only where a pod's FailedScheduling event names the node in HiveD's words ("have to use at least one bad
-node …"), which `bad_marks` collects.
+HiveD counts a node bad while it is not Ready or cordoned, healthy again once it is Ready and not cordoned
+(docs/hived-config-and-cells.md); the log shows that only where a pod's FailedScheduling event names the node in
+HiveD's words ("have to use at least one bad node …"), which `bad_marks` collects.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from hivedlab.checker.judging.timeline.facts import Attempt, JobTimeline, Mark, Outage, Wait
+from hivedlab.checker.judging.timeline.facts import Attempt, Cordon, JobTimeline, Mark, NodeSpan, Outage, Wait
 from hivedlab.models.hived.config import node_name
 
 _BAD_NODE = re.compile(r"at least one bad node (\S+)")
@@ -29,11 +29,9 @@ class NodeReadiness:
     done: list[Outage] = field(default_factory=list)
 
     def feed(self, watch_type: str, node: dict[str, object], mark: Mark) -> None:
-        meta = node.get("metadata")
-        name = meta.get("name") if isinstance(meta, dict) else None
+        name = _name(node)
         if not name or watch_type == "BOOKMARK":
             return
-        name = str(name)
         status, reason = _ready_condition(node)
         ready = status == "True" and watch_type != "DELETED"
         known = self.ready.get(name)
@@ -51,6 +49,48 @@ class NodeReadiness:
         return tuple(sorted(found, key=lambda o: (o.start.seq if o.start else -1, o.node)))
 
 
+@dataclass
+class NodeCordons:
+    """Folds Node records into cordons (`spec.unschedulable`), one record at a time, by the rule of `NodeReadiness`:
+    a node cordoned when first seen was so since before the log (no start); one cordoned from its first record to the
+    end of the log never changed and is no cordon of the log's. A DELETED record shows the node's last state."""
+
+    seen: set[str] = field(default_factory=set)
+    open: dict[str, Cordon] = field(default_factory=dict)  # node -> the cordon under way
+    done: list[Cordon] = field(default_factory=list)
+
+    def feed(self, watch_type: str, node: dict[str, object], mark: Mark) -> None:
+        name = _name(node)
+        if not name or watch_type == "BOOKMARK":
+            return
+        first = name not in self.seen
+        self.seen.add(name)
+        if cordoned(node) and name not in self.open:
+            self.open[name] = Cordon(name, None if first else mark, None)
+        elif not cordoned(node) and name in self.open:
+            self.done.append(replace(self.open.pop(name), end=mark))
+
+    def result(self) -> tuple[Cordon, ...]:
+        """The cordons set or cleared within the log, in the order they began."""
+        found = [*self.done, *(c for c in self.open.values() if c.start is not None)]
+        return tuple(sorted(found, key=lambda c: (c.start.seq if c.start else -1, c.node)))
+
+
+def cordoned(node: dict[str, object]) -> bool:
+    """Whether the Node is cordoned: `spec.unschedulable` true, the field `kubectl cordon` sets (`uncordon` removes
+    it) and the watcher records each change of (`hivedlab.backends.watcher.node_health`). The
+    `node.kubernetes.io/unschedulable` taint is not read: the node lifecycle controller adds and removes it after the
+    field changes, in an update the watcher does not record."""
+    spec = node.get("spec")
+    return isinstance(spec, dict) and bool(spec.get("unschedulable"))
+
+
+def _name(node: dict[str, object]) -> str | None:
+    meta = node.get("metadata")
+    name = meta.get("name") if isinstance(meta, dict) else None
+    return str(name) if name else None
+
+
 def _ended(outage: Outage, mark: Mark) -> Outage:
     return Outage(outage.node, outage.start, mark, outage.status, outage.reason)
 
@@ -64,37 +104,38 @@ def _ready_condition(node: dict[str, object]) -> tuple[str | None, str]:
     return None, ""
 
 
-def _within(outage: Outage, t: float) -> bool:
-    return (outage.start is None or outage.start.t <= t) and (outage.end is None or t <= outage.end.t)
+def _within(span: NodeSpan, t: float) -> bool:
+    return (span.start is None or span.start.t <= t) and (span.end is None or t <= span.end.t)
 
 
-def on_node(outage: Outage, attempt: Attempt) -> bool:
-    """Whether the pod sat on the node at some time in the outage: bound to it before the outage ended, not ended
-    before it began."""
-    if attempt.node != outage.node or attempt.bound is None:
+def on_node(span: NodeSpan, attempt: Attempt) -> bool:
+    """Whether the pod sat on the node at some time in the span (an outage or a cordon): bound to it before the span
+    ended, not ended before it began."""
+    if attempt.node != span.node or attempt.bound is None:
         return False
     ended = attempt.ended
-    return (outage.end is None or attempt.bound.seq <= outage.end.seq) and \
-        (ended is None or outage.start is None or ended.seq >= outage.start.seq)
+    return (span.end is None or attempt.bound.seq <= span.end.seq) and \
+        (ended is None or span.start is None or ended.seq >= span.start.seq)
 
 
-def bad_marks(outage: Outage, attempts: Iterable[Attempt]) -> tuple[tuple[Attempt, Wait], ...]:
-    """The waits, during the outage, whose HiveD reason names the node as bad, each with its pod."""
+def bad_marks(span: NodeSpan, attempts: Iterable[Attempt]) -> tuple[tuple[Attempt, Wait], ...]:
+    """The waits, during the span (an outage or a cordon), whose HiveD reason names the node as bad, each with its
+    pod."""
     found = []
     for attempt in attempts:
         for wait in attempt.waits:
             named = _BAD_NODE.search(wait.message)
-            if named and node_name(named.group(1)) == outage.node and _within(outage, wait.mark.t):
+            if named and node_name(named.group(1)) == span.node and _within(span, wait.mark.t):
                 found.append((attempt, wait))
     return tuple(sorted(found, key=lambda pair: pair[1].mark.seq))
 
 
-def touched(outage: Outage, jobs: Iterable[JobTimeline]) -> tuple[tuple[JobTimeline, Attempt], ...]:
-    """The pods the outage touched, as the evidence shows them: on the node during it, or waiting with HiveD's
-    reason naming it bad."""
+def touched(span: NodeSpan, jobs: Iterable[JobTimeline]) -> tuple[tuple[JobTimeline, Attempt], ...]:
+    """The pods the span (an outage or a cordon) touched, as the evidence shows them: on the node during it, or
+    waiting with HiveD's reason naming it bad."""
     found: dict[str, tuple[JobTimeline, Attempt]] = {}
     for job in jobs:
         for attempt in job.attempts:
-            if on_node(outage, attempt) or bad_marks(outage, (attempt,)):
+            if on_node(span, attempt) or bad_marks(span, (attempt,)):
                 found[attempt.uid] = (job, attempt)
     return tuple(found.values())
