@@ -311,11 +311,12 @@ def incremental(path: Path, second_runs: bool = False, like_gang: bool = False) 
 BAD_DAN = f"have to use at least one bad node {DAN} when scheduling in VC default"
 
 
-def node_fault(path: Path, fault: str) -> None:
+def node_fault(path: Path, fault: str, cordon: bool = False) -> None:
     """The smoke test on two single-GPU nodes, as the OpenPAI backend records it with the nodes' readiness: both
     nodes listed Ready first. `fault`: "running" (dan NotReady 08:00:10–08:01:28 while bob's 24 s task runs on it; it
     ends once dan is Ready again), "elsewhere" (dan NotReady meanwhile, bob's job submitted during it waits with
-    HiveD's bad-node reason, then binds to carol once alice's task ended), "none" (the nodes stay Ready)."""
+    HiveD's bad-node reason, then binds to carol once alice's task ended), "none" (the nodes stay Ready). `cordon`:
+    dan is cordoned instead (`spec.unschedulable`), staying Ready (tests make such logs; none is a fixture)."""
     sc = Scenario(path, seed=path.stem)
     sc.at(0).plan("smoke")
     sc.config("one-vc")
@@ -333,7 +334,7 @@ def node_fault(path: Path, fault: str) -> None:
             sc.at(t).pod_run(jobs[user], 0)
             sc.framework(jobs[user], "AttemptRunning")
     if fault != "none":
-        sc.at(10).node(DAN, False)
+        sc.at(10).node(DAN, cordon, cordoned=cordon)
     if fault == "elsewhere":
         bob = jobs["bob"] = sc.at(12).submit("bob", "single", "job-smoke-test", "default", "prod")
         sc.framework(bob, "AttemptCreationPending", watch_type="ADDED")
@@ -346,7 +347,7 @@ def node_fault(path: Path, fault: str) -> None:
         _run_task(sc, jobs["bob"], 0, CAROL, 31, 32, 56)
         _complete(sc, jobs["bob"], 57)
     if fault != "none":
-        sc.at(88).node(DAN, True)
+        sc.at(88).node(DAN, True)  # Ready again, or uncordoned
     if fault != "elsewhere":  # bob's task ran 24 s of its own; on a NotReady node it ends once the node is Ready
         sc.at(30 if fault == "none" else 88.5).pod_exit(jobs["bob"], 0)
         _complete(sc, jobs["bob"], sc.elapsed + 0.5)

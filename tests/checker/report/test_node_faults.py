@@ -16,6 +16,7 @@ from hivedlab.checker.report.charts_layout import legend_entries
 from hivedlab.checker.report.context import build_claims
 from hivedlab.checker.report.inputs import RunInputs, load_run
 from hivedlab.evidence import EvidenceWriter, read_evidence
+from tests.support.make_log_fixtures import node_fault
 from tests.support.paths import FIXTURES
 from tests.support.records import object_of
 
@@ -120,6 +121,38 @@ def test_a_pod_bound_elsewhere_is_named_only_for_hiveds_bad_node_reason(run_dir:
     bob = _row(_section(en, ". Gang Scheduling"), "job-smoke-test-bob-1")
     assert "hostname-carol" in bob and bob.endswith(f"| succeeded; HiveD counted node hostname-dan bad "
                                                     f"(not Ready {T_SPAN}) |")
+
+
+def test_a_pod_waiting_for_a_cordoned_node_is_named_for_hiveds_bad_node_reason(run_dir: Path, tmp_path: Path) -> None:
+    """The same run with hostname-dan cordoned instead of NotReady (`spec.unschedulable`; HiveD counts it bad all the
+    same): a cordon, in its own words, and no node fault."""
+    log = tmp_path / "node-fault-pod-elsewhere.jsonl"
+    node_fault(log, "elsewhere", cordon=True)
+    run = _with_log(run_dir, log)
+    en, zh = _report(run, "en"), _report(run, "zh")
+    said_en = (f"node hostname-dan cordoned {SPAN} (spec.unschedulable; {T_SPAN}; evidence records seq 10, 29); HiveD "
+               f"counted it bad: the pod of Bob's job-smoke-test-bob-1 train-0 waited with \"{BAD}\" "
+               "(T+0:00:13–T+0:00:20, 2 times; seq 14, 16).")
+    said_zh = (f"节点 hostname-dan {SPAN} 被封锁（cordon，spec.unschedulable；{T_SPAN}；证据记录 seq 10, 29）；"
+               f"HiveD 将它计为坏节点：Bob 的 job-smoke-test-bob-1 train-0 的 pod 等待，原因“{BAD}”"
+               "（T+0:00:13–T+0:00:20，共 2 次；seq 14, 16）。")
+    assert f"Node cordoned: {said_en}" in _row(en, "Gang Scheduling")
+    assert f"节点封锁：{said_zh}" in _row(zh, "群调度 (Gang Scheduling)")
+    details_en, details_zh = _section(en, ". Gang Scheduling"), _section(zh, ". 群调度")
+    assert "Cordoned nodes (from the cluster's Node records" in details_en and f"- {said_en}" in details_en
+    assert "Node faults (from" not in details_en and "节点故障（来自" not in details_zh
+    assert "被封锁的节点（来自集群的 Node 记录" in details_zh and f"- {said_zh}" in details_zh
+    assert _row(details_en, "job-smoke-test-bob-1").endswith(
+        f"| succeeded; HiveD counted node hostname-dan bad (cordoned {T_SPAN}) |")
+    assert _row(details_zh, "job-smoke-test-bob-1").endswith(
+        f"| 成功；HiveD 将节点 hostname-dan 计为坏节点（{T_SPAN} 被封锁） |")
+    for md in (en, zh):
+        assert "Node fault" not in md and "节点故障" not in md and "NotReady" not in md
+    gang = next(e for e in build_claims(load_run(run), "en", {})["experiments"] if e["id"] == "gang")
+    (cordon,) = gang["node_cordons"]
+    assert "node_faults" not in gang and cordon["evidence"] == [10, 29]
+    assert [(p["how"], p["hived_reason"], p["count"], p["evidence"]) for p in cordon["pods"]] == \
+        [("waited-bad", BAD, 2, [14, 16])]
 
 
 def test_the_smoke_section_names_the_fault_too(run_dir: Path) -> None:

@@ -75,7 +75,7 @@ def _chart_data(exp: ExperimentInputs, lang: str) -> chart_module.ChartData | No
     return chart_module.chart_data(
         experiment_name(exp, lang), exp.timeline.attempts, exp.nodes, exp.vc_nodes, exp.timeline.end or None,
         exp.timeline.switches, exp.timeline.rejections, exp.timeline.into_second,
-        tuple(chart_module.NotReady(f.node, f.start, f.end) for f in exp.timeline.faults),
+        tuple(chart_module.NotReady(f.node, f.start, f.end, f.kind) for f in exp.timeline.faults),
     )
 
 

@@ -29,6 +29,7 @@ WORDS: dict[str, Text] = {
     "config": Text("切换 HiveD 配置", "HiveD config switch"),
     "restart": Text("重启 HiveD", "HiveD restart"),
     "not_ready": Text("节点未就绪（NotReady）", "node not Ready"),
+    "cordoned": Text("节点被封锁（cordon）", "node cordoned"),
 }
 _LANE_WORDS = {"wait": Text("等待 {}", "waiting {}"), "rejected": Text("被拒绝 {}", "rejected {}")}
 _SWITCH_WORDS = {"config": Text("切换到配置 {}", "config {}"), "restart": Text("重启 HiveD", "HiveD restart")}
@@ -66,7 +67,7 @@ class Box:
 
 @dataclass(frozen=True)
 class LegendEntry:
-    key: str  # job:<name> | waiting | preempted | recreated | rejected | config | restart
+    key: str  # job:<name> | waiting | preempted | recreated | rejected | config | restart | not_ready | cordoned
     label: str
 
 
@@ -139,7 +140,7 @@ def legend_entries(data: ChartData, lang: str) -> tuple[LegendEntry, ...]:
     entries = [LegendEntry(f"job:{job}", job) for job in data.jobs if job in drawn_jobs]
     kinds = [*(("waiting",) if any(b.kind == "wait" for b in data.bars) else ()),
              *(m.kind for m in data.markers), *(s.kind for s in data.switches),
-             *(("not_ready",) if data.not_ready else ())]
+             *(band.kind for band in data.not_ready)]
     entries += [LegendEntry(kind, WORDS[kind].get(lang)) for kind in WORDS if kind in kinds]
     return tuple(entries)
 

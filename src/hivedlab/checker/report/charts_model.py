@@ -1,6 +1,6 @@
 """The data of a timeline chart: a pure function from task attempts to lanes, bars, markers, VC bands, config
-switches, rejected submissions and spans in which a node was not Ready (`chart_data`); what the tests check of a
-chart's content."""
+switches, rejected submissions and spans in which a node was not Ready or cordoned (`chart_data`); what the tests check
+of a chart's content."""
 
 from __future__ import annotations
 
@@ -92,22 +92,25 @@ class Rejection:
 
 @dataclass(frozen=True)
 class NotReady:
-    """A span in which a node was not Ready (`start` None: since before the log; `end` None: to its end)."""
+    """A span in which a node was not Ready, or with `kind` "cordoned" cordoned (`start` None: since before the log;
+    `end` None: to its end)."""
 
     node: str
     start: float | None
     end: float | None
+    kind: str = "not_ready"  # not_ready | cordoned: how the band is painted and its legend entry
 
 
 @dataclass(frozen=True)
 class NotReadyBand:
-    """A node's not-Ready span as drawn: across all its lanes, from `start` to `end`."""
+    """A node's not-Ready (or cordoned) span as drawn: across all its lanes, from `start` to `end`."""
 
     node: str
     lanes: tuple[int, ...]
     start: float
     end: float
     open_end: bool = False
+    kind: str = "not_ready"  # not_ready | cordoned
 
 
 @dataclass(frozen=True)
@@ -158,8 +161,8 @@ def chart_data(
     (`hivedlab.checker.judging.timeline.vc_nodes_from_config`; VCs sharing nodes share a band), `end` the time the log
     ends (open bars run to it), `switches` the plan steps that switched HiveD's config or restarted it (vertical lines),
     `origin` the seconds from the report's T+0 to the times given (the chart then counts from T+0, so that a time on
-    it reads as the report prints the same instant), `not_ready` the spans in which a node was not Ready (a band
-    across its lanes).
+    it reads as the report prints the same instant), `not_ready` the spans in which a node was not Ready or cordoned
+    (a band across its lanes).
     """
     if origin:
         attempts = [_shifted(a, origin) for a in attempts]
@@ -188,7 +191,8 @@ def chart_data(
             bands.append(VcBand(vc, min(indices), max(indices)))
     jobs = tuple(dict.fromkeys(a.job for a in sorted(attempts, key=_first_seen)))
     down = tuple(NotReadyBand(n.node, tuple(i for i, lane in enumerate(placed.lanes) if lane.node == n.node),
-                              n.start or 0.0, finish if n.end is None else n.end, n.end is None) for n in not_ready)
+                              n.start or 0.0, finish if n.end is None else n.end, n.end is None, n.kind)
+                 for n in not_ready)
     return ChartData(title, tuple(lanes), tuple(bars), tuple(markers), tuple(bands), jobs, finish,
                      switches=tuple(switches), rejections=tuple(rejections), not_ready=down)
 

@@ -38,7 +38,7 @@ _MARKS = {  # kind -> (matplotlib marker, size, colour)
     "rejected": ("D", 7, "#7A3DB8"),
 }
 _SWITCH_COLOUR = {"config": "#1F5FBF", "restart": "#0F7F6F"}
-_NOT_READY_COLOUR, _NOT_READY_ALPHA, _NOT_READY_HATCH = "#B00020", 0.12, "xx"
+_NODE_BANDS = {"not_ready": ("#B00020", 0.12, "xx"), "cordoned": ("#B07000", 0.12, "\\\\")}  # colour, alpha, hatch
 _LABEL_BOX = {"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "#888888", "linewidth": 0.5,
               "alpha": 0.9}
 
@@ -147,11 +147,11 @@ def _paint(fig: Figure, ax: Axes, data: ChartData, chart: ChartLayout, lang: str
         ax.axhspan(low, high, color="#000000", alpha=0.04 if band_index % 2 == 0 else 0.09, zorder=0)
         ax.axhline(low, color="#555555", linewidth=0.8, linestyle="--", zorder=1)
         ax.axhline(high, color="#555555", linewidth=0.8, linestyle="--", zorder=1)
-    for down in data.not_ready:  # behind the bars: across the node's lanes, from when it went not Ready
+    for down in data.not_ready:  # behind the bars: across the node's lanes, from when it went not Ready (cordoned)
+        tint, alpha, hatch = _NODE_BANDS[down.kind]
         for row in (r for lane in down.lanes for r in range(chart.lane_rows[lane][0], sum(chart.lane_rows[lane]))):
-            ax.fill_between([down.start, down.end], top - row - 0.5, top - row + 0.5, facecolor=_NOT_READY_COLOUR,
-                            alpha=_NOT_READY_ALPHA, edgecolor=_NOT_READY_COLOUR, hatch=_NOT_READY_HATCH,
-                            linewidth=0.0, zorder=1)
+            ax.fill_between([down.start, down.end], top - row - 0.5, top - row + 0.5, facecolor=tint, alpha=alpha,
+                            edgecolor=tint, hatch=hatch, linewidth=0.0, zorder=1)
     for bar, rows in zip(data.bars, chart.bar_rows, strict=True):
         width = max(bar.end - bar.start, data.end * 0.002)
         for row in rows:
@@ -220,9 +220,9 @@ def _legend_handle(entry: LegendEntry, colour: dict[str, str]) -> Artist:
         return Patch(facecolor=colour[entry.key[4:]], label=label)
     if entry.key == "waiting":
         return Patch(facecolor="none", edgecolor="#555555", hatch="///", label=label)
-    if entry.key == "not_ready":
-        return Patch(facecolor=_NOT_READY_COLOUR, alpha=_NOT_READY_ALPHA, edgecolor=_NOT_READY_COLOUR,
-                     hatch=_NOT_READY_HATCH, label=label)
+    if entry.key in _NODE_BANDS:
+        tint, alpha, hatch = _NODE_BANDS[entry.key]
+        return Patch(facecolor=tint, alpha=alpha, edgecolor=tint, hatch=hatch, label=label)
     if entry.key in _MARKS:
         shape, _, tint = _MARKS[entry.key]
         return Line2D([], [], marker=shape, color=tint, linestyle="none", label=label)

@@ -17,7 +17,14 @@ from hivedlab.checker.judging.rules.rule_base import INCONCLUSIVE
 from hivedlab.checker.judging.verdicts import VERDICT_LABEL, VERDICT_TEXT, combined_verdict
 from hivedlab.checker.report.charts import TaskAttempt
 from hivedlab.checker.report.environment import environment, hardware
-from hivedlab.checker.report.faults import fault_claims, fault_lines, fault_row, touched_note
+from hivedlab.checker.report.faults import (
+    CORDONED,
+    cordon_claims,
+    fault_claims,
+    fault_lines,
+    fault_row,
+    touched_note,
+)
 from hivedlab.checker.report.inputs import ExperimentInputs, RunInputs, Said
 from hivedlab.checker.report.timeline import Rejection
 from hivedlab.checker.report.whose import first_turn, in_inventory, whose_phrase, whose_runs
@@ -231,6 +238,8 @@ def experiment(exp: ExperimentInputs, number: int, lang: str, link: Link, chart:
         sentences.append(md(in_lang(lang, "原因：", "Why: ") + "; ".join(reasons)))
     faults = [md(line) for line in fault_lines(exp.timeline.faults, names, since_start(exp), lang)]
     sentences += [in_lang(lang, "节点故障：", "Node fault: ") + line for line in faults]
+    cordons = [md(line) for line in fault_lines(exp.timeline.faults, names, since_start(exp), lang, CORDONED)]
+    sentences += [in_lang(lang, "节点封锁：", "Node cordoned: ") + line for line in cordons]
     if exp.timeline.source == "sim":
         sentences.append(md(in_lang(lang, "（证据来自模拟集群）", "(evidence from the simulated cluster)")))
     files = [f"[{md(path.rsplit('/', 1)[-1])}]({link(path)})" for path in exp.job_files]
@@ -259,6 +268,7 @@ def experiment(exp: ExperimentInputs, number: int, lang: str, link: Link, chart:
         "chart": chart,
         "attempts": _attempt_rows(exp, lang),
         "faults": faults,
+        "cordons": cordons,
         "started": md(instant(exp.timeline.started)) if exp.timeline.started else "",
         "simulated": exp.timeline.source == "sim",
         "explanation_id": "explanation-" + re.sub(r"[^A-Za-z0-9_.-]", "-", exp.id),
@@ -339,6 +349,7 @@ def build_claims(inputs: RunInputs, lang: str, files: dict[str, dict[str, object
     names = member_names(inputs)
     for exp in inputs.experiments:
         verdict = verdict_of(exp)
+        faults, cordons = fault_claims(exp.timeline.faults), cordon_claims(exp.timeline.faults)
         experiments.append({
             "id": exp.id,
             "title": experiment_name(exp, lang),
@@ -358,8 +369,9 @@ def build_claims(inputs: RunInputs, lang: str, files: dict[str, dict[str, object
             ],
             "rejections": [{"job": r.job, "time_s": r.time, "status": r.status, "message": r.message}
                            for r in exp.timeline.rejections],
-            # only when its log has a node fault (a simulator's never has one): claims.json otherwise as before
-            **({"node_faults": fault_claims(exp.timeline.faults)} if exp.timeline.faults else {}),
+            # each only when its log has one (a simulator's never has): claims.json otherwise as before
+            **({"node_faults": faults} if faults else {}),
+            **({"node_cordons": cordons} if cordons else {}),
             "evidence_source": exp.timeline.source or None,
             "started": exp.timeline.started or None,
             "files": files.get(exp.id, {}),

@@ -35,7 +35,7 @@ class ExperimentTimeline:
     end_status: str = ""  # the runner's end record: finished | interrupted | failed
     problems: tuple[Text, ...] = ()  # what is wrong with the log, each line starting with the log's folder/name
     switches: tuple[Switch, ...] = ()  # plan steps that switched HiveD's config or restarted it while jobs ran
-    faults: tuple[NodeFault, ...] = ()  # nodes whose Ready condition changed (a real cluster's Node records)
+    faults: tuple[NodeFault, ...] = ()  # nodes whose Ready condition changed, or cordoned (a real cluster's Nodes)
     emulated: bool = False  # its pods ran in the rehearsal cluster's emulated containers (`RehearsalSigns`)
     emulated_nodes: tuple[str, ...] = ()  # the emulated nodes the log shows
 
