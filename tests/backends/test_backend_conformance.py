@@ -1,20 +1,28 @@
 """Every backend offers the whole `hivedlab.backends.protocol.Backend`: each one opened as the runner opens it
 (`hivedlab.runner.backends.backend_factory`), the real ones against the local fakes of their clusters, then driven
-through a job's life: what it learnt (`run_info`), its time, a config switcher, submit, status, wait, stop, close."""
+through a job's life: what it learnt (`run_info`), its time, a config switch (the config the cluster then answers
+with), submit, status, wait, stop, and a close that ends what it started."""
 
 from __future__ import annotations
 
+import gc
+import socket
+import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
 from hivedlab.backends.pai.backend import config_vcs
+from hivedlab.backends.pai.hived_inspect import fetch_vcs
 from hivedlab.backends.protocol import Backend, RunInfo
+from hivedlab.backends.sim.cluster import SimCluster
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.evidence import EMULATED_NODE_LABEL, EvidenceWriter
 from hivedlab.lab_group.inventory import load_inventory
@@ -34,12 +42,17 @@ from tests.support.paths import ROOT
 
 INVENTORY = load_inventory()
 CONFIG = plan_layout("two-vc", INVENTORY).text
+VCS = config_vcs(CONFIG)
 TFJOB = (ROOT / "jobs" / "kubeflow" / "kube-batch" / "tfjob-gang-1.yaml").read_text(encoding="utf-8")
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 
 def _nothing(name: str) -> None:
     """What a switcher does on a cluster that does not use it."""
+
+
+def _no_hived() -> set[str]:
+    return set()
 
 
 @dataclass
@@ -51,21 +64,32 @@ class Case:
     learnt: RunInfo
     switches: bool | None  # takes a config switcher and uses it (True), ignores it (False), refuses it (None)
     virtual: bool  # waits on virtual time: `advance_until` moves `now` by exactly the time it waited
+    threads: frozenset[threading.Thread]  # those alive before the backend opened: any other is the backend's
+    servers: frozenset[int] = frozenset()  # the ports of the fake servers it talks to
     on_switch: Callable[[str], None] = _nothing  # what the switcher does to the cluster (the admin's part)
+    hived_vcs: Callable[[], set[str]] = _no_hived  # the VCs the cluster's HiveD answers with now (its inspect API)
     switched: list[str] = field(default_factory=list)
     closed: bool = False
 
-    def switcher(self, name: str) -> None:
+    def switcher(self, name: str) -> str | None:
         self.switched.append(name)
         self.on_switch(name)
+        return None
 
 
 @contextmanager
-def _opened(cluster: str, opening: Opening, plan: Plan, out: Path) -> Iterator[Backend]:
-    """The backend the runner's factory gives for `plan`, writing the plan's log under `out`."""
+def _opened(cluster: str, opening: Opening, plan: Plan, out: Path
+            ) -> Iterator[tuple[Backend, frozenset[threading.Thread]]]:
+    """The backend the runner's factory gives for `plan`, writing the plan's log under `out`, and the threads alive
+    before it opened."""
     with EvidenceWriter(out / "experiments" / plan.run_id / "evidence.jsonl",
                         "sim" if cluster == "sim" else "k8s") as writer:
-        yield backend_factory(cluster, opening)(plan, writer)
+        before = frozenset(threading.enumerate())
+        yield backend_factory(cluster, opening)(plan, writer), before
+
+
+def _ports(*urls: str) -> frozenset[int]:
+    return frozenset(port for port in (urlsplit(url).port for url in urls) if port is not None)
 
 
 def _protocol(name: str) -> tuple[str, str]:
@@ -74,8 +98,11 @@ def _protocol(name: str) -> tuple[str, str]:
 
 @contextmanager
 def _sim(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, serve: Any) -> Iterator[Case]:
-    with _opened("sim", Opening(INVENTORY, seed=1), load_plan("gang"), tmp_path) as backend:
-        yield Case(backend, _protocol, RunInfo(), switches=False, virtual=True)
+    with _opened("sim", Opening(INVENTORY, seed=1), load_plan("gang"), tmp_path) as (backend, before):
+        assert isinstance(backend, SimCluster)
+        sim = backend
+        yield Case(backend, _protocol, RunInfo(), switches=False, virtual=True, threads=before,
+                   hived_vcs=lambda: set(sim.scheduler.listed_vcs()) if sim.scheduler else set())
 
 
 @contextmanager
@@ -99,13 +126,14 @@ def _pai(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, serve: Any) -> Iterato
         for key in ("HIVEDLAB_PAI_TOKEN", "HIVEDLAB_KUBE_CONTEXT"):
             monkeypatch.delenv(key, raising=False)
 
-        def admin(name: str) -> None:  # what `hivedlab rehearsal switch` does
-            hived.vcs = sorted(config_vcs(CONFIG))
+        def admin(name: str) -> None:  # what `hivedlab rehearsal switch NAME` does
+            hived.vcs = sorted(config_vcs(plan_layout(name, INVENTORY).text))
 
         try:
-            with _opened("pai", Opening(INVENTORY), load_plan("priority"), tmp_path / "out") as backend:
+            with _opened("pai", Opening(INVENTORY), load_plan("priority"), tmp_path / "out") as (backend, before):
                 yield Case(backend, _protocol, RunInfo("v1.2.0", emulated_nodes=("hostname-carol",)), switches=True,
-                           virtual=False, on_switch=admin)
+                           virtual=False, threads=before, servers=_ports(pai.url, hived.server.url, api.url),
+                           on_switch=admin, hived_vcs=lambda: set(fetch_vcs(hived.server.url)))
         finally:
             cluster.close()
 
@@ -122,9 +150,10 @@ def _k8s(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, serve: Any) -> Iterato
         plans, form = k8s_plans([load_plan("kubeflow-gang")], "kube-batch", None)
         opening = Opening(INVENTORY, form=form, run_tag="20261129t000000", kubeconfig=str(tmp_path / "kubeconfig"))
         try:
-            with _opened("k8s", opening, plans[0], tmp_path / "out") as backend:
+            with _opened("k8s", opening, plans[0], tmp_path / "out") as (backend, before):
                 yield Case(backend, lambda name: for_run(TFJOB, name, gang=True),
-                           RunInfo(gpu_nodes={f"k8s-g{i}": 1 for i in range(1, 5)}), switches=None, virtual=False)
+                           RunInfo(gpu_nodes={f"k8s-g{i}": 1 for i in range(1, 5)}), switches=None, virtual=False,
+                           threads=before, servers=_ports(api.url))
         finally:
             world.stop()
 
@@ -147,6 +176,34 @@ def _elapsed(before: str, after: str) -> float:
     return (datetime.strptime(after, TIME_FORMAT) - datetime.strptime(before, TIME_FORMAT)).total_seconds()
 
 
+def _connections_to(ports: frozenset[int]) -> list[int]:
+    """The ports among `ports` that a socket of this process is still connected to."""
+    found = []
+    for obj in gc.get_objects():
+        if isinstance(obj, socket.socket) and obj.fileno() != -1:
+            try:
+                peer = obj.getpeername()
+            except OSError:  # not connected
+                continue
+            if isinstance(peer, tuple) and peer[1] in ports:
+                found.append(peer[1])
+    return found
+
+
+def _left_open(case: Case, within_s: float = 10.0) -> list[str]:
+    """What the backend opened and `close` left open: its threads (the watcher and its streams) and its connections
+    to the fake servers, after `within_s` for a stream to notice. The fake servers' own request threads are not the
+    backend's: a fake's watch handler notices a closed stream only when it next writes."""
+    deadline = time.monotonic() + within_s
+    while True:
+        left = [t.name for t in threading.enumerate()
+                if t not in case.threads and t.is_alive() and not t.name.endswith("(process_request_thread)")]
+        left += [f"a connection to port {port}" for port in _connections_to(case.servers)]
+        if not left or time.monotonic() >= deadline:
+            return left
+        time.sleep(0.05)
+
+
 def test_a_backend_offers_the_whole_protocol(case: Case) -> None:
     backend = case.backend
     assert isinstance(backend, Backend)
@@ -156,9 +213,11 @@ def test_a_backend_offers_the_whole_protocol(case: Case) -> None:
         with pytest.raises(HivedlabError, match="runs no HiveD"):
             backend.use_config_switcher(case.switcher)
     else:
+        assert case.hived_vcs() != VCS
         backend.use_config_switcher(case.switcher)
         backend.switch_config("two-vc", CONFIG)
         assert case.switched == (["two-vc"] if case.switches else [])
+        assert case.hived_vcs() == VCS  # the cluster now answers with the config's VCs
 
     protocol, name = case.protocol("conformance-alice")
     result = backend.submit("alice", "job", protocol)
@@ -175,3 +234,4 @@ def test_a_backend_offers_the_whole_protocol(case: Case) -> None:
     assert waited == 0.25 if case.virtual else waited >= 0.25
     backend.close()
     case.closed = True
+    assert _left_open(case) == []

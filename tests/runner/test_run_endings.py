@@ -71,7 +71,7 @@ def test_an_acceptance_the_plan_expected_refused_is_said_too(tmp_path: Path) -> 
     told: list[str] = []
     runs = run_experiments([plan], lambda _plan, writer: SimCluster(writer, seed=1),
                            RunContext(tmp_path, "sim", 1, load_inventory(), "s1"), notice=told.append)
-    assert runs[0].status == "refused" and "which the plan expected it to refuse" in runs[0].reason
+    assert runs[0].outcome.status == "refused" and "which the plan expected it to refuse" in runs[0].outcome.reason
     assert len(told) == 1 and "accepted alice's" in told[0] and "(HTTP 202)" in told[0]
 
 

@@ -57,7 +57,7 @@ def test_run_directory_and_records(tmp_path: Path) -> None:
     plans = [load_plan("priority"), load_plan("incremental")]
     ctx = RunContext(tmp_path, "sim", 1, INVENTORY, "s1")
     results = run_experiments(plans, sim_factory(), ctx)
-    assert [r.status for r in results] == ["finished", "finished"]
+    assert [r.outcome.status for r in results] == ["finished", "finished"]
 
     run = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
     assert run["cluster"] == "sim" and run["seed"] == 1 and run["experiments"] == ["priority", "incremental"]
@@ -118,8 +118,8 @@ def test_a_timed_out_wait_fails_the_experiment_and_the_next_one_runs(tmp_path: P
     )
     ctx = RunContext(tmp_path, "sim", 1, INVENTORY, "s1")
     results = run_experiments([short, load_plan("priority")], sim_factory(), ctx)
-    assert results[0].status == "failed" and results[0].reason == "holder not finished after 30 s"
-    assert results[1].status == "finished"
+    assert results[0].outcome.status == "failed" and results[0].outcome.reason == "holder not finished after 30 s"
+    assert results[1].outcome.status == "finished"
     acts = actions(tmp_path / "experiments" / "gang" / "evidence.jsonl")
     assert acts[-2]["status"] == "timed-out" and acts[-1] == {
         "type": "end",
@@ -136,7 +136,7 @@ def test_a_continue_on_timeout_goes_on(tmp_path: Path) -> None:
         gang, steps=(SubmitStep("holder"), WaitStep(("holder",), "finished", timeout=5.0, on_timeout="continue"))
     )
     ctx = RunContext(tmp_path, "sim", 1, INVENTORY, "s1")
-    assert run_experiments([plan], sim_factory(), ctx)[0].status == "finished"
+    assert run_experiments([plan], sim_factory(), ctx)[0].outcome.status == "finished"
 
 
 def test_a_missing_job_file_is_a_one_line_failure(tmp_path: Path) -> None:
@@ -144,8 +144,9 @@ def test_a_missing_job_file_is_a_one_line_failure(tmp_path: Path) -> None:
     plan = dataclasses.replace(gang, jobs={**gang.jobs, "holder": PlanJob("holder", "no-such-job.yaml")})
     ctx = RunContext(tmp_path, "sim", 1, INVENTORY, "s1")
     result = run_experiments([plan], sim_factory(), ctx)[0]
-    assert result.status == "failed" and "job file jobs/no-such-job.yaml: cannot read (" in result.reason
-    assert "\n" not in result.reason
+    ended = result.outcome
+    assert ended.status == "failed" and "job file jobs/no-such-job.yaml: cannot read (" in ended.reason
+    assert "\n" not in ended.reason
 
 
 def test_an_unexpected_acceptance_is_recorded(tmp_path: Path) -> None:

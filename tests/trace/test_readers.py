@@ -4,7 +4,11 @@ form; bad records left out with their reason; unreadable files refused."""
 from __future__ import annotations
 
 import io
+import json
+import tracemalloc
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TextIO, cast
 
 import pytest
 
@@ -47,6 +51,72 @@ def test_the_job_log_is_decoded_a_record_at_a_time(monkeypatch: pytest.MonkeyPat
     whole = read_philly_jobs(PHILLY / "cluster_job_log")
     monkeypatch.setattr(readers, "CHUNK", 7)
     assert read_philly_jobs(PHILLY / "cluster_job_log") == whole
+
+
+class _GeneratedLog(io.TextIOBase):
+    """A Philly job log of `count` copies of `record`, each with its own jobid (`application_00000001`: one width),
+    made only as it is read: never whole in memory unless the reader asks for all of it. `read_chars` counts what the
+    reader took."""
+
+    def __init__(self, record: dict[str, object], count: int) -> None:
+        self.template = json.dumps({**record, "jobid": "application_NUMBER"}, indent=4)
+        self.count, self.record_chars = count, len(self._part(1))  # a record and the comma before it
+        self.size = count * self.record_chars + 1  # "[", the records (the first without a comma), "]"
+        self.parts = self._parts()
+        self.pending, self.read_chars = "", 0
+
+    def _part(self, i: int) -> str:
+        return ("," if i else "") + self.template.replace("NUMBER", f"{i:08d}")
+
+    def _parts(self) -> Iterator[str]:
+        yield "["
+        yield from (self._part(i) for i in range(self.count))
+        yield "]"
+
+    def end_of(self, i: int) -> int:
+        """Where record i ends in the log."""
+        return (i + 1) * self.record_chars  # "[" and the records up to i, the first without a comma
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1) -> str:
+        wanted = -1 if size is None else size
+        parts, held = [self.pending], len(self.pending)
+        while wanted < 0 or held < wanted:
+            part = next(self.parts, None)
+            if part is None:
+                break
+            parts.append(part)
+            held += len(part)
+        text = "".join(parts)
+        cut = len(text) if wanted < 0 else wanted
+        text, self.pending = text[:cut], text[cut:]
+        self.read_chars += len(text)
+        return text
+
+
+def test_a_large_job_log_is_streamed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A log of megabytes is read CHUNK by CHUNK as its records are decoded: at each record the reader has taken at
+    most two chunks past it, and what it holds at once (the decoder's working memory included) stays a small fixed
+    amount, whatever the log's size: reading it whole, or keeping what was decoded, fails."""
+    chunk, most = 4096, 256 * 1024
+    monkeypatch.setattr(readers, "CHUNK", chunk)
+    record = json.loads((PHILLY / "cluster_job_log").read_text(encoding="utf-8"))[0]
+    log = _GeneratedLog(record, 2000)
+    ahead = seen = 0
+    tracemalloc.start()
+    try:
+        for index, decoded, error in iter_json_array(cast(TextIO, log), "cluster_job_log"):
+            assert error == "" and decoded is not None and decoded["jobid"] == f"application_{index:08d}"
+            ahead = max(ahead, log.read_chars - log.end_of(index))
+            seen += 1
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert seen == 2000 and log.read_chars == log.size > 8 * most
+    assert ahead <= 2 * chunk, f"read {ahead} characters past a record"
+    assert peak < most, f"held {peak} bytes while reading a log of {log.size} characters"
 
 
 def test_a_malformed_record_is_left_out_and_the_rest_read() -> None:

@@ -153,6 +153,20 @@ def make_api_client(kubeconfig: str | None = None, context: str | None = None) -
         raise HivedlabError(f"cannot configure the Kubernetes client: {str(exc).splitlines()[0]}") from exc
 
 
+def close_api_client(api_client: Any) -> None:
+    """Release what a kubernetes ApiClient holds: `ApiClient.close` ends only its thread pool, and its urllib3
+    connection pools keep their keep-alive connections to the API server open as long as anything refers to them
+    (the client's `last_response` does; urllib3 2's `PoolManager.clear` only forgets them)."""
+    try:
+        api_client.close()
+    finally:
+        manager = api_client.rest_client.pool_manager
+        pools = [manager.pools[key] for key in manager.pools.keys()]
+        manager.clear()
+        for pool in pools:
+            pool.close()
+
+
 class Watcher:
     """List+watch of pods (OpenPAI task pods, optionally one user's), events and Frameworks in one namespace.
 

@@ -17,7 +17,7 @@ from hivedlab.basics.files import write_atomic
 from hivedlab.evidence import EvidenceWriter, format_time, log_source
 from hivedlab.lab_group.inventory import Inventory, group_change, recorded_inventory
 from hivedlab.plans.loader import Plan
-from hivedlab.rundir import EVIDENCE, RunOutcome, RunRecord, evidence_path, verdicts_path
+from hivedlab.rundir import EVIDENCE, RunRecord, evidence_path, verdicts_path
 from hivedlab.runner.run_types import BackendFactory, ExperimentRun, RunContext, RunInterrupted, Turn
 from hivedlab.runner.steps import run_plan
 from hivedlab.runner.turns import plan_turns
@@ -191,7 +191,7 @@ def _write_record(
         finished=format_time(datetime.now(timezone.utc)) if finished else None,
         experiments=tuple(dict.fromkeys(r.experiment for r in results if not r.contrast)),
         contrast=tuple(dict.fromkeys(r.run_id for r in results if r.contrast)),
-        outcomes={r.run_id: r.outcome or RunOutcome(r.status, r.reason) for r in results},
+        outcomes={r.run_id: r.outcome for r in results},
         members={r.run_id: tuple(submitters(r)) for r in results if not r.contrast},
         hardware={r.run_id: _hardware_entry(r) for r in results},
         openpai_version=learnt.openpai_version,

@@ -26,20 +26,19 @@ class Submitted:
 
 @dataclass(frozen=True)
 class ExperimentRun:
-    """What running one plan gave: where its log is and how it ended."""
+    """What running one plan gave: where its log is and how it ended (`outcome`, as its end record and run.json say:
+    finished | stopped | refused | failed; an interrupted run raises `RunInterrupted`)."""
 
     experiment: str
     evidence: Path
-    status: str  # `outcome.status`: finished | refused | failed (interrupted: the run raises KeyboardInterrupt)
+    outcome: RunOutcome
     run_id: str  # the folder under experiments/ or contrast/: the plan's run id (`<id>@<scheduler>` for a contrast
     #              run, `Plan.run_id`), or `<id>/<user>` for one member's turn (`turn_folder`)
     contrast: bool  # run without HiveD, under contrast/ (docs/other-schedulers.md)
-    reason: str = ""
     submitted: tuple[Submitted, ...] = ()
     hardware: Text | None = None  # why it ran on the manual's simulated hardware, not the group's (`layout_for`)
     layout_notes: tuple[Text, ...] = ()  # how the config on the group's own hardware differs from the manual's
     member: str = ""  # the user whose turn this run is; "" for the group's run (the one-member layout)
-    outcome: RunOutcome | None = None  # how it ended, as its end record and run.json say
 
 
 @dataclass(frozen=True)

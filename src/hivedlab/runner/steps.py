@@ -244,9 +244,8 @@ def run_plan(turn: Turn, backend: Backend, writer: EvidenceWriter, ctx: RunConte
 
 def _result(runner: _PlanRun, outcome: RunOutcome) -> ExperimentRun:
     turn, writer = runner.turn, runner.writer
-    return ExperimentRun(turn.plan.id, writer.path, outcome.status, turn.run_id, turn.plan.contrast, outcome.reason,
-                         tuple(runner.submitted), hardware=runner.hardware, layout_notes=runner.layout_notes,
-                         member=turn.member, outcome=outcome)
+    return ExperimentRun(turn.plan.id, writer.path, outcome, turn.run_id, turn.plan.contrast, tuple(runner.submitted),
+                         hardware=runner.hardware, layout_notes=runner.layout_notes, member=turn.member)
 
 
 def layout_for(name: str, ctx: RunContext) -> tuple[Layout, Text | None]:

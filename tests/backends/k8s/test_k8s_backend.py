@@ -56,7 +56,7 @@ def _objects(path: Path, resource: str) -> list[dict[str, Any]]:
                          indirect=["kube"], ids=["kube-batch", "volcano"])
 def test_the_gang_experiment_runs_is_judged_and_cleaned_up(kube, world, kubeconfig, tmp_path, form, gang_scheduler):
     runs = _run(kube, world, kubeconfig, tmp_path / "out", form)
-    assert [(r.run_id, r.status) for r in runs] == [
+    assert [(r.run_id, r.outcome.status) for r in runs] == [
         ("kubeflow-gang@default", "finished"), (f"kubeflow-gang@{gang_scheduler}", "finished")]
     answers = {}
     for run in runs:
@@ -215,7 +215,7 @@ def test_a_run_left_on_ctrl_c_resumes_without_creating_anything_twice(kube, worl
         _run(kube, world, kubeconfig, out, "kube-batch", "kube-batch", SteppedClock(world, interrupt_at=1), answer="n")
     assert len(kube.objects["tfjobs"]) == 1 and kube.objects["namespaces"]
     (run,) = _run(kube, world, kubeconfig, out, "kube-batch", "kube-batch")
-    assert run.status == "finished"
+    assert run.outcome.status == "finished"
     created = [path for method, path in kube.requests if method == "POST" and path.endswith("/tfjobs")]
     assert len(created) == 4  # job1 once: the log shows the first session made it
     log = read_evidence(run.evidence)
@@ -233,7 +233,7 @@ def test_a_finished_run_run_again_creates_nothing_and_judges_the_same(kube, worl
     _run(kube, world, kubeconfig, out, "kube-batch", "kube-batch")
     before = len(kube.requests)
     (run,) = _run(kube, world, kubeconfig, out, "kube-batch", "kube-batch")
-    assert run.status == "finished"
+    assert run.outcome.status == "finished"
     assert [path for method, path in kube.requests[before:] if method == "POST"] == ["/api/v1/namespaces"]
     replies = [r.action["reply"]["status"] for r in read_evidence(run.evidence).records
                if r.action_type == "submit" and r.action]

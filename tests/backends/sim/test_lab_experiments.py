@@ -29,7 +29,7 @@ def run(tmp_path: Path, experiment: str, seed: int) -> tuple[ExperimentRun, list
         sim = SimCluster(writer, experiment_seed(seed, experiment), settings_from_mapping(plan.sim), node_ips=IPS)
         result = run_plan(Turn(plan), sim, writer, ctx)
     prefixes = {s.job_key: naming.framework_name(s.user, s.job_name) for s in result.submitted}
-    assert result.status == "finished", result.reason
+    assert result.outcome.status == "finished", result.outcome.reason
     return result, read_log(log), prefixes
 
 

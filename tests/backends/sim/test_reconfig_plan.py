@@ -26,7 +26,7 @@ def run(tmp_path: Path, plan: Any, seed: int = 1) -> tuple[Path, dict[str, str]]
     with EvidenceWriter(log, "sim") as writer:
         sim = SimCluster(writer, experiment_seed(seed, plan.id), settings_from_mapping(plan.sim), node_ips=IPS)
         result = run_plan(Turn(plan), sim, writer, ctx)
-    assert result.status == "finished", result.reason
+    assert result.outcome.status == "finished", result.outcome.reason
     from hivedlab.models.openpai.naming import framework_name
 
     return log, {s.job_key: framework_name(s.user, s.job_name) for s in result.submitted}

@@ -20,7 +20,7 @@ from typing import Any
 from hivedlab.backends.k8s.backend import MANAGED_BY, K8sBackend, api_error_text
 from hivedlab.backends.k8s.observed import Observed, TapWriter
 from hivedlab.backends.protocol import RunInfo
-from hivedlab.backends.watcher import LISTED_WITHIN_S, Watcher, make_api_client
+from hivedlab.backends.watcher import LISTED_WITHIN_S, Watcher, close_api_client, make_api_client
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.evidence import EvidenceWriter, emulated_node
 from hivedlab.models.kubeflow.manifests import Form
@@ -171,7 +171,7 @@ def open_backend(
         learnt = run_info(list_nodes(api))
         ensure_namespace(api, namespace)
     except BaseException:
-        api.close()
+        close_api_client(api)
         raise
     note = layout_note(dict(learnt.gpu_nodes))
     if note:

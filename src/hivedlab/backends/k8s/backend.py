@@ -31,6 +31,7 @@ from hivedlab.backends.protocol import (
     SubmitResult,
     confirm_on_interrupt,
 )
+from hivedlab.backends.watcher import close_api_client
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.evidence import format_time
 
@@ -210,7 +211,7 @@ class K8sBackend:
             if stopper:
                 stopper()
             self._delete_namespace()
-            self.api_client.close()
+            close_api_client(self.api_client)
 
     # ---------------------------------------------------------------- cleaning up
 

@@ -69,13 +69,15 @@ def log_name(log: Path) -> str:
 
 
 def judge_evidence(log: EvidenceLog, experiment: str) -> Judgement:
-    """Judge a log the grader has already read whole and verified (`hivedlab.evidence.read_evidence`)."""
+    """Judge a log the grader has already read whole and verified (`hivedlab.evidence.read_evidence`); the verdict
+    names it as `judge_file`'s does (`log_name`)."""
     builder = TimelineBuilder()
     for record in log.records:
         builder.feed(record)
     result = _judge_folded(builder, experiment, None, log.path,
-                           lambda tl: LogSummary(log.path, len(log.records), log.chain_ok, log.first_broken_seq,
-                                                 log.warnings, tl.source, tl.end_status, log.sources))
+                           lambda tl: LogSummary(log_name(Path(log.path)), len(log.records), log.chain_ok,
+                                                 log.first_broken_seq, log.warnings, tl.source, tl.end_status,
+                                                 log.sources))
     return Judgement(to_json(result), result.timeline)
 
 

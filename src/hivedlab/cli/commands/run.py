@@ -146,14 +146,14 @@ def _summary(results: list[ExperimentRun], verdicts: dict[str, ExperimentVerdict
     bad = unsure = False
     for result in results:
         verdict = verdicts.get(result.run_id)
-        state = verdict.verdict if verdict else "—" if result.status == "finished" else result.status
+        outcome = result.outcome
+        state = verdict.verdict if verdict else "—" if outcome.status == "finished" else outcome.status
         first = verdict.answers[0] if verdict and verdict.answers else None
         short = (first.summary or first.answer) if first else None  # the report's results table's short answer
         line = (short.get(lang) or short.en) if short else ""
-        if result.status != "finished":
-            outcome = result.outcome
-            reason = (outcome.reason_zh or outcome.reason) if outcome and lang == "zh" else result.reason
-            line = f"{result.status}: {reason}" if reason else result.status
+        if outcome.status != "finished":
+            reason = (outcome.reason_zh or outcome.reason) if lang == "zh" else outcome.reason
+            line = f"{outcome.status}: {reason}" if reason else outcome.status
             unsure = unsure or not result.contrast  # without HiveD a job may never run: that is the contrast
         bad = bad or (state == "inconsistent" and not result.contrast)
         unsure = unsure or (state == "inconclusive" and not result.contrast)
@@ -289,10 +289,11 @@ def _run(args: argparse.Namespace, judging: list[bool]) -> int:
         if note:
             raise HivedlabError(f"{exc}; {note}", exc.exit_code) from None
         raise
-    failed = [r for r in results if r.status != "finished"]
+    failed = [r for r in results if r.outcome.status != "finished"]
     if failed and args.cluster == "pai":
         for result in failed:
-            print(f"hivedlab run: {result.experiment} {result.status}: {result.reason}", file=sys.stderr)
+            ended = result.outcome
+            print(f"hivedlab run: {result.experiment} {ended.status}: {ended.reason}", file=sys.stderr)
         note = _leftover_note(out)
         if note:
             print(f"hivedlab run: {note}", file=sys.stderr)

@@ -23,6 +23,7 @@ from hivedlab.checker.judging.rules.rule_base import (
     span,
     speaker,
     unknown_only,
+    waited_for,
     where,
     who,
 )
@@ -75,7 +76,7 @@ def gang_waits(ctx: Context, params: JobWhile) -> Outcome:
     if unknown:
         said = Unknown(unknown).text()
         return Outcome(INCONCLUSIVE, holder_text + Text("；", "; ") + said + Text("。", "."), evidence, (said,))
-    if reason and not any(reason in r for r in reasons):
+    if not waited_for(reason, reasons):
         return Outcome(INCONSISTENT, holder_text + Text(
             f"；{who(job).zh} 的等待原因是 {'；'.join(reasons)}，不是“{reason}”。",
             f"; {who(job).en} waited for {'; '.join(reasons)}, not '{reason}'."), evidence)

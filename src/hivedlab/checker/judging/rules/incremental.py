@@ -23,6 +23,7 @@ from hivedlab.checker.judging.rules.rule_base import (
     speaker,
     task_list,
     unknown_only,
+    waited_for,
     where,
     who,
 )
@@ -136,7 +137,7 @@ def _later_task(ctx: Context, job: JobTimeline, holder: JobTimeline, task: tuple
         said = Unknown(unknown).text()
         return Outcome(INCONCLUSIVE, waited + Text("：", ": ") + said + Text("。", "."),
                        tuple(sorted(set(evidence))), (said,))
-    if reason and reasons and not any(reason in r for r in reasons):
+    if reasons and not waited_for(reason, reasons):
         return Outcome(INCONSISTENT, waited + Text(f"，原因不是“{reason}”。", f", not for '{reason}'."),
                        tuple(sorted(set(evidence))))
     sibling = _freed_by(early, a)

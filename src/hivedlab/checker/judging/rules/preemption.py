@@ -31,6 +31,7 @@ from hivedlab.checker.judging.rules.rule_base import (
     short_name,
     speaker,
     started_seq,
+    waited_for,
     where,
     who,
 )
@@ -306,7 +307,7 @@ def retried_after(ctx: Context, params: RetriedAfter) -> Outcome:
         text = text + Text(f"：{who(high).zh} 还在运行，但 {cells_text(retry.cells)} 当时没有任何 Pod 占用",
                            f": {who(high).en} still ran, but no pod held {cells_text(retry.cells)} then")
         facts = {"free_cells": cell_ids(retry.cells)}
-    elif reason and not any(reason in r for r in reasons):
+    elif not waited_for(reason, reasons):
         return Outcome(INCONSISTENT, text + Text(f"。它没有因“{reason}”等待。", f". It did not wait for '{reason}'."),
                        tuple(sorted(evidence)))
     else:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -169,6 +169,12 @@ def seqs(*marks: Mark | None) -> tuple[int, ...]:
 
 def join(texts: list[Text], zh_sep: str = "；", en_sep: str = "; ") -> Text:
     return Text(zh_sep.join(t.zh for t in texts), en_sep.join(t.en for t in texts))
+
+
+def waited_for(reason: str, reasons: Iterable[str]) -> bool:
+    """Whether the wait reasons say what a rule expects: some reason holds `reason` as a substring (a scheduler's
+    message carries the pod's details around it), or no reason is expected (`reason` empty)."""
+    return not reason or any(reason in r for r in reasons)
 
 
 def unknown_only(waits: Sequence[Wait], reason: str) -> tuple[str, ...]:

@@ -31,6 +31,7 @@ from hivedlab.checker.judging.rules.rule_base import (
     started_seq,
     started_t,
     unknown_only,
+    waited_for,
     where,
     who,
 )
@@ -142,7 +143,7 @@ def waits_while_idle(ctx: Context, params: WaitsWhileIdle) -> Outcome:
                                  f"{who(job).en} was placed outside its own VC's cells ({outside.en})"))
         unknown += unknown_only(attempt.waits, reason)
         known = sorted({w.reason for w in attempt.waits if w.kind != UNKNOWN})
-        if reason and known and not any(reason in r for r in known):
+        if known and not waited_for(reason, known):
             problems.append(Text(f"{who(job).zh} 的等待原因不是“{reason}”",
                                  f"{who(job).en} did not wait for '{reason}'"))
     answer = join(lines) + Text("。", ".")
