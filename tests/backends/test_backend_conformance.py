@@ -5,8 +5,6 @@ with), submit, status, wait, stop, and a close that ends what it started."""
 
 from __future__ import annotations
 
-import gc
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -37,6 +35,7 @@ from tests.support.fakekubeflow import FakeKubeflow
 from tests.support.fakepai import FakePai
 from tests.support.k8s_crd_server import KUBE_BATCH_CRDS, FakeKubeApi
 from tests.support.k8s_server import KUBECONFIG, FakeApiServer
+from tests.support.open_sockets import connections_to
 from tests.support.pai_world import StubHived, job
 from tests.support.paths import ROOT
 
@@ -176,20 +175,6 @@ def _elapsed(before: str, after: str) -> float:
     return (datetime.strptime(after, TIME_FORMAT) - datetime.strptime(before, TIME_FORMAT)).total_seconds()
 
 
-def _connections_to(ports: frozenset[int]) -> list[int]:
-    """The ports among `ports` that a socket of this process is still connected to."""
-    found = []
-    for obj in gc.get_objects():
-        if isinstance(obj, socket.socket) and obj.fileno() != -1:
-            try:
-                peer = obj.getpeername()
-            except OSError:  # not connected
-                continue
-            if isinstance(peer, tuple) and peer[1] in ports:
-                found.append(peer[1])
-    return found
-
-
 def _left_open(case: Case, within_s: float = 10.0) -> list[str]:
     """What the backend opened and `close` left open: its threads (the watcher and its streams) and its connections
     to the fake servers, after `within_s` for a stream to notice. The fake servers' own request threads are not the
@@ -198,7 +183,7 @@ def _left_open(case: Case, within_s: float = 10.0) -> list[str]:
     while True:
         left = [t.name for t in threading.enumerate()
                 if t not in case.threads and t.is_alive() and not t.name.endswith("(process_request_thread)")]
-        left += [f"a connection to port {port}" for port in _connections_to(case.servers)]
+        left += [f"a connection to port {port}" for port in connections_to(case.servers)]
         if not left or time.monotonic() >= deadline:
             return left
         time.sleep(0.05)

@@ -8,13 +8,15 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import kubernetes
 import pytest
 
 from hivedlab.backends.watcher import Watcher
 from hivedlab.evidence import EvidenceWriter, read_evidence
-from tests.support.k8s_server import FakeApiServer, Fault
+from tests.support.k8s_server import KUBECONFIG, FakeApiServer, Fault
+from tests.support.open_sockets import connections_to
 from tests.support.records import action_of, object_of
 
 
@@ -280,3 +282,26 @@ def test_no_kubeconfig_outside_a_cluster_says_what_to_pass(monkeypatch, tmp_path
     assert "Service host/port" not in message and "\n" not in message
     assert "no kubeconfig (~/.kube/config is missing or unusable) and not inside a cluster" in message
     assert "--kubeconfig FILE" in message and "--context NAME" in message and "KUBECONFIG" in message
+
+
+def _left_connected(port: int, within_s: float = 10.0) -> list[int]:
+    """This process's connections to `port`, after `within_s` for a stream the watcher closed to go."""
+    deadline = time.monotonic() + within_s
+    while (left := connections_to(frozenset({port}))) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
+def test_a_watcher_leaves_no_connection_open_when_it_stops(server: FakeApiServer, log: Path, tmp_path: Path) -> None:
+    """The watcher's client, made from a kubeconfig, holds only the watch streams, which `stop` closes: a run's
+    watcher leaves nothing connected to the API server (a leak would grow with each run of a long lab session)."""
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(KUBECONFIG.format(url=server.url))
+    port = urlsplit(server.url).port or 0
+    with EvidenceWriter(log, "k8s") as writer:
+        watcher = Watcher(namespace="default", writer=writer, kubeconfig=str(kubeconfig), server_timeout_s=1,
+                          read_timeout_s=2, connect_timeout_s=1, backoff=(0.01, 0.05))
+        assert watcher.start_listed(10) == ""
+        assert connections_to(frozenset({port}))  # it is watching
+        watcher.stop(timeout=10)
+    assert _left_connected(port) == []
