@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -115,3 +116,43 @@ def check_html(path: Path) -> _Checker:
     inner = {r[1:] for r in checker.refs if r.startswith("#")}
     assert inner <= set(checker.ids), "every #reference resolves"
     return checker
+
+
+def smoke_verdict(run: Path) -> tuple[str, list[str]]:
+    """A run's smoke verdict and its answers' English."""
+    data = json.loads((run / "experiments" / "smoke" / "verdicts.json").read_text(encoding="utf-8"))
+    return data["verdict"], [a["answer"]["en"] for a in data["answers"]]
+
+
+@dataclass(frozen=True)
+class CordonSeen:
+    """What the log says of a cordon that ended within the run and of the pod that ran on the node meanwhile, as the
+    report writes it: times of day, T+ times and seqs read from the log by the test."""
+
+    node: str
+    span: str  # "07:04:54–07:05:15 UTC"
+    t_span: str  # "T+0:00:05–T+0:00:26"
+    seqs: str  # the cordon's and the uncordon's records: "41, 63"
+    pod: dict[str, str]  # the report's name of the pod, per language: "alice's job-smoke-test (alice) smoke-0"
+    job_row: str  # the first cell of its row in the timeline table: "job-smoke-test (alice)"
+    ran: str  # when the pod ran: "T+0:00:05–T+0:00:29"
+    pod_seqs: str  # its first running and its ended records
+
+
+def check_cordon_named(smoke: dict[str, str], seen: CordonSeen) -> None:
+    """The smoke section of each language's report names the cordon, its node's row and the pod's note; no fault."""
+    en, zh = smoke["en"], smoke["zh"]
+    assert (f"- Node cordoned: node {seen.node} cordoned {seen.span} (spec.unschedulable; {seen.t_span}; evidence "
+            f"records seq {seen.seqs}); the pod of {seen.pod['en']} stayed Running on it (it ran {seen.ran}; seq "
+            f"{seen.pod_seqs}).") in en
+    assert (f"- 节点封锁：节点 {seen.node} {seen.span} 被封锁（cordon，spec.unschedulable；{seen.t_span}；证据记录 seq "
+            f"{seen.seqs}）；{seen.pod['zh']} 的 pod 在其上一直处于 Running（运行于 {seen.ran}；seq {seen.pod_seqs}）。"
+            ) in zh
+    node_row = f"| — | — | — | {seen.node} | {seen.t_span.replace('–', ' | ')} | — |"
+    assert f"{node_row} node cordoned |" in en and f"{node_row} 节点被封锁（cordon） |" in zh
+    pod_en = next(line for line in en.splitlines() if line.startswith(f"| {seen.job_row} |"))
+    pod_zh = next(line for line in zh.splitlines() if line.startswith(f"| {seen.job_row} |"))
+    assert pod_en.endswith(f"| succeeded; node {seen.node} cordoned {seen.t_span} |")
+    assert pod_zh.endswith(f"| 成功；节点 {seen.node} {seen.t_span} 被封锁 |")
+    for text in (en, zh):  # the node stayed Ready: no node fault
+        assert "Node fault" not in text and "节点故障" not in text and "NotReady" not in text

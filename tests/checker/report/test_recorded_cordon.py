@@ -30,6 +30,7 @@ from tests.checker.report.test_recorded_node_fault import BOB_POD, _ended, _epoc
 from tests.support.cordons import HOW, LOG, NODE, RECORDED, cordoned_run
 from tests.support.quick_charts import stub_charts
 from tests.support.records import object_of
+from tests.support.report_checks import CordonSeen, check_cordon_named
 
 LANGS = ("zh", "en")
 BOB_ZH = "bob 的 job-smoke-test (bob) smoke-0"  # the zh report's name of bob's pod
@@ -119,23 +120,11 @@ def test_a_cordon_mid_run_is_named_with_its_interval_and_bobs_pod_in_both_langua
     run = reported["mid-run"]
     facts = _facts(run.run / LOG)
     assert facts.uncordon is not None
-    span = f"{time_of_day(_epoch(facts.cordon))}–{time_of_day(_epoch(facts.uncordon))} UTC"
-    t_span = f"{facts.t(facts.cordon)}–{facts.t(facts.uncordon)}"
-    ran = f"{facts.t(facts.started)}–{facts.t(facts.ended)}"
-    seqs, pod_seqs = f"{facts.cordon.seq}, {facts.uncordon.seq}", f"{facts.started.seq}, {facts.ended.seq}"
-    en, zh = _smoke(run.reports["en"]), _smoke(run.reports["zh"])
-    assert (f"- Node cordoned: node {NODE} cordoned {span} (spec.unschedulable; {t_span}; evidence records seq "
-            f"{seqs}); the pod of {BOB_POD} stayed Running on it (it ran {ran}; seq {pod_seqs}).") in en
-    assert (f"- 节点封锁：节点 {NODE} {span} 被封锁（cordon，spec.unschedulable；{t_span}；证据记录 seq {seqs}）；"
-            f"{BOB_ZH} 的 pod 在其上一直处于 Running（运行于 {ran}；seq {pod_seqs}）。") in zh
-    assert f"| — | — | — | {NODE} | {t_span.replace('–', ' | ')} | — | node cordoned |" in en
-    assert f"| — | — | — | {NODE} | {t_span.replace('–', ' | ')} | — | 节点被封锁（cordon） |" in zh
-    bob_en = next(line for line in en.splitlines() if line.startswith("| job-smoke-test (bob) |"))
-    bob_zh = next(line for line in zh.splitlines() if line.startswith("| job-smoke-test (bob) |"))
-    assert bob_en.endswith(f"| succeeded; node {NODE} cordoned {t_span} |")
-    assert bob_zh.endswith(f"| 成功；节点 {NODE} {t_span} 被封锁 |")
-    for report in run.reports.values():  # the node stayed Ready: no node fault
-        assert "Node fault" not in report and "节点故障" not in report and "NotReady" not in report
+    check_cordon_named({lang: _smoke(run.reports[lang]) for lang in ("en", "zh")}, CordonSeen(
+        NODE, f"{time_of_day(_epoch(facts.cordon))}–{time_of_day(_epoch(facts.uncordon))} UTC",
+        f"{facts.t(facts.cordon)}–{facts.t(facts.uncordon)}", f"{facts.cordon.seq}, {facts.uncordon.seq}",
+        {"en": BOB_POD, "zh": BOB_ZH}, "job-smoke-test (bob)", f"{facts.t(facts.started)}–{facts.t(facts.ended)}",
+        f"{facts.started.seq}, {facts.ended.seq}"))
     assert run.verdict == reported["recorded"].verdict == "consistent"
 
 

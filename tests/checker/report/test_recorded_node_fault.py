@@ -24,6 +24,7 @@ from hivedlab.evidence import Record, read_evidence
 from tests.support.paths import FIXTURES
 from tests.support.quick_charts import stub_charts
 from tests.support.records import object_of
+from tests.support.report_checks import smoke_verdict
 
 RECORDED = FIXTURES / "rehearsal-recorded" / "smoke-not-ready"
 NODE = "hostname-dan"
@@ -144,10 +145,6 @@ def test_the_claims_of_the_fault_cite_its_records(rejudged: dict[str, Path], fac
 
 
 def test_the_verdicts_stay_as_recorded(rejudged: dict[str, Path]) -> None:
-    def verdicts(run: Path) -> tuple[str, list[str]]:
-        data = json.loads((run / "experiments" / "smoke" / "verdicts.json").read_text(encoding="utf-8"))
-        return data["verdict"], [a["answer"]["en"] for a in data["answers"]]
-
-    recorded = verdicts(RECORDED)
+    recorded = smoke_verdict(RECORDED)
     assert recorded[0] == "consistent"
-    assert verdicts(rejudged["en"]) == recorded and verdicts(rejudged["zh"]) == recorded
+    assert smoke_verdict(rejudged["en"]) == recorded and smoke_verdict(rejudged["zh"]) == recorded

@@ -27,6 +27,7 @@ from tests.checker.report.test_recorded_node_fault import _ended, _epoch, _ready
 from tests.support.paths import FIXTURES
 from tests.support.quick_charts import stub_charts
 from tests.support.records import object_of
+from tests.support.report_checks import CordonSeen, check_cordon_named, smoke_verdict
 
 RECORDED = FIXTURES / "rehearsal-recorded" / "smoke-cordon"
 LOG = RECORDED / "experiments" / "smoke" / "evidence.jsonl"
@@ -106,25 +107,14 @@ def test_the_log_holds_a_real_cordon_of_a_ready_node_while_alices_pod_ran_there(
 
 def test_the_report_names_the_cordon_its_interval_and_alices_pod_in_both_languages(
         rejudged: dict[str, Path], facts: Facts) -> None:
-    span = f"{time_of_day(_epoch(facts.cordon))}–{time_of_day(_epoch(facts.uncordon))} UTC"
-    t_span = f"{facts.t(facts.cordon)}–{facts.t(facts.uncordon)}"
-    ran = f"{facts.t(facts.started)}–{facts.t(facts.ended)}"
-    seqs, pod_seqs = f"{facts.cordon.seq}, {facts.uncordon.seq}", f"{facts.started.seq}, {facts.ended.seq}"
     report = {lang: (rejudged[lang] / "report.md").read_text(encoding="utf-8") for lang in LANGS}
-    en, zh = _smoke(report["en"]), _smoke(report["zh"])
-    assert (f"- Node cordoned: node {NODE} cordoned {span} (spec.unschedulable; {t_span}; evidence records seq "
-            f"{seqs}); the pod of {POD['en']} stayed Running on it (it ran {ran}; seq {pod_seqs}).") in en
-    assert (f"- 节点封锁：节点 {NODE} {span} 被封锁（cordon，spec.unschedulable；{t_span}；证据记录 seq {seqs}）；"
-            f"{POD['zh']} 的 pod 在其上一直处于 Running（运行于 {ran}；seq {pod_seqs}）。") in zh
-    assert f"| — | — | — | {NODE} | {t_span.replace('–', ' | ')} | — | node cordoned |" in en
-    assert f"| — | — | — | {NODE} | {t_span.replace('–', ' | ')} | — | 节点被封锁（cordon） |" in zh
-    alice_en = next(line for line in en.splitlines() if line.startswith("| job-smoke-test (alice) |"))
-    alice_zh = next(line for line in zh.splitlines() if line.startswith("| job-smoke-test (alice) |"))
-    assert alice_en.endswith(f"| succeeded; node {NODE} cordoned {t_span} |")
-    assert alice_zh.endswith(f"| 成功；节点 {NODE} {t_span} 被封锁 |")
-    for text in report.values():  # the node stayed Ready: no node fault; one cordon, named once in the section
-        assert "Node fault" not in text and "节点故障" not in text and "NotReady" not in text
-    assert en.count("- Node cordoned:") == 1 and zh.count("- 节点封锁：") == 1
+    smoke = {lang: _smoke(text) for lang, text in report.items()}
+    check_cordon_named(smoke, CordonSeen(
+        NODE, f"{time_of_day(_epoch(facts.cordon))}–{time_of_day(_epoch(facts.uncordon))} UTC",
+        f"{facts.t(facts.cordon)}–{facts.t(facts.uncordon)}", f"{facts.cordon.seq}, {facts.uncordon.seq}", POD,
+        "job-smoke-test (alice)", f"{facts.t(facts.started)}–{facts.t(facts.ended)}",
+        f"{facts.started.seq}, {facts.ended.seq}"))
+    assert smoke["en"].count("- Node cordoned:") == 1 and smoke["zh"].count("- 节点封锁：") == 1
 
 
 def test_the_chart_shades_the_cordon_with_its_own_legend_entry(facts: Facts) -> None:
@@ -161,10 +151,6 @@ def test_the_claims_of_the_cordon_cite_its_records(rejudged: dict[str, Path], fa
 
 
 def test_smoke_stays_consistent_as_recorded(rejudged: dict[str, Path]) -> None:
-    def verdicts(run: Path) -> tuple[str, list[str]]:
-        data = json.loads((run / "experiments" / "smoke" / "verdicts.json").read_text(encoding="utf-8"))
-        return data["verdict"], [a["answer"]["en"] for a in data["answers"]]
-
-    recorded = verdicts(RECORDED)
+    recorded = smoke_verdict(RECORDED)
     assert recorded[0] == "consistent"
-    assert verdicts(rejudged["en"]) == recorded and verdicts(rejudged["zh"]) == recorded
+    assert smoke_verdict(rejudged["en"]) == recorded and smoke_verdict(rejudged["zh"]) == recorded

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 from hivedlab.checker.judging.timeline.facts import Attempt, Cordon, JobTimeline, Mark, NodeSpan, Outage, Wait
 from hivedlab.models.hived.config import node_name
@@ -45,8 +46,7 @@ class NodeReadiness:
     def result(self) -> tuple[Outage, ...]:
         """The outages in which the node's Ready changed within the log (one not Ready from its first record to the
         end of the log never changed: it is no fault of the log's), in the order they began."""
-        found = [*self.done, *(o for o in self.open.values() if o.start is not None)]
-        return tuple(sorted(found, key=lambda o: (o.start.seq if o.start else -1, o.node)))
+        return _changed_within_log(self.done, self.open.values())
 
 
 @dataclass
@@ -72,8 +72,21 @@ class NodeCordons:
 
     def result(self) -> tuple[Cordon, ...]:
         """The cordons set or cleared within the log, in the order they began."""
-        found = [*self.done, *(c for c in self.open.values() if c.start is not None)]
-        return tuple(sorted(found, key=lambda c: (c.start.seq if c.start else -1, c.node)))
+        return _changed_within_log(self.done, self.open.values())
+
+
+_Span = TypeVar("_Span", Outage, Cordon)
+
+
+def _changed_within_log(done: Iterable[_Span], still_open: Iterable[_Span]) -> tuple[_Span, ...]:
+    """The spans that ended within the log, and those still open at its end that began within it, by their start."""
+    found: list[_Span] = [*done, *(span for span in still_open if span.start is not None)]
+    found.sort(key=_began)
+    return tuple(found)
+
+
+def _began(span: NodeSpan) -> tuple[int, str]:
+    return span.start.seq if span.start else -1, span.node
 
 
 def cordoned(node: dict[str, object]) -> bool:
