@@ -80,7 +80,8 @@ _Span = TypeVar("_Span", Outage, Cordon)
 
 def _changed_within_log(done: Iterable[_Span], still_open: Iterable[_Span]) -> tuple[_Span, ...]:
     """The spans that ended within the log, and those still open at its end that began within it, by their start."""
-    found: list[_Span] = [*done, *(span for span in still_open if span.start is not None)]
+    found = list(done)
+    found.extend(span for span in still_open if span.start is not None)
     found.sort(key=_began)
     return tuple(found)
 
