@@ -78,7 +78,9 @@ def test_the_gang_run_goes_through_the_cli(cli, tmp_path, monkeypatch, rehearsal
     monkeypatch.setenv("HIVEDLAB_K8S_POLL_S", "0.05")
     out = tmp_path / "out"
     with FakeKubeApi(KUBE_BATCH_CRDS) as api:
-        world = FakeKubeflow(api, run_ticks=5, emulated=rehearsal)
+        # the first job runs 1 s (50 ticks): long enough for the second job's pods to wait beside it, the premise of
+        # the gang rules' question (a job over before the next one's pods appear leaves them inconclusive)
+        world = FakeKubeflow(api, run_ticks=50, emulated=rehearsal)
         world.run_in_background(0.02)
         kubeconfig = tmp_path / "kubeconfig"
         kubeconfig.write_text(api.kubeconfig(), encoding="utf-8")

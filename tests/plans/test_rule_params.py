@@ -14,14 +14,16 @@ import yaml
 from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.resources import EXPERIMENTS, SMOKE_PLANS
 from hivedlab.basics.text import Text
-from hivedlab.plans.loader import load_plan
+from hivedlab.plans.loader import load_plan, plan_from_dict
 from hivedlab.plans.rule_params import (
     PARAMS,
+    GangStart,
     GangTogether,
     JobWhile,
     NoParams,
     Rule,
     Tolerance,
+    job_refs,
     keys_of,
     parse_rule,
 )
@@ -124,3 +126,19 @@ def test_every_kind_declares_its_keys() -> None:
     for kind, params in PARAMS.items():
         assert params is not NoParams and fields(params), kind
         assert not set(keys_of(kind)) & set(COMMON), kind
+
+
+def test_gang_start_is_asked_while_a_job_runs_only_when_told() -> None:
+    """`while` is optional for gang-start; given, it names a plan job the loader checks."""
+    asked = parse_rule(_gang_rule(kind="gang-start", expect="partial"))
+    assert asked.params == GangStart("gang", "partial", "holder") and job_refs(asked.params) == ("gang", "holder")
+    assert parse_rule(_gang_rule(kind="gang-start", expect="partial", **{"while": None})).params == GangStart(
+        "gang", "partial")
+    plan = load_plan("kubeflow-gang")
+    assert {r.id: r.params for r in plan.rules if r.kind == "gang-start"} == {
+        "partial-start": GangStart("job2", "partial", "job1"), "all-or-nothing": GangStart("job2", "all-or-nothing",
+                                                                                          "job1")}
+    raw = dict(plan.raw or {})
+    raw["rules"] = [{**r, "while": "job9"} if r["kind"] == "gang-start" else r for r in raw["rules"]]
+    with pytest.raises(HivedlabError, match=r"rules/0 \(partial-start\): unknown job 'job9'"):
+        plan_from_dict(raw, EXPERIMENTS / "kubeflow-gang.yaml")

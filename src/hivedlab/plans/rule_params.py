@@ -143,10 +143,12 @@ class RemovedVcJob:
 
 @dataclass(frozen=True)
 class GangStart:
-    """gang-start: `job` started partially, or all at once."""
+    """gang-start: `job` started partially, or all at once; given `while`, asked while that job ran (the run must
+    show `job`'s pods beside the running `while` job, else it cannot tell)."""
 
     job: str
     expect: Literal["partial", "all-or-nothing"]
+    while_: str = ""
 
 
 @dataclass(frozen=True)

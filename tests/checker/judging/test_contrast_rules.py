@@ -5,6 +5,8 @@ a partial start that never completed are told apart, and only the first two can 
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -12,8 +14,8 @@ from hivedlab.basics.errors import HivedlabError
 from hivedlab.basics.resources import EXPERIMENTS
 from hivedlab.checker.judging.pod_facts import LeafCell, VcShare
 from hivedlab.checker.judging.rules.cells import free_cells
-from hivedlab.checker.judging.rules.contrast import deadlock, gang_start
-from hivedlab.checker.judging.rules.rule_base import CONSISTENT, INCONSISTENT, Context, speaker
+from hivedlab.checker.judging.rules.contrast import NEVER_BESIDE, deadlock, gang_start
+from hivedlab.checker.judging.rules.rule_base import CONSISTENT, INCONCLUSIVE, INCONSISTENT, Context, speaker
 from hivedlab.checker.judging.timeline import Attempt, JobTimeline, Mark, Submission, Timeline, Wait
 from hivedlab.plans.loader import load_plan, plan_from_dict
 from hivedlab.plans.rule_params import Deadlock, GangStart
@@ -181,3 +183,64 @@ def test_a_wait_counts_at_the_events_own_time_not_when_the_log_saw_it() -> None:
                                    created=mark(1), waits=(still,), bound=mark(8), node="k8s-g4"))
     assert verdict == CONSISTENT
     assert delayed.t == T0 + 2 and Wait(mark(6), "", "", observed=T0 + 9).t == T0 + 6  # never after the record
+
+
+# -- the `while` premise: the question is asked while another job runs ---------------------------------------------
+def _pod(job: str, index: int, created: int, bound: int | None, ended: int | None = None) -> Attempt:
+    return Attempt(pod_name=f"{job}-worker-{index}", uid=f"{job}-{index}", task_role="worker", task_index=index,
+                   created=mark(created), bound=mark(bound) if bound is not None else None,
+                   node=f"node-{job}-{index}" if bound is not None else None,
+                   terminated=mark(ended) if ended is not None else None)
+
+
+def _beside(holder: tuple[Attempt, ...], second: tuple[Attempt, ...], source: str = "sim") -> tuple[str, str, Any]:
+    jobs = (JobTimeline("h", "h", None, "h", None, attempts=holder),
+            JobTimeline("j", "j", None, "j", None, attempts=second))
+    outcome = gang_start(Context(Timeline("kubeflow-gang", source, source, None, {}, jobs, scheduler="default"),
+                                 source, True), GangStart("j", "partial", "h"))
+    return outcome.verdict, outcome.answer.en, outcome
+
+
+HOLDS = (_pod("h", 0, 1, 2, 20), _pod("h", 1, 1, 3, 21))  # h holds its nodes from record 3 until record 20
+NEVER = "the run never had j wait beside a running h, so it cannot show whether the scheduler starts it partially"
+
+
+def test_a_partial_start_beside_the_running_job_is_judged_as_before() -> None:
+    verdict, answer, _ = _beside(HOLDS, (_pod("j", 0, 5, 6), replace(_pod("j", 1, 5, 22), waits=(
+        Wait(mark(6), "", "0/2 nodes are available: 2 Insufficient nvidia.com/gpu."),))))
+    assert verdict == CONSISTENT and "worker-1 waited until 08:00:22: a partial start" in answer
+
+
+@pytest.mark.parametrize(("holder", "second", "said", "cited"), [
+    (HOLDS, (_pod("j", 0, 21, 23), _pod("j", 1, 22, 23)),
+     "j's pods were created at 08:00:21 (record 21), after h's tasks had ended (the first at record 20, 08:00:20); "
+     "its tasks were all bound at 08:00:23 (record 23)", (3, 20, 21, 23)),
+    ((HOLDS[0], _pod("h", 1, 1, None)), (_pod("j", 0, 5, 6), _pod("j", 1, 5, 6)),
+     "tasks worker-1 of h were never bound", (1,)),
+    ((_pod("h", 0, 1, 2, 4), _pod("h", 1, 1, 5)), (_pod("j", 0, 3, 6), _pod("j", 1, 3, 7)),
+     "h never held all its tasks' nodes at once: its tasks began to end at 08:00:04 (record 4), before its last task "
+     "was bound at 08:00:05 (record 5)", (4, 5)),
+    ((_pod("h", 0, 1, 8), _pod("h", 1, 1, 9)), (_pod("j", 0, 2, 3), _pod("j", 1, 2, 4)),
+     "all tasks of j were bound at 08:00:04 (record 4), before h's tasks were all bound at 08:00:09 (record 9)",
+     (4, 9)),
+], ids=["created-after-its-end", "never-all-bound", "ended-before-all-bound", "bound-before-it"])
+def test_without_the_job_running_beside_it_the_rule_cannot_tell(holder: tuple[Attempt, ...],
+                                                                 second: tuple[Attempt, ...], said: str,
+                                                                 cited: tuple[int, ...]) -> None:
+    """The premise, in record order: max(h's last bind, j's first pod) < min(h's first end, j's last bind)."""
+    verdict, answer, outcome = _beside(holder, second)
+    assert verdict == INCONCLUSIVE
+    assert answer == f"Cannot tell: {said}: {NEVER} while that job runs"  # no --speedup advice for the simulator
+    assert outcome.evidence == cited and outcome.facts == {"premise": NEVER_BESIDE, "while": "h"}
+
+
+def test_on_a_cluster_the_answer_says_a_smaller_speedup_gives_the_first_job_time() -> None:
+    _, answer, outcome = _beside(HOLDS, (_pod("j", 0, 21, 23), _pod("j", 1, 22, 23)), source="k8s")
+    assert answer.endswith("; a smaller --speedup on the rehearsal cluster gives that job time")
+    assert outcome.answer.zh.endswith("；在演练集群上，更小的 --speedup 让该任务运行得更久")
+
+
+def test_a_job_it_is_asked_beside_that_never_ran_is_named() -> None:
+    timeline = Timeline("kubeflow-gang", "sim", "sim", None, {}, (job("j", 3, 3),), scheduler="default")
+    outcome = gang_start(Context(timeline, "sim", True), GangStart("j", "partial", "h"))
+    assert outcome.verdict == INCONCLUSIVE and "the plan's job 'h'" in outcome.answer.en

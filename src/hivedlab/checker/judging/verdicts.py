@@ -32,8 +32,9 @@ checks); each kind, its parameters in parentheses, and when it is consistent:
   again
 - gpu-exclusive (every experiment, not in plans): no two pods held the same leaf cell at once
   (`rules/exclusivity.py`); an answer only when violated
-- gang-start (job, expect): `partial`: some task of `job` held a node while another waited; `all-or-nothing`: every
-  task bound in one round, none before
+- gang-start (job, expect, while): `partial`: some task of `job` held a node while another waited; `all-or-nothing`:
+  every task bound in one round, none before; given `while`, inconclusive unless `job` had pods beside that job
+  while it held all its nodes
 - deadlock (jobs, expect): `true`: the jobs each held nodes while other tasks of theirs waited, until stopped;
   `false`: they all finished
 

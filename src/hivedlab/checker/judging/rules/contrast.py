@@ -3,6 +3,8 @@ such jobs deadlock?"""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hivedlab.basics.text import Text
 from hivedlab.checker.judging.rules.rule_base import (
     CONSISTENT,
@@ -17,10 +19,11 @@ from hivedlab.checker.judging.rules.rule_base import (
     seqs,
     who,
 )
-from hivedlab.checker.judging.timeline import Attempt, JobTimeline
+from hivedlab.checker.judging.timeline import Attempt, JobTimeline, Mark
 from hivedlab.plans.rule_params import Deadlock, GangStart
 
 TOLERANCE_S = {"sim": 0.0, "k8s": 30.0}
+NEVER_BESIDE = "never-beside"  # the answer's `facts.premise` when `while`'s premise failed (a timing, not a verdict)
 SAME_ROUND_S = 1.0  # a gang scheduler's events of one session may reach the log just after its first bind
 
 
@@ -71,13 +74,95 @@ def _partial_start(tasks: list[Attempt], late: list[Attempt]) -> Text:
     return Text(f"{names} 已被调度，而 {rest}", f"{names} held nodes while {rest_en}")
 
 
+def _seq(mark: Mark | None) -> float:
+    return mark.seq if mark is not None else INF
+
+
+def _appeared(attempt: Attempt) -> Mark | None:
+    """The attempt's first record: its pod's creation (else its first wait or its bind)."""
+    return attempt.created or (attempt.waits[0].mark if attempt.waits else None) or attempt.bound
+
+
+def _record(mark: Mark) -> Text:
+    """An instant and its record: 08:00:07（第 12 条记录）/ 08:00:07 (record 12)."""
+    return Text(f"{clock(mark)}（第 {mark.seq} 条记录）", f"{clock(mark)} (record {mark.seq})")
+
+
+def _first(mark: Mark) -> Text:
+    """The first of several instants, in parentheses: （最早在第 12 条记录，08:00:07）/ (the first at record 12, …)."""
+    return Text(f"（最早在第 {mark.seq} 条记录，{clock(mark)}）", f" (the first at record {mark.seq}, {clock(mark)})")
+
+
+def _all_bound(tasks: list[Attempt]) -> Mark | None:
+    """When the last of the tasks was bound; None while one never was."""
+    marks = [a.bound for a in tasks if a.bound is not None]
+    return max(marks, key=_seq) if marks and len(marks) == len(tasks) else None
+
+
+def _never_beside(ctx: Context, job: JobTimeline, holder: JobTimeline, key: str) -> Outcome | None:
+    """The question's premise (`while`): at some moment `holder` held every one of its tasks' nodes (each of its
+    first attempts bound, no attempt of it ended yet) while `job` had a pod and not yet every task bound. In record
+    order: max(holder's last first bind, job's first pod) < min(holder's first end, job's last first bind). None when
+    it held; else inconclusive, naming what happened instead and the records that show it (`facts`: the premise
+    failed, and `key`, the holder's plan key)."""
+    held, tasks = _first_attempts(holder), _first_attempts(job)
+    ends = [a.ended for a in holder.attempts if a.ended is not None]
+    first_end = min(ends, key=_seq) if ends else None
+    full, whole = _all_bound(held), _all_bound(tasks)
+    appeared = min((m for m in map(_appeared, tasks) if m is not None), key=_seq, default=None)
+    j, h = who(job), who(holder)
+    if full is None:
+        never = [_label(a) for a in held if a.bound is None]
+        fact = Text(f"{h.zh} 的子任务 {'、'.join(never)} 从未被调度",
+                    f"tasks {', '.join(never)} of {h.en} were never bound")
+        cited = seqs(*(a.created for a in held if a.bound is None))
+    elif first_end is not None and first_end.seq < full.seq:
+        fact = Text(f"{h.zh} 从未同时占有全部子任务的机器：它的子任务在 {_record(first_end).zh}开始结束，"
+                    f"早于它最后一个子任务被调度（{_record(full).zh}）",
+                    f"{h.en} never held all its tasks' nodes at once: its tasks began to end at "
+                    f"{_record(first_end).en}, before its last task was bound at {_record(full).en}")
+        cited = seqs(first_end, full)
+    elif appeared is not None and first_end is not None and appeared.seq > first_end.seq:
+        fact = Text(f"{j.zh} 的 Pod 在 {_record(appeared).zh}才被创建，此时 {h.zh} 的子任务已经结束",
+                    f"{j.en}'s pods were created at {_record(appeared).en}, after {h.en}'s tasks had ended"
+                    ) + _first(first_end)
+        if whole is not None:
+            fact += Text(f"；其子任务在 {_record(whole).zh}全部被调度",
+                         f"; its tasks were all bound at {_record(whole).en}")
+        cited = seqs(full, first_end, appeared, whole)
+    elif whole is not None and whole.seq < full.seq:
+        fact = Text(f"{j.zh} 的子任务在 {_record(whole).zh}已全部被调度，早于 {h.zh} 的子任务全部被调度"
+                    f"（{_record(full).zh}）", f"all tasks of {j.en} were bound at {_record(whole).en}, before "
+                    f"{h.en}'s tasks were all bound at {_record(full).en}")
+        cited = seqs(whole, full)
+    else:
+        return None
+    what = fact + Text(f"：这次运行中 {j.zh} 从未在 {h.zh} 运行时等待，无法说明调度器在该任务运行期间是否部分启动它",
+                       f": the run never had {j.en} wait beside a running {h.en}, so it cannot show whether the "
+                       "scheduler starts it partially while that job runs")
+    if ctx.source != "sim":  # the simulator's lengths are the plan's; a sped-up rehearsal cluster's are not
+        what += Text("；在演练集群上，更小的 --speedup 让该任务运行得更久",
+                     "; a smaller --speedup on the rehearsal cluster gives that job time")
+    outcome = missing(what.zh, what.en, cited)
+    return replace(outcome, facts={"premise": NEVER_BESIDE, "while": key})
+
+
 def gang_start(ctx: Context, params: GangStart) -> Outcome:
     """`expect: partial`: some task of `job` held a node while another of its tasks waited (Kubernetes' default
     scheduler places pods one by one); `expect: all-or-nothing`: every task was bound in one round and none waited
-    bound while the rest waited (kube-batch's gang)."""
+    bound while the rest waited (kube-batch's gang). With `while`, the question is asked while that job runs: unless
+    the run shows `job`'s pods beside it while it held all its nodes (`_never_beside`), neither answer can be told
+    (a sped-up job that ends before the next one's pods appear proves nothing about either scheduler)."""
     job = ctx.one(params.job)
     if job is None or not job.attempts:
         return not_run(params.job)
+    if params.while_:
+        holder = ctx.one(params.while_)
+        if holder is None or not holder.attempts:
+            return not_run(params.while_)
+        premise = _never_beside(ctx, job, holder, params.while_)
+        if premise is not None:
+            return premise
     tasks = _first_attempts(job)
     bound = [a for a in tasks if a.bound is not None]
     if not bound:

@@ -108,9 +108,10 @@ def where(attempt: Attempt) -> str:
     return f"{attempt.node} (GPU {gpus})" if gpus else str(attempt.node)
 
 
-def missing(zh: str, en: str) -> Outcome:
+def missing(zh: str, en: str, evidence: tuple[int, ...] = ()) -> Outcome:
+    """Inconclusive: `zh`/`en` say what evidence is lacking; `evidence`, the records that show it lacking, if any."""
     text = Text(zh, en)
-    return Outcome(INCONCLUSIVE, Text(f"无法判断：{zh}", f"Cannot tell: {en}"), (), (text,))
+    return Outcome(INCONCLUSIVE, Text(f"无法判断：{zh}", f"Cannot tell: {en}"), evidence, (text,))
 
 
 def log_end(ctx: Context) -> Text:
