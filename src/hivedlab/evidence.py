@@ -146,11 +146,16 @@ class EvidenceLog:
 
     path: str
     records: tuple[Record, ...]
-    warnings: tuple[str, ...]
+    said: tuple[Text, ...]  # what was wrong with it, each in both languages
     chain_ok: bool  # False also when the file holds no record at all
     first_broken_seq: int | None  # first record whose seq/prev/hash does not follow; None when intact
     sources: tuple[str, ...] = field(default=())
     unreadable: str | None = None  # set when the file itself could not be opened
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What was wrong with it in English: the words verdicts.json, grading and the tests match on."""
+        return tuple(text.en for text in self.said)
 
 
 @dataclass
@@ -369,18 +374,18 @@ def iter_evidence(path: str | Path) -> EvidenceStream:
 
 
 def read_evidence(path: str | Path) -> EvidenceLog:
-    """Read a whole log; never raises on bad content (see `EvidenceLog.warnings`, `.unreadable`)."""
+    """Read a whole log; never raises on bad content (see `EvidenceLog.said`, `.unreadable`)."""
     stream = iter_evidence(path)
     records = tuple(stream)
-    warnings = stream.warnings
-    if stream.unreadable:
-        warnings = (*warnings, stream.unreadable)
-    elif not records and not warnings:
-        warnings = (NO_RECORDS.en,)
+    said = stream.said
+    if stream.unreadable_said:
+        said = (*said, stream.unreadable_said)
+    elif not records and not said:
+        said = (NO_RECORDS,)
     return EvidenceLog(
         path=str(path),
         records=records,
-        warnings=warnings,
+        said=said,
         chain_ok=stream.chain_ok,
         first_broken_seq=stream.first_broken_seq,
         sources=stream.sources,

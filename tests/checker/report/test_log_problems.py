@@ -3,9 +3,6 @@ report, and in the English report word for word what it said before the warnings
 
 from __future__ import annotations
 
-import json
-import shutil
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,51 +12,18 @@ from hivedlab.checker.report.build import render_markdown
 from hivedlab.checker.report.inputs import load_run
 from hivedlab.checker.report.timeline import timeline_for_chart
 from hivedlab.cli.main import main
-from tests.support import forge
-
-Damage = Callable[[Path], None]
-
-
-def _broken_chain(log: Path) -> None:
-    """seq 2 edited in place, seq 4 taken out, and a cut line at the end: four warnings, three shown."""
-    lines = log.read_bytes().splitlines(keepends=True)
-    lines[2] = lines[2].replace(b'"expect":"accepted"', b'"expect":"rejected"')
-    del lines[4]
-    log.write_bytes(b"".join([*lines, lines[-1][:40]]))
-
-
-def _cut_last_record(log: Path) -> None:
-    log.write_bytes(log.read_bytes() + b'{"kind":"object","prev":"5e4b')
-
-
-def _orphan_pod_events(log: Path) -> None:
-    """A scheduler event of a pod the log never holds, re-sealed so that the chain is intact."""
-    records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
-    event = json.loads(json.dumps(next(r for r in records if r.get("watch", {}).get("resource") == "events")))
-    event["watch"]["object"]["involvedObject"].update(uid="stranger-uid", name="stranger")
-    forge.write(log, [*records[:-1], event, records[-1]])
-
-
-def _edited_and_mixed(log: Path) -> None:
-    records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
-    records[3]["source"] = "k8s"
-    lines = forge.write(log, records).read_bytes().splitlines(keepends=True)
-    log.write_bytes(b"".join([*lines[:6], b"hello\n", *lines[6:]]))
-
-
-def _no_config(log: Path) -> None:
-    """No config-switch record in the log and no HiveD config in the run directory: no VC boundaries to draw."""
-    records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
-    forge.write(log, [r for r in records if (r.get("action") or {}).get("type") != "config-switch"])
-    shutil.rmtree(log.parents[2] / "hived")
-
-
-def _emptied(log: Path) -> None:
-    log.write_bytes(b"")
-
+from tests.support.damaged_logs import (
+    Damage,
+    broken_chain,
+    cut_last_record,
+    edited_and_mixed,
+    emptied,
+    no_config,
+    orphan_pod_events,
+)
 
 CASES: dict[str, tuple[Damage, dict[str, list[str]]]] = {
-    "broken chain": (_broken_chain, {
+    "broken chain": (broken_chain, {
         "zh": ["注意：gang/evidence.jsonl：第 3 行：序号 2 的记录被改动过（哈希不符）",
                "注意：gang/evidence.jsonl：第 5 行：记录序号是 5，应当是 4",
                "注意：gang/evidence.jsonl：第 5 行：序号 5 的记录接不上它前一条记录的哈希链",
@@ -69,28 +33,28 @@ CASES: dict[str, tuple[Damage, dict[str, list[str]]]] = {
                "Note: gang/evidence.jsonl: line 5: seq 5 does not chain to the record before it",
                "Note: gang/evidence.jsonl: 1 more warning(s)"],
     }),
-    "cut last record": (_cut_last_record, {
+    "cut last record": (cut_last_record, {
         "zh": ["注意：gang/evidence.jsonl：第 20 行：不是 JSON 记录（日志以一条被截断的记录结尾，例如崩溃之后；"
                "已读到最后一条完整的记录）"],
         "en": ["Note: gang/evidence.jsonl: line 20: not a JSON record (the log ends in a cut record, e.g. after a "
                "crash; read up to the last whole record)"],
     }),
-    "orphan pod events": (_orphan_pod_events, {
+    "orphan pod events": (orphan_pod_events, {
         "zh": ["注意：gang/evidence.jsonl：1 个 Pod 有事件，却从未出现在日志中"],
         "en": ["Note: gang/evidence.jsonl: 1 pod(s) had events but never appeared in the log"],
     }),
-    "edited and mixed": (_edited_and_mixed, {
+    "edited and mixed": (edited_and_mixed, {
         "zh": ["注意：gang/evidence.jsonl：第 4 行：日志混有两种来源：sim 和 k8s",
                "注意：gang/evidence.jsonl：第 7 行：不是 JSON 记录：日志里被放进了不是记录的一行（被编辑过）"],
         "en": ["Note: gang/evidence.jsonl: line 4: the log mixes sources sim and k8s",
                "Note: gang/evidence.jsonl: line 7: not a JSON record: a line that is not a record was put into the "
                "log (edited)"],
     }),
-    "unknown config": (_no_config, {
+    "unknown config": (no_config, {
         "zh": ["注意：不知道实验用的是哪份 HiveD 配置：图中不画 VC 的边界"],
         "en": ["Note: the HiveD config used is unknown: the chart shows no VC boundaries"],
     }),
-    "no records": (_emptied, {
+    "no records": (emptied, {
         "zh": ["注意：gang/evidence.jsonl：日志中没有任何记录"],
         "en": ["Note: gang/evidence.jsonl: the log holds no records"],
     }),
@@ -133,7 +97,7 @@ def test_a_log_that_cannot_be_read_or_folded_is_noted_in_both_languages(
 def test_hivedlab_report_prints_them_in_its_language(
     run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _cut_last_record(run_dir / "experiments" / "gang" / "evidence.jsonl")
+    cut_last_record(run_dir / "experiments" / "gang" / "evidence.jsonl")
     (zh,), (en,) = CASES["cut last record"][1].values()
     for lang, line in (("zh", zh), ("en", "note: " + en.removeprefix("Note: "))):  # the report's lines, on stderr
         assert main(["report", str(run_dir), "--lang", lang, "--out", str(tmp_path / lang)]) == 0

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from hivedlab.basics.errors import HivedlabError
+from hivedlab.basics.text import Text
 from hivedlab.checker.judging.timeline import Timeline, TimelineBuilder, vc_cells_from_config, vc_nodes_from_config
 from hivedlab.checker.judging.verdicts import (
     ExperimentVerdict,
@@ -27,8 +28,8 @@ from hivedlab.evidence import EvidenceLog, iter_evidence
 from hivedlab.plans.loader import ruleset_for
 from hivedlab.rundir import RUN_HOMES, run_location
 
-__all__ = ["ExperimentVerdict", "Judge", "Judgement", "judge_evidence", "judge_file", "render_json", "render_text",
-           "to_json"]
+__all__ = ["ExperimentVerdict", "Judge", "Judgement", "UnusableLog", "judge_evidence", "judge_file", "render_json",
+           "render_text", "to_json"]
 
 
 @dataclass(frozen=True)
@@ -39,24 +40,35 @@ class Judgement:
     timeline: Timeline | None = None
 
 
+class UnusableLog(HivedlabError):
+    """A log that cannot be judged at all (unreadable, or no evidence record in it); the message is `said`'s
+    English, `said` says it in both languages for `hivedlab check --lang`."""
+
+    def __init__(self, said: Text) -> None:
+        super().__init__(said.en)
+        self.said = said
+
+
 # What the grader calls for each log; tests pass their own.
 Judge = Callable[[EvidenceLog, str], Judgement]
 
 
 def judge_file(path: str | Path, experiment: str | None = None,
                hived_config_text: str | None = None) -> ExperimentVerdict:
-    """Judge a log file (streamed, constant memory). Raises HivedlabError (exit 2) when the log is unusable."""
+    """Judge a log file (streamed, constant memory). Raises UnusableLog (exit 2) when the log is unreadable or holds
+    no record, HivedlabError when it names no plan or another one."""
     stream = iter_evidence(path)
     builder = TimelineBuilder()
     for record in stream:
         builder.feed(record)
-    if stream.unreadable:
-        raise HivedlabError(stream.unreadable)
+    if stream.unreadable_said:
+        raise UnusableLog(stream.unreadable_said)
     if stream.count == 0:
-        raise HivedlabError(f"{path}: not an evidence log (no JSON Lines evidence record in it)")
+        raise UnusableLog(Text(f"{path}：不是证据日志（其中没有 JSON Lines 格式的证据记录）",
+                               f"{path}: not an evidence log (no JSON Lines evidence record in it)"))
     return _judge_folded(builder, experiment, hived_config_text, str(path),
                          lambda tl: LogSummary(log_name(Path(path)), stream.count, stream.chain_ok,
-                                               stream.first_broken_seq, stream.warnings, tl.source, tl.end_status,
+                                               stream.first_broken_seq, stream.said, tl.source, tl.end_status,
                                                stream.sources))
 
 
@@ -76,7 +88,7 @@ def judge_evidence(log: EvidenceLog, experiment: str) -> Judgement:
         builder.feed(record)
     result = _judge_folded(builder, experiment, None, log.path,
                            lambda tl: LogSummary(log_name(Path(log.path)), len(log.records), log.chain_ok,
-                                                 log.first_broken_seq, log.warnings, tl.source, tl.end_status,
+                                                 log.first_broken_seq, log.said, tl.source, tl.end_status,
                                                  log.sources))
     return Judgement(to_json(result), result.timeline)
 

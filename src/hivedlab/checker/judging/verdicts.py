@@ -112,10 +112,15 @@ class LogSummary:
     records: int
     chain_ok: bool
     first_broken_seq: int | None
-    warnings: tuple[str, ...]
+    said: tuple[Text, ...]  # the reader's warnings about the log, each in both languages (`hivedlab.evidence`)
     source: str | None
     end_status: str | None
     sources: tuple[str, ...] = ()
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """The warnings in English, as verdicts.json holds them."""
+        return tuple(text.en for text in self.said)
 
 
 @dataclass(frozen=True)
@@ -280,9 +285,10 @@ def render_text(result: ExperimentVerdict, lang: str = "zh") -> str:
     if result.timeline.sessions > 1:  # a resumed run (docs/evidence.md)
         lines.append(f"  {result.timeline.sessions} 个运行会话（续跑追加）" if zh else
                      f"  {result.timeline.sessions} sessions (a resumed run appended to the log)")
-    lines += [f"  ! {w}" for w in log.warnings[:5]]
-    if len(log.warnings) > 5:
-        lines.append(f"  ! … {len(log.warnings) - 5} more")
+    lines += [f"  ! {_pick(w, lang)}" for w in log.said[:5]]
+    if len(log.said) > 5:
+        more = len(log.said) - 5
+        lines.append(f"  ! … 另有 {more} 条警告" if zh else f"  ! … {more} more")
     rule_width = max([len(a.rule) for a in result.answers] + [4])
     header = ("问题", "规则", "结论", "证据（记录序号）") if zh else ("Q", "rule", "verdict", "evidence (record seq)")
     lines += ["", f"  {pad(header[0], 4)} {pad(header[1], rule_width)}  {pad(header[2], 14)} {header[3]}"]

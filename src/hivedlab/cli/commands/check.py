@@ -37,6 +37,10 @@ config make every answer inconclusive. Given a run directory, it also writes eac
 and the run's claims.json again, as `hivedlab run` does (what `hivedlab grade` reads).
 判定运行目录时，同时重写每个实验的 verdicts.json 和 claims.json。
 
+The text output says what is wrong with a log (its warnings, a log it cannot read) in --lang; --format json and
+verdicts.json hold the warnings in English.
+文本输出按 --lang 的语言说明日志的问题（警告、无法读取的日志）；--format json 和 verdicts.json 中的警告是英文。
+
 """ + EXIT_TABLE
 
 EXAMPLES = """\
@@ -99,7 +103,7 @@ def _logs(paths: list[str], order: Mapping[str, int]) -> list[Path]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hivedlab.checker.judging.judge import judge_file, render_json, render_text
+    from hivedlab.checker.judging.judge import UnusableLog, judge_file, render_json, render_text
     from hivedlab.plans.loader import load_plan, load_plans
 
     config_text = None
@@ -119,9 +123,10 @@ def run(args: argparse.Namespace) -> int:
             results.append(judge_file(log, args.experiment, config_text))
             judged.append(log)  # the file judged: a verdict names its log relative to its run directory
         except HivedlabError as exc:
+            said = exc.said.get(args.lang) if isinstance(exc, UnusableLog) else str(exc)
             if len(args.logs) == 1 and not Path(args.logs[0]).is_dir():
-                raise
-            print(f"hivedlab check: error: {exc}", file=sys.stderr)
+                raise HivedlabError(said, exc.exit_code) from exc
+            print(f"hivedlab check: error: {said}", file=sys.stderr)
             worst = EXIT_USAGE
     if not results:
         return worst or EXIT_USAGE
