@@ -55,3 +55,10 @@ def no_config(log: Path) -> None:
 
 def emptied(log: Path) -> None:
     log.write_bytes(b"")
+
+
+def plan_renamed(log: Path, experiment: str = "no-such-plan") -> None:
+    """The log's plan record names `experiment` (a plan the lab does not have), re-sealed."""
+    records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    records[0]["action"]["experiment"] = experiment
+    forge.write(log, records)

@@ -1,4 +1,5 @@
-"""Exit codes and the one exception type the CLI turns into a one-line message.
+"""Exit codes and the exception type the CLI turns into a one-line message (`BilingualError`: one it can say in
+either language).
 
 `run`, `check` and the numbered lab scripts share one table (`EXIT_TABLE`, printed in their `--help`), so that a
 course's CI can tell "the lab did not run" (2, 130) from "the lab ran and is right" (0)."""
@@ -7,6 +8,8 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
+
+from hivedlab.basics.text import Text
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1  # validation errors, inconsistent verdicts, failed checks
@@ -32,6 +35,22 @@ class HivedlabError(Exception):
     def __init__(self, message: str, exit_code: int = EXIT_USAGE) -> None:
         super().__init__(message)
         self.exit_code = exit_code
+
+    def said_in(self, lang: str) -> str:
+        """The line in `lang`; this one exists only in English."""
+        return str(self)
+
+
+class BilingualError(HivedlabError):
+    """A user-facing failure said in both languages: its message (what `str()`, logs and callers that match on it
+    see) is `said`'s English; a command with `--lang` prints `said_in(lang)`."""
+
+    def __init__(self, said: Text, exit_code: int = EXIT_USAGE) -> None:
+        super().__init__(said.en, exit_code)
+        self.said = said
+
+    def said_in(self, lang: str) -> str:
+        return self.said.get(lang)
 
 
 def caused_by_interrupt(exc: BaseException) -> bool:

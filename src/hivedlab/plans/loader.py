@@ -14,7 +14,7 @@ from typing import Any
 import jsonschema
 from jsonschema.exceptions import best_match
 
-from hivedlab.basics.errors import HivedlabError
+from hivedlab.basics.errors import BilingualError, HivedlabError
 from hivedlab.basics.files import read_json, read_yaml
 from hivedlab.basics.resources import EXPERIMENTS, HIVED_CONFIGS, JOBS, SCHEMAS, SMOKE_PLANS
 from hivedlab.basics.text import Text
@@ -263,8 +263,10 @@ def load_plan(path_or_id: str | Path, folder: Path = EXPERIMENTS) -> Plan:
 
         known = sorted(p.stem for p in folder.glob("*.yaml"))
         close = difflib.get_close_matches(str(path_or_id), known, n=1)
-        hint = f" (did you mean '{close[0]}'?)" if close else f" (known: {', '.join(known)})"
-        raise HivedlabError(f"no experiment plan {str(path_or_id)!r}{hint}")
+        hint = (Text(f"（是不是 '{close[0]}'？）", f" (did you mean '{close[0]}'?)") if close
+                else Text(f"（已有的计划：{', '.join(known)}）", f" (known: {', '.join(known)})"))
+        named = str(path_or_id)
+        raise BilingualError(Text(f"没有实验计划 {named!r}", f"no experiment plan {named!r}") + hint)
     return plan_from_dict(read_yaml(path, path.name), path)
 
 

@@ -1,6 +1,6 @@
-"""What `hivedlab check` says about a damaged evidence log is said in its --lang: Chinese with `--lang zh`, and with
-`--lang en` word for word what it said before the reader made its warnings in both languages. The JSON outputs
-(`--format json`, verdicts.json) hold the English warnings whatever the language."""
+"""What `hivedlab check` says about a damaged evidence log, and why it refuses a log, is said in its --lang: Chinese
+with `--lang zh`, and with `--lang en` word for word what it said before these lines existed in both languages. The
+JSON outputs (`--format json`, verdicts.json) hold the English warnings whatever the language."""
 
 from __future__ import annotations
 
@@ -11,10 +11,13 @@ from typing import Any
 
 import pytest
 
-from tests.support.damaged_logs import Damage, broken_chain, cut_last_record, emptied, lines_put_in
+from tests.support.damaged_logs import Damage, broken_chain, cut_last_record, emptied, lines_put_in, plan_renamed
+from tests.support.paths import FIXTURES
 
 Cli = Callable[..., Any]
 GANG = Path("experiments") / "gang" / "evidence.jsonl"
+PRIORITY = Path("experiments") / "priority" / "evidence.jsonl"
+WATCH = FIXTURES / "logs" / "watch-only-priority.jsonl"
 CUT = ("line 20: not a JSON record (the log ends in a cut record, e.g. after a crash; read up to the last whole "
        "record)")
 EDITED = "not a JSON record: a line that is not a record was put into the log (edited)"
@@ -89,3 +92,53 @@ def test_an_empty_or_unreadable_log_is_refused_in_the_chosen_language(cli: Cli, 
     for lang, start in refusals.items():
         result = cli("check", str(log), "--lang", lang)
         assert result.code == 2 and result.err.startswith(start) and result.err.count("\n") == 1
+
+
+def _refusals(run: Path, empty: Path) -> dict[str, tuple[list[str], dict[str, str]]]:
+    """Why `check ARGS` judges nothing: its arguments, and the line it prints in each language."""
+    log = run / GANG
+    return {
+        "a log of another experiment": ([str(log), "--experiment", "priority"], {
+            "zh": f"{log} 是实验 'gang' 的运行记录，不是 'priority' 的",
+            "en": f"{log} is a run of experiment 'gang', not 'priority'"}),
+        "a watch log without --experiment": ([str(WATCH)], {
+            "zh": f"{WATCH} 没有写明实验计划（是 watch 日志？）：请用 --experiment ID 指定",
+            "en": f"{WATCH} names no experiment plan (a watch log?): pass --experiment ID"}),
+        "an --experiment there is no plan for": ([str(log), "--experiment", "gan"], {
+            "zh": "没有实验计划 'gan'（是不是 'gang'？）", "en": "no experiment plan 'gan' (did you mean 'gang'?)"}),
+        "a log naming a plan there is not": ([str(log)], {
+            "zh": "没有实验计划 'gangs'（是不是 'gang'？）",
+            "en": "no experiment plan 'gangs' (did you mean 'gang'?)"}),
+        "a folder without logs": ([str(empty)], {
+            "zh": f"{empty}：这个目录中没有 experiments/*/evidence.jsonl",
+            "en": f"{empty}: no experiments/*/evidence.jsonl in this directory"}),
+    }
+
+
+@pytest.mark.parametrize("case", list(_refusals(Path("run"), Path("empty"))))
+def test_a_log_check_cannot_judge_is_refused_in_the_chosen_language(
+    cli: Cli, run_dir: Path, tmp_path: Path, case: str
+) -> None:
+    (tmp_path / "empty").mkdir()
+    if case == "a log naming a plan there is not":
+        plan_renamed(run_dir / GANG, "gangs")
+    args, said = _refusals(run_dir, tmp_path / "empty")[case]
+    for lang in ("zh", "en"):
+        for extra in ((), ("--format", "json")):
+            result = cli("check", *args, *extra, "--lang", lang)
+            assert (result.code, result.out, result.err) == (2, "", f"hivedlab check: error: {said[lang]}\n")
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_refused_log_among_others_is_said_in_the_chosen_language_and_the_others_judged(
+    cli: Cli, run_dir: Path, tmp_path: Path, lang: str
+) -> None:
+    said = _refusals(run_dir, tmp_path)
+    for case, args, judged in (
+        ("a log of another experiment", [str(run_dir / GANG), str(run_dir / PRIORITY), "--experiment", "priority"],
+         "priority"),
+        ("a watch log without --experiment", [str(WATCH), str(run_dir / GANG)], "gang"),
+    ):
+        result = cli("check", *args, "--lang", lang, "--format", "json")
+        assert result.code == 2 and result.err == f"hivedlab check: error: {said[case][1][lang]}\n"
+        assert json.loads(result.out)["experiment"] == judged

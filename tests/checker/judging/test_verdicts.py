@@ -91,7 +91,7 @@ def test_broken_chain_never_consistent(cli) -> None:
 
 
 def test_watch_only_log_needs_experiment(cli) -> None:
-    result = cli("check", str(LOGS / "watch-only-priority.jsonl"))
+    result = cli("check", str(LOGS / "watch-only-priority.jsonl"), "--lang", "en")
     assert result.code == 2 and "pass --experiment" in result.err and "Traceback" not in result.err
     result, data = _json(cli, str(LOGS / "watch-only-priority.jsonl"), "--experiment", "priority",
                          "--hived-config", str(LOGS / "two-vc.yaml"))
@@ -99,7 +99,7 @@ def test_watch_only_log_needs_experiment(cli) -> None:
 
 
 def test_experiment_mismatch_is_an_error(cli) -> None:
-    result = cli("check", str(LOGS / "gang-consistent.jsonl"), "--experiment", "priority")
+    result = cli("check", str(LOGS / "gang-consistent.jsonl"), "--experiment", "priority", "--lang", "en")
     assert result.code == 2 and "is a run of experiment 'gang'" in result.err
 
 
@@ -138,7 +138,7 @@ def test_bad_argument(cli) -> None:
 
 
 def test_unknown_experiment_hint(cli) -> None:
-    result = cli("check", str(LOGS / "watch-only-priority.jsonl"), "--experiment", "priorty")
+    result = cli("check", str(LOGS / "watch-only-priority.jsonl"), "--experiment", "priorty", "--lang", "en")
     assert result.code == 2 and "did you mean 'priority'" in result.err
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from hivedlab.basics.errors import HivedlabError
+from hivedlab.basics.errors import BilingualError
 from hivedlab.basics.text import Text
 from hivedlab.checker.judging.timeline import Timeline, TimelineBuilder, vc_cells_from_config, vc_nodes_from_config
 from hivedlab.checker.judging.verdicts import (
@@ -28,8 +28,8 @@ from hivedlab.evidence import EvidenceLog, iter_evidence
 from hivedlab.plans.loader import ruleset_for
 from hivedlab.rundir import RUN_HOMES, run_location
 
-__all__ = ["ExperimentVerdict", "Judge", "Judgement", "UnusableLog", "judge_evidence", "judge_file", "render_json",
-           "render_text", "to_json"]
+__all__ = ["ExperimentVerdict", "Judge", "Judgement", "judge_evidence", "judge_file", "render_json", "render_text",
+           "to_json"]
 
 
 @dataclass(frozen=True)
@@ -40,32 +40,23 @@ class Judgement:
     timeline: Timeline | None = None
 
 
-class UnusableLog(HivedlabError):
-    """A log that cannot be judged at all (unreadable, or no evidence record in it); the message is `said`'s
-    English, `said` says it in both languages for `hivedlab check --lang`."""
-
-    def __init__(self, said: Text) -> None:
-        super().__init__(said.en)
-        self.said = said
-
-
 # What the grader calls for each log; tests pass their own.
 Judge = Callable[[EvidenceLog, str], Judgement]
 
 
 def judge_file(path: str | Path, experiment: str | None = None,
                hived_config_text: str | None = None) -> ExperimentVerdict:
-    """Judge a log file (streamed, constant memory). Raises UnusableLog (exit 2) when the log is unreadable or holds
-    no record, HivedlabError when it names no plan or another one."""
+    """Judge a log file (streamed, constant memory). Raises BilingualError (exit 2; its message the English) when
+    the log is unreadable, holds no record, names no plan or another one than `experiment`, or a plan there is not."""
     stream = iter_evidence(path)
     builder = TimelineBuilder()
     for record in stream:
         builder.feed(record)
     if stream.unreadable_said:
-        raise UnusableLog(stream.unreadable_said)
+        raise BilingualError(stream.unreadable_said)
     if stream.count == 0:
-        raise UnusableLog(Text(f"{path}：不是证据日志（其中没有 JSON Lines 格式的证据记录）",
-                               f"{path}: not an evidence log (no JSON Lines evidence record in it)"))
+        raise BilingualError(Text(f"{path}：不是证据日志（其中没有 JSON Lines 格式的证据记录）",
+                                  f"{path}: not an evidence log (no JSON Lines evidence record in it)"))
     return _judge_folded(builder, experiment, hived_config_text, str(path),
                          lambda tl: LogSummary(log_name(Path(path)), stream.count, stream.chain_ok,
                                                stream.first_broken_seq, stream.said, tl.source, tl.end_status,
@@ -97,10 +88,12 @@ def _judge_folded(builder: TimelineBuilder, experiment: str | None, hived_config
                   summarize: Callable[[Timeline], LogSummary]) -> ExperimentVerdict:
     named = builder.experiments[0] if builder.experiments else None
     if experiment and named and experiment != named:
-        raise HivedlabError(f"{path} is a run of experiment {named!r}, not {experiment!r}")
+        raise BilingualError(Text(f"{path} 是实验 {named!r} 的运行记录，不是 {experiment!r} 的",
+                                  f"{path} is a run of experiment {named!r}, not {experiment!r}"))
     chosen = experiment or named
     if chosen is None:
-        raise HivedlabError(f"{path} names no experiment plan (a watch log?): pass --experiment ID")
+        raise BilingualError(Text(f"{path} 没有写明实验计划（是 watch 日志？）：请用 --experiment ID 指定",
+                                  f"{path} names no experiment plan (a watch log?): pass --experiment ID"))
     rules = ruleset_for(chosen)
     builder.set_job_names(rules.job_names)
     timeline = builder.result()

@@ -14,10 +14,12 @@ from hivedlab.basics.errors import (
     EXIT_INCONCLUSIVE,
     EXIT_TABLE,
     EXIT_USAGE,
+    BilingualError,
     HivedlabError,
     verdict_exit,
 )
 from hivedlab.basics.files import read_text, write_atomic
+from hivedlab.basics.text import Text
 from hivedlab.cli.options import add_format, add_lang, add_out, new_parser
 from hivedlab.rundir import EVIDENCE, EXPERIMENTS, RunDir
 
@@ -37,9 +39,12 @@ config make every answer inconclusive. Given a run directory, it also writes eac
 and the run's claims.json again, as `hivedlab run` does (what `hivedlab grade` reads).
 判定运行目录时，同时重写每个实验的 verdicts.json 和 claims.json。
 
-The text output says what is wrong with a log (its warnings, a log it cannot read) in --lang; --format json and
-verdicts.json hold the warnings in English.
-文本输出按 --lang 的语言说明日志的问题（警告、无法读取的日志）；--format json 和 verdicts.json 中的警告是英文。
+The text output says what is wrong with a log (its warnings) in --lang, and so does the error for a log it cannot
+judge (unreadable, of another experiment, naming no plan or one there is not), with --format json too; --format json
+and verdicts.json hold the warnings in English.
+文本输出按 --lang 的语言说明日志的问题（警告）；无法判定日志时（无法读取、属于另一个实验、
+没有写明或写了不存在的实验计划）的错误信息也按 --lang 的语言输出（--format json 也是如此）；
+--format json 和 verdicts.json 中的警告是英文。
 
 """ + EXIT_TABLE
 
@@ -95,7 +100,8 @@ def _logs(paths: list[str], order: Mapping[str, int]) -> list[Path]:
         if path.is_dir():
             logs = _run_logs(path, order)
             if not logs:
-                raise HivedlabError(f"{path}: no {EXPERIMENTS}/*/{EVIDENCE} in this directory")
+                raise BilingualError(Text(f"{path}：这个目录中没有 {EXPERIMENTS}/*/{EVIDENCE}",
+                                          f"{path}: no {EXPERIMENTS}/*/{EVIDENCE} in this directory"))
             found += logs
         else:
             found.append(path)
@@ -103,7 +109,14 @@ def _logs(paths: list[str], order: Mapping[str, int]) -> list[Path]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hivedlab.checker.judging.judge import UnusableLog, judge_file, render_json, render_text
+    try:
+        return _check(args)
+    except BilingualError as exc:  # a log, a plan or a folder refused: said in --lang
+        raise HivedlabError(exc.said_in(args.lang), exc.exit_code) from exc
+
+
+def _check(args: argparse.Namespace) -> int:
+    from hivedlab.checker.judging.judge import judge_file, render_json, render_text
     from hivedlab.plans.loader import load_plan, load_plans
 
     config_text = None
@@ -123,10 +136,9 @@ def run(args: argparse.Namespace) -> int:
             results.append(judge_file(log, args.experiment, config_text))
             judged.append(log)  # the file judged: a verdict names its log relative to its run directory
         except HivedlabError as exc:
-            said = exc.said.get(args.lang) if isinstance(exc, UnusableLog) else str(exc)
             if len(args.logs) == 1 and not Path(args.logs[0]).is_dir():
-                raise HivedlabError(said, exc.exit_code) from exc
-            print(f"hivedlab check: error: {said}", file=sys.stderr)
+                raise
+            print(f"hivedlab check: error: {exc.said_in(args.lang)}", file=sys.stderr)
             worst = EXIT_USAGE
     if not results:
         return worst or EXIT_USAGE
