@@ -265,10 +265,6 @@ def render_json(results: list[ExperimentVerdict]) -> str:
     return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
 
 
-def _pick(text: Text, lang: str) -> str:
-    return text.zh if lang == "zh" else text.en
-
-
 def render_text(result: ExperimentVerdict, lang: str = "zh") -> str:
     """A readable report: a summary table of the rules, then each answer in full."""
     zh = lang == "zh"
@@ -276,7 +272,7 @@ def render_text(result: ExperimentVerdict, lang: str = "zh") -> str:
     chain = ("哈希链完整" if log.chain_ok else f"哈希链断裂于第 {log.first_broken_seq} 条") if zh else (
         "chain intact" if log.chain_ok else f"chain broken at record {log.first_broken_seq}")
     lines = [
-        f"{result.experiment} — {_pick(result.title, lang)}: {_pick(VERDICT_TEXT[result.verdict], lang)}",
+        f"{result.experiment} — {result.title.get(lang)}: {VERDICT_TEXT[result.verdict].get(lang)}",
         (f"日志 {log.path}：{log.records} 条记录，{chain}，"
          f"来源 {log.source}，结束 {log.end_status or '无记录'}" if zh else
          f"log {log.path}: {log.records} records, {chain}, "
@@ -285,7 +281,7 @@ def render_text(result: ExperimentVerdict, lang: str = "zh") -> str:
     if result.timeline.sessions > 1:  # a resumed run (docs/evidence.md)
         lines.append(f"  {result.timeline.sessions} 个运行会话（续跑追加）" if zh else
                      f"  {result.timeline.sessions} sessions (a resumed run appended to the log)")
-    lines += [f"  ! {_pick(w, lang)}" for w in log.said[:5]]
+    lines += [f"  ! {w.get(lang)}" for w in log.said[:5]]
     if len(log.said) > 5:
         more = len(log.said) - 5
         lines.append(f"  ! … 另有 {more} 条警告" if zh else f"  ! … {more} more")
@@ -295,14 +291,14 @@ def render_text(result: ExperimentVerdict, lang: str = "zh") -> str:
     for a in result.answers:
         evidence = ",".join(str(s) for s in a.evidence[:12]) + ("…" if len(a.evidence) > 12 else "")
         lines.append(f"  {a.question_index + 1:<4} {a.rule:<{rule_width}}  "
-                     f"{pad(_pick(VERDICT_TEXT[a.verdict], lang), 14)} {evidence or '-'}")
+                     f"{pad(VERDICT_TEXT[a.verdict].get(lang), 14)} {evidence or '-'}")
     for a in result.answers:
-        lines += ["", f"[{_pick(VERDICT_TEXT[a.verdict], lang)}] {'问题' if zh else 'Q'}{a.question_index + 1}: "
-                  f"{_pick(a.question, lang)}", f"  {_pick(a.answer, lang)}"]
+        lines += ["", f"[{VERDICT_TEXT[a.verdict].get(lang)}] {'问题' if zh else 'Q'}{a.question_index + 1}: "
+                  f"{a.question.get(lang)}", f"  {a.answer.get(lang)}"]
         if a.verdict != CONSISTENT and a.expected is not None:
-            lines.append(f"  {_expected_label(result.timeline.scheduler, zh)}: {_pick(a.expected, lang)}")
+            lines.append(f"  {_expected_label(result.timeline.scheduler, zh)}: {a.expected.get(lang)}")
     if result.missing:
-        lines += ["", "缺少的证据：" if zh else "Missing evidence:"] + [f"  - {_pick(m, lang)}" for m in result.missing]
+        lines += ["", "缺少的证据：" if zh else "Missing evidence:"] + [f"  - {m.get(lang)}" for m in result.missing]
     return "\n".join(lines) + "\n"
 
 
