@@ -42,7 +42,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from hivedlab.basics.errors import HivedlabError
-from hivedlab.basics.text import Text
+from hivedlab.basics.text import Text, english
 
 ZERO_HASH = "0" * 64
 SOURCES = ("sim", "k8s")
@@ -155,7 +155,7 @@ class EvidenceLog:
     @property
     def warnings(self) -> tuple[str, ...]:
         """What was wrong with it in English: the words verdicts.json, grading and the tests match on."""
-        return tuple(text.en for text in self.said)
+        return english(self.said)
 
 
 @dataclass
@@ -349,7 +349,7 @@ class EvidenceStream:
 
     @property
     def warnings(self) -> tuple[str, ...]:
-        return tuple(text.en for text in self._verifier.said)
+        return english(self._verifier.said)
 
     @property
     def chain_ok(self) -> bool:

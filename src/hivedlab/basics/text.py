@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 _STATEMENT_END = re.compile(r"[。：]|[.:](?:\s|$)")
@@ -26,6 +27,11 @@ class Text:
         a, b = self.en, other.en
         space = " " if a and b and not a.endswith(" ") and b[0] not in " .,;:)" else ""
         return Text(self.zh + other.zh, a + space + b)
+
+
+def english(texts: Iterable[Text]) -> tuple[str, ...]:
+    """The English of each text: what JSON outputs and the code that matches on messages keep."""
+    return tuple(text.en for text in texts)
 
 
 def first_statement(text: str, lang: str) -> str:

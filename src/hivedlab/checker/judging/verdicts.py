@@ -61,7 +61,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hivedlab.basics.errors import EXIT_FINDINGS, EXIT_INCONCLUSIVE, EXIT_OK
-from hivedlab.basics.text import Text, pad
+from hivedlab.basics.text import Text, english, pad
 from hivedlab.checker.judging.rules import contrast, exclusivity, gang, incremental, no_wait, preemption, reconfig, vc
 from hivedlab.checker.judging.rules.rule_base import (
     CONSISTENT,
@@ -120,7 +120,7 @@ class LogSummary:
     @property
     def warnings(self) -> tuple[str, ...]:
         """The warnings in English, as verdicts.json holds them."""
-        return tuple(text.en for text in self.said)
+        return english(self.said)
 
 
 @dataclass(frozen=True)
