@@ -18,7 +18,17 @@ from typing import Any
 
 from hivedlab.basics.clock import time_of_day
 from hivedlab.basics.text import Text
-from hivedlab.checker.judging.timeline import Attempt, JobTimeline, Mark, NodeSpan, Outage, Timeline, bad_marks, on_node
+from hivedlab.checker.judging.timeline import (
+    Attempt,
+    JobTimeline,
+    Mark,
+    NodeSpan,
+    Outage,
+    Timeline,
+    bad_marks,
+    began,
+    on_node,
+)
 from hivedlab.checker.report.wording import cell, in_lang
 
 Since = Callable[[float | None], str]  # seconds after the log's first record -> the T+ time printed
@@ -89,7 +99,7 @@ def node_faults(timeline: Timeline, names: Mapping[str, str]) -> tuple[NodeFault
 
     spans: list[tuple[NodeSpan, str]] = [*((o, NOT_READY) for o in timeline.node_outages),
                                          *((c, CORDONED) for c in timeline.node_cordons)]
-    spans.sort(key=lambda pair: (pair[0].start.seq if pair[0].start else -1, pair[0].node))
+    spans.sort(key=lambda pair: began(pair[0]))
     faults = []
     for span, kind in spans:
         pods: list[PodTouched] = []

@@ -42,13 +42,13 @@ from hivedlab.checker.judging.timeline.facts import (
     Timeline,
     Wait,
 )
-from hivedlab.checker.judging.timeline.nodes import bad_marks, on_node, touched
+from hivedlab.checker.judging.timeline.nodes import bad_marks, began, on_node, touched
 from hivedlab.models.kubeflow.manifests import WAIT_REASONS
 from hivedlab.models.openpai.naming import TURN_MARK, framework_name
 
 __all__ = [
     "OUTCOMES", "TURN_MARK", "WAIT_REASONS", "Attempt", "Cordon", "JobTimeline", "LeafCell", "Mark", "NodeSpan",
-    "Outage", "Step", "Submission", "Timeline", "TimelineBuilder", "VcShare", "Wait", "bad_marks", "build_timeline",
-    "display_names", "framework_name", "hived_reason", "on_node", "touched", "vc_cells_from_config",
+    "Outage", "Step", "Submission", "Timeline", "TimelineBuilder", "VcShare", "Wait", "bad_marks", "began",
+    "build_timeline", "display_names", "framework_name", "hived_reason", "on_node", "touched", "vc_cells_from_config",
     "vc_nodes_from_config",
 ]

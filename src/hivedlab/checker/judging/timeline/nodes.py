@@ -82,11 +82,13 @@ def _changed_within_log(done: Iterable[_Span], still_open: Iterable[_Span]) -> t
     """The spans that ended within the log, and those still open at its end that began within it, by their start."""
     found = list(done)
     found.extend(span for span in still_open if span.start is not None)
-    found.sort(key=_began)
+    found.sort(key=began)
     return tuple(found)
 
 
-def _began(span: NodeSpan) -> tuple[int, str]:
+def began(span: NodeSpan) -> tuple[int, str]:
+    """The order in which node spans are told: by the record that began them (one begun before the log first), then
+    by node."""
     return span.start.seq if span.start else -1, span.node
 
 
